@@ -1,0 +1,72 @@
+# Developer and CI entry points. `make test` is what CI runs (.ci/run).
+
+PYTHON ?= python3
+NPM ?= npm
+
+MAKEFLAGS += --no-print-directory
+
+VENV := .venv
+BIN := $(VENV)/bin
+# Stamp files: the venv is rebuilt when pyproject.toml changes, dynalite is installed once.
+VENV_STAMP := $(VENV)/.stamp
+DYNALITE_DIR := .dynalite
+DYNALITE_STAMP := $(DYNALITE_DIR)/.stamp
+
+# pytest's exit status when it collected no tests.
+NO_TESTS_COLLECTED := 5
+
+.DEFAULT_GOAL := test
+.PHONY: .venv dynalite lint format typecheck test test-moto test-dynalite demo bench clean
+
+.venv: $(VENV_STAMP)
+
+$(VENV_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -e '.[dev]'
+	touch $@
+
+dynalite: $(DYNALITE_STAMP)
+
+$(DYNALITE_STAMP):
+	$(NPM) install --no-audit --no-fund --prefix $(DYNALITE_DIR) dynalite@4
+	touch $@
+
+lint: .venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# Rewrites files: fixes what ruff can and applies the formatter.
+format: .venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+typecheck: .venv
+	$(BIN)/mypy
+
+# Lint and types first (fast, and a type error explains many test failures), then the whole
+# suite on the embedded moto server, then the integration tests again on dynalite.
+test: .venv dynalite
+	$(MAKE) lint
+	$(MAKE) typecheck
+	$(MAKE) test-moto
+	$(MAKE) test-dynalite
+
+test-moto: .venv
+	$(BIN)/pytest
+
+# Until integration tests exist, `-m integration` selects nothing and pytest exits 5; that is
+# not a failure of the conformance run, every other non-zero status is.
+test-dynalite: .venv dynalite
+	DYNORM_TEST_BACKEND=dynalite $(BIN)/pytest -m integration \
+		|| test $$? -eq $(NO_TESTS_COLLECTED)
+
+demo: .venv
+	$(BIN)/python examples/tour.py
+
+bench: .venv
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) $(DYNALITE_DIR) .mypy_cache .ruff_cache .pytest_cache .hypothesis \
+		.coverage .coverage.* htmlcov dist build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

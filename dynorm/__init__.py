@@ -1,0 +1,78 @@
+"""dynorm: an async, attrs-based mapper for DynamoDB single-table design.
+
+Declare models on a :class:`Table` with key templates, describe relationships with
+:class:`HasMany` / :class:`BelongsTo` and a strategy, and read a parent with its children in one
+request: ``await db.get(Org, name="MICROSOFT", load=[Org.users])``.
+"""
+
+from ._batch import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
+from ._codec import converter
+from ._database import Database, Transaction, connect
+from ._errors import (
+    CancellationReason,
+    CodecError,
+    ConditionFailedError,
+    CursorError,
+    DatabaseError,
+    DefinitionError,
+    DetachedError,
+    DynormError,
+    ItemNotFoundError,
+    KeyTemplateError,
+    LimitExceededError,
+    NotLoadedError,
+    TableNotFoundError,
+    ThrottledError,
+    TransactionCanceledError,
+    ValidationError,
+)
+from ._expressions import Attr, Condition
+from ._keys import KeyTemplate
+from ._paging import Page
+from ._plans import Request
+from ._query import Query
+from ._relations import BelongsTo, HasMany, LoadOption, RelationLoader
+from ._strategies import Index, Partition, Strategy
+from ._table import GSI, LSI, Table
+
+__all__ = [
+    "BATCH_GET_MAX",
+    "BATCH_WRITE_MAX",
+    "GSI",
+    "LSI",
+    "TRANSACT_MAX",
+    "Attr",
+    "BelongsTo",
+    "CancellationReason",
+    "CodecError",
+    "Condition",
+    "ConditionFailedError",
+    "CursorError",
+    "Database",
+    "DatabaseError",
+    "DefinitionError",
+    "DetachedError",
+    "DynormError",
+    "HasMany",
+    "Index",
+    "ItemNotFoundError",
+    "KeyTemplate",
+    "KeyTemplateError",
+    "LimitExceededError",
+    "LoadOption",
+    "NotLoadedError",
+    "Page",
+    "Partition",
+    "Query",
+    "RelationLoader",
+    "Request",
+    "Strategy",
+    "Table",
+    "TableNotFoundError",
+    "ThrottledError",
+    "Transaction",
+    "TransactionCanceledError",
+    "ValidationError",
+    "connect",
+    "converter",
+]

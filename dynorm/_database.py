@@ -1,0 +1,698 @@
+"""The Database: the one place that talks to DynamoDB (through aiobotocore).
+
+Everything else in dynorm decides *what* to send as plain :class:`~dynorm._plans.Request` values;
+this module sends them, maps AWS errors to dynorm's, bounds concurrency, and retries batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final, TypeVar, overload
+
+import attrs
+import botocore.exceptions
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+from botocore import xform_name
+
+from ._batch import (
+    BATCH_GET_MAX,
+    BATCH_WRITE_MAX,
+    TRANSACT_MAX,
+    chunked,
+    drain_get,
+    drain_write,
+    key_id,
+)
+from ._codec import Item
+from ._errors import (
+    CancellationReason,
+    ConditionFailedError,
+    DatabaseError,
+    DefinitionError,
+    DynormError,
+    ItemNotFoundError,
+    LimitExceededError,
+    TableNotFoundError,
+    ThrottledError,
+    TransactionCanceledError,
+    ValidationError,
+)
+from ._expressions import Condition
+from ._loading import GetPlan, execute_get, normalize_options, plan_get
+from ._model import ModelInfo, info_of
+from ._plans import CollectionRead, KeyRange, Request
+from ._query import Query
+from ._relations import HasMany, LoadOption, Relationship, collection_read
+from ._state import bind, state_of
+from ._table import GSI, LSI, Table
+from ._writes import plan_delete, plan_put, plan_update
+
+__all__ = ["Database", "Transaction", "connect"]
+
+T = TypeVar("T")
+
+_ERRORS: Final[Mapping[str, type[DatabaseError]]] = {
+    "ConditionalCheckFailedException": ConditionFailedError,
+    "ResourceNotFoundException": TableNotFoundError,
+    "ProvisionedThroughputExceededException": ThrottledError,
+    "ThrottlingException": ThrottledError,
+    "RequestLimitExceeded": ThrottledError,
+    "ValidationException": ValidationError,
+}
+
+#: How many requests one Database keeps in flight at most.
+DEFAULT_MAX_CONCURRENCY: Final = 16
+#: botocore's attempts per request (standard retry mode) and dynorm's per batch remainder.
+DEFAULT_MAX_ATTEMPTS: Final = 5
+
+RequestListener = Callable[[str], None]
+
+
+def _translate(exc: botocore.exceptions.ClientError, request: Request) -> DatabaseError:
+    error = exc.response.get("Error", {})
+    code = str(error.get("Code", ""))
+    message = str(error.get("Message", "")) or str(exc)
+    if code == "TransactionCanceledException":
+        reasons = [
+            CancellationReason(i, str(r.get("Code", "None")), str(r.get("Message", "")))
+            for i, r in enumerate(exc.response.get("CancellationReasons", []))
+        ]
+        failed = [
+            f"action {r.index}: {r.code} {r.message}".strip() for r in reasons if r.code != "None"
+        ]
+        return TransactionCanceledError(
+            f"transaction cancelled, nothing was written ({'; '.join(failed) or message})",
+            reasons=reasons,
+        )
+    if code == "ResourceNotFoundException":
+        table = request.params.get("TableName", "?")
+        message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
+    cls = _ERRORS.get(code, DatabaseError)
+    return cls(f"{request.operation}: {message}", code=code, operation=request.operation)
+
+
+class Database:
+    """A connection to one table. Create it with :func:`connect`."""
+
+    def __init__(
+        self,
+        table: Table,
+        client: Any,
+        *,
+        table_name: str | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        batch_get_size: int = BATCH_GET_MAX,
+        batch_write_size: int = BATCH_WRITE_MAX,
+    ) -> None:
+        if not 1 <= batch_get_size <= BATCH_GET_MAX:
+            raise LimitExceededError(
+                f"batch_get_size must be 1..{BATCH_GET_MAX}; got {batch_get_size}"
+            )
+        if not 1 <= batch_write_size <= BATCH_WRITE_MAX:
+            raise LimitExceededError(
+                f"batch_write_size must be 1..{BATCH_WRITE_MAX}; got {batch_write_size}"
+            )
+        table.check()
+        self.table = table
+        self.table_name = table_name or table.name
+        self._client = client
+        self._gate = asyncio.Semaphore(max_concurrency)
+        self._max_attempts = max_attempts
+        self._batch_get_size = batch_get_size
+        self._batch_write_size = batch_write_size
+        self._listeners: list[RequestListener] = []
+        self.explain: Final = Explain(self)
+        client.meta.events.register("before-send.dynamodb", self._before_send)
+
+    def __repr__(self) -> str:
+        return f"<Database table={self.table_name!r}>"
+
+    # -- the I/O seam --------------------------------------------------------------------------
+
+    def _before_send(self, request: Any, **_: Any) -> None:
+        # One call per HTTP attempt, retries included: what tests count as "requests".
+        target = str(request.headers.get("X-Amz-Target", b""), "ascii", "replace")
+        operation = target.rsplit(".", 1)[-1].strip("'")
+        for listener in list(self._listeners):
+            listener(operation)
+
+    def on_request(self, listener: RequestListener) -> Callable[[], None]:
+        """Call ``listener(operation)`` for every HTTP request sent; returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        """Send one request; AWS errors come back as DynormError subclasses."""
+        method = getattr(self._client, xform_name(request.operation))
+        async with self._gate:
+            try:
+                response: dict[str, Any] = await method(**request.params)
+            except botocore.exceptions.ClientError as exc:
+                raise _translate(exc, request) from exc
+        return response
+
+    def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]:
+        """Decodes items of ``info``'s model (binding them to this Database), drops all others."""
+        matches, decode = info.matches, info.decode
+        if not info.relationships:
+            return lambda raw: decode(raw) if matches(raw, index) else None
+
+        def accept(raw: Item) -> T | None:
+            if not matches(raw, index):
+                return None
+            obj = decode(raw)
+            bind(obj, self)
+            return obj
+
+        return accept
+
+    def attach(self, obj: T) -> T:
+        """Attach an object built in code, so its relationship loaders can read through this db."""
+        info_of(type(obj))
+        bind(obj, self)
+        return obj
+
+    # -- tables --------------------------------------------------------------------------------
+
+    def _create_table_request(self) -> Request:
+        table = self.table
+        attributes = [{"AttributeName": a, "AttributeType": "S"} for a in table.attribute_names()]
+
+        def schema(pk: str, sk: str | None) -> list[dict[str, str]]:
+            keys = [{"AttributeName": pk, "KeyType": "HASH"}]
+            return keys + ([{"AttributeName": sk, "KeyType": "RANGE"}] if sk else [])
+
+        def projection(p: Any) -> dict[str, Any]:
+            if isinstance(p, tuple):
+                return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(p)}
+            return {"ProjectionType": p}
+
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "AttributeDefinitions": attributes,
+            "KeySchema": schema(table.pk, table.sk),
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        gsis = [i for i in table.indexes.values() if isinstance(i, GSI)]
+        lsis = [i for i in table.indexes.values() if isinstance(i, LSI)]
+        if gsis:
+            params["GlobalSecondaryIndexes"] = [
+                {
+                    "IndexName": i.name,
+                    "KeySchema": schema(i.pk, i.sk),
+                    "Projection": projection(i.projection),
+                }
+                for i in gsis
+            ]
+        if lsis:
+            params["LocalSecondaryIndexes"] = [
+                {
+                    "IndexName": i.name,
+                    "KeySchema": schema(table.pk, i.sk),
+                    "Projection": projection(i.projection),
+                }
+                for i in lsis
+            ]
+        return Request("CreateTable", params)
+
+    async def create_table(self, *, timeout: float = 60.0) -> None:
+        """Create the table with every declared index (on-demand billing) and wait until active."""
+        await self.send(self._create_table_request())
+        await self._wait_for(lambda status: status == "ACTIVE", timeout)
+
+    async def delete_table(self, *, timeout: float = 60.0) -> None:
+        """Delete the table and wait until it is gone."""
+        await self.send(Request("DeleteTable", {"TableName": self.table_name}))
+        await self._wait_for(lambda status: status is None, timeout)
+
+    async def _wait_for(self, done: Callable[[str | None], bool], timeout: float) -> None:
+        delay = 0.01
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            try:
+                described = await self.send(
+                    Request("DescribeTable", {"TableName": self.table_name})
+                )
+                table = described["Table"]
+                status: str | None = table["TableStatus"]
+                if status == "ACTIVE" and any(
+                    gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
+                    for gsi in table.get("GlobalSecondaryIndexes", [])
+                ):
+                    status = "CREATING"
+            except TableNotFoundError:
+                status = None
+            if done(status):
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise DatabaseError(f"table {self.table_name!r} is still {status} after {timeout}s")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    # -- single items --------------------------------------------------------------------------
+
+    async def get(
+        self,
+        model: type[T],
+        *,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> T:
+        """The item with this key (GetItem), or with ``load=`` the item and its children.
+
+        Raises ItemNotFoundError when there is no such item.
+        """
+        info = self.table.info(model)
+        plan = self.explain.get_plan(model, load=load, consistent=consistent, **key)
+        return await execute_get(self, info, plan, key)
+
+    async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
+        """Store ``obj`` (PutItem). ``overwrite=False`` refuses to replace an existing item."""
+        info = self.table.info(type(obj))
+        await self.send(
+            plan_put(info, obj, self.table_name, condition=condition, overwrite=overwrite)
+        )
+        if info.relationships:
+            bind(obj, self)
+        return obj
+
+    @overload
+    async def delete(self, target: object, /, *, condition: Condition | None = None) -> None: ...
+    @overload
+    async def delete(
+        self, target: type[Any], /, *, condition: Condition | None = None, **key: object
+    ) -> None: ...
+    async def delete(
+        self, target: object, /, *, condition: Condition | None = None, **key: object
+    ) -> None:
+        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``."""
+        request = self.explain.delete(target, condition=condition, **key)
+        await self.send(request)
+
+    async def update(
+        self,
+        obj: T,
+        *,
+        set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
+        remove: Iterable[str] = (),
+        add: Mapping[str, object] | None = None,
+        condition: Condition | None = None,
+    ) -> T:
+        """Change some fields of a stored item (UpdateItem) and return the item as stored now."""
+        info = self.table.info(type(obj))
+        request = plan_update(
+            info,
+            info.values_of(obj),
+            self.table_name,
+            set=set,
+            remove=remove,
+            add=add,
+            condition=condition,
+        )
+        try:
+            response = await self.send(request)
+        except ConditionFailedError as exc:
+            if condition is None:
+                raise ItemNotFoundError(
+                    f"update of {info.name}: no item with key {info.key_of(obj)!r}",
+                    code=exc.code,
+                    operation="UpdateItem",
+                ) from exc
+            raise
+        updated = info.decode(response["Attributes"])
+        if info.relationships:
+            bind(updated, self)
+        return updated
+
+    # -- many items ----------------------------------------------------------------------------
+
+    async def get_many(
+        self, model: type[T], keys: Sequence[Mapping[str, object]], *, consistent: bool = False
+    ) -> list[T | None]:
+        """Items for ``keys`` in order, None where missing (BatchGetItem, 100 keys a request)."""
+        info = self.table.info(model)
+        wanted = []
+        for values in keys:
+            info.check_key_values(values)
+            wanted.append(info.primary_key(values))
+        unique = list({key_id(k): k for k in wanted}.values())
+        chunks = list(chunked(unique, self._batch_get_size))
+        found_chunks = await asyncio.gather(
+            *(
+                drain_get(
+                    self.send,
+                    self.table_name,
+                    chunk,
+                    consistent=consistent,
+                    max_attempts=self._max_attempts,
+                    sleep=asyncio.sleep,
+                )
+                for chunk in chunks
+            )
+        )
+        accept = self.acceptor(info, None)
+        by_key: dict[Any, T | None] = {}
+        primary = self.table.primary_attributes
+        for raw in (raw for chunk in found_chunks for raw in chunk):
+            by_key[key_id({a: raw[a] for a in primary})] = accept(raw)
+        return [by_key.get(key_id(k)) for k in wanted]
+
+    async def put_all(self, objs: Iterable[object]) -> int:
+        """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
+
+        Objects with the same key are written once (the last one wins), since DynamoDB rejects a
+        batch that names a key twice. Returns how many items were written.
+        """
+        writes: dict[Any, dict[str, Any]] = {}
+        for obj in objs:
+            info = self.table.info(type(obj))
+            item = info.encode(obj)
+            writes[key_id({a: item[a] for a in self.table.primary_attributes})] = {
+                "PutRequest": {"Item": item}
+            }
+            if info.relationships:
+                bind(obj, self)
+        await self._write_batches(list(writes.values()))
+        return len(writes)
+
+    async def delete_all(self, objs: Iterable[object]) -> int:
+        """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted."""
+        writes: dict[Any, dict[str, Any]] = {}
+        for obj in objs:
+            key = self.table.info(type(obj)).key_of(obj)
+            writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
+        await self._write_batches(list(writes.values()))
+        return len(writes)
+
+    async def _write_batches(self, writes: list[dict[str, Any]]) -> None:
+        await asyncio.gather(
+            *(
+                drain_write(
+                    self.send,
+                    self.table_name,
+                    chunk,
+                    max_attempts=self._max_attempts,
+                    sleep=asyncio.sleep,
+                )
+                for chunk in chunked(writes, self._batch_write_size)
+            )
+        )
+
+    def transaction(self) -> Transaction:
+        """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing."""
+        return Transaction(self)
+
+    # -- queries and relationships -------------------------------------------------------------
+
+    def query(
+        self,
+        model: type[T],
+        index: str | None = None,
+        *,
+        consistent: bool = False,
+        **components: object,
+    ) -> Query[T]:
+        """Items of ``model`` in one collection: full partition fields, leading sort fields.
+
+        Leading sort key fields make ``begins_with`` (ending at a component boundary); all of them
+        make an equality. Nothing is sent until the query is iterated or paged.
+        """
+        info = self.table.info(model)
+        accept = self.acceptor(info, index)
+        read = self.explain.query_read(info, index, components, consistent=consistent)
+        return Query(send=self.send, read=read, accept=accept)
+
+    async def add(self, parent: object, relationship: Relationship[Any, T], child: T) -> T:
+        """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
+        rel = self._relationship(parent, relationship)
+        if isinstance(rel, HasMany):
+            rel.check_child(parent, child)
+            await self.put(child)
+            return child
+        raise DefinitionError(f"{rel.qualname}: use db.put on the child to set a BelongsTo link")
+
+    async def remove(self, parent: object, relationship: Relationship[Any, T], child: T) -> None:
+        """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
+        rel = self._relationship(parent, relationship)
+        if isinstance(rel, HasMany):
+            rel.check_child(parent, child)
+            await self.delete(child)
+            state = state_of(parent)
+            loaded = state.loaded.get(rel.name) if state else None
+            if loaded is not None:
+                loaded.items = [c for c in loaded.items if c != child]
+            return
+        raise DefinitionError(f"{rel.qualname}: only HasMany relationships have children to remove")
+
+    def _relationship(
+        self, parent: object, relationship: Relationship[Any, Any]
+    ) -> Relationship[Any, Any]:
+        if getattr(relationship, "owner", None) is not type(parent):
+            raise DefinitionError(
+                f"{relationship!r} is not a relationship of {type(parent).__name__}; pass e.g. "
+                f"{type(parent).__name__}.<name>"
+            )
+        return relationship
+
+
+@attrs.define
+class Explain:
+    """``db.explain``: the exact requests a call would send, without sending anything."""
+
+    _db: Database
+
+    def get_plan(
+        self,
+        model: type[Any],
+        *,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> GetPlan:
+        info = self._db.table.info(model)
+        return plan_get(
+            info, key, normalize_options(info, load), self._db.table_name, consistent=consistent
+        )
+
+    def get(
+        self,
+        model: type[Any],
+        *,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> list[Request]:
+        """The first round of requests ``db.get`` would send (sent concurrently)."""
+        return self.get_plan(model, load=load, consistent=consistent, **key).requests
+
+    def put(
+        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
+    ) -> Request:
+        info = self._db.table.info(type(obj))
+        return plan_put(info, obj, self._db.table_name, condition=condition, overwrite=overwrite)
+
+    def delete(
+        self, target: object, /, *, condition: Condition | None = None, **key: object
+    ) -> Request:
+        info: ModelInfo[Any]
+        if isinstance(target, type):
+            info = self._db.table.info(target)
+            info.check_key_values(key)
+            primary = info.primary_key(key)
+        else:
+            if key:
+                raise TypeError("db.delete(obj) takes no key fields; use db.delete(Model, **key)")
+            info = self._db.table.info(type(target))
+            primary = info.key_of(target)
+        return plan_delete(info, primary, self._db.table_name, condition=condition)
+
+    def query(
+        self,
+        model: type[Any],
+        index: str | None = None,
+        *,
+        consistent: bool = False,
+        **components: object,
+    ) -> Request:
+        info = self._db.table.info(model)
+        return self.query_read(info, index, components, consistent=consistent).request()
+
+    def query_read(
+        self,
+        info: ModelInfo[Any],
+        index: str | None,
+        components: Mapping[str, object],
+        *,
+        consistent: bool = False,
+    ) -> CollectionRead:
+        """The collection read behind ``db.query``."""
+        pk, sk = info.key_templates(index)
+        known = set(pk.fields) | set(sk.fields if sk else ())
+        unknown = [name for name in components if name not in known]
+        if unknown:
+            raise DefinitionError(
+                f"db.query({info.name}{', index=' + repr(index) if index else ''}) addresses items "
+                f"by {', '.join(sorted(known))}; {', '.join(unknown)} is not a key component"
+            )
+        missing = [f for f in pk.fields if f not in components]
+        if missing:
+            raise DefinitionError(
+                f"db.query({info.name}) needs the whole partition key {pk.source!r}: "
+                f"missing {', '.join(missing)}"
+            )
+        range_ = KeyRange.from_template(sk, components) if sk is not None else None
+        return collection_read(
+            info, index, self._db.table_name, pk.format(components), range_, consistent=consistent
+        )
+
+
+class Transaction:
+    """Collects writes and sends them as one TransactWriteItems when the block exits cleanly."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._actions: list[dict[str, Any]] = []
+        self._keys: dict[Any, int] = {}
+        self._bound: list[object] = []
+
+    def _add(self, kind: str, request: Request, key: Item) -> None:
+        if len(self._actions) >= TRANSACT_MAX:
+            raise LimitExceededError(
+                f"a transaction holds at most {TRANSACT_MAX} actions; split the work or use "
+                "db.put_all for writes that need not be atomic"
+            )
+        ident = key_id(key)
+        if ident in self._keys:
+            raise ValidationError(
+                f"action {len(self._actions)} touches the same item as action {self._keys[ident]} "
+                f"({key!r}); DynamoDB allows one action per item in a transaction",
+                operation="TransactWriteItems",
+            )
+        self._keys[ident] = len(self._actions)
+        params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
+        self._actions.append({kind: params})
+
+    def put(
+        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
+    ) -> None:
+        info = self._db.table.info(type(obj))
+        request = plan_put(info, obj, self._db.table_name, condition=condition, overwrite=overwrite)
+        self._add("Put", request, info.key_of(obj))
+        self._bound.append(obj)
+
+    def delete(self, obj: object, *, condition: Condition | None = None) -> None:
+        request = self._db.explain.delete(obj, condition=condition)
+        self._add("Delete", request, request.params["Key"])
+
+    def update(
+        self,
+        obj: object,
+        *,
+        set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
+        remove: Iterable[str] = (),
+        add: Mapping[str, object] | None = None,
+        condition: Condition | None = None,
+    ) -> None:
+        info = self._db.table.info(type(obj))
+        request = plan_update(
+            info,
+            info.values_of(obj),
+            self._db.table_name,
+            set=set,
+            remove=remove,
+            add=add,
+            condition=condition,
+        )
+        self._add("Update", request, request.params["Key"])
+
+    def check(self, obj: object, condition: Condition) -> None:
+        """Require ``condition`` to hold for ``obj``'s item, without writing it."""
+        delete = self._db.explain.delete(obj, condition=condition)
+        self._add("ConditionCheck", delete, delete.params["Key"])
+
+    def explain(self) -> Request:
+        return Request("TransactWriteItems", {"TransactItems": list(self._actions)})
+
+    async def commit(self) -> None:
+        if not self._actions:
+            return
+        await self._db.send(self.explain())
+        for obj in self._bound:
+            if self._db.table.info(type(obj)).relationships:
+                bind(obj, self._db)
+        self._actions.clear()
+
+    async def __aenter__(self) -> Transaction:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            await self.commit()
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    table: Table,
+    *,
+    endpoint_url: str | None = None,
+    region_name: str | None = None,
+    aws_access_key_id: str | None = None,
+    aws_secret_access_key: str | None = None,
+    aws_session_token: str | None = None,
+    profile: str | None = None,
+    table_name: str | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    connect_timeout: float = 5.0,
+    read_timeout: float = 30.0,
+) -> AsyncIterator[Database]:
+    """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
+
+    ``table_name`` overrides the table's name (one table per test, per stage …).
+    """
+    session = get_session()
+    if profile is not None:
+        session.set_config_variable("profile", profile)
+    config = AioConfig(
+        retries={"mode": "standard", "max_attempts": max_attempts},
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=max_concurrency,
+    )
+    try:
+        client_context = session.create_client(
+            "dynamodb",
+            region_name=region_name,
+            endpoint_url=endpoint_url,
+            aws_access_key_id=aws_access_key_id,
+            aws_secret_access_key=aws_secret_access_key,
+            aws_session_token=aws_session_token,
+            config=config,
+        )
+        client = await client_context.__aenter__()
+    except botocore.exceptions.NoRegionError:
+        raise DynormError(
+            "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
+            "AWS_DEFAULT_REGION"
+        ) from None
+    try:
+        yield Database(
+            table,
+            client,
+            table_name=table_name,
+            max_concurrency=max_concurrency,
+            max_attempts=max_attempts,
+        )
+    finally:
+        await client_context.__aexit__(None, None, None)

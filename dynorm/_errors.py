@@ -1,0 +1,142 @@
+"""The errors dynorm raises. Every message says what to change.
+
+::
+
+    DynormError
+    ├── DefinitionError (TypeError)          a model, template or relationship is declared wrongly
+    ├── KeyTemplateError (ValueError)        values do not fit a key template
+    ├── CodecError (ValueError)              a value cannot be stored or read as its field's type
+    ├── NotLoadedError (AttributeError)      relationship data was read before it was loaded
+    ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
+    ├── CursorError (ValueError)             a page cursor is malformed or belongs to another query
+    ├── LimitExceededError (ValueError)      a request would break a DynamoDB or dynorm limit
+    └── DatabaseError                        DynamoDB refused a request
+        ├── ItemNotFoundError (LookupError)
+        ├── ConditionFailedError
+        ├── TransactionCanceledError
+        ├── TableNotFoundError (LookupError)
+        ├── ThrottledError
+        └── ValidationError (ValueError)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+__all__ = [
+    "CancellationReason",
+    "CodecError",
+    "ConditionFailedError",
+    "CursorError",
+    "DatabaseError",
+    "DefinitionError",
+    "DetachedError",
+    "DynormError",
+    "ItemNotFoundError",
+    "KeyTemplateError",
+    "LimitExceededError",
+    "NotLoadedError",
+    "TableNotFoundError",
+    "ThrottledError",
+    "TransactionCanceledError",
+    "ValidationError",
+]
+
+
+class DynormError(Exception):
+    """Root of every error dynorm raises."""
+
+
+class DefinitionError(DynormError, TypeError):
+    """A table, model, key template or relationship is declared in a way that cannot work."""
+
+
+class KeyTemplateError(DynormError, ValueError):
+    """Field values do not fit a key template (missing, out of order, or unparsable)."""
+
+
+class CodecError(DynormError, ValueError):
+    """A value cannot be converted to or from its DynamoDB representation."""
+
+
+class NotLoadedError(DynormError, AttributeError):
+    """Relationship data was read before any request loaded it (dynorm never loads implicitly)."""
+
+
+class DetachedError(DynormError, RuntimeError):
+    """A loader needs a Database, but the object was never read from or written by one."""
+
+
+class CursorError(DynormError, ValueError):
+    """A page cursor is malformed or was made by a different query."""
+
+
+class LimitExceededError(DynormError, ValueError):
+    """A request would exceed a DynamoDB limit or a limit set on a relationship."""
+
+
+class DatabaseError(DynormError):
+    """DynamoDB (or a compatible server) refused a request.
+
+    ``code`` is the AWS error code, ``operation`` the API action that failed.
+    """
+
+    def __init__(self, message: str, *, code: str = "", operation: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.operation = operation
+
+
+class ItemNotFoundError(DatabaseError, LookupError):
+    """No item has the requested key."""
+
+
+class ConditionFailedError(DatabaseError):
+    """A write's condition did not hold, so nothing was written."""
+
+
+class TableNotFoundError(DatabaseError, LookupError):
+    """The table does not exist; create it with ``await db.create_table()``."""
+
+
+class ThrottledError(DatabaseError):
+    """DynamoDB throttled the request and retries ran out."""
+
+
+class ValidationError(DatabaseError, ValueError):
+    """DynamoDB rejected the request as invalid."""
+
+
+@attrs.frozen
+class CancellationReason:
+    """Why one action of a cancelled transaction failed (``code`` is ``"None"`` if it did not)."""
+
+    index: int
+    code: str
+    message: str
+
+
+class TransactionCanceledError(DatabaseError):
+    """A transaction was cancelled; nothing in it was written.
+
+    ``reasons`` holds one entry per action, in the order the actions were added; ``failed``
+    only those whose code is not ``"None"``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reasons: Sequence[CancellationReason] = (),
+        code: str = "TransactionCanceledException",
+        operation: str = "TransactWriteItems",
+    ) -> None:
+        super().__init__(message, code=code, operation=operation)
+        self.reasons = tuple(reasons)
+
+    @property
+    def failed(self) -> tuple[CancellationReason, ...]:
+        """The actions that caused the cancellation."""
+        return tuple(r for r in self.reasons if r.code not in ("None", ""))

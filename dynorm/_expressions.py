@@ -1,0 +1,219 @@
+"""Condition and update expressions, rendered with placeholders for every name and value.
+
+Every attribute name becomes ``#n<i>`` so reserved words (``name``, ``status`` …) never clash, and
+every value becomes ``:v<i>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ._codec import AttributeValue, encode_any
+
+__all__ = ["Attr", "Condition", "ExpressionBuilder", "render_update"]
+
+Encoder = Callable[[str], Callable[[Any], AttributeValue]]
+
+
+def _generic_encoder(_: str) -> Callable[[Any], AttributeValue]:
+    return encode_any
+
+
+@attrs.define
+class ExpressionBuilder:
+    """Collects the placeholder maps shared by all expressions of one request."""
+
+    encoder: Encoder = _generic_encoder
+    names: dict[str, str] = attrs.field(factory=dict)
+    values: dict[str, AttributeValue] = attrs.field(factory=dict)
+    _name_ids: dict[str, str] = attrs.field(factory=dict)
+
+    def name(self, path: str) -> str:
+        """Placeholder path for ``a.b.c`` (map members are separated by dots)."""
+        parts = []
+        for part in path.split("."):
+            placeholder = self._name_ids.get(part)
+            if placeholder is None:
+                placeholder = f"#n{len(self._name_ids)}"
+                self._name_ids[part] = placeholder
+                self.names[placeholder] = part
+            parts.append(placeholder)
+        return ".".join(parts)
+
+    def value(self, av: AttributeValue) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = av
+        return placeholder
+
+    def typed_value(self, path: str, value: object) -> str:
+        """A value encoded as the field ``path`` is typed (generic for nested paths)."""
+        top = path.split(".", 1)[0]
+        encode = self.encoder(top) if top == path else encode_any
+        return self.value(encode(value))
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.names:
+            out["ExpressionAttributeNames"] = dict(self.names)
+        if self.values:
+            out["ExpressionAttributeValues"] = dict(self.values)
+        return out
+
+
+class Condition:
+    """A condition expression; combine with ``&``, ``|`` and ``~``."""
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        raise NotImplementedError
+
+    def __and__(self, other: Condition) -> Condition:
+        return _Join("AND", (self, other))
+
+    def __or__(self, other: Condition) -> Condition:
+        return _Join("OR", (self, other))
+
+    def __invert__(self) -> Condition:
+        return _Not(self)
+
+
+@attrs.frozen
+class _Join(Condition):
+    op: str
+    parts: tuple[Condition, ...]
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        return f" {self.op} ".join(f"({p.render(builder)})" for p in self.parts)
+
+
+@attrs.frozen
+class _Not(Condition):
+    inner: Condition
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        return f"NOT ({self.inner.render(builder)})"
+
+
+@attrs.frozen
+class _Compare(Condition):
+    path: str
+    op: str
+    operand: object
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        return f"{builder.name(self.path)} {self.op} {builder.typed_value(self.path, self.operand)}"
+
+
+@attrs.frozen
+class _Function(Condition):
+    function: str
+    path: str
+    operands: tuple[object, ...] = ()
+    generic: bool = False  # operands are not of the field's type (contains on a list, say)
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        args = [builder.name(self.path)]
+        for operand in self.operands:
+            if self.generic:
+                args.append(builder.value(encode_any(operand)))
+            else:
+                args.append(builder.typed_value(self.path, operand))
+        return f"{self.function}({', '.join(args)})"
+
+
+@attrs.frozen
+class _Between(Condition):
+    path: str
+    low: object
+    high: object
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        low = builder.typed_value(self.path, self.low)
+        high = builder.typed_value(self.path, self.high)
+        return f"{builder.name(self.path)} BETWEEN {low} AND {high}"
+
+
+@attrs.frozen
+class _In(Condition):
+    path: str
+    options: tuple[object, ...]
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        values = ", ".join(builder.typed_value(self.path, v) for v in self.options)
+        return f"{builder.name(self.path)} IN ({values})"
+
+
+@attrs.frozen(eq=False)
+class Attr:
+    """An attribute in a condition: ``Attr("plan_type") == "Free"``, ``Attr("email").exists()``.
+
+    Values are encoded as the model field of the same name is typed, so dates, enums and
+    numbers compare the way they are stored. Dotted paths reach into maps.
+    """
+
+    path: str
+
+    def __eq__(self, other: object) -> Condition:  # type: ignore[override]
+        return _Compare(self.path, "=", other)
+
+    def __ne__(self, other: object) -> Condition:  # type: ignore[override]
+        return _Compare(self.path, "<>", other)
+
+    def __lt__(self, other: object) -> Condition:
+        return _Compare(self.path, "<", other)
+
+    def __le__(self, other: object) -> Condition:
+        return _Compare(self.path, "<=", other)
+
+    def __gt__(self, other: object) -> Condition:
+        return _Compare(self.path, ">", other)
+
+    def __ge__(self, other: object) -> Condition:
+        return _Compare(self.path, ">=", other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def exists(self) -> Condition:
+        return _Function("attribute_exists", self.path)
+
+    def not_exists(self) -> Condition:
+        return _Function("attribute_not_exists", self.path)
+
+    def begins_with(self, prefix: str) -> Condition:
+        return _Function("begins_with", self.path, (prefix,), generic=True)
+
+    def contains(self, member: object) -> Condition:
+        return _Function("contains", self.path, (member,), generic=True)
+
+    def between(self, low: object, high: object) -> Condition:
+        return _Between(self.path, low, high)
+
+    def is_in(self, *options: object) -> Condition:
+        return _In(self.path, options)
+
+
+def render_update(
+    builder: ExpressionBuilder,
+    *,
+    set_values: Mapping[str, object],
+    set_raw: Mapping[str, AttributeValue],
+    remove: Iterable[str],
+    add: Mapping[str, object],
+) -> str:
+    """An UpdateExpression from typed SET values, pre-encoded SET values, REMOVE and ADD."""
+    clauses = []
+    assignments = [
+        f"{builder.name(p)} = {builder.typed_value(p, v)}" for p, v in set_values.items()
+    ]
+    assignments += [f"{builder.name(p)} = {builder.value(av)}" for p, av in set_raw.items()]
+    if assignments:
+        clauses.append("SET " + ", ".join(assignments))
+    removals = [builder.name(p) for p in remove]
+    if removals:
+        clauses.append("REMOVE " + ", ".join(removals))
+    additions = [f"{builder.name(p)} {builder.value(encode_any(v))}" for p, v in add.items()]
+    if additions:
+        clauses.append("ADD " + ", ".join(additions))
+    return " ".join(clauses)

@@ -1,0 +1,291 @@
+"""Key templates such as ``"ORG#{org_name}#USER#{username}"``: format, parse back, prefix.
+
+A template is split at the delimiter into *segments*. Each segment holds literal text and at most
+one ``{field}`` placeholder. Field values are escaped so that they never contain the delimiter:
+a value can therefore never add a segment, which keeps three promises at once:
+
+* an item can never land in (or be read from) another item collection,
+* parsing a stored key back to field values is unambiguous,
+* a prefix built from leading components always ends at a component boundary, so a query for
+  ``SEATTLE`` never matches ``SEATTLEHEIGHTS``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import re
+import string
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from ._errors import DefinitionError, KeyTemplateError
+
+__all__ = ["KeyTemplate", "escape", "key_string", "key_value_parser", "unescape"]
+
+_ESCAPE_CHAR: Final = "%"
+
+
+def _percent(char: str) -> str:
+    return "".join(f"%{b:02X}" for b in char.encode())
+
+
+def escape(value: str, delimiter: str) -> str:
+    """Escape ``value`` so it contains no ``delimiter``: ``%`` and the delimiter are %-encoded."""
+    if _ESCAPE_CHAR not in value and delimiter not in value:
+        return value  # the common case costs one scan and no copy
+    return value.replace(_ESCAPE_CHAR, "%25").replace(delimiter, _percent(delimiter))
+
+
+def unescape(value: str, delimiter: str) -> str:
+    """Undo :func:`escape`."""
+    if _ESCAPE_CHAR not in value:
+        return value
+    return value.replace(_percent(delimiter), delimiter).replace("%25", _ESCAPE_CHAR)
+
+
+def key_string(value: object, spec: str = "") -> str:
+    """The text a field value contributes to a key, before escaping.
+
+    Datetimes and dates use ISO 8601, which sorts chronologically for values in one time zone.
+    """
+    if spec:
+        return format(value, spec)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, enum.Enum):
+        return key_string(value.value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | decimal.Decimal | uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, float):
+        return repr(value)
+    raise KeyTemplateError(
+        f"a {type(value).__name__} value cannot be part of a key; use str, int, Decimal, "
+        "bool, date, datetime, UUID or an Enum of those"
+    )
+
+
+def _parse_bool(text: str) -> bool:
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(f"expected 'true' or 'false', got {text!r}")
+
+
+def key_value_parser(tp: object) -> Callable[[str], object]:
+    """A function turning key text back into a value of type ``tp`` (the reverse of key_string)."""
+    if tp is str or tp is Any:
+        return str
+    if tp is bool:
+        return _parse_bool
+    if tp in (int, float, decimal.Decimal, uuid.UUID):
+        return tp
+    if tp is datetime.datetime:
+        return datetime.datetime.fromisoformat
+    if tp is datetime.date:
+        return datetime.date.fromisoformat
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        members = {key_string(m.value): m for m in tp}
+        return members.__getitem__
+    raise DefinitionError(f"a field of type {tp!r} cannot be part of a key template")
+
+
+@attrs.frozen
+class _Segment:
+    """Text between two delimiters: ``prefix{field:spec}suffix`` or a plain literal."""
+
+    prefix: str
+    field: str | None = None
+    spec: str = ""
+    suffix: str = ""
+
+    def could_equal(self, other: _Segment) -> bool:
+        """Whether some values could make the two segments produce the same text."""
+        if self.field is None and other.field is None:
+            return self.prefix == other.prefix
+        if self.field is None:
+            return other.could_equal(self)
+        if other.field is None:
+            text = other.prefix
+            return (
+                len(text) >= len(self.prefix) + len(self.suffix)
+                and text.startswith(self.prefix)
+                and text.endswith(self.suffix)
+            )
+        return (self.prefix.startswith(other.prefix) or other.prefix.startswith(self.prefix)) and (
+            self.suffix.endswith(other.suffix) or other.suffix.endswith(self.suffix)
+        )
+
+
+@attrs.frozen(eq=False)
+class KeyTemplate:
+    """A reversible key template such as ``"{state}#{city}#{zip}"``."""
+
+    source: str
+    delimiter: str = "#"
+    segments: tuple[_Segment, ...] = attrs.field(init=False)
+    fields: tuple[str, ...] = attrs.field(init=False)
+    _regex: re.Pattern[str] = attrs.field(init=False, repr=False)
+    _literal_prefix: str = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.delimiter) != 1 or self.delimiter == _ESCAPE_CHAR:
+            raise DefinitionError(
+                f"delimiter must be one character other than {_ESCAPE_CHAR!r}; "
+                f"got {self.delimiter!r}"
+            )
+        segments = tuple(self._parse_segment(s) for s in self.source.split(self.delimiter))
+        fields = tuple(s.field for s in segments if s.field is not None)
+        if len(set(fields)) != len(fields):
+            raise DefinitionError(
+                f"key template {self.source!r} names a field twice; each field may appear once"
+            )
+        pattern = re.escape(self.delimiter).join(
+            re.escape(s.prefix)
+            if s.field is None
+            else f"{re.escape(s.prefix)}([^{re.escape(self.delimiter)}]*){re.escape(s.suffix)}"
+            for s in segments
+        )
+        object.__setattr__(self, "segments", segments)
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "_regex", re.compile(pattern, re.DOTALL))
+        object.__setattr__(self, "_literal_prefix", self.prefix({}))
+
+    def _parse_segment(self, text: str) -> _Segment:
+        try:
+            parts = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise DefinitionError(f"key template {self.source!r}: {exc}") from None
+        placeholders = [p for p in parts if p[1] is not None]
+        if not placeholders:
+            return _Segment(prefix=text.replace("{{", "{").replace("}}", "}"))
+        if len(placeholders) > 1:
+            raise DefinitionError(
+                f"key template {self.source!r}: segment {text!r} holds two placeholders; "
+                f"separate them with the delimiter {self.delimiter!r} so they can be parsed back"
+            )
+        literal, field, spec, conversion = parts[0]
+        if conversion:
+            raise DefinitionError(
+                f"key template {self.source!r}: conversions like !r are not allowed"
+            )
+        if not field or not field.isidentifier():
+            raise DefinitionError(
+                f"key template {self.source!r}: placeholders must name a field, like {{name}}"
+            )
+        suffix = "".join(p[0] for p in parts[1:])
+        return _Segment(prefix=literal, field=field, spec=spec or "", suffix=suffix)
+
+    @property
+    def is_literal(self) -> bool:
+        """True for templates without placeholders (a constant key such as ``"#METADATA"``)."""
+        return not self.fields
+
+    @property
+    def literal_prefix(self) -> str:
+        """The prefix every key made by this template starts with."""
+        return self._literal_prefix
+
+    def _text(self, segment: _Segment, value: object) -> str:
+        return (
+            segment.prefix
+            + escape(key_string(value, segment.spec), self.delimiter)
+            + segment.suffix
+        )
+
+    def format(self, values: Mapping[str, object]) -> str:
+        """The full key for ``values``; every field of the template must be present."""
+        out = []
+        for seg in self.segments:
+            if seg.field is None:
+                out.append(seg.prefix)
+                continue
+            try:
+                value = values[seg.field]
+            except KeyError:
+                raise KeyTemplateError(
+                    f"key template {self.source!r} needs {seg.field!r}; "
+                    f"got {sorted(values) or 'nothing'}"
+                ) from None
+            out.append(self._text(seg, value))
+        return self.delimiter.join(out)
+
+    def prefix(self, values: Mapping[str, object]) -> str:
+        """The longest prefix fixed by the leading fields present in ``values``.
+
+        The prefix stops at a component boundary: after the last complete segment comes the
+        delimiter and the literal text that opens the next segment. Fields must be given in order:
+        a later field without an earlier one is an error, since it cannot narrow a prefix.
+        """
+        out: list[str] = []
+        for i, seg in enumerate(self.segments):
+            if seg.field is None:
+                out.append(seg.prefix)
+                continue
+            if seg.field not in values:
+                later = [
+                    s.field
+                    for s in self.segments[i + 1 :]
+                    if s.field is not None and s.field in values
+                ]
+                if later:
+                    raise KeyTemplateError(
+                        f"key template {self.source!r}: {later[0]!r} was given without "
+                        f"{seg.field!r}; give the components in order: {', '.join(self.fields)}"
+                    )
+                out.append(seg.prefix)
+                return self.delimiter.join(out)
+            out.append(self._text(seg, values[seg.field]))
+        return self.delimiter.join(out)
+
+    def covers(self, names: object) -> bool:
+        """Whether every field of the template is in ``names`` (a set or mapping)."""
+        return all(f in names for f in self.fields)  # type: ignore[operator]
+
+    def matches(self, key: str) -> bool:
+        """Whether ``key`` could have been made by this template."""
+        return self._regex.fullmatch(key) is not None
+
+    def parse(self, key: str) -> dict[str, str] | None:
+        """The unescaped text of each field in ``key``; None if the key does not fit."""
+        match = self._regex.fullmatch(key)
+        if match is None:
+            return None
+        return {
+            f: unescape(text, self.delimiter)
+            for f, text in zip(self.fields, match.groups(), strict=True)
+        }
+
+    def could_overlap(self, other: KeyTemplate) -> bool:
+        """Whether some values could make both templates produce the same key."""
+        return len(self.segments) == len(other.segments) and all(
+            a.could_equal(b) for a, b in zip(self.segments, other.segments, strict=True)
+        )
+
+    def align(self, other: KeyTemplate) -> dict[str, str] | None:
+        """Map each field of ``other`` to the field of ``self`` in the same position.
+
+        Returns None unless both templates have the same shape (same literals, placeholders in the
+        same places), which is what "the child's key is made from the parent's fields" means.
+        """
+        if len(self.segments) != len(other.segments):
+            return None
+        mapping: dict[str, str] = {}
+        for mine, theirs in zip(self.segments, other.segments, strict=True):
+            if (mine.field is None) != (theirs.field is None):
+                return None
+            if (mine.prefix, mine.suffix, mine.spec) != (theirs.prefix, theirs.suffix, theirs.spec):
+                return None
+            if mine.field is not None and theirs.field is not None:
+                mapping[theirs.field] = mine.field
+        return mapping
+
+    def __repr__(self) -> str:
+        return f"KeyTemplate({self.source!r})"

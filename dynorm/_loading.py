@@ -1,0 +1,238 @@
+"""``db.get(Parent, ..., load=[...])``: plan the fewest requests, run them, assemble the result.
+
+Relationships whose children share one item collection (same strategy scope, same direction)
+are read together with the parent in a single Query whose sort key range spans the parent and
+every child prefix: ``BETWEEN parent_sk AND upper(child_prefix)``. The parent rides along when it
+is the first item in the read direction; otherwise it is fetched with GetItem, concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+import attrs
+
+from ._codec import Item
+from ._errors import DefinitionError, ItemNotFoundError
+from ._model import ModelInfo
+from ._paging import read_page
+from ._plans import CollectionRead, KeyRange, Request, upper_bound
+from ._relations import HasMany, LoadOption, Relationship
+from ._state import Loaded, Session, bind
+
+__all__ = ["GetPlan", "execute_get", "normalize_options", "plan_get"]
+
+P = TypeVar("P")
+
+
+def normalize_options(
+    info: ModelInfo[Any], load: Sequence[Relationship[Any, Any] | LoadOption]
+) -> list[LoadOption]:
+    options = []
+    for entry in load:
+        option = entry if isinstance(entry, LoadOption) else LoadOption(entry)
+        rel = option.relationship
+        if getattr(rel, "owner", None) is not info.cls:
+            raise DefinitionError(
+                f"load= takes relationships of {info.name} such as "
+                f"{info.name}.{next(iter(info.relationships), 'children')}; got {entry!r}"
+            )
+        options.append(option)
+    return options
+
+
+@attrs.frozen
+class CollectionLoad:
+    """One Query that reads several relationships' children (and maybe the parent)."""
+
+    read: CollectionRead
+    options: tuple[LoadOption, ...]
+    carries_parent: bool
+
+
+@attrs.frozen
+class GetPlan:
+    """Everything ``db.get`` will send: at most one GetItem plus one Query per collection."""
+
+    parent_key: Item
+    get_parent: Request | None
+    collections: tuple[CollectionLoad, ...]
+    #: relationships whose collection depends on parent fields the caller did not give.
+    after_parent: tuple[LoadOption, ...]
+
+    @property
+    def requests(self) -> list[Request]:
+        """The requests sent in the first round (all concurrently)."""
+        first = [self.get_parent] if self.get_parent else []
+        return first + [c.read.request() for c in self.collections]
+
+
+def _get_item(key: Item, table_name: str, *, consistent: bool) -> Request:
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    if consistent:
+        params["ConsistentRead"] = True
+    return Request("GetItem", params)
+
+
+def plan_get(
+    info: ModelInfo[P],
+    key_values: Mapping[str, object],
+    options: Sequence[LoadOption],
+    table_name: str,
+    *,
+    consistent: bool = False,
+) -> GetPlan:
+    info.check_key_values(key_values)
+    parent_key = info.primary_key(key_values)
+    groups: dict[tuple[str | None, bool], list[LoadOption]] = {}
+    after_parent: list[LoadOption] = []
+    for option in options:
+        rel = option.relationship
+        if not isinstance(rel, HasMany):
+            raise DefinitionError(f"{rel.qualname}: only HasMany relationships can be loaded yet")
+        if not all(parent_field in key_values for parent_field in rel.link.values()):
+            after_parent.append(option)
+            continue
+        groups.setdefault((rel.via.index, not rel.newest_first), []).append(option)
+
+    collections = []
+    carried = False
+    for (index, forward), group in groups.items():
+        rels = [cast("HasMany[Any, Any]", o.relationship) for o in group]
+        read, parent_first = _group_read(
+            info, key_values, rels, index=index, forward=forward, table_name=table_name
+        )
+        take_parent = parent_first and not carried
+        carried = carried or take_parent
+        if consistent and index is None:
+            read = attrs.evolve(read, consistent=True)
+        collections.append(CollectionLoad(read, tuple(group), take_parent))
+    get_parent = None if carried else _get_item(parent_key, table_name, consistent=consistent)
+    return GetPlan(parent_key, get_parent, tuple(collections), tuple(after_parent))
+
+
+def _group_read(
+    info: ModelInfo[Any],
+    key_values: Mapping[str, object],
+    rels: Sequence[HasMany[Any, Any]],
+    *,
+    index: str | None,
+    forward: bool,
+    table_name: str,
+) -> tuple[CollectionRead, bool]:
+    """The Query for a group, and whether the parent is its first item in read order."""
+    children = rels[0].children_read(table_name, key_values)
+    prefixes = [r.child_prefix(key_values) for r in rels]
+    parent_sk = _parent_sort_key(info, key_values, index, children.pk_value)
+    if parent_sk is None or not all(prefixes):
+        if len(rels) == 1:
+            return children, False
+        # Several kinds of children but no common bound: read the whole collection.
+        return attrs.evolve(children, range=None), False
+    low = min([parent_sk, *prefixes])
+    high = max([parent_sk, *(upper_bound(p) for p in prefixes)])
+    parent_first = parent_sk == (low if forward else high)
+    if not parent_first and len(rels) == 1:
+        return children, False
+    return attrs.evolve(children, range=KeyRange("between", (low, high))), parent_first
+
+
+def _parent_sort_key(
+    info: ModelInfo[Any], key_values: Mapping[str, object], index: str | None, collection: str
+) -> str | None:
+    """The parent's sort key in the collection being read, when it lives there."""
+    if index is not None and not info.in_index(index):
+        return None
+    pk_t, sk_t = info.key_templates(index)
+    if sk_t is None or not (sk_t.covers(key_values) and pk_t.covers(key_values)):
+        return None
+    return sk_t.format(key_values) if pk_t.format(key_values) == collection else None
+
+
+async def _run_collection(
+    session: Session,
+    info: ModelInfo[Any],
+    load: CollectionLoad,
+    parent_key: Item,
+) -> tuple[Item | None, dict[str, Loaded]]:
+    read = load.read
+    rels: list[HasMany[Any, Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
+    accepts = [session.acceptor(r.target_info, read.index) for r in rels]
+    kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
+    parent: list[Item] = []
+
+    def see(raw: Item) -> None:
+        if (
+            load.carries_parent
+            and not parent
+            and all(raw.get(k) == v for k, v in parent_key.items())
+        ):
+            parent.append(raw)
+
+    def accept(raw: Item) -> tuple[int, Any, Item] | None:
+        for i, child_accept in enumerate(accepts):
+            obj = child_accept(raw)
+            if obj is not None:
+                return i, obj, raw
+        return None
+
+    limit = load.options[0].limit if len(rels) == 1 else None
+    found, after = await read_page(session.send, read, accept, limit=limit, start=None, on_item=see)
+    for i, obj, raw in found:
+        kept[i].append((obj, raw))
+    loaded: dict[str, Loaded] = {}
+    for rel, option, found_children in zip(rels, load.options, kept, strict=True):
+        resume: Item | None
+        children = found_children
+        if option.limit is not None and len(children) > option.limit:
+            children = children[: option.limit]
+            resume = read.key_of(children[-1][1])
+        elif after is None:
+            resume = None
+        elif len(rels) == 1:
+            resume = after
+        else:
+            resume = read.key_of(children[-1][1]) if children else {}
+        loaded[rel.name] = Loaded([obj for obj, _ in children], resume)
+    return (parent[0] if parent else None), loaded
+
+
+async def _run_children(
+    session: Session, option: LoadOption, parent_values: Mapping[str, object]
+) -> Loaded:
+    rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
+    read = rel.children_read(session.table_name, parent_values)
+    accept = session.acceptor(rel.target_info, read.index)
+    items, after = await read_page(session.send, read, accept, limit=option.limit, start=None)
+    return Loaded(items, after)
+
+
+async def execute_get(
+    session: Session, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
+) -> P:
+    """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
+    runs = [_run_collection(session, info, c, plan.parent_key) for c in plan.collections]
+    raw_parent: Item | None
+    if plan.get_parent is not None:
+        response, *collected = await asyncio.gather(session.send(plan.get_parent), *runs)
+        raw_parent = response.get("Item")
+    else:
+        collected = list(await asyncio.gather(*runs))
+        raw_parent = next((p for p, _ in collected if p is not None), None)
+    if raw_parent is None:
+        described = ", ".join(f"{k}={v!r}" for k, v in key_values.items())
+        raise ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
+    parent = info.decode(raw_parent)
+    state = bind(parent, session)
+    for _, loaded in collected:
+        state.loaded.update(loaded)
+    if plan.after_parent:
+        values = info.values_of(parent)
+        later = await asyncio.gather(
+            *(_run_children(session, o, values) for o in plan.after_parent)
+        )
+        for option, loaded_rel in zip(plan.after_parent, later, strict=True):
+            state.loaded[option.relationship.name] = loaded_rel
+    return parent

@@ -1,0 +1,224 @@
+"""What dynorm knows about one model class: its key templates, its codec and its relationships."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import attrs
+
+from ._codec import AttributeValue, Item, ModelCodec
+from ._errors import CodecError, DefinitionError, KeyTemplateError
+from ._keys import KeyTemplate, key_value_parser
+
+if TYPE_CHECKING:
+    from ._relations import Relationship
+    from ._table import Table
+
+__all__ = ["ModelInfo", "info_of", "is_model"]
+
+T = TypeVar("T")
+
+_INFO_ATTR = "__dynorm_model__"
+
+
+@attrs.define(eq=False)
+class ModelInfo(Generic[T]):
+    """Per-model metadata, built once when the class is declared.
+
+    ``templates`` maps each key *attribute* (``pk``, ``sk``, ``GSI1PK`` …) to the template that
+    fills it, so an index whose key attributes are the table's own (an inverted index) is
+    addressed by the same templates as the table.
+    """
+
+    cls: type[T]
+    table: Table
+    templates: Mapping[str, KeyTemplate]
+    codec: ModelCodec
+    field_types: Mapping[str, Any]
+    key_parsers: Mapping[str, Callable[[str], object]]
+    relationships: dict[str, Relationship[Any, Any]] = attrs.field(factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.cls.__name__
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def key_templates(self, index: str | None = None) -> tuple[KeyTemplate, KeyTemplate | None]:
+        """The partition and sort key templates that address this model in ``index``."""
+        pk_attr, sk_attr = self.table.key_attributes(index)
+        try:
+            pk = self.templates[pk_attr]
+        except KeyError:
+            where = f"index {index!r}" if index else f"table {self.table.name!r}"
+            raise DefinitionError(
+                f"{self.name} has no template for {pk_attr!r}, the partition key of {where}; "
+                f"declare it: @table.model(..., {index}=(pk_template, sk_template))"
+            ) from None
+        return pk, (self.templates.get(sk_attr) if sk_attr else None)
+
+    def in_index(self, index: str) -> bool:
+        pk_attr, _ = self.table.key_attributes(index)
+        return pk_attr in self.templates
+
+    def primary_key(self, values: Mapping[str, object]) -> Item:
+        """The table key (``{"pk": {"S": ...}, "sk": {"S": ...}}``) for field values."""
+        pk_attr, sk_attr = self.table.key_attributes(None)
+        key = {pk_attr: {"S": self.templates[pk_attr].format(values)}}
+        if sk_attr is not None:
+            key[sk_attr] = {"S": self.templates[sk_attr].format(values)}
+        return key
+
+    def identity_fields(self) -> tuple[str, ...]:
+        """The fields that make up the primary key, in template order."""
+        pk, sk = self.key_templates(None)
+        return tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
+
+    def check_key_values(self, values: Mapping[str, object]) -> None:
+        """Reject lookups that name fields which are not part of the primary key."""
+        allowed = self.identity_fields()
+        unknown = [k for k in values if k not in allowed]
+        if unknown:
+            raise KeyTemplateError(
+                f"{self.name} is looked up by {', '.join(allowed)}; {', '.join(unknown)} "
+                "is not part of its key (use db.query(...) with a filter for other fields)"
+            )
+        missing = [k for k in allowed if k not in values]
+        if missing:
+            raise KeyTemplateError(
+                f"{self.name} needs {', '.join(missing)} to address one item "
+                f"(got {', '.join(values) or 'nothing'})"
+            )
+
+    def values_of(self, obj: T) -> dict[str, object]:
+        """The object's fields as a name -> value mapping (shallow)."""
+        return {name: getattr(obj, name) for name in self.field_types}
+
+    def key_of(self, obj: T) -> Item:
+        return self.primary_key(self.values_of(obj))
+
+    # -- items -------------------------------------------------------------------------------
+
+    def encode(self, obj: T) -> Item:
+        """The item to store: every field plus every key attribute its templates can fill.
+
+        An index key whose fields include a None is left out, keeping the index sparse.
+        """
+        if type(obj) is not self.cls:
+            raise TypeError(f"expected a {self.name}, got {type(obj).__name__}")
+        item = self.codec.encode(obj)
+        values = None
+        for attr, template in self.templates.items():
+            if values is None:
+                values = self.values_of(obj)
+            if any(values[f] is None for f in template.fields):
+                if attr in self.table.primary_attributes:
+                    raise KeyTemplateError(
+                        f"{self.name}.{next(f for f in template.fields if values[f] is None)} "
+                        f"is None, but it is part of the key {attr!r} ({template.source!r})"
+                    )
+                continue
+            item[attr] = {"S": template.format(values)}
+        return item
+
+    def decode(self, item: Mapping[str, AttributeValue]) -> T:
+        """Build the instance from an item; fields stored only inside keys are parsed back."""
+        try:
+            obj: T = self.codec.decode(item)
+        except KeyError:
+            obj = self._decode_with_key_fields(item)
+        except (TypeError, ValueError) as exc:
+            raise CodecError(
+                f"{self.name}: cannot read item {self._describe(item)}: {exc}"
+            ) from exc
+        return obj
+
+    def _decode_with_key_fields(self, item: Mapping[str, AttributeValue]) -> T:
+        # Tables written by other tools may keep a field only inside a key ("USER#alice").
+        merged = dict(item)
+        for attr, template in self.templates.items():
+            stored = item.get(attr, {}).get("S")
+            parsed = template.parse(stored) if isinstance(stored, str) else None
+            for name, text in (parsed or {}).items():
+                if name not in merged:
+                    value = self.key_parsers[name](text)
+                    merged[name] = self.codec.encode_field[name](value)
+        try:
+            obj: T = self.codec.decode(merged)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CodecError(
+                f"{self.name}: item {self._describe(item)} lacks or mangles field {exc}"
+            ) from exc
+        return obj
+
+    def _describe(self, item: Mapping[str, AttributeValue]) -> str:
+        pk_attr, sk_attr = self.table.key_attributes(None)
+        parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
+        return ", ".join(parts) or "(no key)"
+
+    def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
+        """Whether the item's keys fit this model's templates (how mixed results are told apart)."""
+        pk_attr, sk_attr = self.table.key_attributes(index)
+        for attr in (sk_attr, pk_attr):
+            if attr is None:
+                continue
+            template = self.templates.get(attr)
+            value = item.get(attr)
+            if template is None or value is None:
+                return False
+            text = value.get("S")
+            if text is None or not template.matches(text):
+                return False
+        return True
+
+
+def is_model(cls: object) -> bool:
+    return isinstance(cls, type) and getattr(cls, _INFO_ATTR, None) is not None
+
+
+def info_of(cls: type[T]) -> ModelInfo[T]:
+    """The ModelInfo of a model class, with an error that says how to declare one."""
+    info: ModelInfo[T] | None = getattr(cls, _INFO_ATTR, None)
+    if info is None or info.cls is not cls:
+        name = getattr(cls, "__name__", repr(cls))
+        raise DefinitionError(
+            f"{name} is not a dynorm model; decorate it with @table.model(pk=..., sk=...)"
+        )
+    return info
+
+
+def attach_info(cls: type[T], info: ModelInfo[T]) -> None:
+    setattr(cls, _INFO_ATTR, info)
+
+
+def resolve_field_types(cls: type) -> dict[str, Any]:
+    """Field name -> resolved type; forward references must be resolvable by now."""
+    try:
+        attrs.resolve_types(cls)
+    except NameError as exc:
+        raise DefinitionError(
+            f"{cls.__name__}: a field annotation cannot be resolved ({exc}); define the type first"
+        ) from None
+    return {f.name: f.type for f in attrs.fields(cls)}
+
+
+def key_parsers_for(
+    cls: type, field_types: Mapping[str, Any], templates: Iterable[KeyTemplate]
+) -> dict[str, Callable[[str], object]]:
+    parsers: dict[str, Callable[[str], object]] = {}
+    for template in templates:
+        for name in template.fields:
+            if name not in field_types:
+                raise DefinitionError(
+                    f"{cls.__name__}: key template {template.source!r} names {name!r}, which is "
+                    f"not a field; fields: {', '.join(field_types) or 'none'}"
+                )
+            tp = field_types[name]
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            try:
+                parsers[name] = key_value_parser(args[0] if len(args) == 1 else tp)
+            except DefinitionError as exc:
+                raise DefinitionError(f"{cls.__name__}.{name}: {exc}") from None
+    return parsers

@@ -1,0 +1,103 @@
+"""Reading a collection page by page, counting only the items that are asked for.
+
+``limit=N`` means N accepted items (children of one model, say), however many other items share
+the collection: the reader keeps requesting until it has N or the collection ends. It asks
+DynamoDB for one item more than it still needs, so it knows whether anything follows without an
+extra round trip, and resumes after the last item it handed out rather than after DynamoDB's
+LastEvaluatedKey, so a skipped item is never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from ._codec import Item
+from ._plans import CollectionRead, Request
+
+__all__ = ["Page", "Send", "iterate", "read_page"]
+
+T = TypeVar("T")
+
+#: Sends one request and returns the parsed response (the Database's single I/O seam).
+Send = Callable[[Request], Awaitable[dict[str, Any]]]
+#: Decodes a raw item into the wanted object, or None for items of other kinds.
+Accept = Callable[[Item], T | None]
+
+
+@attrs.frozen
+class Page(Generic[T]):
+    """One page of results and the cursor for the next (None when nothing follows)."""
+
+    items: list[T]
+    cursor: str | None
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def _with(request: Request, **extra: Any) -> Request:
+    params = dict(request.params)
+    params.update({k: v for k, v in extra.items() if v is not None})
+    return Request(request.operation, params)
+
+
+async def read_page(
+    send: Send,
+    read: CollectionRead,
+    accept: Accept[T],
+    *,
+    limit: int | None,
+    start: Item | None,
+    on_item: Callable[[Item], None] | None = None,
+) -> tuple[list[T], Item | None]:
+    """Up to ``limit`` accepted items starting after ``start``, and the key to resume from.
+
+    ``on_item`` sees every raw item read (a parent item riding along, for instance). With
+    ``limit=None`` one DynamoDB page is read.
+    """
+    base = read.request()
+    items: list[T] = []
+    last: Item | None = None
+    while True:
+        want = None if limit is None else limit - len(items) + 1
+        response = await send(_with(base, ExclusiveStartKey=start, Limit=want))
+        for raw in response.get("Items", ()):
+            if on_item is not None:
+                on_item(raw)
+            obj = accept(raw)
+            if obj is None:
+                continue
+            if limit is not None and len(items) == limit:
+                return items, read.key_of(last) if last is not None else start
+            items.append(obj)
+            last = raw
+        start = response.get("LastEvaluatedKey")
+        if start is None:
+            return items, None
+        if limit is None:
+            return items, start
+        if len(items) == limit:
+            # Full, and DynamoDB says more may follow: resume after what was handed out.
+            return items, read.key_of(last) if last is not None else start
+
+
+async def iterate(
+    send: Send, read: CollectionRead, accept: Accept[T], *, start: Item | None = None
+) -> AsyncIterator[T]:
+    """Every accepted item from ``start`` to the end of the collection, a page at a time."""
+    base = read.request()
+    while True:
+        response = await send(_with(base, ExclusiveStartKey=start))
+        for raw in response.get("Items", ()):
+            obj = accept(raw)
+            if obj is not None:
+                yield obj
+        start = response.get("LastEvaluatedKey")
+        if start is None:
+            return

@@ -1,0 +1,106 @@
+"""Requests as plain values: what dynorm will send, decided without sending anything."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ._codec import Item
+from ._keys import KeyTemplate
+
+__all__ = ["CollectionRead", "KeyRange", "Request", "upper_bound"]
+
+
+@attrs.frozen
+class Request:
+    """One DynamoDB API call: the action name and its exact parameters."""
+
+    operation: str
+    params: Mapping[str, Any]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {dict(self.params)}"
+
+
+def upper_bound(prefix: str) -> str:
+    """The smallest string greater than every string that starts with ``prefix``.
+
+    Used as the inclusive top of a BETWEEN: an item whose sort key *equals* the bound may be read,
+    and is then dropped because it does not fit the child template.
+    """
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return "\U0010ffff" * 4
+    return stripped[:-1] + chr(ord(stripped[-1]) + 1)
+
+
+@attrs.frozen
+class KeyRange:
+    """A sort key condition: equality, a prefix, or an inclusive range."""
+
+    op: Literal["eq", "begins_with", "between"]
+    values: tuple[str, ...]
+
+    @classmethod
+    def from_template(cls, template: KeyTemplate, values: Mapping[str, object]) -> KeyRange | None:
+        """Equality when every field is given, a boundary-ending prefix when some are, or None."""
+        if template.covers(values):
+            return cls("eq", (template.format(values),))
+        prefix = template.prefix(values)
+        return cls("begins_with", (prefix,)) if prefix else None
+
+
+@attrs.frozen
+class CollectionRead:
+    """A Query over one item collection of the table or an index."""
+
+    table_name: str
+    index: str | None
+    pk_attr: str
+    pk_value: str
+    sk_attr: str | None
+    range: KeyRange | None = None
+    forward: bool = True
+    consistent: bool = False
+    #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
+    key_attrs: tuple[str, ...] = ()
+
+    def request(self) -> Request:
+        names = {"#pk": self.pk_attr}
+        values: dict[str, Any] = {":pk": {"S": self.pk_value}}
+        condition = "#pk = :pk"
+        if self.range is not None and self.sk_attr is not None:
+            names["#sk"] = self.sk_attr
+            if self.range.op == "eq":
+                condition += " AND #sk = :sk"
+            elif self.range.op == "begins_with":
+                condition += " AND begins_with(#sk, :sk)"
+            else:
+                condition += " AND #sk BETWEEN :sk AND :sk2"
+                values[":sk2"] = {"S": self.range.values[1]}
+            values[":sk"] = {"S": self.range.values[0]}
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+        if self.index is not None:
+            params["IndexName"] = self.index
+        if not self.forward:
+            params["ScanIndexForward"] = False
+        if self.consistent:
+            params["ConsistentRead"] = True
+        return Request("Query", params)
+
+    def fingerprint(self) -> str:
+        """Identifies the query for cursors (the table name is left out: tests rename tables)."""
+        text = repr((self.index, self.pk_value, self.range, self.forward))
+        return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
+
+    def key_of(self, item: Item) -> Item:
+        """The ExclusiveStartKey that resumes right after ``item``."""
+        return {name: item[name] for name in self.key_attrs if name in item}

@@ -1,0 +1,66 @@
+"""The lazy query returned by ``db.query(...)``: nothing is sent until it is iterated or paged."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Generic, TypeVar
+
+import attrs
+
+from ._cursor import decode_cursor, encode_cursor
+from ._errors import LimitExceededError
+from ._paging import Accept, Page, Send, iterate, read_page
+from ._plans import CollectionRead, Request
+
+__all__ = ["Query", "check_limit"]
+
+T = TypeVar("T")
+
+
+def check_limit(limit: int | None) -> None:
+    # Checked at run time too: a float or bool slipping through would confuse DynamoDB's Limit.
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise LimitExceededError(f"limit must be a positive int or None; got {limit!r}")
+
+
+@attrs.frozen
+class Query(Generic[T]):
+    """Items of one model in one item collection, read lazily.
+
+    ``async for item in query`` reads page after page; ``await query.page(limit, cursor)`` reads
+    exactly one page of ``limit`` items; ``await query.all()`` reads everything.
+    """
+
+    _send: Send = attrs.field(alias="send")
+    read: CollectionRead
+    _accept: Accept[T] = attrs.field(alias="accept")
+
+    def reverse(self) -> Query[T]:
+        """The same query read from the end of the collection backwards."""
+        return attrs.evolve(self, read=attrs.evolve(self.read, forward=not self.read.forward))
+
+    def explain(self) -> Request:
+        """The Query request this would send first (without Limit or ExclusiveStartKey)."""
+        return self.read.request()
+
+    async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
+        """One page of up to ``limit`` items after ``cursor`` (None: from the start)."""
+        check_limit(limit)
+        fingerprint = self.read.fingerprint()
+        start = None if cursor is None else decode_cursor(cursor, fingerprint)
+        items, after = await read_page(
+            self._send, self.read, self._accept, limit=limit, start=start
+        )
+        return Page(items, None if after is None else encode_cursor(after, fingerprint))
+
+    async def all(self) -> list[T]:
+        """Every item, reading all pages."""
+        return [item async for item in self]
+
+    async def first(self) -> T | None:
+        """The first item, or None when the collection holds none."""
+        items, _ = await read_page(self._send, self.read, self._accept, limit=1, start=None)
+        return items[0] if items else None
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return iterate(self._send, self.read, self._accept)

@@ -1,0 +1,75 @@
+"""Per-instance state kept beside model objects: which Database they came from, what was loaded.
+
+Models stay plain attrs classes (``attrs.asdict`` shows data fields only), so the state lives in a
+side table keyed by ``id(obj)`` and is dropped by a weak-reference callback when the object dies.
+Only models that declare relationships ever get an entry.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import attrs
+
+from ._codec import Item
+from ._plans import Request
+
+if TYPE_CHECKING:
+    from ._model import ModelInfo
+
+__all__ = ["InstanceState", "Loaded", "Session", "bind", "state_of"]
+
+T = TypeVar("T")
+
+
+class Session(Protocol):
+    """What loaders need from a Database: a way to send, and a way to turn items into objects."""
+
+    table_name: str
+
+    def send(self, request: Request) -> Awaitable[dict[str, Any]]: ...
+
+    def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
+
+
+@attrs.define
+class Loaded:
+    """Children that came with a load, and where to resume reading the rest.
+
+    ``resume`` is None when the load reached the end of the children; otherwise the key to start
+    after (an empty dict means "from the first child").
+    """
+
+    items: list[Any]
+    resume: Item | None
+
+
+@attrs.define
+class InstanceState:
+    session: Session | None = None
+    loaded: dict[str, Loaded] = attrs.field(factory=dict)
+
+
+_states: dict[int, tuple[weakref.ref[Any], InstanceState]] = {}
+
+
+def state_of(obj: object) -> InstanceState | None:
+    """The state of an object read or written through a Database, else None."""
+    entry = _states.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        return entry[1]
+    return None
+
+
+def bind(obj: object, session: Session) -> InstanceState:
+    """Attach ``obj`` to the session that read or wrote it, so its loaders can send requests."""
+    key = id(obj)
+    entry = _states.get(key)
+    if entry is not None and entry[0]() is obj:
+        entry[1].session = session
+        return entry[1]
+    state = InstanceState(session)
+    _states[key] = (weakref.ref(obj, lambda _ref: _states.pop(key, None)), state)
+    return state

@@ -1,0 +1,274 @@
+"""Tables, their secondary indexes, and the ``@table.model`` declaration."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar, cast
+
+import attrs
+
+from ._codec import build_codec
+from ._errors import DefinitionError
+from ._keys import KeyTemplate
+from ._model import ModelInfo, attach_info, info_of, key_parsers_for, resolve_field_types
+from ._relations import Relationship
+
+__all__ = ["GSI", "LSI", "Table"]
+
+T = TypeVar("T")
+
+Projection = Literal["ALL", "KEYS_ONLY"] | tuple[str, ...]
+
+
+def _projection(value: object) -> Projection:
+    if value in ("ALL", "KEYS_ONLY"):
+        return "ALL" if value == "ALL" else "KEYS_ONLY"
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise DefinitionError(
+        f"projection must be 'ALL', 'KEYS_ONLY' or attribute names; got {value!r}"
+    )
+
+
+@attrs.frozen
+class GSI:
+    """A global secondary index: its own partition key attribute and optional sort key attribute."""
+
+    name: str
+    pk: str
+    sk: str | None = None
+    projection: Projection = attrs.field(default="ALL", converter=_projection)
+
+
+@attrs.frozen
+class LSI:
+    """A local secondary index: the table's partition key with another sort key attribute."""
+
+    name: str
+    sk: str
+    projection: Projection = attrs.field(default="ALL", converter=_projection)
+
+
+Index = GSI | LSI
+
+
+class Table:
+    """One DynamoDB table shared by many models (single-table design).
+
+    ``Table("app", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])``
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pk: str = "pk",
+        sk: str | None = "sk",
+        indexes: Sequence[Index] = (),
+        delimiter: str = "#",
+    ) -> None:
+        self.name = name
+        self.pk = pk
+        self.sk = sk
+        self.delimiter = delimiter
+        self.indexes: dict[str, Index] = {}
+        for index in indexes:
+            if index.name in self.indexes:
+                raise DefinitionError(f"Table {name!r} declares index {index.name!r} twice")
+            if isinstance(index, LSI) and sk is None:
+                raise DefinitionError(
+                    f"Table {name!r}: local index {index.name!r} needs a table with a sort key"
+                )
+            self.indexes[index.name] = index
+        self.models: dict[str, ModelInfo[Any]] = {}
+        self._pending: list[Relationship[Any, Any]] = []
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
+
+    @property
+    def primary_attributes(self) -> tuple[str, ...]:
+        return (self.pk,) if self.sk is None else (self.pk, self.sk)
+
+    def key_attributes(self, index: str | None) -> tuple[str, str | None]:
+        """The (partition, sort) key attribute names of the table or one of its indexes."""
+        if index is None:
+            return self.pk, self.sk
+        found = self.index(index)
+        if isinstance(found, LSI):
+            return self.pk, found.sk
+        return found.pk, found.sk
+
+    def index(self, name: str) -> Index:
+        try:
+            return self.indexes[name]
+        except KeyError:
+            declared = ", ".join(self.indexes) or "none"
+            raise DefinitionError(
+                f"index {name!r} is not declared on Table {self.name!r}; declared: {declared}"
+            ) from None
+
+    def attribute_names(self) -> list[str]:
+        """Every key attribute of the table and its indexes (all strings)."""
+        names = [self.pk, *([self.sk] if self.sk else [])]
+        for index in self.indexes.values():
+            names += [index.pk] if isinstance(index, GSI) else []
+            names += [index.sk] if index.sk else []
+        return list(dict.fromkeys(names))
+
+    # -- declaring models --------------------------------------------------------------------
+
+    def model(
+        self, *, pk: str, sk: str | None = None, **indexes: str | tuple[str, ...]
+    ) -> Callable[[type[T]], type[T]]:
+        """Declare a model stored in this table.
+
+        ``pk``/``sk`` are key templates; each index keyword gives that index's templates:
+        ``GSI1=("ORG#{org_name}", "USER#{username}")`` for a global index, a single template for
+        a local index. The class becomes an attrs class unless it already is one.
+        """
+
+        def declare(target: type[T]) -> type[T]:
+            return self._declare(target, pk, sk, indexes)
+
+        return declare
+
+    def _templates(
+        self, cls_name: str, pk: str, sk: str | None, indexes: dict[str, str | tuple[str, ...]]
+    ) -> dict[str, KeyTemplate]:
+        def template(source: str) -> KeyTemplate:
+            try:
+                return KeyTemplate(source, self.delimiter)
+            except DefinitionError as exc:
+                raise DefinitionError(f"{cls_name}: {exc}") from None
+
+        templates = {self.pk: template(pk)}
+        if self.sk is not None:
+            if sk is None:
+                raise DefinitionError(
+                    f"{cls_name}: Table {self.name!r} has sort key {self.sk!r}; give sk=<template>"
+                )
+            templates[self.sk] = template(sk)
+        elif sk is not None:
+            raise DefinitionError(f"{cls_name}: Table {self.name!r} has no sort key; drop sk=")
+        for name, spec in indexes.items():
+            index = self.indexes.get(name)
+            if index is None:
+                declared = ", ".join(self.indexes) or "none"
+                raise DefinitionError(
+                    f"{cls_name}: index {name!r} is not declared on Table {self.name!r}; "
+                    f"declared: {declared}"
+                )
+            sources = (spec,) if isinstance(spec, str) else tuple(spec)
+            attrs_ = [index.pk] if isinstance(index, GSI) else []
+            attrs_ += [index.sk] if index.sk else []
+            if len(sources) != len(attrs_):
+                raise DefinitionError(
+                    f"{cls_name}: index {name!r} has key attributes {attrs_}; give "
+                    f"{len(attrs_)} template(s) for it, got {len(sources)}"
+                )
+            for attr, source in zip(attrs_, sources, strict=True):
+                if attr in templates and templates[attr].source != source:
+                    raise DefinitionError(
+                        f"{cls_name}: attribute {attr!r} already has template "
+                        f"{templates[attr].source!r}; index {name!r} cannot give it {source!r}"
+                    )
+                templates[attr] = template(source)
+        return templates
+
+    def _declare(
+        self, cls: type[T], pk: str, sk: str | None, indexes: dict[str, str | tuple[str, ...]]
+    ) -> type[T]:
+        templates = self._templates(cls.__name__, pk, sk, indexes)
+        relationships = {
+            name: value for name, value in vars(cls).items() if isinstance(value, Relationship)
+        }
+        if not attrs.has(cls):
+            # Relationship attributes are descriptors, not data: keep them out of the fields.
+            annotations = vars(cls).get("__annotations__", {})
+            for name in relationships:
+                annotations.pop(name, None)
+            return self._register(attrs.define(cls), templates, relationships)
+        return self._register(cast("type[T]", cls), templates, relationships)
+
+    def _register(
+        self,
+        cls: type[T],
+        templates: dict[str, KeyTemplate],
+        relationships: dict[str, Relationship[Any, Any]],
+    ) -> type[T]:
+        if cls.__name__ in self.models:
+            raise DefinitionError(
+                f"Table {self.name!r} already has a model named {cls.__name__}; rename one"
+            )
+        if relationships and not cls.__weakrefoffset__:
+            raise DefinitionError(
+                f"{cls.__name__} has relationships, so its instances must support weak "
+                "references; use attrs.define(weakref_slot=True) (the default)"
+            )
+        field_types = resolve_field_types(cls)
+        info: ModelInfo[T] = ModelInfo(
+            cls=cls,
+            table=self,
+            templates=templates,
+            codec=build_codec(cls),
+            field_types=field_types,
+            key_parsers=key_parsers_for(cls, field_types, templates.values()),
+        )
+        self._check_distinct(info)
+        attach_info(cls, info)
+        self.models[cls.__name__] = info
+        for name, relationship in relationships.items():
+            relationship.bind(cls, name)
+            info.relationships[name] = relationship
+            self._pending.append(relationship)
+        self._resolve_pending()
+        return cls
+
+    def _check_distinct(self, new: ModelInfo[Any]) -> None:
+        """Two models that share an item collection must be told apart by their keys."""
+        scopes: list[str | None] = [None, *self.indexes]
+        for other, scope in itertools.product(self.models.values(), scopes):
+            if scope is not None and not (new.in_index(scope) and other.in_index(scope)):
+                continue
+            pk_a, sk_a = new.key_templates(scope)
+            pk_b, sk_b = other.key_templates(scope)
+            if not pk_a.could_overlap(pk_b):
+                continue
+            if sk_a is None or sk_b is None or sk_a.could_overlap(sk_b):
+                where = f"index {scope!r}" if scope else f"Table {self.name!r}"
+                sources = [t.source if t else None for t in (sk_a, sk_b)]
+                sk_text = f"sort keys {sources[0]!r} and {sources[1]!r}"
+                raise DefinitionError(
+                    f"{new.name} and {other.name} can share an item collection in {where} and "
+                    f"their {sk_text} cannot be told apart; give one a distinct literal prefix "
+                    f"such as 'USER#' so mixed results can be mapped"
+                )
+
+    def _resolve_pending(self) -> None:
+        still: list[Relationship[Any, Any]] = []
+        for relationship in self._pending:
+            if relationship.try_resolve(self):
+                continue
+            still.append(relationship)
+        self._pending = still
+
+    def check(self) -> None:
+        """Fail if any relationship names a model that was never declared on this table."""
+        self._resolve_pending()
+        if self._pending:
+            missing = ", ".join(
+                f"{r.owner_name}.{r.name} -> {r.target_name!r}" for r in self._pending
+            )
+            raise DefinitionError(
+                f"Table {self.name!r}: relationships name models that are not declared: {missing}"
+            )
+
+    def info(self, cls: type[T]) -> ModelInfo[T]:
+        info = info_of(cls)
+        if info.table is not self:
+            raise DefinitionError(
+                f"{info.name} belongs to Table {info.table.name!r}, not {self.name!r}"
+            )
+        return info

@@ -1,0 +1,132 @@
+"""Plans for single-item writes: PutItem, DeleteItem, UpdateItem (and their transaction forms)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._codec import Item, encode_any
+from ._errors import KeyTemplateError
+from ._expressions import Condition, ExpressionBuilder, render_update
+from ._model import ModelInfo
+from ._plans import Request
+
+__all__ = ["plan_delete", "plan_put", "plan_update"]
+
+
+def _builder(info: ModelInfo[Any]) -> ExpressionBuilder:
+    def encoder(name: str) -> Any:
+        return info.codec.encode_field.get(name, encode_any)
+
+    return ExpressionBuilder(encoder=encoder)
+
+
+def _conditioned(
+    params: dict[str, Any], builder: ExpressionBuilder, condition: Condition | None
+) -> dict[str, Any]:
+    if condition is not None:
+        params["ConditionExpression"] = condition.render(builder)
+    params.update(builder.params())
+    return params
+
+
+def plan_put(
+    info: ModelInfo[Any],
+    obj: object,
+    table_name: str,
+    *,
+    condition: Condition | None = None,
+    overwrite: bool = True,
+    item: Item | None = None,
+) -> Request:
+    """PutItem for ``obj``; ``overwrite=False`` adds a condition that no item has its key."""
+    builder = _builder(info)
+    if not overwrite:
+        not_there = f"attribute_not_exists({builder.name(info.table.pk)})"
+        extra = condition.render(builder) if condition is not None else None
+        params: dict[str, Any] = {
+            "TableName": table_name,
+            "Item": item if item is not None else info.encode(obj),
+            "ConditionExpression": not_there if extra is None else f"{not_there} AND ({extra})",
+        }
+        params.update(builder.params())
+        return Request("PutItem", params)
+    params = {"TableName": table_name, "Item": item if item is not None else info.encode(obj)}
+    return Request("PutItem", _conditioned(params, builder, condition))
+
+
+def plan_delete(
+    info: ModelInfo[Any], key: Item, table_name: str, *, condition: Condition | None = None
+) -> Request:
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    return Request("DeleteItem", _conditioned(params, _builder(info), condition))
+
+
+def plan_update(
+    info: ModelInfo[Any],
+    current: Mapping[str, object],
+    table_name: str,
+    *,
+    set: Mapping[str, object] | None = None,  # noqa: A002 - mirrors DynamoDB's SET clause
+    remove: Iterable[str] = (),
+    add: Mapping[str, object] | None = None,
+    condition: Condition | None = None,
+) -> Request:
+    """UpdateItem changing some fields of the item ``current`` describes.
+
+    Index key attributes built from a changed field are rewritten (or removed when a field they
+    need becomes None), so secondary indexes never go stale. Key fields cannot change: that is a
+    new item.
+    """
+    set_values = dict(set or {})
+    add_values = dict(add or {})
+    removals = list(remove)
+    changed = [*set_values, *removals, *add_values]
+    unknown = [name for name in changed if name.split(".", 1)[0] not in info.field_types]
+    if unknown:
+        raise KeyTemplateError(
+            f"{info.name} has no field {unknown[0]!r}; fields: {', '.join(info.field_types)}"
+        )
+    identity = info.identity_fields()
+    touched_keys = [name for name in changed if name in identity]
+    if touched_keys:
+        raise KeyTemplateError(
+            f"{info.name}.{touched_keys[0]} is part of the primary key; to change it, put a new "
+            "item and delete the old one (in a transaction)"
+        )
+    if not changed:
+        raise KeyTemplateError(f"update of {info.name} changes nothing; give set=, remove= or add=")
+    after = {**current, **set_values, **dict.fromkeys(removals)}
+    raw_set: dict[str, Any] = {}
+    raw_remove: list[str] = []
+    for attr, template in info.templates.items():
+        if attr in info.table.primary_attributes or not {*template.fields} & {*changed}:
+            continue
+        if any(name in add_values for name in template.fields):
+            raise KeyTemplateError(
+                f"{info.name}: add= cannot change {attr!r}'s fields; use set= with the new value"
+            )
+        if any(after[name] is None for name in template.fields):
+            raw_remove.append(attr)
+        else:
+            raw_set[attr] = {"S": template.format(after)}
+    builder = _builder(info)
+    expression = render_update(
+        builder,
+        set_values=set_values,
+        set_raw=raw_set,
+        remove=[*removals, *raw_remove],
+        add=add_values,
+    )
+    params: dict[str, Any] = {
+        "TableName": table_name,
+        "Key": info.primary_key(current),
+        "UpdateExpression": expression,
+        "ReturnValues": "ALL_NEW",
+    }
+    # Updating must never create a half item: require that it exists.
+    exists = f"attribute_exists({builder.name(info.table.pk)})"
+    extra = condition.render(builder) if condition is not None else None
+    params["ConditionExpression"] = exists if extra is None else f"{exists} AND ({extra})"
+    params.update(builder.params())
+    return Request("UpdateItem", params)
