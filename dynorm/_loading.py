@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import attrs
 
@@ -43,13 +43,17 @@ def normalize_options(
     return options
 
 
+Position = Literal["first", "last"]
+
+
 @attrs.frozen
 class CollectionLoad:
     """One Query that reads several relationships' children (and maybe the parent)."""
 
     read: CollectionRead
     options: tuple[LoadOption, ...]
-    carries_parent: bool
+    #: where the parent sits in read order when this Query carries it, else None.
+    parent_at: Position | None
 
 
 @attrs.frozen
@@ -61,6 +65,7 @@ class GetPlan:
     collections: tuple[CollectionLoad, ...]
     #: relationships whose collection depends on parent fields the caller did not give.
     after_parent: tuple[LoadOption, ...]
+    consistent: bool = False
 
     @property
     def requests(self) -> list[Request]:
@@ -101,16 +106,22 @@ def plan_get(
     carried = False
     for (index, forward), group in groups.items():
         rels = [cast("HasMany[Any, Any]", o.relationship) for o in group]
-        read, parent_first = _group_read(
+        read, position = _group_read(
             info, key_values, rels, index=index, forward=forward, table_name=table_name
         )
-        take_parent = parent_first and not carried
-        carried = carried or take_parent
+        # A parent at the far end arrives in the same page only when the page is not cut short
+        # by a limit; without a limit it usually does, and a GetItem follows only if it did not.
+        if position == "last" and any(o.limit is not None for o in group):
+            position = None
+        take = position if not carried else None
+        carried = carried or take is not None
         if consistent and index is None:
             read = attrs.evolve(read, consistent=True)
-        collections.append(CollectionLoad(read, tuple(group), take_parent))
+        collections.append(CollectionLoad(read, tuple(group), take))
     get_parent = None if carried else _get_item(parent_key, table_name, consistent=consistent)
-    return GetPlan(parent_key, get_parent, tuple(collections), tuple(after_parent))
+    return GetPlan(
+        parent_key, get_parent, tuple(collections), tuple(after_parent), consistent=consistent
+    )
 
 
 def _group_read(
@@ -121,22 +132,26 @@ def _group_read(
     index: str | None,
     forward: bool,
     table_name: str,
-) -> tuple[CollectionRead, bool]:
-    """The Query for a group, and whether the parent is its first item in read order."""
+) -> tuple[CollectionRead, Position | None]:
+    """The Query for a group, and where the parent sits in it (None: not in the range)."""
     children = rels[0].children_read(table_name, key_values)
     prefixes = [r.child_prefix(key_values) for r in rels]
     parent_sk = _parent_sort_key(info, key_values, index, children.pk_value)
     if parent_sk is None or not all(prefixes):
         if len(rels) == 1:
-            return children, False
+            return children, None
         # Several kinds of children but no common bound: read the whole collection.
-        return attrs.evolve(children, range=None), False
+        return attrs.evolve(children, range=None), None
     low = min([parent_sk, *prefixes])
     high = max([parent_sk, *(upper_bound(p) for p in prefixes)])
-    parent_first = parent_sk == (low if forward else high)
-    if not parent_first and len(rels) == 1:
-        return children, False
-    return attrs.evolve(children, range=KeyRange("between", (low, high))), parent_first
+    position: Position | None = None
+    if parent_sk == (low if forward else high):
+        position = "first"
+    elif parent_sk == (high if forward else low):
+        position = "last"
+    elif len(rels) == 1:
+        return children, None
+    return attrs.evolve(children, range=KeyRange("between", (low, high))), position
 
 
 def _parent_sort_key(
@@ -156,7 +171,8 @@ async def _run_collection(
     info: ModelInfo[Any],
     load: CollectionLoad,
     parent_key: Item,
-) -> tuple[Item | None, dict[str, Loaded]]:
+) -> tuple[Item | None, dict[str, Loaded], bool]:
+    """Run one collection Query: (parent item if seen, loaded children, whether it was cut)."""
     read = load.read
     rels: list[HasMany[Any, Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
     accepts = [session.acceptor(r.target_info, read.index) for r in rels]
@@ -165,7 +181,7 @@ async def _run_collection(
 
     def see(raw: Item) -> None:
         if (
-            load.carries_parent
+            load.parent_at is not None
             and not parent
             and all(raw.get(k) == v for k, v in parent_key.items())
         ):
@@ -196,7 +212,7 @@ async def _run_collection(
         else:
             resume = read.key_of(children[-1][1]) if children else {}
         loaded[rel.name] = Loaded([obj for obj, _ in children], resume)
-    return (parent[0] if parent else None), loaded
+    return (parent[0] if parent else None), loaded, after is not None
 
 
 async def _run_children(
@@ -220,13 +236,18 @@ async def execute_get(
         raw_parent = response.get("Item")
     else:
         collected = list(await asyncio.gather(*runs))
-        raw_parent = next((p for p, _ in collected if p is not None), None)
+        raw_parent = next((p for p, _, _ in collected if p is not None), None)
+        cut_short = any(cut for _, _, cut in collected)
+        if raw_parent is None and cut_short:
+            # The parent sorts after a page's worth of children: fetch it directly.
+            retry = _get_item(plan.parent_key, session.table_name, consistent=plan.consistent)
+            raw_parent = (await session.send(retry)).get("Item")
     if raw_parent is None:
         described = ", ".join(f"{k}={v!r}" for k, v in key_values.items())
         raise ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
     parent = info.decode(raw_parent)
     state = bind(parent, session)
-    for _, loaded in collected:
+    for _, loaded, _ in collected:
         state.loaded.update(loaded)
     if plan.after_parent:
         values = info.values_of(parent)
