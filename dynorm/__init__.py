@@ -32,7 +32,7 @@ from ._paging import Page
 from ._plans import Request
 from ._query import Query
 from ._relations import BelongsTo, HasMany, LoadOption, RelationLoader
-from ._strategies import Index, Partition, Strategy
+from ._strategies import Denormalized, Embedded, Index, Partition, Strategy
 from ._table import GSI, LSI, Table
 
 __all__ = [
@@ -51,8 +51,10 @@ __all__ = [
     "Database",
     "DatabaseError",
     "DefinitionError",
+    "Denormalized",
     "DetachedError",
     "DynormError",
+    "Embedded",
     "HasMany",
     "Index",
     "ItemNotFoundError",

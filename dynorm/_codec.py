@@ -182,6 +182,35 @@ def _element(tp: object, index: int = 0) -> object:
     return args[index]
 
 
+def _tuple_items(tp: object) -> tuple[object, ...] | None:
+    """The element types of a fixed-length tuple (``tuple[str, int]``), else None."""
+    args = typing.get_args(tp)
+    if _origin(tp) is not tuple or not args or Ellipsis in args:
+        return None
+    return args
+
+
+def _configure_tuples(c: cattrs.Converter) -> None:
+    """Fixed-length tuples: each position has its own type (``tuple[str, int]`` is no list).
+
+    Registered after the list hooks, so these factories win for the tuples they accept.
+    """
+
+    def structure(tp: object) -> Callable[[AttributeValue, object], object]:
+        hooks = [(c.get_structure_hook(t), t) for t in _tuple_items(tp) or ()]
+        return lambda v, _: tuple([h(x, t) for (h, t), x in zip(hooks, v["L"], strict=True)])
+
+    def unstructure(tp: object) -> Callable[[Any], AttributeValue]:
+        hooks = [c.get_unstructure_hook(t) for t in _tuple_items(tp) or ()]
+        return lambda v: {"L": [h(x) for h, x in zip(hooks, v, strict=True)]}
+
+    def is_fixed(tp: object) -> bool:
+        return _tuple_items(tp) is not None
+
+    c.register_structure_hook_factory(is_fixed, structure)
+    c.register_unstructure_hook_factory(is_fixed, unstructure)
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook(str, lambda v, _: v["S"])
     c.register_structure_hook(bool, lambda v, _: v["BOOL"])
@@ -299,6 +328,7 @@ def make_converter() -> cattrs.Converter:
     converter = cattrs.Converter(detailed_validation=False)
     _configure_structure(converter)
     _configure_unstructure(converter)
+    _configure_tuples(converter)
     return converter
 
 
@@ -329,3 +359,34 @@ def build_codec(cls: type) -> ModelCodec:
         encode=encode,
         encode_field=encode_field,
     )
+
+
+#: DynamoDB's item size limit.
+MAX_ITEM_BYTES: Final = 400 * 1024
+
+
+def _value_size(av: AttributeValue) -> int:
+    ((tag, value),) = av.items()
+    if tag == "S":
+        return len(value.encode())
+    if tag == "N":
+        digits = len(value.lstrip("-").replace(".", "").lstrip("0")) or 1
+        return (digits + 1) // 2 + 1
+    if tag == "B":
+        return len(_binary(value))
+    if tag in {"BOOL", "NULL"}:
+        return 1
+    if tag == "M":
+        return 3 + sum(len(k.encode()) + _value_size(v) + 1 for k, v in value.items())
+    if tag == "L":
+        return 3 + sum(_value_size(v) + 1 for v in value)
+    if tag == "SS":
+        return sum(len(v.encode()) for v in value)
+    if tag == "NS":
+        return sum(_value_size({"N": v}) for v in value)
+    return sum(len(_binary(v)) for v in value)  # BS
+
+
+def item_size(item: Mapping[str, AttributeValue]) -> int:
+    """DynamoDB's size of an item in bytes, by its published rules (names count too)."""
+    return sum(len(name.encode()) + _value_size(av) for name, av in item.items())

@@ -47,9 +47,10 @@ from ._model import ModelInfo, info_of
 from ._plans import CollectionRead, KeyRange, Request
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship, collection_read
-from ._state import bind, state_of
+from ._relwrites import add_child, put_with_copies, remove_child
+from ._state import InstanceState, Loaded, bind
 from ._table import GSI, LSI, Table
-from ._writes import plan_delete, plan_put, plan_update
+from ._writes import plan_delete, plan_put, plan_put_keeping, plan_update
 
 __all__ = ["Database", "Transaction", "connect"]
 
@@ -93,6 +94,11 @@ def _translate(exc: botocore.exceptions.ClientError, request: Request) -> Databa
         message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
     cls = _ERRORS.get(code, DatabaseError)
     return cls(f"{request.operation}: {message}", code=code, operation=request.operation)
+
+
+def _copying(info: ModelInfo[Any]) -> list[HasMany[Any, Any]]:
+    """The relationships whose children carry copies of this model's fields."""
+    return [r for r in info.relationships.values() if isinstance(r, HasMany) and r.copies]
 
 
 class Database:
@@ -166,10 +172,19 @@ class Database:
             if not matches(raw, index):
                 return None
             obj = decode(raw)
-            bind(obj, self)
+            self.adopt(info, obj, raw)
             return obj
 
         return accept
+
+    def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
+        """Bind an object decoded from ``item`` and keep the children embedded in it."""
+        state = bind(obj, self)
+        for rel in info.embedded:
+            codec = rel.embedded
+            if codec is not None and codec.attribute in item:
+                state.loaded[rel.name] = Loaded(codec.decode(item), None)
+        return state
 
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""
@@ -273,14 +288,30 @@ class Database:
         return await execute_get(self, info, plan, key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
-        """Store ``obj`` (PutItem). ``overwrite=False`` refuses to replace an existing item."""
+        """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
+
+        A parent with ``Denormalized`` children also rewrites every child whose copy changed
+        (see :meth:`sync_copies`); a parent with ``Embedded`` children keeps them.
+        """
         info = self.table.info(type(obj))
-        await self.send(
-            plan_put(info, obj, self.table_name, condition=condition, overwrite=overwrite)
-        )
+        request = self.explain.put(obj, condition=condition, overwrite=overwrite)
+        copying = _copying(info)
+        if copying:
+            await put_with_copies(self, copying, info.values_of(obj), request)
+        else:
+            await self.send(request)
         if info.relationships:
             bind(obj, self)
         return obj
+
+    async def sync_copies(self, parent: object) -> int:
+        """Rewrite the denormalized copies of ``parent``'s fields that differ from it.
+
+        ``db.put(parent)`` does this too; call it directly to repair copies. Returns how many
+        children were rewritten (also logged on the ``dynorm`` logger).
+        """
+        info = self.table.info(type(parent))
+        return await put_with_copies(self, _copying(info), info.values_of(parent), None)
 
     @overload
     async def delete(self, target: object, /, *, condition: Condition | None = None) -> None: ...
@@ -305,16 +336,24 @@ class Database:
         condition: Condition | None = None,
     ) -> T:
         """Change some fields of a stored item (UpdateItem) and return the item as stored now."""
+        removals = list(remove)
         info = self.table.info(type(obj))
         request = plan_update(
             info,
             info.values_of(obj),
             self.table_name,
             set=set,
-            remove=remove,
+            remove=removals,
             add=add,
             condition=condition,
         )
+        copied = {f for rel in _copying(info) for f in rel.copies}
+        touched = {*(set or {}), *removals, *(add or {})}
+        if copied & touched:
+            after = {**info.values_of(obj), **(set or {}), **dict.fromkeys(removals)}
+            await put_with_copies(self, _copying(info), after, request)
+            key = {f: after[f] for f in info.identity_fields()}
+            return await execute_get(self, info, plan_get(info, key, (), self.table_name), key)
         try:
             response = await self.send(request)
         except ConditionFailedError as exc:
@@ -327,7 +366,7 @@ class Database:
             raise
         updated = info.decode(response["Attributes"])
         if info.relationships:
-            bind(updated, self)
+            self.adopt(info, updated, response["Attributes"])
         return updated
 
     # -- many items ----------------------------------------------------------------------------
@@ -373,6 +412,14 @@ class Database:
         for obj in objs:
             info = self.table.info(type(obj))
             item = info.encode(obj)
+            for rel in info.embedded:
+                loaded = getattr(obj, rel.name)
+                if not loaded.is_loaded or rel.embedded is None:
+                    raise DefinitionError(
+                        f"put_all replaces whole items, and {rel.qualname} of {obj!r} is not "
+                        "loaded, so its children would be lost; use db.put (which keeps them)"
+                    )
+                item[rel.embedded.attribute] = rel.embedded.encode(loaded.loaded)
             writes[key_id({a: item[a] for a in self.table.primary_attributes})] = {
                 "PutRequest": {"Item": item}
             }
@@ -432,21 +479,14 @@ class Database:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
         rel = self._relationship(parent, relationship)
         if isinstance(rel, HasMany):
-            rel.check_child(parent, child)
-            await self.put(child)
-            return child
+            return await add_child(self, parent, rel, child)
         raise DefinitionError(f"{rel.qualname}: use db.put on the child to set a BelongsTo link")
 
     async def remove(self, parent: object, relationship: Relationship[Any, T], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
         rel = self._relationship(parent, relationship)
         if isinstance(rel, HasMany):
-            rel.check_child(parent, child)
-            await self.delete(child)
-            state = state_of(parent)
-            loaded = state.loaded.get(rel.name) if state else None
-            if loaded is not None:
-                loaded.items = [c for c in loaded.items if c != child]
+            await remove_child(self, parent, rel, child)
             return
         raise DefinitionError(f"{rel.qualname}: only HasMany relationships have children to remove")
 
@@ -495,7 +535,19 @@ class Explain:
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> Request:
         info = self._db.table.info(type(obj))
-        return plan_put(info, obj, self._db.table_name, condition=condition, overwrite=overwrite)
+        table_name = self._db.table_name
+        if not info.embedded:
+            return plan_put(info, obj, table_name, condition=condition, overwrite=overwrite)
+        embedded: dict[str, Any] = {}
+        for rel in info.embedded:
+            assert rel.embedded is not None  # noqa: S101 - info.embedded holds embedded ones only
+            loader = getattr(obj, rel.name)
+            embedded[rel.embedded.attribute] = (
+                rel.embedded.encode(loader.loaded) if loader.is_loaded else None
+            )
+        return plan_put_keeping(
+            info, obj, table_name, embedded=embedded, condition=condition, overwrite=overwrite
+        )
 
     def delete(
         self, target: object, /, *, condition: Condition | None = None, **key: object
@@ -582,8 +634,9 @@ class Transaction:
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> None:
         info = self._db.table.info(type(obj))
-        request = plan_put(info, obj, self._db.table_name, condition=condition, overwrite=overwrite)
-        self._add("Put", request, info.key_of(obj))
+        request = self._db.explain.put(obj, condition=condition, overwrite=overwrite)
+        kind = "Put" if request.operation == "PutItem" else "Update"
+        self._add(kind, request, info.key_of(obj))
         self._bound.append(obj)
 
     def delete(self, obj: object, *, condition: Condition | None = None) -> None:

@@ -20,7 +20,7 @@ from ._model import ModelInfo
 from ._paging import read_page
 from ._plans import CollectionRead, KeyRange, Request, upper_bound
 from ._relations import HasMany, LoadOption, Relationship
-from ._state import Loaded, Session, bind
+from ._state import Loaded, Session
 
 __all__ = ["GetPlan", "execute_get", "normalize_options", "plan_get"]
 
@@ -97,6 +97,8 @@ def plan_get(
         rel = option.relationship
         if not isinstance(rel, HasMany):
             raise DefinitionError(f"{rel.qualname}: only HasMany relationships can be loaded yet")
+        if rel.embedded is not None:
+            continue  # embedded children arrive inside the parent item
         if not all(parent_field in key_values for parent_field in rel.link.values()):
             after_parent.append(option)
             continue
@@ -246,7 +248,7 @@ async def execute_get(
         described = ", ".join(f"{k}={v!r}" for k, v in key_values.items())
         raise ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
     parent = info.decode(raw_parent)
-    state = bind(parent, session)
+    state = session.adopt(info, parent, raw_parent)
     for _, loaded, _ in collected:
         state.loaded.update(loaded)
     if plan.after_parent:

@@ -13,7 +13,7 @@ from ._errors import CodecError, DefinitionError, KeyTemplateError
 from ._keys import KeyTemplate, key_value_parser
 
 if TYPE_CHECKING:
-    from ._relations import Relationship
+    from ._relations import HasMany, Relationship
     from ._table import Table
 
 __all__ = ["ModelInfo", "info_of", "is_model"]
@@ -39,6 +39,8 @@ class ModelInfo(Generic[T]):
     field_types: Mapping[str, Any]
     key_parsers: Mapping[str, Callable[[str], object]]
     relationships: dict[str, Relationship[Any, Any]] = attrs.field(factory=dict)
+    #: HasMany relationships whose children are stored inside this model's items.
+    embedded: list[HasMany[Any, Any]] = attrs.field(factory=list)
 
     @property
     def name(self) -> str:

@@ -8,17 +8,27 @@ requests. Nothing is ever loaded implicitly on attribute access.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
+
+import attrs
 
 from ._cursor import decode_cursor, encode_cursor
-from ._errors import DefinitionError, DetachedError, KeyTemplateError, NotLoadedError
+from ._embedded import EmbeddedCodec
+from ._errors import (
+    DefinitionError,
+    DetachedError,
+    ItemNotFoundError,
+    KeyTemplateError,
+    NotLoadedError,
+)
 from ._model import ModelInfo, info_of, is_model
 from ._paging import Page, iterate, read_page
-from ._plans import CollectionRead, KeyRange
+from ._plans import CollectionRead, KeyRange, Request
 from ._query import check_limit
-from ._state import Session, state_of
-from ._strategies import Partition, Strategy
+from ._state import Loaded, Session, state_of
+from ._strategies import Denormalized, Embedded, Partition, Strategy
 
 if TYPE_CHECKING:
     from ._table import Table
@@ -61,11 +71,11 @@ class Relationship(Generic[P, C]):
         if self._resolved:
             return True
         if isinstance(self._target, str):
-            info = table.models.get(self._target)
-            if info is None:
+            found = self._find_target(table, self._target)
+            if found is None:
                 return False
-            self._target = info.cls
-        elif not is_model(self._target):
+            self._target = found
+        elif not self.accepts_plain_target and not is_model(self._target):
             raise DefinitionError(
                 f"{self.qualname}: target {self._target!r} is not a dynorm model; declare it with "
                 "@table.model first, or name it with a string"
@@ -73,6 +83,29 @@ class Relationship(Generic[P, C]):
         self._resolved = True
         self.validate()
         return True
+
+    #: Embedded children are plain attrs classes rather than table models.
+    accepts_plain_target = False
+
+    def _find_target(self, table: Table, name: str) -> type[C] | None:
+        info = table.models.get(name)
+        if info is not None:
+            return info.cls
+        if self.accepts_plain_target and self.owner is not None:
+            # A plain attrs class named by string is looked up where the owner was defined.
+            found = getattr(sys.modules.get(self.owner.__module__), name, None)
+            if isinstance(found, type) and attrs.has(found):
+                return cast("type[C]", found)
+        return None
+
+    @property
+    def target_cls(self) -> type[C]:
+        if isinstance(self._target, str):
+            raise DefinitionError(
+                f"{self.qualname}: {self._target!r} is not declared yet; declare it (or pass the "
+                "class itself) before using the relationship"
+            )
+        return self._target
 
     def validate(self) -> None:
         """Definition-time checks, run once both ends are declared."""
@@ -112,6 +145,10 @@ class Relationship(Generic[P, C]):
         check_limit(n)
         return LoadOption(self, limit=n)
 
+    def using(self, strategy: Strategy) -> LoadOption:
+        """Read this relationship through another strategy for one call (an index, say)."""
+        return LoadOption(self, strategy=strategy)
+
 
 class LoadOption:
     """A relationship to load, with per-call settings: ``load=[Org.users.limit(10)]``."""
@@ -120,9 +157,24 @@ class LoadOption:
     # the descriptor protocol by type checkers.
     __slots__ = ("limit", "relationship")
 
-    def __init__(self, relationship: Relationship[Any, Any], *, limit: int | None = None) -> None:
+    def __init__(
+        self,
+        relationship: Relationship[Any, Any],
+        *,
+        limit: int | None = None,
+        strategy: Strategy | None = None,
+    ) -> None:
+        if strategy is not None:
+            if not isinstance(relationship, HasMany):
+                raise DefinitionError(f"{relationship!r}: only HasMany can be read another way")
+            relationship = relationship.via_strategy(strategy)
         self.relationship: Relationship[Any, Any] = relationship
         self.limit = limit
+
+    def with_limit(self, n: int) -> LoadOption:
+        """The same option, loading at most ``n`` children."""
+        check_limit(n)
+        return LoadOption(self.relationship, limit=n)
 
     def __repr__(self) -> str:
         return f"LoadOption({self.relationship!r}, limit={self.limit!r})"
@@ -139,15 +191,59 @@ class HasMany(Relationship[P, C]):
         self, target: type[C] | str, *, via: Strategy | None = None, newest_first: bool = False
     ) -> None:
         super().__init__(target)
+        if via is not None and not isinstance(via, Strategy):
+            raise DefinitionError(f"via= takes a strategy such as Partition(); got {via!r}")
         self.via: Strategy = Partition() if via is None else via
         self.newest_first = newest_first
         #: child field -> parent field, for the fields that place a child in the collection.
         self.link: dict[str, str] = {}
+        self.embedded: EmbeddedCodec | None = None
+
+    @property
+    def accepts_plain_target(self) -> bool:  # type: ignore[override]
+        return isinstance(self.via, Embedded)
 
     def validate(self) -> None:
-        if not isinstance(self.via, Strategy):
-            raise DefinitionError(f"{self.qualname}: via= takes a strategy such as Partition()")
+        if isinstance(self.via, Embedded):
+            self.embedded = EmbeddedCodec.build(
+                self.qualname,
+                self.via.attribute or self.name,
+                self.target_cls,
+                self.via.key,
+                self.via.max_items,
+            )
+            clash = self.embedded.attribute in self.owner_info.field_types
+            if clash or self.embedded.attribute in self.owner_info.templates:
+                raise DefinitionError(
+                    f"{self.qualname}: attribute {self.embedded.attribute!r} is already used by "
+                    f"{self.owner_name}; pass Embedded(attribute=...) to store children elsewhere"
+                )
+            self.owner_info.embedded.append(self)
+            return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
+
+    def via_strategy(self, strategy: Strategy) -> HasMany[P, C]:
+        """This relationship read through another strategy, for one call (see LoadOption)."""
+        clone: HasMany[P, C] = HasMany(
+            self.target_cls, via=strategy, newest_first=self.newest_first
+        )
+        clone.owner, clone.name, clone._resolved = self.owner, self.name, True
+        clone.link = strategy.link(self.owner_info, self.target_info, self.qualname)
+        return clone
+
+    @property
+    def copies(self) -> Mapping[str, str]:
+        """Parent field -> child field copied into each child (Denormalized only)."""
+        return self.via.copy if isinstance(self.via, Denormalized) else {}
+
+    def fill_copies(self, parent: P, child: C) -> C:
+        """The child with its copies of parent fields filled in (a new object if they changed)."""
+        changes = {
+            child_field: getattr(parent, parent_field)
+            for parent_field, child_field in self.copies.items()
+            if getattr(child, child_field) != getattr(parent, parent_field)
+        }
+        return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
 
     # -- planning (pure) ---------------------------------------------------------------------
 
@@ -254,6 +350,10 @@ def collection_read(
     )
 
 
+def _embedded_fingerprint(qualname: str) -> str:
+    return f"embedded:{qualname}"
+
+
 class RelationLoader(Generic[P, C]):
     """One parent's view of a relationship: loaded data plus explicit, lazy reads."""
 
@@ -303,16 +403,60 @@ class RelationLoader(Generic[P, C]):
         values = rel.owner_info.values_of(self.parent)
         return rel.children_read(session.table_name, values)
 
+    async def _embedded_children(self, session: Session, codec: EmbeddedCodec) -> list[C]:
+        """Embedded children come with the parent item; a parent built in code reads them."""
+        state = state_of(self.parent)
+        if state is not None and self.relationship.name in state.loaded:
+            return list(state.loaded[self.relationship.name].items)
+        info = self.relationship.owner_info
+        request = Request(
+            "GetItem",
+            {
+                "TableName": session.table_name,
+                "Key": info.key_of(self.parent),
+                "ProjectionExpression": "#e",
+                "ExpressionAttributeNames": {"#e": codec.attribute},
+            },
+        )
+        item = (await session.send(request)).get("Item")
+        if item is None:
+            raise ItemNotFoundError(
+                f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
+                operation="GetItem",
+            )
+        children: list[C] = codec.decode(item)
+        session.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
+            list(children), None
+        )
+        return children
+
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[C]:
         """One page of ``limit`` children after ``cursor`` (None: from the first child)."""
         check_limit(limit)
         session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            return await self._embedded_page(session, rel.embedded, limit, cursor)
         read = self._read(session)
         fingerprint = read.fingerprint()
         start = None if cursor is None else decode_cursor(cursor, fingerprint)
-        accept = session.acceptor(self._has_many().target_info, read.index)
+        accept = session.acceptor(rel.target_info, read.index)
         items, after = await read_page(session.send, read, accept, limit=limit, start=start)
         return Page(items, None if after is None else encode_cursor(after, fingerprint))
+
+    async def _embedded_page(
+        self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
+    ) -> Page[C]:
+        fingerprint = _embedded_fingerprint(self.relationship.qualname)
+        offset = 0
+        if cursor is not None:
+            offset = int(decode_cursor(cursor, fingerprint)["offset"]["N"])
+        children = await self._embedded_children(session, codec)
+        end = len(children) if limit is None else offset + limit
+        after = None
+        if end < len(children):
+            after = encode_cursor({"offset": {"N": str(end)}}, fingerprint)
+        return Page(children[offset:end], after)
 
     async def all(self) -> list[C]:
         """Every child (loaded ones first, then the rest from the database)."""
@@ -320,8 +464,13 @@ class RelationLoader(Generic[P, C]):
 
     async def __aiter__(self) -> AsyncIterator[C]:
         session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            for child in await self._embedded_children(session, rel.embedded):
+                yield child
+            return
         read = self._read(session)
-        accept = session.acceptor(self._has_many().target_info, read.index)
+        accept = session.acceptor(rel.target_info, read.index)
         state = state_of(self.parent)
         loaded = None if state is None else state.loaded.get(self.relationship.name)
         if loaded is None:

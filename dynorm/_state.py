@@ -33,6 +33,10 @@ class Session(Protocol):
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
 
+    def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
+        """Bind an object decoded from ``item`` and keep the children embedded in it."""
+        ...
+
 
 @attrs.define
 class Loaded:

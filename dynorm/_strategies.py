@@ -6,6 +6,8 @@ Strategies never send anything. They turn a relationship and the parent's field 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -15,7 +17,7 @@ from ._errors import DefinitionError
 if TYPE_CHECKING:
     from ._model import ModelInfo
 
-__all__ = ["Index", "Partition", "Strategy"]
+__all__ = ["Denormalized", "Embedded", "Index", "Partition", "Strategy"]
 
 
 class Strategy:
@@ -79,3 +81,76 @@ class Index(Strategy):
 
     def describe(self) -> str:
         return f"Index({self.name!r})"
+
+
+def _check_positive(name: str, value: int | None) -> None:
+    if value is not None and (type(value) is not int or value < 1):
+        raise DefinitionError(f"{name} must be a positive int; got {value!r}")
+
+
+@attrs.frozen
+class Embedded(Strategy):
+    """Children are attrs objects stored inside the parent item.
+
+    With ``key=`` they form a map keyed by that (str) field, else a list. The parent's GetItem
+    brings them along; ``db.add``/``db.remove`` change one child with one UpdateItem, refused
+    before sending when it would exceed ``max_items`` or DynamoDB's 400 KB item limit.
+    ``attribute`` names the stored attribute (default: the relationship's name).
+    """
+
+    key: str | None = None
+    max_items: int | None = None
+    attribute: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        _check_positive("Embedded(max_items=...)", self.max_items)
+
+    def describe(self) -> str:
+        return f"Embedded(key={self.key!r}, max_items={self.max_items!r})"
+
+
+def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class Denormalized(Strategy):
+    """Children live where ``where`` puts them and carry copies of chosen parent fields.
+
+    ``copy={"birthdate": "author_birthdate"}`` maps parent fields to child fields. ``db.add``
+    fills the copies; ``db.put(parent)`` rewrites every child whose copy changed, and refuses,
+    with nothing written, when more than ``max_fanout`` children would need rewriting.
+    """
+
+    copy: Mapping[str, str] = attrs.field(converter=_frozen_mapping)
+    where: Strategy = attrs.field(factory=Partition)
+    max_fanout: int = 100
+
+    def __attrs_post_init__(self) -> None:
+        _check_positive("Denormalized(max_fanout=...)", self.max_fanout)
+        if not self.copy:
+            raise DefinitionError("Denormalized(copy=...) needs at least one parent field")
+        if isinstance(self.where, Embedded | Denormalized):
+            raise DefinitionError(
+                "Denormalized(where=...) takes Partition() or Index(name): where the children live"
+            )
+
+    @property
+    def index(self) -> str | None:  # type: ignore[override]
+        return self.where.index
+
+    def describe(self) -> str:
+        return f"Denormalized(copy={dict(self.copy)!r})"
+
+    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
+        for parent_field, child_field in self.copy.items():
+            if parent_field not in parent.field_types:
+                raise DefinitionError(
+                    f"{where} via {self.describe()}: {parent.name} has no field {parent_field!r}"
+                )
+            if child_field not in child.field_types:
+                raise DefinitionError(
+                    f"{where} via {self.describe()}: {child.name} has no field {child_field!r} "
+                    f"to hold the copy of {parent.name}.{parent_field}; add it (with a default)"
+                )
+        return self.where.link(parent, child, where)

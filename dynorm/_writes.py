@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._codec import Item, encode_any
+from ._codec import AttributeValue, Item, encode_any
 from ._errors import KeyTemplateError
 from ._expressions import Condition, ExpressionBuilder, render_update
 from ._model import ModelInfo
 from ._plans import Request
 
-__all__ = ["plan_delete", "plan_put", "plan_update"]
+__all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update"]
 
 
 def _builder(info: ModelInfo[Any]) -> ExpressionBuilder:
@@ -128,5 +128,52 @@ def plan_update(
     exists = f"attribute_exists({builder.name(info.table.pk)})"
     extra = condition.render(builder) if condition is not None else None
     params["ConditionExpression"] = exists if extra is None else f"{exists} AND ({extra})"
+    params.update(builder.params())
+    return Request("UpdateItem", params)
+
+
+def plan_put_keeping(
+    info: ModelInfo[Any],
+    obj: object,
+    table_name: str,
+    *,
+    embedded: Mapping[str, AttributeValue | None],
+    condition: Condition | None = None,
+    overwrite: bool = True,
+) -> Request:
+    """A put for a model with embedded children, as an UpdateItem that keeps them.
+
+    PutItem replaces the whole item, which would drop children the object does not carry.
+    This writes every field and key attribute instead; each embedded attribute is written
+    whole when its children are known (``embedded[attr]``), else created empty if missing.
+    """
+    item = info.encode(obj)
+    builder = _builder(info)
+    primary = set(info.table.primary_attributes)
+    assignments = [
+        f"{builder.name(name)} = {builder.value(av)}"
+        for name, av in item.items()
+        if name not in primary
+    ]
+    for attr, value in embedded.items():
+        name = builder.name(attr)
+        if value is None:
+            empty = builder.value({"M": {}})
+            assignments.append(f"{name} = if_not_exists({name}, {empty})")
+        else:
+            assignments.append(f"{name} = {builder.value(value)}")
+    # Index keys the object no longer fills (a field became None) must go, as PutItem would.
+    stale = [builder.name(a) for a in info.templates if a not in item and a not in primary]
+    expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")
+    conditions = [] if overwrite else [f"attribute_not_exists({builder.name(info.table.pk)})"]
+    if condition is not None:
+        conditions.append(f"({condition.render(builder)})")
+    params: dict[str, Any] = {
+        "TableName": table_name,
+        "Key": {name: item[name] for name in info.table.primary_attributes},
+        "UpdateExpression": expression,
+    }
+    if conditions:
+        params["ConditionExpression"] = " AND ".join(conditions)
     params.update(builder.params())
     return Request("UpdateItem", params)

@@ -1,0 +1,156 @@
+"""Children embedded in the parent item: a map keyed by one child field, or a list.
+
+Plans for adding, replacing and removing one child with one UpdateItem, checked against the
+relationship's ``max_items`` and DynamoDB's 400 KB item limit before anything is sent, plus the
+codec for the embedded attribute. Pure: nothing here sends a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ._codec import MAX_ITEM_BYTES, AttributeValue, Item, converter, item_size
+from ._errors import DefinitionError, LimitExceededError
+from ._expressions import ExpressionBuilder
+from ._plans import Request
+
+__all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
+
+
+@attrs.frozen(eq=False)
+class EmbeddedCodec:
+    """Reads and writes one relationship's embedded attribute."""
+
+    qualname: str
+    attribute: str
+    child: type
+    key: str | None
+    max_items: int | None
+    _decode_child: Callable[[AttributeValue, type], Any]
+    _encode_child: Callable[[Any], AttributeValue]
+
+    @classmethod
+    def build(
+        cls, qualname: str, attribute: str, child: type, key: str | None, max_items: int | None
+    ) -> EmbeddedCodec:
+        if not attrs.has(child):
+            raise DefinitionError(
+                f"{qualname} via Embedded(): {child!r} must be an attrs class (embedded children "
+                "are plain attrs classes, not table models)"
+            )
+        names = {f.name: f.type for f in attrs.fields(child)}
+        if key is not None and names.get(key) is not str:
+            raise DefinitionError(
+                f"{qualname} via Embedded(key={key!r}): {child.__name__}.{key} must be a str "
+                f"field (map keys are strings); fields: {', '.join(names)}"
+            )
+        if max_items is not None and max_items < 1:
+            raise DefinitionError(f"{qualname}: max_items must be at least 1; got {max_items}")
+        try:
+            decode = converter.get_structure_hook(child)
+            encode = converter.get_unstructure_hook(child)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{qualname}: {exc}") from None
+        return cls(qualname, attribute, child, key, max_items, decode, encode)
+
+    def encode_child(self, child: object) -> AttributeValue:
+        return self._encode_child(child)
+
+    def decode(self, item: Mapping[str, AttributeValue]) -> list[Any]:
+        """The children stored in a parent item (a map's children ordered by key)."""
+        stored = item.get(self.attribute)
+        if stored is None or "NULL" in stored:
+            return []
+        if "M" in stored:
+            return [self._decode_child(stored["M"][k], self.child) for k in sorted(stored["M"])]
+        return [self._decode_child(v, self.child) for v in stored["L"]]
+
+    def encode(self, children: Sequence[Any]) -> AttributeValue:
+        if self.key is None:
+            return {"L": [self._encode_child(c) for c in children]}
+        return {"M": {getattr(c, self.key): self._encode_child(c) for c in children}}
+
+    def empty(self) -> AttributeValue:
+        return {"L": []} if self.key is None else {"M": {}}
+
+    def child_key(self, child: object) -> str | None:
+        return None if self.key is None else str(getattr(child, self.key))
+
+    def check_child(self, child: object) -> None:
+        if type(child) is not self.child:
+            raise TypeError(
+                f"{self.qualname} holds {self.child.__name__}, not {type(child).__name__}"
+            )
+
+    def check_fits(self, parent_item: Item, children: Sequence[Any]) -> None:
+        """Refuse, before sending, a change that breaks max_items or the 400 KB item limit."""
+        if self.max_items is not None and len(children) > self.max_items:
+            raise LimitExceededError(
+                f"{self.qualname} holds at most {self.max_items} items (max_items); adding one "
+                f"would make {len(children)}. Remove one first or raise max_items"
+            )
+        item = {**parent_item, self.attribute: self.encode(children)}
+        size = item_size(item)
+        if size > MAX_ITEM_BYTES:
+            raise LimitExceededError(
+                f"{self.qualname}: the parent item would be {size} bytes, over DynamoDB's "
+                f"{MAX_ITEM_BYTES}-byte item limit; store these children with Partition() instead"
+            )
+
+
+def plan_add(
+    codec: EmbeddedCodec,
+    table_name: str,
+    key: Item,
+    pk_attr: str,
+    child: object,
+    *,
+    replacing: bool,
+) -> Request:
+    """UpdateItem that adds (or replaces, for a map) one embedded child."""
+    builder = ExpressionBuilder()
+    attr = builder.name(codec.attribute)
+    conditions = [f"attribute_exists({builder.name(pk_attr)})"]
+    if codec.key is None:
+        empty = builder.value(codec.empty())
+        new = builder.value(codec.encode([child]))
+        update = f"SET {attr} = list_append(if_not_exists({attr}, {empty}), {new})"
+    else:
+        member = f"{attr}.{builder.name(str(getattr(child, codec.key)))}"
+        update = f"SET {member} = {builder.value(codec.encode_child(child))}"
+        # A nested SET needs the map to exist; dynorm's put always creates it.
+        conditions.append(f"attribute_exists({attr})")
+    if codec.max_items is not None and not replacing:
+        # Guards against a concurrent writer too, not only against the state read earlier.
+        limit = builder.value({"N": str(codec.max_items)})
+        conditions.append(f"(attribute_not_exists({attr}) OR size({attr}) < {limit})")
+    params = {
+        "TableName": table_name,
+        "Key": key,
+        "UpdateExpression": update,
+        "ConditionExpression": " AND ".join(conditions),
+        **builder.params(),
+    }
+    return Request("UpdateItem", params)
+
+
+def plan_remove(
+    codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int
+) -> Request:
+    """UpdateItem that removes one embedded child (by key in a map, by position in a list)."""
+    builder = ExpressionBuilder()
+    attr = builder.name(codec.attribute)
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    if codec.key is None:
+        # Positions shift when others write: only remove if that slot still holds this child.
+        params["UpdateExpression"] = f"REMOVE {attr}[{position}]"
+        params["ConditionExpression"] = (
+            f"{attr}[{position}] = {builder.value(codec.encode_child(child))}"
+        )
+    else:
+        params["UpdateExpression"] = f"REMOVE {attr}.{builder.name(str(getattr(child, codec.key)))}"
+    params.update(builder.params())
+    return Request("UpdateItem", params)
