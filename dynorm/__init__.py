@@ -31,7 +31,7 @@ from ._keys import KeyTemplate
 from ._paging import Page
 from ._plans import Request
 from ._query import Query
-from ._relations import BelongsTo, HasMany, LoadOption, RelationLoader
+from ._relations import BelongsTo, HasMany, LoadOption, ParentLoader, RelationLoader
 from ._strategies import Denormalized, Embedded, Index, Partition, Strategy
 from ._table import GSI, LSI, Table
 
@@ -64,6 +64,7 @@ __all__ = [
     "LoadOption",
     "NotLoadedError",
     "Page",
+    "ParentLoader",
     "Partition",
     "Query",
     "RelationLoader",

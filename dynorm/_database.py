@@ -42,7 +42,7 @@ from ._errors import (
     ValidationError,
 )
 from ._expressions import Condition
-from ._loading import GetPlan, execute_get, normalize_options, plan_get
+from ._loading import GetPlan, execute_get, load_many, normalize_options, plan_get
 from ._model import ModelInfo, info_of
 from ._plans import CollectionRead, KeyRange, Request
 from ._query import Query
@@ -380,7 +380,13 @@ class Database:
         for values in keys:
             info.check_key_values(values)
             wanted.append(info.primary_key(values))
-        unique = list({key_id(k): k for k in wanted}.values())
+        found = await self.fetch(wanted, consistent=consistent)
+        accept = self.acceptor(info, None)
+        return [accept(found[key_id(k)]) if key_id(k) in found else None for k in wanted]
+
+    async def fetch(self, keys: Sequence[Item], *, consistent: bool = False) -> dict[Any, Item]:
+        """Raw items for primary keys, by ``key_id`` (BatchGetItem, unprocessed keys retried)."""
+        unique = list({key_id(k): k for k in keys}.values())
         chunks = list(chunked(unique, self._batch_get_size))
         found_chunks = await asyncio.gather(
             *(
@@ -395,12 +401,10 @@ class Database:
                 for chunk in chunks
             )
         )
-        accept = self.acceptor(info, None)
-        by_key: dict[Any, T | None] = {}
         primary = self.table.primary_attributes
-        for raw in (raw for chunk in found_chunks for raw in chunk):
-            by_key[key_id({a: raw[a] for a in primary})] = accept(raw)
-        return [by_key.get(key_id(k)) for k in wanted]
+        return {
+            key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
+        }
 
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
@@ -474,6 +478,28 @@ class Database:
         accept = self.acceptor(info, index)
         read = self.explain.query_read(info, index, components, consistent=consistent)
         return Query(send=self.send, read=read, accept=accept)
+
+    async def load(
+        self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption
+    ) -> Sequence[T]:
+        """Load relationships for many objects of one model at once (no N+1).
+
+        BelongsTo parents come from BatchGetItem (100 keys a request, each parent once);
+        HasMany children from one Query per object, run concurrently (``max_concurrency`` in
+        flight); embedded children from one BatchGetItem for the objects that lack them.
+        """
+        if not objs:
+            return objs
+        model = type(objs[0])
+        strays = {type(o).__name__ for o in objs if type(o) is not model}
+        if strays:
+            raise TypeError(
+                f"db.load takes objects of one model; got {model.__name__} and {strays}"
+            )
+        info = self.table.info(model)
+        options = normalize_options(info, relationships)
+        await asyncio.gather(*(load_many(self, info, objs, option) for option in options))
+        return objs
 
     async def add(self, parent: object, relationship: Relationship[Any, T], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""

@@ -14,12 +14,13 @@ from typing import Any, Literal, TypeVar, cast
 
 import attrs
 
+from ._batch import key_id
 from ._codec import Item
 from ._errors import DefinitionError, ItemNotFoundError
 from ._model import ModelInfo
 from ._paging import read_page
 from ._plans import CollectionRead, KeyRange, Request, upper_bound
-from ._relations import HasMany, LoadOption, Relationship
+from ._relations import BelongsTo, HasMany, LoadOption, Relationship
 from ._state import Loaded, Session
 
 __all__ = ["GetPlan", "execute_get", "normalize_options", "plan_get"]
@@ -66,6 +67,10 @@ class GetPlan:
     #: relationships whose collection depends on parent fields the caller did not give.
     after_parent: tuple[LoadOption, ...]
     consistent: bool = False
+    #: BelongsTo parents read in the same BatchGetItem as the item itself (get_parent then is
+    #: that BatchGetItem, and ``fetch_keys`` its keys: the item's first).
+    fetched_with: tuple[LoadOption, ...] = ()
+    fetch_keys: tuple[Item, ...] = ()
 
     @property
     def requests(self) -> list[Request]:
@@ -93,10 +98,14 @@ def plan_get(
     parent_key = info.primary_key(key_values)
     groups: dict[tuple[str | None, bool], list[LoadOption]] = {}
     after_parent: list[LoadOption] = []
+    belongs: list[LoadOption] = []
     for option in options:
         rel = option.relationship
+        if isinstance(rel, BelongsTo):
+            belongs.append(option)
+            continue
         if not isinstance(rel, HasMany):
-            raise DefinitionError(f"{rel.qualname}: only HasMany relationships can be loaded yet")
+            raise DefinitionError(f"{rel!r} cannot be loaded")
         if rel.embedded is not None:
             continue  # embedded children arrive inside the parent item
         if not all(parent_field in key_values for parent_field in rel.link.values()):
@@ -121,9 +130,32 @@ def plan_get(
             read = attrs.evolve(read, consistent=True)
         collections.append(CollectionLoad(read, tuple(group), take))
     get_parent = None if carried else _get_item(parent_key, table_name, consistent=consistent)
+    early = [o for o in belongs if _belongs(o).parent_key_from(key_values) is not None]
+    fetch_keys: tuple[Item, ...] = ()
+    if get_parent is not None and early:
+        # The item and its parents are all addressed by key: one BatchGetItem reads them all.
+        fetch_keys = (parent_key, *(_belongs(o).parent_key_from(key_values) or {} for o in early))
+        unique = list({key_id(k): k for k in fetch_keys}.values())
+        batch: dict[str, Any] = {"Keys": unique}
+        if consistent:
+            batch["ConsistentRead"] = True
+        get_parent = Request("BatchGetItem", {"RequestItems": {table_name: batch}})
+    else:
+        early = []
+    late = [o for o in belongs if o not in early]
     return GetPlan(
-        parent_key, get_parent, tuple(collections), tuple(after_parent), consistent=consistent
+        parent_key,
+        get_parent,
+        tuple(collections),
+        (*after_parent, *late),
+        consistent=consistent,
+        fetched_with=tuple(early),
+        fetch_keys=fetch_keys,
     )
+
+
+def _belongs(option: LoadOption) -> BelongsTo[Any, Any]:
+    return cast("BelongsTo[Any, Any]", option.relationship)
 
 
 def _group_read(
@@ -217,6 +249,39 @@ async def _run_collection(
     return (parent[0] if parent else None), loaded, after is not None
 
 
+async def load_many(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
+) -> None:
+    """Load one relationship for many objects: batched or concurrent, never one by one."""
+    rel = option.relationship
+    if not objs:
+        return
+    if isinstance(rel, BelongsTo):
+        keys = [rel.target_info.primary_key(rel.parent_key_values(o)) for o in objs]
+        found = await session.fetch(keys)
+        accept = session.acceptor(rel.target_info, None)
+        parents = {kid: accept(raw) for kid, raw in found.items()}
+        for obj, key in zip(objs, keys, strict=True):
+            parent = parents.get(key_id(key))
+            loaded = Loaded([parent] if parent is not None else [], None)
+            session.adopt(info, obj, {}).loaded[rel.name] = loaded
+        return
+    if not isinstance(rel, HasMany):
+        raise DefinitionError(f"{rel!r} cannot be loaded")
+    if rel.embedded is not None:
+        missing = [o for o in objs if not getattr(o, rel.name).is_loaded]
+        found = await session.fetch([info.key_of(o) for o in missing])
+        for obj in missing:
+            state = session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+            state.loaded.setdefault(rel.name, Loaded([], None))
+        return
+    results = await asyncio.gather(
+        *(_run_children(session, option, info.values_of(o)) for o in objs)
+    )
+    for obj, loaded in zip(objs, results, strict=True):
+        session.adopt(info, obj, {}).loaded[rel.name] = loaded
+
+
 async def _run_children(
     session: Session, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
@@ -233,7 +298,13 @@ async def execute_get(
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
     runs = [_run_collection(session, info, c, plan.parent_key) for c in plan.collections]
     raw_parent: Item | None
-    if plan.get_parent is not None:
+    found: dict[Any, Item] = {}
+    if plan.fetch_keys:
+        found, *collected = await asyncio.gather(
+            session.fetch(plan.fetch_keys, consistent=plan.consistent), *runs
+        )
+        raw_parent = found.get(key_id(plan.parent_key))
+    elif plan.get_parent is not None:
         response, *collected = await asyncio.gather(session.send(plan.get_parent), *runs)
         raw_parent = response.get("Item")
     else:
@@ -251,11 +322,10 @@ async def execute_get(
     state = session.adopt(info, parent, raw_parent)
     for _, loaded, _ in collected:
         state.loaded.update(loaded)
-    if plan.after_parent:
-        values = info.values_of(parent)
-        later = await asyncio.gather(
-            *(_run_children(session, o, values) for o in plan.after_parent)
-        )
-        for option, loaded_rel in zip(plan.after_parent, later, strict=True):
-            state.loaded[option.relationship.name] = loaded_rel
+    for option, key in zip(plan.fetched_with, plan.fetch_keys[1:], strict=True):
+        rel = _belongs(option)
+        raw = found.get(key_id(key))
+        owner = session.acceptor(rel.target_info, None)(raw) if raw is not None else None
+        state.loaded[rel.name] = Loaded([owner] if owner is not None else [], None)
+    await asyncio.gather(*(load_many(session, info, [parent], o) for o in plan.after_parent))
     return parent

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 import attrs
 
+from ._codec import Item
 from ._cursor import decode_cursor, encode_cursor
 from ._embedded import EmbeddedCodec
 from ._errors import (
@@ -33,7 +34,14 @@ from ._strategies import Denormalized, Embedded, Partition, Strategy
 if TYPE_CHECKING:
     from ._table import Table
 
-__all__ = ["BelongsTo", "HasMany", "LoadOption", "RelationLoader", "Relationship"]
+__all__ = [
+    "BelongsTo",
+    "HasMany",
+    "LoadOption",
+    "ParentLoader",
+    "RelationLoader",
+    "Relationship",
+]
 
 P = TypeVar("P")
 C = TypeVar("C")
@@ -317,9 +325,78 @@ class BelongsTo(Relationship[P, C]):
             )
         self.link = mapping
 
-    def parent_key_values(self, child: C) -> dict[str, object]:
+    def parent_key_values(self, child: P) -> dict[str, object]:
         """The parent's key fields, read off the child."""
         return {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
+
+    def parent_key_from(self, child_values: Mapping[str, object]) -> Item | None:
+        """The parent's primary key from some of the child's field values, if they suffice."""
+        if not all(f in child_values for f in self.link.values()):
+            return None
+        values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
+        return self.target_info.primary_key(values)
+
+    @overload  # type: ignore[override]
+    def __get__(self, obj: None, owner: type[Any]) -> BelongsTo[P, C]: ...
+    @overload
+    def __get__(self, obj: object, owner: type[Any]) -> ParentLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any]) -> Any:
+        if obj is None:
+            return self
+        return ParentLoader(obj, self)
+
+
+class ParentLoader(Generic[P, C]):
+    """One child's view of its parent: ``.loaded`` data, or ``await .get()``."""
+
+    __slots__ = ("child", "relationship")
+
+    def __init__(self, child: P, relationship: BelongsTo[P, C]) -> None:
+        self.child = child
+        self.relationship = relationship
+
+    @property
+    def is_loaded(self) -> bool:
+        state = state_of(self.child)
+        return state is not None and self.relationship.name in state.loaded
+
+    @property
+    def loaded(self) -> C | None:
+        """The parent that came with the load (None when it is not stored)."""
+        state = state_of(self.child)
+        rel = self.relationship
+        if state is None or rel.name not in state.loaded:
+            raise NotLoadedError(
+                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, use "
+                f"db.load(objs, {rel.qualname}), or call `await obj.{rel.name}.get()`"
+            )
+        items = state.loaded[rel.name].items
+        return items[0] if items else None
+
+    async def get(self) -> C:
+        """The parent, read with GetItem unless it was loaded; ItemNotFoundError if missing."""
+        rel = self.relationship
+        state = state_of(self.child)
+        if state is None or state.session is None:
+            raise DetachedError(
+                f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
+                "Database; read it with db.get/db.query, or call db.attach(obj) first"
+            )
+        if rel.name not in state.loaded:
+            key = rel.target_info.primary_key(rel.parent_key_values(self.child))
+            request = Request("GetItem", {"TableName": state.session.table_name, "Key": key})
+            raw = (await state.session.send(request)).get("Item")
+            accept = state.session.acceptor(rel.target_info, None)
+            found = accept(raw) if raw is not None else None
+            state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
+        parent = self.loaded
+        if parent is None:
+            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} is not stored")
+        return parent
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.is_loaded else "not loaded"
+        return f"<{self.relationship.qualname} of {self.child!r} ({state})>"
 
 
 def collection_read(

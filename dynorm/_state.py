@@ -8,7 +8,7 @@ Only models that declare relationships ever get an entry.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
@@ -32,6 +32,12 @@ class Session(Protocol):
     def send(self, request: Request) -> Awaitable[dict[str, Any]]: ...
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
+
+    def fetch(
+        self, keys: Sequence[Item], *, consistent: bool = False
+    ) -> Awaitable[dict[Any, Item]]:
+        """Raw items for primary keys, by ``key_id`` (BatchGetItem)."""
+        ...
 
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
