@@ -41,6 +41,12 @@ class EmbeddedCodec:
                 f"{qualname} via Embedded(): {child!r} must be an attrs class (embedded children "
                 "are plain attrs classes, not table models)"
             )
+        try:
+            attrs.resolve_types(child)
+        except NameError as exc:
+            raise DefinitionError(
+                f"{qualname}: cannot resolve {child.__name__}'s fields: {exc}"
+            ) from None
         names = {f.name: f.type for f in attrs.fields(child)}
         if key is not None and names.get(key) is not str:
             raise DefinitionError(

@@ -30,18 +30,27 @@ class Strategy:
         return type(self).__name__ + "()"
 
     def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
-        """Child field -> parent field, from aligning the collection's partition key templates."""
+        """Child field -> parent field, from aligning the collection's partition key templates.
+
+        When the parent is not in the children's collection, fields of the same name link them.
+        """
         scope = f"index {self.index!r}" if self.index else "the table"
-        for info in (parent, child):
-            if self.index is not None and not info.in_index(self.index):
-                raise DefinitionError(
-                    f"{where} via {self.describe()}: {info.name} has no key templates for "
-                    f"{self.index!r}; declare @table.model(..., {self.index}=(pk, sk))"
-                )
-        parent_pk, _ = parent.key_templates(self.index)
+        if self.index is not None and not child.in_index(self.index):
+            raise DefinitionError(
+                f"{where} via {self.describe()}: {child.name} has no key templates for "
+                f"{self.index!r}; declare @table.model(..., {self.index}=(pk, sk))"
+            )
         child_pk, child_sk = child.key_templates(self.index)
-        mapping = parent_pk.align(child_pk)
+        mapping = None
+        if parent.in_index(self.index) if self.index else True:
+            parent_pk, _ = parent.key_templates(self.index)
+            mapping = parent_pk.align(child_pk)
+        if mapping is None and all(f in parent.field_types for f in child_pk.fields):
+            # The parent is not in the children's collection (a user's games in an inverted
+            # index): the collection is still found from the parent's fields of the same names.
+            mapping = {f: f for f in child_pk.fields}
         if mapping is None:
+            parent_pk, _ = parent.key_templates(self.index)
             raise DefinitionError(
                 f"{where} via {self.describe()}: children must share the parent's partition in "
                 f"{scope}, but {child.name}'s template {child_pk.source!r} does not have the "
