@@ -15,6 +15,7 @@ import attrs
 from ._codec import MAX_ITEM_BYTES, AttributeValue, Item, converter, item_size
 from ._errors import DefinitionError, LimitExceededError
 from ._expressions import ExpressionBuilder
+from ._model import resolve_field_types
 from ._plans import Request
 
 __all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
@@ -42,12 +43,9 @@ class EmbeddedCodec:
                 "are plain attrs classes, not table models)"
             )
         try:
-            attrs.resolve_types(child)
-        except NameError as exc:
-            raise DefinitionError(
-                f"{qualname}: cannot resolve {child.__name__}'s fields: {exc}"
-            ) from None
-        names = {f.name: f.type for f in attrs.fields(child)}
+            names = resolve_field_types(child)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{qualname}: {exc}") from None
         if key is not None and names.get(key) is not str:
             raise DefinitionError(
                 f"{qualname} via Embedded(key={key!r}): {child.__name__}.{key} must be a str "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -196,13 +198,26 @@ def attach_info(cls: type[T], info: ModelInfo[T]) -> None:
 
 
 def resolve_field_types(cls: type) -> dict[str, Any]:
-    """Field name -> resolved type; forward references must be resolvable by now."""
-    try:
-        attrs.resolve_types(cls)
-    except NameError as exc:
-        raise DefinitionError(
-            f"{cls.__name__}: a field annotation cannot be resolved ({exc}); define the type first"
-        ) from None
+    """Field name -> resolved type; forward references must be resolvable by now.
+
+    Only fields are resolved, not every annotation: a ``ClassVar[HasMany[Org, User]]`` may name
+    classes that are declared later (attrs.resolve_types would evaluate it too, and fail).
+    """
+    module = sys.modules.get(cls.__module__)
+    globalns = dict(vars(module)) if module is not None else {}
+    localns = {cls.__name__: cls}
+    for field in attrs.fields(cls):
+        if not isinstance(field.type, str):
+            continue
+        holder = types.SimpleNamespace(__annotations__={field.name: field.type})
+        try:
+            hint = typing.get_type_hints(holder, globalns, localns)[field.name]
+        except NameError as exc:
+            raise DefinitionError(
+                f"{cls.__name__}.{field.name}: its annotation cannot be resolved ({exc}); "
+                "define the type before the model"
+            ) from None
+        object.__setattr__(field, "type", hint)  # what attrs.resolve_types does, field by field
     return {f.name: f.type for f in attrs.fields(cls)}
 
 

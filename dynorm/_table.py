@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
@@ -119,6 +119,7 @@ class Table:
 
     # -- declaring models --------------------------------------------------------------------
 
+    @dataclass_transform(field_specifiers=(attrs.field,))  # for checkers that support methods
     def model(
         self, *, pk: str, sk: str | None = None, **indexes: str | tuple[str, ...]
     ) -> Callable[[type[T]], type[T]]:
