@@ -81,7 +81,8 @@ async def drain_get(
         if not rest or not rest.get("Keys"):
             return found
         pending = rest
-        await sleep(backoff(attempt))
+        if attempt + 1 < max_attempts:  # no pause before giving up
+            await sleep(backoff(attempt))
     raise ThrottledError(
         f"BatchGetItem left {len(pending['Keys'])} keys unprocessed after {max_attempts} "
         "attempts; raise max_attempts or the table's read capacity",
@@ -104,7 +105,8 @@ async def drain_write(
         pending = response.get("UnprocessedItems", {}).get(table_name) or []
         if not pending:
             return
-        await sleep(backoff(attempt))
+        if attempt + 1 < max_attempts:  # no pause before giving up
+            await sleep(backoff(attempt))
     raise ThrottledError(
         f"BatchWriteItem left {len(pending)} writes unprocessed after {max_attempts} attempts; "
         "raise max_attempts or the table's write capacity",

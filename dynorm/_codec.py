@@ -15,6 +15,7 @@ import collections.abc
 import datetime
 import decimal
 import enum
+import functools
 import math
 import types
 import typing
@@ -84,25 +85,34 @@ def decode_any(av: AttributeValue) -> Any:
 def _float_text(value: float) -> str:
     if math.isnan(value) or math.isinf(value):
         raise CodecError(f"DynamoDB numbers cannot be {value!r}; store None or a sentinel instead")
-    return repr(value)
+    return float.__repr__(value)  # not repr(): a float-valued Enum member reprs as "<E.A: 0.5>"
+
+
+def _decimal_text(value: decimal.Decimal) -> str:
+    if not value.is_finite():
+        raise CodecError(f"DynamoDB numbers cannot be {value!r}; store None or a sentinel instead")
+    return str(value)
 
 
 def encode_any(value: object) -> AttributeValue:
     """The AttributeValue for a Python value, chosen by its runtime type."""
     if value is None:
         return _NULL
+    if isinstance(value, enum.Enum):
+        # First: str() of an (int, Enum) member is "Code.OK", not its value.
+        return encode_any(value.value)
     if isinstance(value, str):
         return {"S": value}
     if isinstance(value, bool):
         return {"BOOL": value}
-    if isinstance(value, int | decimal.Decimal):
+    if isinstance(value, int):
         return {"N": str(value)}
+    if isinstance(value, decimal.Decimal):
+        return {"N": _decimal_text(value)}
     if isinstance(value, float):
         return {"N": _float_text(value)}
     if isinstance(value, bytes | bytearray):
         return {"B": bytes(value)}
-    if isinstance(value, enum.Enum):
-        return encode_any(value.value)
     if isinstance(value, datetime.date | datetime.time):
         return {"S": value.isoformat()}
     if isinstance(value, uuid.UUID):
@@ -125,14 +135,29 @@ def encode_any(value: object) -> AttributeValue:
 def _encode_set(value: collections.abc.Set[Any]) -> AttributeValue:
     if not value:
         return _NULL  # DynamoDB has no empty sets; NULL reads back as an empty set
-    sample = next(iter(value))
-    if isinstance(sample, str):
-        return {"SS": sorted(value)}
-    if isinstance(sample, bytes):
-        return {"BS": sorted(value)}
-    if isinstance(sample, int | float | decimal.Decimal) and not isinstance(sample, bool):
-        return {"NS": sorted(encode_any(v)["N"] for v in value)}
-    raise CodecError(f"DynamoDB sets hold strings, numbers or bytes, not {type(sample).__name__}")
+    kinds = {_set_kind(v) for v in value}
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind == "SS":
+            return {"SS": sorted(value)}
+        if kind == "BS":
+            return {"BS": sorted(value)}
+        if kind == "NS":
+            return {"NS": sorted(encode_any(v)["N"] for v in value)}
+    names = sorted({type(v).__name__ for v in value})
+    raise CodecError(
+        f"DynamoDB sets hold only strings, only numbers or only bytes, not {', '.join(names)}"
+    )
+
+
+def _set_kind(value: object) -> str | None:
+    if isinstance(value, str):
+        return "SS"
+    if isinstance(value, bytes):
+        return "BS"
+    if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
+        return "NS"
+    return None
 
 
 # -- typed hooks ---------------------------------------------------------------------------------
@@ -211,11 +236,38 @@ def _configure_tuples(c: cattrs.Converter) -> None:
     c.register_unstructure_hook_factory(is_fixed, unstructure)
 
 
+@functools.cache
+def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], enum.Enum]:
+    by_text = {encode_any(m.value).get("S", encode_any(m.value).get("N")): m for m in tp}
+
+    def structure(v: AttributeValue, _: object) -> enum.Enum:
+        text = v["S"] if "S" in v else v["N"]
+        try:
+            return by_text[text]
+        except KeyError:
+            raise CodecError(f"{text!r} is not a value of {tp.__name__}") from None
+
+    return structure
+
+
+def _scalar_structure(base: type, tag: str) -> Callable[[AttributeValue, object], object]:
+    # cattrs dispatches on str/int/float by class (subclasses included) before any factory, so
+    # `class Code(int, Enum)` and IntEnum/StrEnum fields arrive here too: hand them on.
+    def structure(v: AttributeValue, tp: object) -> object:
+        if tp is base:
+            return base(v[tag])
+        if _is_enum(tp):
+            return _enum_structure(cast("type[enum.Enum]", tp))(v, tp)
+        return cast("type", tp)(base(v[tag]))
+
+    return structure
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
-    c.register_structure_hook(str, lambda v, _: v["S"])
+    c.register_structure_hook(str, _scalar_structure(str, "S"))
     c.register_structure_hook(bool, lambda v, _: v["BOOL"])
-    c.register_structure_hook(int, lambda v, _: int(v["N"]))
-    c.register_structure_hook(float, lambda v, _: float(v["N"]))
+    c.register_structure_hook(int, _scalar_structure(int, "N"))
+    c.register_structure_hook(float, _scalar_structure(float, "N"))
     c.register_structure_hook(decimal.Decimal, lambda v, _: decimal.Decimal(v["N"]))
     c.register_structure_hook(bytes, lambda v, _: _binary(v["B"]))
     c.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v["S"]))
@@ -226,19 +278,7 @@ def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook(datetime.time, lambda v, _: datetime.time.fromisoformat(v["S"]))
     c.register_structure_hook_func(lambda t: t is Any, lambda v, _: decode_any(v))
 
-    def enum_hook(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], enum.Enum]:
-        by_text = {encode_any(m.value).get("S", encode_any(m.value).get("N")): m for m in tp}
-
-        def structure(v: AttributeValue, _: object) -> enum.Enum:
-            text = v["S"] if "S" in v else v["N"]
-            try:
-                return by_text[text]
-            except KeyError:
-                raise CodecError(f"{text!r} is not a value of {tp.__name__}") from None
-
-        return structure
-
-    c.register_structure_hook_factory(_is_enum, enum_hook)
+    c.register_structure_hook_factory(_is_enum, _enum_structure)
 
     def optional_hook(tp: object) -> Callable[[AttributeValue, object], object]:
         inner = c.get_structure_hook(_optional_inner(tp))
@@ -287,11 +327,16 @@ def _configure_structure(c: cattrs.Converter) -> None:
 
 
 def _configure_unstructure(c: cattrs.Converter) -> None:
-    c.register_unstructure_hook(str, lambda v: {"S": v})
+    # str.__str__/int.__repr__, not str(): these hooks also serve (str, Enum) and (int, Enum)
+    # members, whose str() is "Code.OK" rather than their value. A wrong value (None in a str
+    # field) passes through, for the key check or DynamoDB to report.
+    c.register_unstructure_hook(str, lambda v: {"S": str.__str__(v) if isinstance(v, str) else v})
     c.register_unstructure_hook(bool, lambda v: {"BOOL": v})
-    c.register_unstructure_hook(int, lambda v: {"N": str(v)})
+    c.register_unstructure_hook(
+        int, lambda v: {"N": int.__repr__(v) if isinstance(v, int) else str(v)}
+    )
     c.register_unstructure_hook(float, lambda v: {"N": _float_text(v)})
-    c.register_unstructure_hook(decimal.Decimal, lambda v: {"N": str(v)})
+    c.register_unstructure_hook(decimal.Decimal, lambda v: {"N": _decimal_text(v)})
     c.register_unstructure_hook(bytes, lambda v: {"B": v})
     c.register_unstructure_hook(uuid.UUID, lambda v: {"S": str(v)})
     c.register_unstructure_hook(datetime.datetime, lambda v: {"S": v.isoformat()})
@@ -348,6 +393,19 @@ class ModelCodec:
 
 def build_codec(cls: type) -> ModelCodec:
     """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold."""
+    for field in attrs.fields(cls):
+        # One field at a time, so the error can name the field to change.
+        try:
+            converter.get_structure_hook(field.type)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{cls.__name__}.{field.name}: {exc}") from None
+        except cattrs.errors.StructureHandlerNotFoundError as exc:
+            raise DefinitionError(
+                f"{cls.__name__}.{field.name}: cannot store {exc.type_!r} in DynamoDB; use str, "
+                "int, float, Decimal, bool, bytes, date/datetime/time, UUID, an Enum, an attrs "
+                "class, or lists/sets/dicts of those, or register hooks for it on "
+                "dynorm.converter"
+            ) from None
     try:
         decode: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, converter)
         encode: Callable[[Any], Item] = make_dict_unstructure_fn(cls, converter)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 from typing import Any
 
 import orjson
@@ -44,9 +43,15 @@ def decode_cursor(cursor: str, fingerprint: str) -> Item:
             isinstance(av, dict) and len(av) == 1 for av in key.values()
         ):
             raise TypeError("key")
+        start = {
+            name: {"B": base64.b64decode(av["B"], validate=True)} if "B" in av else av
+            for name, av in key.items()
+        }
     except CursorError:
         raise
-    except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+    # ValueError covers binascii.Error, orjson.JSONDecodeError, UnicodeDecodeError and the
+    # error base64 raises for non-ASCII text.
+    except (ValueError, KeyError, TypeError):
         raise CursorError(
             "malformed cursor; pass the Page.cursor string you received, or None to start over"
         ) from None
@@ -54,4 +59,4 @@ def decode_cursor(cursor: str, fingerprint: str) -> Item:
         raise CursorError(
             "this cursor was made by a different query; pass it only to the query that returned it"
         )
-    return {name: {"B": base64.b64decode(av["B"])} if "B" in av else av for name, av in key.items()}
+    return start

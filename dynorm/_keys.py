@@ -136,10 +136,12 @@ class KeyTemplate:
     _literal_prefix: str = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        if len(self.delimiter) != 1 or self.delimiter == _ESCAPE_CHAR:
+        # The delimiter must not occur in the escapes themselves ("%25", "%23"): a digit would
+        # reappear in an escaped value and could split it. Braces would split placeholders.
+        if len(self.delimiter) != 1 or self.delimiter in _percent(self.delimiter) + "%25{}":
             raise DefinitionError(
-                f"delimiter must be one character other than {_ESCAPE_CHAR!r}; "
-                f"got {self.delimiter!r}"
+                f"delimiter must be one character other than {_ESCAPE_CHAR!r}, a digit or a "
+                f"brace; got {self.delimiter!r}"
             )
         segments = tuple(self._parse_segment(s) for s in self.source.split(self.delimiter))
         fields = tuple(s.field for s in segments if s.field is not None)

@@ -233,9 +233,12 @@ def key_parsers_for(
                     f"not a field; fields: {', '.join(field_types) or 'none'}"
                 )
             tp = field_types[name]
-            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if typing.get_origin(tp) in (typing.Union, types.UnionType):
+                # ``X | None``: the key holds an X (an index key is left out while it is None).
+                args = [a for a in typing.get_args(tp) if a is not type(None)]
+                tp = args[0] if len(args) == 1 else tp
             try:
-                parsers[name] = key_value_parser(args[0] if len(args) == 1 else tp)
+                parsers[name] = key_value_parser(tp)
             except DefinitionError as exc:
                 raise DefinitionError(f"{cls.__name__}.{name}: {exc}") from None
     return parsers

@@ -34,7 +34,10 @@ def upper_bound(prefix: str) -> str:
     stripped = prefix.rstrip("\U0010ffff")
     if not stripped:
         return "\U0010ffff" * 4
-    return stripped[:-1] + chr(ord(stripped[-1]) + 1)
+    following = ord(stripped[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:
+        following = 0xE000  # surrogates cannot be sent as UTF-8; the next character is U+E000
+    return stripped[:-1] + chr(following)
 
 
 @attrs.frozen

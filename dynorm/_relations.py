@@ -78,6 +78,7 @@ class Relationship(Generic[P, C]):
         """Resolve a string target once its model is declared, and validate the declaration."""
         if self._resolved:
             return True
+        original = self._target
         if isinstance(self._target, str):
             found = self._find_target(table, self._target)
             if found is None:
@@ -88,8 +89,12 @@ class Relationship(Generic[P, C]):
                 f"{self.qualname}: target {self._target!r} is not a dynorm model; declare it with "
                 "@table.model first, or name it with a string"
             )
+        try:
+            self.validate()
+        except DefinitionError:
+            self._target = original  # stay unresolved: a corrected declaration may follow
+            raise
         self._resolved = True
-        self.validate()
         return True
 
     #: Embedded children are plain attrs classes rather than table models.
@@ -546,10 +551,13 @@ class RelationLoader(Generic[P, C]):
             for child in await self._embedded_children(session, rel.embedded):
                 yield child
             return
-        read = self._read(session)
-        accept = session.acceptor(rel.target_info, read.index)
         state = state_of(self.parent)
         loaded = None if state is None else state.loaded.get(self.relationship.name)
+        if loaded is not None and isinstance(loaded.via, HasMany):
+            # Loaded through a per-call override: the rest is read the same way.
+            rel = loaded.via
+        read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
+        accept = session.acceptor(rel.target_info, read.index)
         if loaded is None:
             async for child in iterate(session.send, read, accept):
                 yield child

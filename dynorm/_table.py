@@ -224,7 +224,13 @@ class Table:
             relationship.bind(cls, name)
             info.relationships[name] = relationship
             self._pending.append(relationship)
-        self._resolve_pending()
+        try:
+            self._resolve_pending()
+        except DefinitionError:
+            # Leave the table as it was: the failed model is not half-declared.
+            del self.models[cls.__name__]
+            self._pending = [r for r in self._pending if r.owner is not cls]
+            raise
         return cls
 
     def _check_distinct(self, new: ModelInfo[Any]) -> None:

@@ -1,0 +1,122 @@
+"""The public surface: exactly these names, sorted, and nothing else leaks."""
+
+import types
+
+import dynorm
+from dynorm import _errors as dynorm_errors
+
+EXPECTED = {
+    "BATCH_GET_MAX",
+    "BATCH_WRITE_MAX",
+    "GSI",
+    "LSI",
+    "TRANSACT_MAX",
+    "Attr",
+    "BelongsTo",
+    "CancellationReason",
+    "CodecError",
+    "Condition",
+    "ConditionFailedError",
+    "CursorError",
+    "Database",
+    "DatabaseError",
+    "DefinitionError",
+    "Denormalized",
+    "DetachedError",
+    "DynormError",
+    "Embedded",
+    "HasMany",
+    "Index",
+    "ItemNotFoundError",
+    "KeyTemplate",
+    "KeyTemplateError",
+    "LimitExceededError",
+    "LoadOption",
+    "NotLoadedError",
+    "Page",
+    "ParentLoader",
+    "Partition",
+    "Query",
+    "RelationLoader",
+    "Request",
+    "Strategy",
+    "Table",
+    "TableNotFoundError",
+    "ThrottledError",
+    "Transaction",
+    "TransactionCanceledError",
+    "ValidationError",
+    "connect",
+    "converter",
+}
+
+# The names DESIGN.md's public contract imports from dynorm.
+CONTRACT = {
+    "Table",
+    "GSI",
+    "HasMany",
+    "BelongsTo",
+    "Partition",
+    "Index",
+    "Embedded",
+    "Denormalized",
+    "connect",
+    "Page",
+    "ItemNotFoundError",
+}
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # ruff's RUF022 order: SCREAMING_CASE constants, then CamelCase classes, then the rest.
+    if name.isupper():
+        return 0, name
+    if name[0].isupper():
+        return 1, name
+    return 2, name
+
+
+def test_all_is_exactly_the_public_surface() -> None:
+    assert set(dynorm.__all__) == EXPECTED
+    assert len(dynorm.__all__) == len(EXPECTED)  # no duplicates
+
+
+def test_all_is_sorted() -> None:
+    assert dynorm.__all__ == sorted(dynorm.__all__, key=_isort_key)
+
+
+def test_every_exported_name_exists() -> None:
+    missing = [name for name in dynorm.__all__ if not hasattr(dynorm, name)]
+    assert missing == []
+
+
+def test_nothing_else_public_leaks() -> None:
+    public = {
+        name
+        for name, value in vars(dynorm).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public == EXPECTED
+
+
+def test_design_contract_names_are_exported() -> None:
+    assert set(dynorm.__all__) >= CONTRACT
+
+
+def test_every_error_is_exported_under_one_root() -> None:
+    defined = {
+        value
+        for value in vars(dynorm_errors).values()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    exported = {
+        value
+        for value in (getattr(dynorm, name) for name in dynorm.__all__)
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    assert exported == defined
+    for error in exported:
+        assert issubclass(error, dynorm.DynormError), error
+        assert error.__name__.endswith("Error"), error
+    assert issubclass(dynorm.ItemNotFoundError, LookupError)
+    assert issubclass(dynorm.DefinitionError, TypeError)
+    assert issubclass(dynorm.CursorError, ValueError)

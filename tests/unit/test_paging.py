@@ -1,0 +1,171 @@
+"""Reading a collection page by page, counting only accepted items (``dynorm._paging``)."""
+
+import asyncio
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dynorm._codec import Item
+from dynorm._paging import Page, iterate, read_page
+from dynorm._plans import CollectionRead, KeyRange, Request
+
+READ = CollectionRead(
+    table_name="app",
+    index=None,
+    pk_attr="pk",
+    pk_value="ORG#M",
+    sk_attr="sk",
+    range=KeyRange("begins_with", ("USER#",)),
+    key_attrs=("pk", "sk"),
+)
+
+
+def raw(sk: str) -> Item:
+    return {"pk": {"S": "ORG#M"}, "sk": {"S": sk}, "extra": {"S": "x"}}
+
+
+class FakeCollection:
+    """A sorted collection answering Query the way DynamoDB does.
+
+    A page ends after ``Limit`` items or after ``page_size`` items (the 1 MB cap), and carries a
+    LastEvaluatedKey whenever it ended early, even when nothing follows.
+    """
+
+    def __init__(self, items: list[Item], page_size: int = 1000) -> None:
+        self.items = items
+        self.page_size = page_size
+        self.requests: list[Request] = []
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        self.requests.append(request)
+        start = request.params.get("ExclusiveStartKey")
+        position = 0
+        if start is not None:
+            position = next(i for i, it in enumerate(self.items) if it["sk"] == start["sk"]) + 1
+        count = min(request.params.get("Limit", self.page_size), self.page_size)
+        page = self.items[position : position + count]
+        response: dict[str, Any] = {"Items": page}
+        if len(page) == count:
+            response["LastEvaluatedKey"] = {"pk": page[-1]["pk"], "sk": page[-1]["sk"]}
+        return response
+
+
+def accept_users(item: Item) -> str | None:
+    sk: str = item["sk"]["S"]
+    return sk if sk.startswith("USER#") else None
+
+
+async def test_limit_counts_only_accepted_items() -> None:
+    collection = FakeCollection(
+        [raw("METADATA#M"), raw("USER#a"), raw("NOTE#1"), raw("USER#b"), raw("USER#c")]
+    )
+    items, after = await read_page(collection.send, READ, accept_users, limit=2, start=None)
+    assert items == ["USER#a", "USER#b"]
+    assert after == {"pk": {"S": "ORG#M"}, "sk": {"S": "USER#b"}}  # resumes after the last one
+    # One more than needed is asked for, so the reader knows whether anything follows.
+    assert [r.params["Limit"] for r in collection.requests] == [3, 2]
+    assert collection.requests[1].params["ExclusiveStartKey"] == {
+        "pk": {"S": "ORG#M"},
+        "sk": {"S": "NOTE#1"},
+    }
+
+
+async def test_end_of_collection_gives_no_cursor() -> None:
+    collection = FakeCollection([raw("USER#a"), raw("USER#b")])
+    items, after = await read_page(collection.send, READ, accept_users, limit=5, start=None)
+    assert items == ["USER#a", "USER#b"]
+    assert after is None
+
+
+async def test_lookahead_item_is_not_skipped() -> None:
+    collection = FakeCollection([raw("USER#a"), raw("USER#b"), raw("USER#c")])
+    first, after = await read_page(collection.send, READ, accept_users, limit=2, start=None)
+    assert first == ["USER#a", "USER#b"]
+    assert len(collection.requests) == 1  # the third item came in the same page
+    second, end = await read_page(collection.send, READ, accept_users, limit=2, start=after)
+    assert second == ["USER#c"]
+    assert end is None
+
+
+async def test_unlimited_reads_one_dynamodb_page() -> None:
+    collection = FakeCollection([raw(f"USER#{i}") for i in range(5)], page_size=2)
+    items, after = await read_page(collection.send, READ, accept_users, limit=None, start=None)
+    assert items == ["USER#0", "USER#1"]
+    assert after == {"pk": {"S": "ORG#M"}, "sk": {"S": "USER#1"}}
+    assert "Limit" not in collection.requests[0].params
+
+
+async def test_on_item_sees_every_raw_item() -> None:
+    collection = FakeCollection([raw("METADATA#M"), raw("USER#a"), raw("USER#b")])
+    seen: list[str] = []
+    await read_page(
+        collection.send,
+        READ,
+        accept_users,
+        limit=1,
+        start=None,
+        on_item=lambda item: seen.append(item["sk"]["S"]),
+    )
+    # The parent riding along is seen though not accepted; nothing past the page is read.
+    assert seen == ["METADATA#M", "USER#a"]
+
+
+async def test_iterate_reads_every_page() -> None:
+    collection = FakeCollection(
+        [raw("USER#a"), raw("NOTE#1"), raw("USER#b"), raw("USER#c"), raw("NOTE#2")], page_size=2
+    )
+    assert [x async for x in iterate(collection.send, READ, accept_users)] == [
+        "USER#a",
+        "USER#b",
+        "USER#c",
+    ]
+    assert len(collection.requests) == 3
+    assert all("Limit" not in r.params for r in collection.requests)
+
+
+async def test_iterate_from_a_start_key() -> None:
+    collection = FakeCollection([raw("USER#a"), raw("USER#b")])
+    start = {"pk": {"S": "ORG#M"}, "sk": {"S": "USER#a"}}
+    assert [x async for x in iterate(collection.send, READ, accept_users, start=start)] == [
+        "USER#b"
+    ]
+
+
+def test_page_is_a_sized_iterable() -> None:
+    page = Page(["a", "b"], cursor="c")
+    assert len(page) == 2
+    assert list(page) == ["a", "b"]
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.booleans(), max_size=30),
+    st.integers(min_value=1, max_value=6),
+    st.integers(min_value=1, max_value=5),
+)
+def test_paging_with_cursors_returns_every_child_once_in_full_pages(
+    kinds: list[bool], limit: int, page_size: int
+) -> None:
+    items = [
+        raw(f"USER#{i:03d}" if is_child else f"NOTE#{i:03d}") for i, is_child in enumerate(kinds)
+    ]
+    children = [it["sk"]["S"] for it in items if it["sk"]["S"].startswith("USER#")]
+    collection = FakeCollection(items, page_size=page_size)
+
+    async def read_all() -> list[list[str]]:
+        pages: list[list[str]] = []
+        start: Item | None = None
+        while True:
+            found, start = await read_page(
+                collection.send, READ, accept_users, limit=limit, start=start
+            )
+            pages.append(found)
+            if start is None:
+                return pages
+            assert len(pages) <= len(items) + 1, "paging does not terminate"
+
+    pages = asyncio.run(read_all())
+    assert [sk for page in pages for sk in page] == children
+    assert all(len(page) == limit for page in pages[:-1])
+    assert len(pages[-1]) <= limit
