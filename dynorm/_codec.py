@@ -389,6 +389,8 @@ class ModelCodec:
     decode: Callable[[Mapping[str, AttributeValue]], Any]
     encode: Callable[[Any], Item]
     encode_field: Mapping[str, Callable[[Any], AttributeValue]]
+    #: Set fields, which ``encode`` leaves out of the item while they are empty.
+    sets: tuple[str, ...] = ()
 
 
 def build_codec(cls: type) -> ModelCodec:
@@ -412,11 +414,31 @@ def build_codec(cls: type) -> ModelCodec:
         encode_field = {f.name: converter.get_unstructure_hook(f.type) for f in attrs.fields(cls)}
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
-    return ModelCodec(
-        decode=lambda item: decode(item, cls),
-        encode=encode,
-        encode_field=encode_field,
-    )
+    sets = tuple(f.name for f in attrs.fields(cls) if _is_set(f.type))
+    if not sets:
+        return ModelCodec(
+            decode=lambda item: decode(item, cls), encode=encode, encode_field=encode_field
+        )
+
+    # An empty set field is left out of the item rather than stored as NULL: DynamoDB's ADD
+    # refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never fill it.
+    def encode_item(obj: Any) -> Item:
+        item = encode(obj)
+        for name in sets:
+            if item[name] is _NULL:
+                del item[name]
+        return item
+
+    def decode_item(item: Mapping[str, AttributeValue]) -> Any:
+        try:
+            return decode(item, cls)
+        except KeyError:
+            missing = [name for name in sets if name not in item]
+            if not missing:
+                raise
+            return decode({**item, **dict.fromkeys(missing, _NULL)}, cls)
+
+    return ModelCodec(decode=decode_item, encode=encode_item, encode_field=encode_field, sets=sets)
 
 
 #: DynamoDB's item size limit.

@@ -48,7 +48,7 @@ from ._plans import CollectionRead, KeyRange, Request
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship, collection_read
 from ._relwrites import add_child, put_with_copies, remove_child
-from ._state import InstanceState, Loaded, bind
+from ._state import InstanceState, Loaded, bind, state_of
 from ._table import GSI, LSI, Table
 from ._writes import plan_delete, plan_put, plan_put_keeping, plan_update
 
@@ -99,6 +99,13 @@ def _translate(exc: botocore.exceptions.ClientError, request: Request) -> Databa
 def _copying(info: ModelInfo[Any]) -> list[HasMany[Any, Any]]:
     """The relationships whose children carry copies of this model's fields."""
     return [r for r in info.relationships.values() if isinstance(r, HasMany) and r.copies]
+
+
+def _held_children(obj: object, rel: HasMany[Any, Any]) -> list[Any] | None:
+    """Every embedded child ``obj`` holds (``.loaded`` may show fewer), or None if not loaded."""
+    state = state_of(obj)
+    loaded = None if state is None else state.loaded.get(rel.name)
+    return None if loaded is None else list(loaded.items)
 
 
 class Database:
@@ -160,6 +167,10 @@ class Database:
                 response: dict[str, Any] = await method(**request.params)
             except botocore.exceptions.ClientError as exc:
                 raise _translate(exc, request) from exc
+            except botocore.exceptions.ParamValidationError as exc:
+                raise ValidationError(
+                    f"{request.operation}: {exc}", operation=request.operation
+                ) from exc
         return response
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]:
@@ -417,13 +428,13 @@ class Database:
             info = self.table.info(type(obj))
             item = info.encode(obj)
             for rel in info.embedded:
-                loaded = getattr(obj, rel.name)
-                if not loaded.is_loaded or rel.embedded is None:
+                children = _held_children(obj, rel)
+                if children is None or rel.embedded is None:
                     raise DefinitionError(
                         f"put_all replaces whole items, and {rel.qualname} of {obj!r} is not "
                         "loaded, so its children would be lost; use db.put (which keeps them)"
                     )
-                item[rel.embedded.attribute] = rel.embedded.encode(loaded.loaded)
+                item[rel.embedded.attribute] = rel.embedded.encode(children)
             writes[key_id({a: item[a] for a in self.table.primary_attributes})] = {
                 "PutRequest": {"Item": item}
             }
@@ -565,14 +576,22 @@ class Explain:
         if not info.embedded:
             return plan_put(info, obj, table_name, condition=condition, overwrite=overwrite)
         embedded: dict[str, Any] = {}
+        empty: dict[str, Any] = {}
         for rel in info.embedded:
             assert rel.embedded is not None  # noqa: S101 - info.embedded holds embedded ones only
-            loader = getattr(obj, rel.name)
+            children = _held_children(obj, rel)
             embedded[rel.embedded.attribute] = (
-                rel.embedded.encode(loader.loaded) if loader.is_loaded else None
+                rel.embedded.encode(children) if children is not None else None
             )
+            empty[rel.embedded.attribute] = rel.embedded.empty()
         return plan_put_keeping(
-            info, obj, table_name, embedded=embedded, condition=condition, overwrite=overwrite
+            info,
+            obj,
+            table_name,
+            embedded=embedded,
+            empty=empty,
+            condition=condition,
+            overwrite=overwrite,
         )
 
     def delete(
@@ -702,6 +721,7 @@ class Transaction:
         if not self._actions:
             return
         await self._db.send(self.explain())
+        self._keys.clear()
         for obj in self._bound:
             if self._db.table.info(type(obj)).relationships:
                 bind(obj, self._db)

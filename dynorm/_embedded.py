@@ -118,6 +118,7 @@ def plan_add(
     builder = ExpressionBuilder()
     attr = builder.name(codec.attribute)
     conditions = [f"attribute_exists({builder.name(pk_attr)})"]
+    member = None
     if codec.key is None:
         empty = builder.value(codec.empty())
         new = builder.value(codec.encode([child]))
@@ -130,7 +131,11 @@ def plan_add(
     if codec.max_items is not None and not replacing:
         # Guards against a concurrent writer too, not only against the state read earlier.
         limit = builder.value({"N": str(codec.max_items)})
-        conditions.append(f"(attribute_not_exists({attr}) OR size({attr}) < {limit})")
+        bound = [f"attribute_not_exists({attr})", f"size({attr}) < {limit}"]
+        if member is not None:
+            # Children that were not loaded may hold this key already: replacing never grows.
+            bound.insert(0, f"attribute_exists({member})")
+        conditions.append(f"({' OR '.join(bound)})")
     params = {
         "TableName": table_name,
         "Key": key,
@@ -151,10 +156,33 @@ def plan_remove(
     if codec.key is None:
         # Positions shift when others write: only remove if that slot still holds this child.
         params["UpdateExpression"] = f"REMOVE {attr}[{position}]"
-        params["ConditionExpression"] = (
-            f"{attr}[{position}] = {builder.value(codec.encode_child(child))}"
+        slot = f"{attr}[{position}]"
+        params["ConditionExpression"] = " AND ".join(
+            _equal_to(builder, slot, codec.encode_child(child))
         )
     else:
         params["UpdateExpression"] = f"REMOVE {attr}.{builder.name(str(getattr(child, codec.key)))}"
     params.update(builder.params())
     return Request("UpdateItem", params)
+
+
+def _equal_to(builder: ExpressionBuilder, path: str, value: AttributeValue) -> list[str]:
+    """Conditions that hold when the document at ``path`` equals ``value``.
+
+    Maps and lists are compared member by member down to scalars (and by size): not every
+    DynamoDB implementation compares whole maps with ``=`` (dynalite compares them by identity).
+    """
+    kind, inner = next(iter(value.items()))
+    if kind == "M":
+        size = builder.value({"N": str(len(inner))})
+        out = [f"size({path}) = {size}"]
+        for name, member in inner.items():
+            out += _equal_to(builder, f"{path}.{builder.name(name)}", member)
+        return out
+    if kind == "L":
+        size = builder.value({"N": str(len(inner))})
+        out = [f"size({path}) = {size}"]
+        for i, member in enumerate(inner):
+            out += _equal_to(builder, f"{path}[{i}]", member)
+        return out
+    return [f"{path} = {builder.value(value)}"]

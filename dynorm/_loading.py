@@ -71,6 +71,8 @@ class GetPlan:
     #: that BatchGetItem, and ``fetch_keys`` its keys: the item's first).
     fetched_with: tuple[LoadOption, ...] = ()
     fetch_keys: tuple[Item, ...] = ()
+    #: Embedded relationships: their children arrive inside the parent item.
+    embedded: tuple[LoadOption, ...] = ()
 
     @property
     def requests(self) -> list[Request]:
@@ -99,6 +101,7 @@ def plan_get(
     groups: dict[tuple[str | None, bool], list[LoadOption]] = {}
     after_parent: list[LoadOption] = []
     belongs: list[LoadOption] = []
+    embedded: list[LoadOption] = []
     for option in options:
         rel = option.relationship
         if isinstance(rel, BelongsTo):
@@ -107,7 +110,8 @@ def plan_get(
         if not isinstance(rel, HasMany):
             raise DefinitionError(f"{rel!r} cannot be loaded")
         if rel.embedded is not None:
-            continue  # embedded children arrive inside the parent item
+            embedded.append(option)  # embedded children arrive inside the parent item
+            continue
         if not all(parent_field in key_values for parent_field in rel.link.values()):
             after_parent.append(option)
             continue
@@ -151,6 +155,7 @@ def plan_get(
         consistent=consistent,
         fetched_with=tuple(early),
         fetch_keys=fetch_keys,
+        embedded=tuple(embedded),
     )
 
 
@@ -172,10 +177,12 @@ def _group_read(
     prefixes = [r.child_prefix(key_values) for r in rels]
     parent_sk = _parent_sort_key(info, key_values, index, children.pk_value)
     if parent_sk is None or not all(prefixes):
-        if len(rels) == 1:
-            return children, None
         # Several kinds of children but no common bound: read the whole collection.
-        return attrs.evolve(children, range=None), None
+        read = children if len(rels) == 1 else attrs.evolve(children, range=None)
+        # A read of the whole collection passes the parent wherever it sorts; like a parent at
+        # the far end, it may lie beyond a page that is cut short, and a GetItem then follows.
+        whole = parent_sk is not None and read.range is None
+        return read, ("last" if whole else None)
     low = min([parent_sk, *prefixes])
     high = max([parent_sk, *(upper_bound(p) for p in prefixes)])
     position: Position | None = None
@@ -229,7 +236,11 @@ async def _run_collection(
         return None
 
     limit = load.options[0].limit if len(rels) == 1 else None
-    found, after = await read_page(session.send, read, accept, limit=limit, start=None, on_item=see)
+    # A parent that comes first would otherwise take the look-ahead slot of a limited read.
+    ahead = 1 if load.parent_at == "first" else 0
+    found, after = await read_page(
+        session.send, read, accept, limit=limit, start=None, on_item=see, ahead=ahead
+    )
     for i, obj, raw in found:
         kept[i].append((obj, raw))
     loaded: dict[str, Loaded] = {}
@@ -245,7 +256,7 @@ async def _run_collection(
             resume = after
         else:
             resume = read.key_of(children[-1][1]) if children else {}
-        loaded[rel.name] = Loaded([obj for obj, _ in children], resume)
+        loaded[rel.name] = Loaded([obj for obj, _ in children], resume, via=rel)
     return (parent[0] if parent else None), loaded, after is not None
 
 
@@ -272,14 +283,21 @@ async def load_many(
         missing = [o for o in objs if not getattr(o, rel.name).is_loaded]
         found = await session.fetch([info.key_of(o) for o in missing])
         for obj in missing:
-            state = session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
-            state.loaded.setdefault(rel.name, Loaded([], None))
+            session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+        for obj in objs:
+            _show_embedded(session.adopt(info, obj, {}).loaded, option)
         return
     results = await asyncio.gather(
         *(_run_children(session, option, info.values_of(o)) for o in objs)
     )
     for obj, loaded in zip(objs, results, strict=True):
         session.adopt(info, obj, {}).loaded[rel.name] = loaded
+
+
+def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
+    """Embedded children all came with the parent (none if it stores none); a limit shows some."""
+    entry = loaded.setdefault(option.relationship.name, Loaded([], None))
+    entry.shown = option.limit
 
 
 async def _run_children(
@@ -289,7 +307,7 @@ async def _run_children(
     read = rel.children_read(session.table_name, parent_values)
     accept = session.acceptor(rel.target_info, read.index)
     items, after = await read_page(session.send, read, accept, limit=option.limit, start=None)
-    return Loaded(items, after)
+    return Loaded(items, after, via=rel)
 
 
 async def execute_get(
@@ -322,6 +340,8 @@ async def execute_get(
     state = session.adopt(info, parent, raw_parent)
     for _, loaded, _ in collected:
         state.loaded.update(loaded)
+    for option in plan.embedded:
+        _show_embedded(state.loaded, option)
     for option, key in zip(plan.fetched_with, plan.fetch_keys[1:], strict=True):
         rel = _belongs(option)
         raw = found.get(key_id(key))

@@ -55,17 +55,21 @@ async def read_page(
     limit: int | None,
     start: Item | None,
     on_item: Callable[[Item], None] | None = None,
+    ahead: int = 0,
 ) -> tuple[list[T], Item | None]:
     """Up to ``limit`` accepted items starting after ``start``, and the key to resume from.
 
     ``on_item`` sees every raw item read (a parent item riding along, for instance). With
-    ``limit=None`` one DynamoDB page is read.
+    ``limit=None`` one DynamoDB page is read. ``ahead`` counts items known to come first that
+    will not be accepted (that parent): the first request asks for them on top, so its one-item
+    look-ahead is not spent on them.
     """
     base = read.request()
     items: list[T] = []
     last: Item | None = None
     while True:
-        want = None if limit is None else limit - len(items) + 1
+        want = None if limit is None else limit - len(items) + 1 + ahead
+        ahead = 0
         response = await send(_with(base, ExclusiveStartKey=start, Limit=want))
         for raw in response.get("Items", ()):
             if on_item is not None:

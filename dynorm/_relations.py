@@ -473,7 +473,8 @@ class RelationLoader(Generic[P, C]):
                 f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, or read it "
                 f"with `async for x in obj.{rel.name}` / `await obj.{rel.name}.all()`"
             )
-        return list(state.loaded[self.relationship.name].items)
+        loaded = state.loaded[self.relationship.name]
+        return list(loaded.items if loaded.shown is None else loaded.items[: loaded.shown])
 
     def _has_many(self) -> HasMany[P, C]:
         if not isinstance(self.relationship, HasMany):

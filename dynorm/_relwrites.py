@@ -92,6 +92,7 @@ async def _add_embedded(
 async def remove_child(db: Database, parent: object, rel: HasMany[Any, C], child: C) -> None:
     """Take ``child`` out of ``parent``'s relationship (delete it, or drop it from the map)."""
     codec = rel.embedded
+    loaded = _loaded(parent, rel)
     if codec is None:
         rel.check_child(parent, child)
         await db.delete(child)
@@ -103,7 +104,11 @@ async def remove_child(db: Database, parent: object, rel: HasMany[Any, C], child
             return  # not there: removing is idempotent, as deleting a missing item is
         info = rel.owner_info
         await db.send(plan_remove(codec, db.table_name, info.key_of(parent), child, position))
-    loaded = _loaded(parent, rel)
+        loaded = _loaded(parent, rel)  # reading the children above may have loaded them
+        if loaded is not None and codec.key is None:
+            # A list has no keys: drop exactly the entry that was removed from the item.
+            del loaded.items[position]
+            return
     if loaded is not None:
         loaded.items = [c for c in loaded.items if not _same_key(codec, rel, c, child)]
 

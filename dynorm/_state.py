@@ -54,6 +54,13 @@ class Loaded:
 
     items: list[Any]
     resume: Item | None
+    #: The relationship that read ``items`` when it differs from the declared one (a per-call
+    #: ``.using(...)`` override): ``resume`` is a position in *its* read, so the rest of the
+    #: children must be read the same way.
+    via: Any = None
+    #: How many of ``items`` a limited load shows as ``.loaded`` (embedded children all arrive
+    #: with the parent and stay whole, since writes of the parent carry every one of them).
+    shown: int | None = None
 
 
 @attrs.define

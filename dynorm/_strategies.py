@@ -35,6 +35,12 @@ class Strategy:
         When the parent is not in the children's collection, fields of the same name link them.
         """
         scope = f"index {self.index!r}" if self.index else "the table"
+        if self.index is not None and self.index not in child.table.indexes:
+            declared = ", ".join(child.table.indexes) or "none"
+            raise DefinitionError(
+                f"{where} via {self.describe()}: index {self.index!r} is not declared on Table "
+                f"{child.table.name!r}; declared: {declared}"
+            )
         if self.index is not None and not child.in_index(self.index):
             raise DefinitionError(
                 f"{where} via {self.describe()}: {child.name} has no key templates for "

@@ -80,7 +80,11 @@ def plan_update(
     """
     set_values = dict(set or {})
     add_values = dict(add or {})
-    removals = list(remove)
+    # An empty set field is no attribute at all (see the codec), so that ADD can fill it later.
+    emptied = [name for name in info.codec.sets if name in set_values and not set_values[name]]
+    for name in emptied:
+        del set_values[name]
+    removals = [*remove, *emptied]
     changed = [*set_values, *removals, *add_values]
     unknown = [name for name in changed if name.split(".", 1)[0] not in info.field_types]
     if unknown:
@@ -138,6 +142,7 @@ def plan_put_keeping(
     table_name: str,
     *,
     embedded: Mapping[str, AttributeValue | None],
+    empty: Mapping[str, AttributeValue] | None = None,
     condition: Condition | None = None,
     overwrite: bool = True,
 ) -> Request:
@@ -145,7 +150,8 @@ def plan_put_keeping(
 
     PutItem replaces the whole item, which would drop children the object does not carry.
     This writes every field and key attribute instead; each embedded attribute is written
-    whole when its children are known (``embedded[attr]``), else created empty if missing.
+    whole when its children are known (``embedded[attr]``), else created empty if missing:
+    as ``empty[attr]`` (a list form needs ``{"L": []}``), by default an empty map.
     """
     item = info.encode(obj)
     builder = _builder(info)
@@ -158,12 +164,17 @@ def plan_put_keeping(
     for attr, value in embedded.items():
         name = builder.name(attr)
         if value is None:
-            empty = builder.value({"M": {}})
-            assignments.append(f"{name} = if_not_exists({name}, {empty})")
+            initial = builder.value((empty or {}).get(attr, {"M": {}}))
+            assignments.append(f"{name} = if_not_exists({name}, {initial})")
         else:
             assignments.append(f"{name} = {builder.value(value)}")
-    # Index keys the object no longer fills (a field became None) must go, as PutItem would.
-    stale = [builder.name(a) for a in info.templates if a not in item and a not in primary]
+    # Attributes the object no longer fills must go, as PutItem would: index keys whose field
+    # became None, and set fields that became empty (the codec leaves those out).
+    stale = [
+        builder.name(a)
+        for a in (*info.templates, *info.field_types)
+        if a not in item and a not in primary
+    ]
     expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")
     conditions = [] if overwrite else [f"attribute_not_exists({builder.name(info.table.pk)})"]
     if condition is not None:

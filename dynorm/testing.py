@@ -18,6 +18,18 @@ Fixtures:
 Tests marked ``@pytest.mark.transactions`` are skipped on dynalite, which does not implement
 ``TransactWriteItems``.
 
+Counting requests: :func:`count_requests` records every HTTP request a :class:`dynorm.Database`
+sends inside a ``with`` block (one entry per attempt, retries included, as seen by botocore's
+``before-send`` hook), so a test can hold a call to the number of requests it promises::
+
+    from dynorm.testing import count_requests
+
+    async def test_org_and_users_in_one_query(db: Database) -> None:
+        with count_requests(db) as log:
+            org = await db.get(Org, name="MICROSOFT", load=[Org.users])
+        assert log.operations == ["Query"]
+        assert len(log) == 1
+
 A user's ``conftest.py``::
 
     from collections.abc import AsyncIterator
@@ -45,9 +57,10 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Final, Protocol
 
+import attrs
 import pytest
 
 from dynorm._servers import BACKENDS, RunningServer, start_server
@@ -59,7 +72,9 @@ __all__ = [
     "BACKEND_ENV",
     "ENDPOINT_ENV",
     "Connect",
+    "RequestLog",
     "RunningServer",
+    "count_requests",
     "dynorm_backend",
     "dynorm_connect",
     "dynorm_server",
@@ -88,6 +103,41 @@ class Connect(Protocol):
     def __call__(self, table: Table, /) -> AbstractAsyncContextManager[Database]:
         """Connect to the test server with a fresh, uniquely named copy of ``table``."""
         ...
+
+
+@attrs.define
+class RequestLog:
+    """The HTTP requests a Database sent inside a :func:`count_requests` block.
+
+    ``operations`` names each request's API action in the order sent (``"Query"``,
+    ``"BatchWriteItem"`` …); a retried request appears once per attempt. ``len(log)`` is the
+    number of requests.
+    """
+
+    operations: list[str] = attrs.field(factory=list)
+
+    def __len__(self) -> int:
+        return len(self.operations)
+
+    def count(self, operation: str) -> int:
+        """How many requests of one API action were sent."""
+        return self.operations.count(operation)
+
+
+@contextmanager
+def count_requests(db: Database) -> Iterator[RequestLog]:
+    """Record every HTTP request ``db`` sends until the block exits.
+
+    Built on :meth:`dynorm.Database.on_request`, which fires once per HTTP attempt, so the count
+    is what went over the wire: nothing that was planned but not sent, every retry that was.
+    The log stops growing when the block exits and stays readable afterwards.
+    """
+    log = RequestLog()
+    unsubscribe = db.on_request(log.operations.append)
+    try:
+        yield log
+    finally:
+        unsubscribe()
 
 
 def selected_backend() -> str:

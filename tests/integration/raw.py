@@ -1,0 +1,45 @@
+"""Raw reads through ``db.send``: what is stored, as DynamoDB holds it, without the mapper."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynorm import Database, Request
+
+
+async def raw_item(db: Database, key: dict[str, str]) -> dict[str, Any] | None:
+    """The stored item with this key (string attributes), or None (one GetItem)."""
+    response = await db.send(
+        Request(
+            "GetItem",
+            {"TableName": db.table_name, "Key": {k: {"S": v} for k, v in key.items()}},
+        )
+    )
+    item: dict[str, Any] | None = response.get("Item")
+    return item
+
+
+async def raw_collection(
+    db: Database, attribute: str, value: str, *, index: str | None = None
+) -> list[dict[str, Any]]:
+    """Every item whose ``attribute`` (a partition key) is ``value``, in sort key order."""
+    params: dict[str, Any] = {
+        "TableName": db.table_name,
+        "KeyConditionExpression": "#p = :p",
+        "ExpressionAttributeNames": {"#p": attribute},
+        "ExpressionAttributeValues": {":p": {"S": value}},
+    }
+    if index is not None:
+        params["IndexName"] = index
+    items: list[dict[str, Any]] = []
+    while True:
+        response = await db.send(Request("Query", params))
+        items += response.get("Items", [])
+        if "LastEvaluatedKey" not in response:
+            return items
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def strings(item: dict[str, Any], *names: str) -> tuple[str | None, ...]:
+    """The string values of ``names`` in a raw item (None where absent)."""
+    return tuple(item[n]["S"] if n in item else None for n in names)
