@@ -31,7 +31,14 @@ from ._keys import KeyTemplate
 from ._paging import Page
 from ._plans import Request
 from ._query import Query
-from ._relations import BelongsTo, HasMany, LoadOption, ParentLoader, RelationLoader
+from ._relations import (
+    BelongsTo,
+    HasMany,
+    LoadOption,
+    ParentLoader,
+    RelationLoader,
+    Relationship,
+)
 from ._strategies import Denormalized, Embedded, Index, Partition, Strategy
 from ._table import GSI, LSI, Table
 
@@ -68,6 +75,7 @@ __all__ = [
     "Partition",
     "Query",
     "RelationLoader",
+    "Relationship",
     "Request",
     "Strategy",
     "Table",

@@ -189,6 +189,10 @@ class LoadOption:
         check_limit(n)
         return LoadOption(self.relationship, limit=n)
 
+    def using(self, strategy: Strategy) -> LoadOption:
+        """The same option, read through another strategy: ``Rel.limit(5).using(Index(...))``."""
+        return LoadOption(self.relationship, limit=self.limit, strategy=strategy)
+
     def __repr__(self) -> str:
         return f"LoadOption({self.relationship!r}, limit={self.limit!r})"
 
@@ -243,6 +247,15 @@ class HasMany(Relationship[P, C]):
         clone.owner, clone.name, clone._resolved = self.owner, self.name, True
         clone.link = strategy.link(self.owner_info, self.target_info, self.qualname)
         return clone
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> HasMany[P, C]: ...
+    @overload
+    def __get__(self, obj: object, owner: type[Any]) -> RelationLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any]) -> Any:
+        if obj is None:
+            return self
+        return RelationLoader(obj, self)
 
     @property
     def copies(self) -> Mapping[str, str]:

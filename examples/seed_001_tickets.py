@@ -65,7 +65,9 @@ async def scenario(tour: Narrator) -> None:
         )
         return {"user": user, "newest tickets": user.tickets.loaded}
 
-    await tour.step("001.1 A User and the newest Ticket (1 Query on GSI1, backwards)", user_and_newest)
+    await tour.step(
+        "001.1 A User and the newest Ticket (1 Query on GSI1, backwards)", user_and_newest
+    )
 
     async def user_and_all() -> object:
         user = await db.get(User, org_name="MICROSOFT", username="BILLGATES", load=[User.tickets])

@@ -67,7 +67,9 @@ async def embedded(tour: Narrator) -> None:
         found = await db.get(Customer, customer_id="c-1", load=[Customer.addresses])
         return {"customer": found, "addresses": found.addresses.loaded}
 
-    await tour.step("003.2 A customer and all addresses (the customer's GetItem)", customer_with_addresses)
+    await tour.step(
+        "003.2 A customer and all addresses (the customer's GetItem)", customer_with_addresses
+    )
 
 
 async def denormalized(tour: Narrator) -> None:

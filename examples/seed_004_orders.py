@@ -39,8 +39,12 @@ async def scenario(tour: Narrator) -> None:
     db = tour.db
     order = Order("xyz-789", "user-123", Decimal("99.99"))
     await db.put(order)
-    await db.add(order, Order.items, OrderItem("xyz-789", "item-001", "prod-456", 2, Decimal("29.99")))
-    await db.add(order, Order.items, OrderItem("xyz-789", "item-002", "prod-789", 1, Decimal("39.99")))
+    await db.add(
+        order, Order.items, OrderItem("xyz-789", "item-001", "prod-456", 2, Decimal("29.99"))
+    )
+    await db.add(
+        order, Order.items, OrderItem("xyz-789", "item-002", "prod-789", 1, Decimal("39.99"))
+    )
 
     await tour.step("004.1 Get the order only (GetItem)", lambda: db.get(Order, id="xyz-789"))
 

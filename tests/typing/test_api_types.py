@@ -5,10 +5,9 @@ The test functions also run under pytest, but only declare models; the point is 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, assert_type
 
 import attrs
-from typing_extensions import assert_type
 
 from dynorm import (
     BelongsTo,

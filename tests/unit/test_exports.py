@@ -38,6 +38,7 @@ EXPECTED = {
     "Partition",
     "Query",
     "RelationLoader",
+    "Relationship",
     "Request",
     "Strategy",
     "Table",

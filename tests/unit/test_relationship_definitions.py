@@ -353,3 +353,25 @@ def test_a_target_never_declared_fails_the_table_check(table: Table) -> None:
 def test_via_takes_a_strategy() -> None:
     with pytest.raises(DefinitionError, match=r"via= takes a strategy such as Partition\(\)"):
         HasMany("User", via="partition")  # type: ignore[arg-type]
+
+
+def test_a_limited_load_option_can_also_switch_strategy(table: Table) -> None:
+    @table.model(pk="ORG#{name}", sk="ORG#{name}", GSI1=("ORG#{name}", "#ORG"))
+    @attrs.define
+    class Org:
+        name: str
+        users: ClassVar[HasMany[Any, Any]] = HasMany("User", via=Partition())
+
+    @table.model(pk="ORG#{org}", sk="USER#{username}", GSI1=("ORG#{org}", "U#{username}"))
+    @attrs.define
+    class User:
+        org: str
+        username: str
+
+    option = Org.users.limit(2).using(Index("GSI1"))
+    assert option.limit == 2
+    rel = option.relationship
+    assert isinstance(rel, HasMany)
+    assert rel.via == Index("GSI1")
+    assert rel.link == {"org": "name"}
+    assert Org.users.via == Partition()  # the declaration itself is unchanged

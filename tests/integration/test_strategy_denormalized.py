@@ -1,0 +1,446 @@
+"""``Denormalized``: children carry copies of parent fields (seed 003 §11.2).
+
+Each book carries its author's birthdate, so every read path of a book (its author's partition,
+the genre index) has it without a second request. ``db.add`` fills the copy; a change to the
+author rewrites every stale copy (with the author in one transaction when it fits), refuses past
+``max_fanout`` with nothing written, and ``db.sync_copies`` repairs copies on demand.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import AsyncIterator
+
+import attrs
+import pytest
+
+from dynorm import (
+    GSI,
+    Database,
+    Denormalized,
+    HasMany,
+    Index,
+    KeyTemplateError,
+    LimitExceededError,
+    Table,
+)
+from dynorm.testing import Connect, count_requests
+
+from .raw import raw_collection, raw_item
+
+pytestmark = pytest.mark.integration
+
+table = Table(
+    "rel-denormalized",
+    pk="pk",
+    sk="sk",
+    indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK"), GSI("GSI2", pk="GSI2PK", sk="GSI2SK")],
+)
+
+
+@table.model(pk="AUTHOR#{name}", sk="AUTHOR#{name}")
+@attrs.define
+class Author:
+    name: str
+    birthdate: datetime.date
+    country: str = "US"
+    books = HasMany["Author", "Book"](
+        "Book", via=Denormalized(copy={"birthdate": "author_birthdate"})
+    )
+
+
+@table.model(pk="AUTHOR#{author_name}", sk="BOOK#{title}", GSI1=("GENRE#{genre}", "BOOK#{title}"))
+@attrs.define
+class Book:
+    author_name: str
+    title: str
+    genre: str
+    author_birthdate: datetime.date | None = None
+
+
+@table.model(pk="PUBLISHER#{name}", sk="PUBLISHER#{name}")
+@attrs.define
+class Publisher:
+    name: str
+    country: str
+    editions = HasMany["Publisher", "Edition"](
+        "Edition", via=Denormalized(copy={"country": "publisher_country"}, max_fanout=3)
+    )
+
+
+@table.model(pk="PUBLISHER#{publisher}", sk="EDITION#{isbn}")
+@attrs.define
+class Edition:
+    publisher: str
+    isbn: str
+    publisher_country: str | None = None
+
+
+@table.model(pk="SERIES#{name}", sk="SERIES#{name}")
+@attrs.define
+class Series:
+    name: str
+    tagline: str
+    episodes = HasMany["Series", "Episode"](
+        "Episode", via=Denormalized(copy={"tagline": "series_tagline"}, max_fanout=200)
+    )
+
+
+@table.model(pk="SERIES#{series}", sk="EPISODE#{number:04d}")
+@attrs.define
+class Episode:
+    series: str
+    number: int
+    series_tagline: str | None = None
+
+
+# Children found through an index: albums live in their own partitions.
+@table.model(pk="LABEL#{name}", sk="LABEL#{name}", GSI2=("LABEL#{name}", "#LABEL#{name}"))
+@attrs.define
+class Label:
+    name: str
+    city: str
+    albums = HasMany["Label", "Album"](
+        "Album", via=Denormalized(copy={"city": "label_city"}, where=Index("GSI2"))
+    )
+
+
+@table.model(
+    pk="ALBUM#{album_id}", sk="ALBUM#{album_id}", GSI2=("LABEL#{label}", "ALBUM#{album_id}")
+)
+@attrs.define
+class Album:
+    album_id: str
+    label: str
+    label_city: str | None = None
+
+
+BORN = datetime.date(1929, 10, 21)
+CORRECTED = datetime.date(1929, 10, 22)
+LE_GUIN = Author("Ursula K. Le Guin", BORN)
+TITLES = [("A Wizard of Earthsea", "fantasy"), ("The Dispossessed", "scifi"), ("Tehanu", "fantasy")]
+
+
+@pytest.fixture
+async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
+    async with dynorm_connect(table) as database:
+        yield database
+
+
+@pytest.fixture
+async def shelf(db: Database) -> Database:
+    """Le Guin and three books added through the relationship (copies filled)."""
+    author = await db.put(attrs.evolve(LE_GUIN))
+    for title, genre in TITLES:
+        await db.add(author, Author.books, Book(author.name, title, genre))
+    return db
+
+
+async def stored_books(db: Database) -> list[Book]:
+    return await db.query(Book, author_name=LE_GUIN.name).all()
+
+
+async def stored_author(db: Database) -> Author:
+    return await db.get(Author, name=LE_GUIN.name)
+
+
+# -- filling and reading copies -------------------------------------------------------------------
+
+
+async def test_add_fills_the_copy_in_one_put(db: Database) -> None:
+    author = await db.put(attrs.evolve(LE_GUIN))
+    book = Book(author.name, "Tehanu", "fantasy")
+    with count_requests(db) as log:
+        stored = await db.add(author, Author.books, book)
+    assert log.operations == ["PutItem"]
+    assert stored.author_birthdate == BORN
+    item = await raw_item(db, {"pk": f"AUTHOR#{LE_GUIN.name}", "sk": "BOOK#Tehanu"})
+    assert item is not None
+    assert item["author_birthdate"] == {"S": "1929-10-21"}
+
+
+async def test_add_overwrites_a_wrong_copy(db: Database) -> None:
+    author = await db.put(attrs.evolve(LE_GUIN))
+    stored = await db.add(author, Author.books, Book(author.name, "Tehanu", "fantasy", CORRECTED))
+    assert stored.author_birthdate == BORN
+    assert (await stored_books(db))[0].author_birthdate == BORN
+
+
+async def test_remove_is_one_delete(shelf: Database) -> None:
+    author = await shelf.get(Author, name=LE_GUIN.name, load=[Author.books])
+    book = author.books.loaded[0]
+    with count_requests(shelf) as log:
+        await shelf.remove(author, Author.books, book)
+    assert log.operations == ["DeleteItem"]
+    assert book not in await stored_books(shelf)
+    assert len(await stored_books(shelf)) == len(TITLES) - 1
+
+
+async def test_add_refuses_a_book_of_another_author_before_sending(db: Database) -> None:
+    author = await db.put(attrs.evolve(LE_GUIN))
+    with count_requests(db) as log, pytest.raises(KeyTemplateError, match=r"Author\.books"):
+        await db.add(author, Author.books, Book("Someone Else", "Dune", "scifi"))
+    assert len(log) == 0
+    assert await raw_collection(db, "pk", "AUTHOR#Someone Else") == []
+
+
+async def test_another_index_returns_the_copy_without_a_second_read(shelf: Database) -> None:
+    with count_requests(shelf) as log:
+        fantasy = await shelf.query(Book, index="GSI1", genre="fantasy").all()
+    assert log.operations == ["Query"]
+    assert [b.title for b in fantasy] == ["A Wizard of Earthsea", "Tehanu"]
+    assert all(b.author_birthdate == BORN for b in fantasy)
+
+
+async def test_author_and_books_in_one_query(shelf: Database) -> None:
+    with count_requests(shelf) as log:
+        author = await shelf.get(Author, name=LE_GUIN.name, load=[Author.books])
+    assert log.operations == ["Query"]
+    assert author == LE_GUIN
+    assert [b.title for b in author.books.loaded] == sorted(t for t, _ in TITLES)
+    assert all(b.author_birthdate == BORN for b in author.books.loaded)
+
+
+# -- rewriting copies -----------------------------------------------------------------------------
+
+
+@pytest.mark.transactions
+async def test_put_with_a_changed_field_rewrites_every_copy_in_one_transaction(
+    shelf: Database,
+) -> None:
+    fixed = attrs.evolve(LE_GUIN, birthdate=CORRECTED)
+    with count_requests(shelf) as log:
+        await shelf.put(fixed)
+    assert log.operations == ["Query", "TransactWriteItems"]
+    assert (await stored_author(shelf)).birthdate == CORRECTED
+    books = await stored_books(shelf)
+    assert len(books) == len(TITLES)
+    assert all(b.author_birthdate == CORRECTED for b in books)
+    fantasy = await shelf.query(Book, index="GSI1", genre="fantasy").all()
+    assert all(b.author_birthdate == CORRECTED for b in fantasy)
+
+
+@pytest.mark.transactions
+async def test_put_rewrites_only_stale_copies_and_reports_how_many(
+    shelf: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    # One book already carries the new value (written by hand): it is not rewritten.
+    await shelf.put(Book(LE_GUIN.name, "Tehanu", "fantasy", CORRECTED))
+    with caplog.at_level(logging.INFO, logger="dynorm"), count_requests(shelf) as log:
+        await shelf.put(attrs.evolve(LE_GUIN, birthdate=CORRECTED))
+    assert log.operations == ["Query", "TransactWriteItems"]
+    assert [r.getMessage() for r in caplog.records] == ["rewrote 2 denormalized copies"]
+    assert all(b.author_birthdate == CORRECTED for b in await stored_books(shelf))
+    assert await shelf.sync_copies(attrs.evolve(LE_GUIN, birthdate=CORRECTED)) == 0
+
+
+async def test_put_with_nothing_copied_changed_rewrites_nothing(shelf: Database) -> None:
+    with count_requests(shelf) as log:
+        await shelf.put(attrs.evolve(LE_GUIN))
+    assert log.operations == ["Query", "PutItem"]
+    with count_requests(shelf) as log:
+        await shelf.put(attrs.evolve(LE_GUIN, country="UK"))  # not a copied field
+    assert log.operations == ["Query", "PutItem"]
+    assert (await stored_author(shelf)).country == "UK"
+    assert all(b.author_birthdate == BORN for b in await stored_books(shelf))
+
+
+@pytest.mark.transactions
+async def test_update_of_a_copied_field_rewrites_every_copy(shelf: Database) -> None:
+    author = await stored_author(shelf)
+    with count_requests(shelf) as log:
+        updated = await shelf.update(author, set={"birthdate": CORRECTED})
+    assert log.count("Query") == 1
+    assert log.count("TransactWriteItems") == 1
+    # No write outside the transaction.
+    assert not {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"} & set(log.operations)
+    assert updated.birthdate == CORRECTED
+    assert (await stored_author(shelf)).birthdate == CORRECTED
+    assert all(b.author_birthdate == CORRECTED for b in await stored_books(shelf))
+
+
+async def test_update_of_another_field_is_one_update(shelf: Database) -> None:
+    author = await stored_author(shelf)
+    with count_requests(shelf) as log:
+        updated = await shelf.update(author, set={"country": "UK"})
+    assert log.operations == ["UpdateItem"]
+    assert updated.country == "UK"
+    assert all(b.author_birthdate == BORN for b in await stored_books(shelf))
+
+
+# -- the fan-out limit ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def publisher(db: Database) -> Database:
+    """A publisher whose four editions carry its country; max_fanout is 3."""
+    parent = await db.put(Publisher("Gollancz", "UK"))
+    for i in range(4):
+        await db.add(parent, Publisher.editions, Edition("Gollancz", f"isbn-{i}"))
+    return db
+
+
+async def assert_publisher_unchanged(db: Database) -> None:
+    assert (await db.get(Publisher, name="Gollancz")).country == "UK"
+    editions = await db.query(Edition, publisher="Gollancz").all()
+    assert len(editions) == 4
+    assert all(e.publisher_country == "UK" for e in editions)
+
+
+async def test_put_past_max_fanout_is_refused_with_nothing_written(publisher: Database) -> None:
+    with count_requests(publisher) as log, pytest.raises(LimitExceededError) as caught:
+        await publisher.put(Publisher("Gollancz", "US"))
+    assert set(log.operations) == {"Query"}
+    message = str(caught.value)
+    assert "Publisher.editions" in message
+    assert "max_fanout=3" in message
+    assert "nothing was written" in message
+    await assert_publisher_unchanged(publisher)
+
+
+async def test_update_past_max_fanout_is_refused_with_nothing_written(publisher: Database) -> None:
+    parent = await publisher.get(Publisher, name="Gollancz")
+    with count_requests(publisher) as log, pytest.raises(LimitExceededError, match="max_fanout"):
+        await publisher.update(parent, set={"country": "US"})
+    assert set(log.operations) == {"Query"}
+    await assert_publisher_unchanged(publisher)
+
+
+async def test_sync_copies_past_max_fanout_is_refused(publisher: Database) -> None:
+    with count_requests(publisher) as log, pytest.raises(LimitExceededError):
+        await publisher.sync_copies(Publisher("Gollancz", "US"))
+    assert set(log.operations) == {"Query"}
+    await assert_publisher_unchanged(publisher)
+
+
+@pytest.mark.transactions
+async def test_max_fanout_counts_only_stale_copies(publisher: Database) -> None:
+    await publisher.put(Edition("Gollancz", "isbn-0", "US"))  # already carries the new value
+    with count_requests(publisher) as log:
+        await publisher.put(Publisher("Gollancz", "US"))
+    assert log.operations == ["Query", "TransactWriteItems"]
+    editions = await publisher.query(Edition, publisher="Gollancz").all()
+    assert all(e.publisher_country == "US" for e in editions)
+
+
+# -- sync_copies ----------------------------------------------------------------------------------
+
+
+@pytest.mark.transactions
+async def test_sync_copies_repairs_and_counts(shelf: Database) -> None:
+    # Two books written by hand with a wrong copy.
+    await shelf.put(Book(LE_GUIN.name, "Tehanu", "fantasy", None))
+    await shelf.put(Book(LE_GUIN.name, "The Dispossessed", "scifi", CORRECTED))
+    author = await stored_author(shelf)
+    with count_requests(shelf) as log:
+        rewritten = await shelf.sync_copies(author)
+    assert rewritten == 2
+    assert log.operations == ["Query", "TransactWriteItems"]
+    assert all(b.author_birthdate == BORN for b in await stored_books(shelf))
+    assert await stored_author(shelf) == LE_GUIN
+
+
+async def test_sync_copies_with_nothing_stale_reads_once_and_returns_zero(shelf: Database) -> None:
+    author = await stored_author(shelf)
+    with count_requests(shelf) as log:
+        assert await shelf.sync_copies(author) == 0
+    assert log.operations == ["Query"]
+
+
+# -- more writes than a transaction holds ----------------------------------------------------------
+
+
+async def store_series(db: Database, episodes: int, tagline: str = "old") -> Series:
+    series = await db.put(Series("Expanse", tagline))
+    await db.put_all([Episode("Expanse", n, tagline) for n in range(episodes)])
+    return series
+
+
+async def episode_taglines(db: Database) -> set[str | None]:
+    return {e.series_tagline for e in await db.query(Episode, series="Expanse").all()}
+
+
+async def test_put_beyond_a_transaction_writes_the_parent_then_idempotent_updates(
+    db: Database,
+) -> None:
+    await store_series(db, 120)
+    with count_requests(db) as log:
+        await db.put(Series("Expanse", "new"))
+    writes = [op for op in log.operations if op != "Query"]
+    # The children are read before anything is written, then the parent goes first.
+    assert log.operations[0] == "Query"
+    assert writes == ["PutItem"] + ["UpdateItem"] * 120
+    assert log.operations.index("PutItem") == log.count("Query")
+    assert (await db.get(Series, name="Expanse")).tagline == "new"
+    assert await episode_taglines(db) == {"new"}
+
+
+async def test_update_beyond_a_transaction_writes_the_parent_then_the_copies(db: Database) -> None:
+    series = await store_series(db, 120)
+    with count_requests(db) as log:
+        updated = await db.update(series, set={"tagline": "newer"})
+    assert updated.tagline == "newer"
+    assert log.count("UpdateItem") == 121
+    assert "TransactWriteItems" not in log.operations
+    assert await episode_taglines(db) == {"newer"}
+
+
+async def test_sync_copies_beyond_a_transaction_counts_every_rewrite(db: Database) -> None:
+    await store_series(db, 120, tagline="stale")
+    series = await db.put(Series("Expanse", "fresh"))  # rewrites them all already
+    assert await episode_taglines(db) == {"fresh"}
+    await db.put_all([Episode("Expanse", n, "stale") for n in range(110)])
+    with count_requests(db) as log:
+        assert await db.sync_copies(series) == 110
+    assert log.count("UpdateItem") == 110
+    assert await episode_taglines(db) == {"fresh"}
+
+
+@pytest.mark.transactions
+async def test_ninety_nine_copies_and_the_parent_fit_one_transaction(db: Database) -> None:
+    await store_series(db, 99)
+    with count_requests(db) as log:
+        await db.put(Series("Expanse", "new"))
+    assert [op for op in log.operations if op != "Query"] == ["TransactWriteItems"]
+    assert await episode_taglines(db) == {"new"}
+
+
+async def test_one_hundred_copies_and_the_parent_do_not(db: Database) -> None:
+    await store_series(db, 100)
+    with count_requests(db) as log:
+        await db.put(Series("Expanse", "new"))
+    assert [op for op in log.operations if op != "Query"] == ["PutItem"] + ["UpdateItem"] * 100
+    assert await episode_taglines(db) == {"new"}
+
+
+# -- children found through an index ---------------------------------------------------------------
+
+
+@pytest.fixture
+async def label(db: Database) -> Database:
+    parent = await db.put(Label("Sub Pop", "Seattle"))
+    for album_id in ("a1", "a2"):
+        await db.add(parent, Label.albums, Album(album_id, "Sub Pop"))
+    await db.put(Album("a3", "Other Label", "Elsewhere"))
+    return db
+
+
+async def test_index_placed_children_get_copies_and_load_in_one_query(label: Database) -> None:
+    with count_requests(label) as log:
+        parent = await label.get(Label, name="Sub Pop", load=[Label.albums])
+    assert log.operations == ["Query"]
+    assert parent == Label("Sub Pop", "Seattle")
+    assert parent.albums.loaded == [
+        Album("a1", "Sub Pop", "Seattle"),
+        Album("a2", "Sub Pop", "Seattle"),
+    ]
+
+
+@pytest.mark.transactions
+async def test_index_placed_copies_are_rewritten(label: Database) -> None:
+    with count_requests(label) as log:
+        await label.put(Label("Sub Pop", "Tacoma"))
+    assert log.operations == ["Query", "TransactWriteItems"]
+    albums = [await label.get(Album, album_id=a) for a in ("a1", "a2", "a3")]
+    assert [a.label_city for a in albums] == ["Tacoma", "Tacoma", "Elsewhere"]

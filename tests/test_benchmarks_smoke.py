@@ -1,0 +1,121 @@
+"""The benchmark suite still runs: ``python -m benchmarks --quick`` on tiny inputs.
+
+It runs in a subprocess, like ``make bench``: the benchmarks change process-wide state (PynamoDB's
+credentials in the environment, tracemalloc, the peak RSS they read) and import peer clients that
+neither this process nor mypy should have to load. The peers (the ``bench`` extra) are optional:
+without one, its row says "skipped" and every other row still runs, so this test needs only what
+``make test`` installs. With a peer installed, its row must have run.
+
+The loopback benchmark server is not a DynamoDB server, so this is no ``integration`` test. It
+checks that each benchmark completes and prints its rows, not the numbers (tiny inputs make them
+meaningless).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Query page rows: the row name and the package its client needs.
+QUERY_CLIENTS = {
+    "floor": "aiohttp",
+    "aiobotocore": "aiobotocore",
+    "aiobotocore+deser": "boto3",
+    "pynamodb": "pynamodb",
+    "aiodynamo": "aiodynamo",
+    "dynorm": "dynorm",
+}
+SECTIONS = ("Query page", "GetItem per-request", "Lazy pagination", "Relationship load")
+NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
+
+
+def installed(package: str) -> bool:
+    return importlib.util.find_spec(package) is not None
+
+
+@pytest.fixture(scope="module")
+def output() -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stdout
+
+
+def section(output: str, title: str) -> list[str]:
+    """The lines of the section whose title starts with ``title`` (up to the blank line)."""
+    blocks = [block.splitlines() for block in output.split("\n\n")]
+    found = [lines for lines in blocks if lines and lines[0].startswith(title)]
+    assert len(found) == 1, f"no single section {title!r} in:\n{output}"
+    return found[0]
+
+
+def row(lines: list[str], name: str) -> str:
+    rows = [line for line in lines[2:] if line.split()[:1] == [name]]
+    assert len(rows) == 1, f"no single row {name!r} in:\n" + "\n".join(lines)
+    return rows[0]
+
+
+def verdicts(lines: list[str]) -> list[str]:
+    return [line.split()[0] for line in lines if line.startswith("    ")]
+
+
+def test_prints_every_section_once(output: str) -> None:
+    for title in SECTIONS:
+        section(output, title)
+
+
+@pytest.mark.parametrize(("name", "package"), QUERY_CLIENTS.items())
+def test_query_page_row_per_client(output: str, name: str, package: str) -> None:
+    line = row(section(output, "Query page"), name)
+    if installed(package):
+        assert "skipped" not in line
+        assert len(re.findall(r"\d\.\d\dx", line)) == 2, line  # x floor, x dynorm
+    else:
+        assert f"skipped: {package} is not installed" in line
+
+
+def test_query_page_checks_dynorm_targets(output: str) -> None:
+    lines = section(output, "Query page")
+    assert len(verdicts(lines)) == 4
+    assert set(verdicts(lines)) <= {"PASS", "FAIL", "SKIP"}
+    peers_missing = not all(installed(p) for p in QUERY_CLIENTS.values())
+    assert ("SKIP" in verdicts(lines)) == peers_missing
+
+
+def test_get_item_rows_and_overhead_check(output: str) -> None:
+    lines = section(output, "GetItem per-request")
+    for name in ("aiobotocore", "dynorm"):
+        assert NUMBER.search(row(lines, name).split("→")[-1])
+    assert verdicts(lines)[0] in {"PASS", "FAIL"}
+
+
+def test_pagination_samples_memory_and_checks_peak(output: str) -> None:
+    lines = section(output, "Lazy pagination")
+    samples = [line for line in lines[2:] if NUMBER.fullmatch(line.split()[0])]
+    assert samples, lines
+    assert samples[-1].split()[0] == "300"  # --quick walks 300 children
+    assert verdicts(lines)[0] in {"PASS", "FAIL"}
+
+
+def test_latency_rows_count_requests(output: str) -> None:
+    lines = section(output, "Relationship load")
+    together, one_by_one = lines[2], lines[3]
+    assert together.lstrip().startswith("await db.load(orders, Order.items)")
+    assert one_by_one.lstrip().startswith("for each order")
+    # --quick loads 5 parents: one Query each, either way
+    assert together.split()[-3] == one_by_one.split()[-3] == "5"
+    assert verdicts(lines)[0] in {"PASS", "FAIL"}
