@@ -124,6 +124,20 @@ class _Segment:
         )
 
 
+def _align_segments(
+    mine: tuple[_Segment, ...], theirs: tuple[_Segment, ...]
+) -> dict[str, str] | None:
+    mapping: dict[str, str] = {}
+    for a, b in zip(mine, theirs, strict=True):
+        if (a.field is None) != (b.field is None):
+            return None
+        if (a.prefix, a.suffix, a.spec) != (b.prefix, b.suffix, b.spec):
+            return None
+        if a.field is not None and b.field is not None:
+            mapping[b.field] = a.field
+    return mapping
+
+
 @attrs.frozen(eq=False)
 class KeyTemplate:
     """A reversible key template such as ``"{state}#{city}#{zip}"``."""
@@ -279,15 +293,17 @@ class KeyTemplate:
         """
         if len(self.segments) != len(other.segments):
             return None
-        mapping: dict[str, str] = {}
-        for mine, theirs in zip(self.segments, other.segments, strict=True):
-            if (mine.field is None) != (theirs.field is None):
-                return None
-            if (mine.prefix, mine.suffix, mine.spec) != (theirs.prefix, theirs.suffix, theirs.spec):
-                return None
-            if mine.field is not None and theirs.field is not None:
-                mapping[theirs.field] = mine.field
-        return mapping
+        return _align_segments(self.segments, other.segments)
+
+    def align_leading(self, other: KeyTemplate) -> dict[str, str] | None:
+        """Like :meth:`align`, for a longer ``other`` that opens with this template's segments.
+
+        ``USER#{username}`` opens ``USER#{username}#DEVICE#{serial}``: a child sort key nested
+        under its parent's, as in a hierarchy kept in one partition.
+        """
+        if len(other.segments) <= len(self.segments):
+            return None
+        return _align_segments(self.segments, other.segments[: len(self.segments)])
 
     def __repr__(self) -> str:
         return f"KeyTemplate({self.source!r})"

@@ -67,10 +67,12 @@ class GetPlan:
     #: relationships whose collection depends on parent fields the caller did not give.
     after_parent: tuple[LoadOption, ...]
     consistent: bool = False
-    #: BelongsTo parents read in the same BatchGetItem as the item itself (get_parent then is
-    #: that BatchGetItem, and ``fetch_keys`` its keys: the item's first).
+    #: BelongsTo parents whose keys follow from the arguments, read by one BatchGetItem in the
+    #: first round: with the item itself when ``fetch_self`` (get_parent is then that
+    #: BatchGetItem and ``fetch_keys`` starts with the item's key), else beside the Queries.
     fetched_with: tuple[LoadOption, ...] = ()
     fetch_keys: tuple[Item, ...] = ()
+    fetch_self: bool = False
     #: Embedded relationships: their children arrive inside the parent item.
     embedded: tuple[LoadOption, ...] = ()
 
@@ -78,6 +80,9 @@ class GetPlan:
     def requests(self) -> list[Request]:
         """The requests sent in the first round (all concurrently)."""
         first = [self.get_parent] if self.get_parent else []
+        if self.fetch_keys and not self.fetch_self:
+            table_name = self.collections[0].read.table_name
+            first.append(_batch_get(self.fetch_keys, table_name, consistent=self.consistent))
         return first + [c.read.request() for c in self.collections]
 
 
@@ -135,17 +140,12 @@ def plan_get(
         collections.append(CollectionLoad(read, tuple(group), take))
     get_parent = None if carried else _get_item(parent_key, table_name, consistent=consistent)
     early = [o for o in belongs if _belongs(o).parent_key_from(key_values) is not None]
-    fetch_keys: tuple[Item, ...] = ()
-    if get_parent is not None and early:
+    fetch_keys = tuple(_belongs(o).parent_key_from(key_values) or {} for o in early)
+    fetch_self = get_parent is not None and bool(early)
+    if fetch_self:
         # The item and its parents are all addressed by key: one BatchGetItem reads them all.
-        fetch_keys = (parent_key, *(_belongs(o).parent_key_from(key_values) or {} for o in early))
-        unique = list({key_id(k): k for k in fetch_keys}.values())
-        batch: dict[str, Any] = {"Keys": unique}
-        if consistent:
-            batch["ConsistentRead"] = True
-        get_parent = Request("BatchGetItem", {"RequestItems": {table_name: batch}})
-    else:
-        early = []
+        fetch_keys = (parent_key, *fetch_keys)
+        get_parent = _batch_get(fetch_keys, table_name, consistent=consistent)
     late = [o for o in belongs if o not in early]
     return GetPlan(
         parent_key,
@@ -155,8 +155,20 @@ def plan_get(
         consistent=consistent,
         fetched_with=tuple(early),
         fetch_keys=fetch_keys,
+        fetch_self=fetch_self,
         embedded=tuple(embedded),
     )
+
+
+def _batch_get(keys: Sequence[Item], table_name: str, *, consistent: bool) -> Request:
+    batch: dict[str, Any] = {"Keys": list({key_id(k): k for k in keys}.values())}
+    if consistent:
+        batch["ConsistentRead"] = True
+    return Request("BatchGetItem", {"RequestItems": {table_name: batch}})
+
+
+async def _nothing() -> dict[Any, Item]:
+    return {}
 
 
 def _belongs(option: LoadOption) -> BelongsTo[Any, Any]:
@@ -316,17 +328,21 @@ async def execute_get(
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
     runs = [_run_collection(session, info, c, plan.parent_key) for c in plan.collections]
     raw_parent: Item | None
-    found: dict[Any, Item] = {}
-    if plan.fetch_keys:
-        found, *collected = await asyncio.gather(
-            session.fetch(plan.fetch_keys, consistent=plan.consistent), *runs
-        )
+    fetching = (
+        session.fetch(plan.fetch_keys, consistent=plan.consistent)
+        if plan.fetch_keys
+        else _nothing()
+    )
+    if plan.fetch_self:
+        found, *collected = await asyncio.gather(fetching, *runs)
         raw_parent = found.get(key_id(plan.parent_key))
     elif plan.get_parent is not None:
-        response, *collected = await asyncio.gather(session.send(plan.get_parent), *runs)
+        response, found, *collected = await asyncio.gather(
+            session.send(plan.get_parent), fetching, *runs
+        )
         raw_parent = response.get("Item")
     else:
-        collected = list(await asyncio.gather(*runs))
+        found, *collected = await asyncio.gather(fetching, *runs)
         raw_parent = next((p for p, _, _ in collected if p is not None), None)
         cut_short = any(cut for _, _, cut in collected)
         if raw_parent is None and cut_short:
@@ -342,7 +358,8 @@ async def execute_get(
         state.loaded.update(loaded)
     for option in plan.embedded:
         _show_embedded(state.loaded, option)
-    for option, key in zip(plan.fetched_with, plan.fetch_keys[1:], strict=True):
+    parent_keys = plan.fetch_keys[1:] if plan.fetch_self else plan.fetch_keys
+    for option, key in zip(plan.fetched_with, parent_keys, strict=True):
         rel = _belongs(option)
         raw = found.get(key_id(key))
         owner = session.acceptor(rel.target_info, None)(raw) if raw is not None else None

@@ -98,10 +98,17 @@ async def remove_child(db: Database, parent: object, rel: HasMany[Any, C], child
         await db.delete(child)
     else:
         codec.check_child(child)
-        children = await getattr(parent, rel.name).all()
-        position = next((i for i, c in enumerate(children) if c == child), None)
-        if position is None:
-            return  # not there: removing is idempotent, as deleting a missing item is
+        position = 0  # a map child is removed by its key: no read needed
+        if codec.key is not None and loaded is not None:
+            if not any(_same_key(codec, rel, c, child) for c in loaded.items):
+                return  # known not to be there: nothing to write
+        elif codec.key is None:
+            # A list child is removed by position, which only the stored list can tell.
+            children = await getattr(parent, rel.name).all()
+            found = next((i for i, c in enumerate(children) if c == child), None)
+            if found is None:
+                return  # not there: removing is idempotent, as deleting a missing item is
+            position = found
         info = rel.owner_info
         await db.send(plan_remove(codec, db.table_name, info.key_of(parent), child, position))
         loaded = _loaded(parent, rel)  # reading the children above may have loaded them

@@ -67,6 +67,12 @@ class Strategy:
                 f"{where} via {self.describe()}: {scope} has no sort key, so a partition "
                 "holds one item and cannot hold children"
             )
+        if parent.in_index(self.index) if self.index else True:
+            # Children nested under the parent's own sort key (USER#{u} -> USER#{u}#DEVICE#{d})
+            # are narrowed to this parent, not to every sibling's children.
+            _, parent_sk = parent.key_templates(self.index)
+            nested = parent_sk.align_leading(child_sk) if parent_sk is not None else None
+            mapping = {**(nested or {}), **mapping}
         return mapping
 
 

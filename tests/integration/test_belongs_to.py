@@ -44,6 +44,15 @@ class User:
     username: str
     user_type: str = "Member"
     org = BelongsTo["User", Org](Org)
+    devices = HasMany["User", "Device"]("Device", via=Partition())
+
+
+@table.model(pk="ORG#{org_name}", sk="USER#{username}#DEVICE#{serial}")
+@attrs.define
+class Device:
+    org_name: str
+    username: str
+    serial: str
 
 
 MICROSOFT = Org("MICROSOFT", "Enterprise")
@@ -139,3 +148,22 @@ async def test_load_of_nothing_sends_nothing(db: Database) -> None:
     with count_requests(db) as log:
         assert await db.load([], User.org) == []
     assert len(log) == 0
+
+
+async def test_parent_and_children_load_in_one_concurrent_round(db: Database) -> None:
+    # BILLGATESX's device shares the USER#BILLGATES text prefix and must not be read as his.
+    await db.put_all(
+        [Device("MICROSOFT", "BILLGATES", "d1"), Device("MICROSOFT", "BILLGATESX", "d2")]
+    )
+    first_round = db.explain.get(
+        User, org_name="MICROSOFT", username="BILLGATES", load=[User.devices, User.org]
+    )
+    assert sorted(r.operation for r in first_round) == ["BatchGetItem", "Query"]
+    with count_requests(db) as log:
+        user = await db.get(
+            User, org_name="MICROSOFT", username="BILLGATES", load=[User.devices, User.org]
+        )
+    assert sorted(log.operations) == ["BatchGetItem", "Query"]
+    assert user.org.loaded == MICROSOFT
+    assert user.devices.loaded == [Device("MICROSOFT", "BILLGATES", "d1")]
+    assert await user.devices.all() == [Device("MICROSOFT", "BILLGATES", "d1")]

@@ -367,3 +367,12 @@ async def test_a_child_of_another_class_is_refused_before_sending(db: Database) 
     with count_requests(db) as log, pytest.raises(TypeError, match="Address"):
         await db.add(customer, Customer.addresses, Phone("555"))  # type: ignore[misc]
     assert len(log) == 0
+
+
+async def test_removing_from_a_map_needs_no_read_of_the_parent(stored: Database) -> None:
+    customer = stored.attach(Customer("c1", "Ada"))  # built in code: its addresses are unknown
+    with count_requests(stored) as log:
+        await stored.remove(customer, Customer.addresses, HOME)
+    assert log.operations == ["UpdateItem"]
+    found = await stored.get(Customer, customer_id="c1", load=[Customer.addresses])
+    assert found.addresses.loaded == [WORK]

@@ -362,3 +362,12 @@ def test_key_value_parser_rejects_unsupported_types() -> None:
 def test_unknown_enum_text_is_a_lookup_error() -> None:
     with pytest.raises(KeyError):
         key_value_parser(Color)("green")
+
+
+def test_align_leading_maps_a_nested_child_sort_key() -> None:
+    parent = KeyTemplate("USER#{username}")
+    assert parent.align_leading(KeyTemplate("USER#{login}#DEVICE#{serial}")) == {
+        "login": "username"
+    }
+    assert parent.align_leading(KeyTemplate("USER#{login}")) is None  # not longer: not nested
+    assert KeyTemplate("order#{id}").align_leading(KeyTemplate("item#{id}#x")) is None
