@@ -9,6 +9,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Stamp files: the venv is rebuilt when pyproject.toml changes, dynalite is installed once.
 VENV_STAMP := $(VENV)/.stamp
+# The bench extra (peer clients) on top of dev; only `make bench` installs it.
+BENCH_STAMP := $(VENV)/.bench-stamp
 DYNALITE_DIR := .dynalite
 DYNALITE_STAMP := $(DYNALITE_DIR)/.stamp
 
@@ -63,7 +65,12 @@ test-dynalite: .venv dynalite
 demo: .venv
 	$(BIN)/python examples/tour.py
 
-bench: .venv
+$(BENCH_STAMP): $(VENV_STAMP)
+	$(BIN)/pip install -e '.[dev,bench]'
+	touch $@
+
+# Every client on the same work in one process; prints one table (not part of `make test`).
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:

@@ -1,0 +1,127 @@
+"""``python -m benchmarks``: run every benchmark in this process and print one table.
+
+``--quick`` shrinks every input (the smoke test uses it); explicit options still win over it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import os
+import platform
+import sys
+from dataclasses import dataclass
+
+from benchmarks import latency, paging, per_request, query_page
+from benchmarks.report import Section, render
+
+_PACKAGES = (
+    *("dynorm", "aiobotocore", "botocore", "aiohttp", "orjson", "cattrs"),
+    *("boto3", "pynamodb", "aiodynamo"),
+)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Every input size, full or ``--quick``."""
+
+    items: int
+    repeats: int
+    get_batch: int
+    children: int
+    page_size: int
+    parents: int
+    delay_ms: float
+
+
+FULL = Sizes(
+    items=5000,
+    repeats=7,
+    get_batch=200,
+    children=100_000,
+    page_size=1000,
+    parents=50,
+    delay_ms=20,
+)
+QUICK = Sizes(items=20, repeats=1, get_batch=5, children=300, page_size=50, parents=5, delay_ms=2)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to run and how."""
+
+    sizes: Sizes
+    collect: bool
+    check: bool
+
+
+def _arguments(argv: list[str] | None) -> Options:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--items", type=int, help=f"order items in the page ({FULL.items})")
+    parser.add_argument("--repeats", type=int, help=f"timed runs per client ({FULL.repeats})")
+    parser.add_argument(
+        "--get-batch", type=int, help=f"GetItem requests per timed run ({FULL.get_batch})"
+    )
+    parser.add_argument(
+        "--children", type=int, help=f"collection size for pagination ({FULL.children:,})"
+    )
+    parser.add_argument("--page-size", type=int, help=f"server page size ({FULL.page_size})")
+    parser.add_argument(
+        "--parents", type=int, help=f"parents in the latency benchmark ({FULL.parents})"
+    )
+    parser.add_argument(
+        "--delay-ms", type=float, help=f"injected delay per request ({FULL.delay_ms:g})"
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny inputs, one repeat (smoke)")
+    parser.add_argument(
+        "--no-gc",
+        dest="collect",
+        action="store_false",
+        help="turn the garbage collector off during timed runs (each client's own code alone)",
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target FAILs")
+    args = parser.parse_args(argv)
+    base = QUICK if args.quick else FULL
+    fields = Sizes.__dataclass_fields__
+    given = {k: v for k, v in vars(args).items() if k in fields and v is not None}
+    if any(v <= 0 for v in given.values()):
+        parser.error("sizes, repeats and the delay must be positive")
+    return Options(Sizes(**{**base.__dict__, **given}), collect=args.collect, check=args.check)
+
+
+def _preamble() -> list[str]:
+    versions = []
+    for name in _PACKAGES:
+        try:
+            versions.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{name} -")
+    title = (
+        f"dynorm benchmarks: Python {platform.python_version()} on {platform.system()} "
+        f"{platform.machine()}, {os.cpu_count()} CPUs"
+    )
+    return [title, "  " + ", ".join(versions)]
+
+
+async def _run(sizes: Sizes, *, collect: bool) -> list[Section]:
+    # Pagination first: its peak RSS reading needs a process whose high-water mark is still low.
+    memory = await paging.run(children=sizes.children, page_size=sizes.page_size)
+    page = await query_page.run(items=sizes.items, repeats=sizes.repeats, collect=collect)
+    requests = await per_request.run(batch=sizes.get_batch, repeats=sizes.repeats, collect=collect)
+    waits = await latency.run(
+        parents=sizes.parents, delay=sizes.delay_ms / 1e3, repeats=sizes.repeats
+    )
+    return [page, requests, memory, waits]
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _arguments(argv)
+    sections = asyncio.run(_run(options.sizes, collect=options.collect))
+    print(render(_preamble(), sections), flush=True)
+    failed = any(c.ok is False for s in sections for c in s.checks)
+    return 1 if options.check and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""dynorm: ``db.get(Order, id=…, load=[Order.items])``, the order and its items as attrs objects."""
+
+from __future__ import annotations
+
+import contextlib
+
+from benchmarks import data
+from benchmarks.clients import ACCESS_KEY, REGION, SECRET_KEY
+from benchmarks.clients.aiobotocore_raw import GET_ITEM_BATCH
+from benchmarks.models import Order, table
+from dynorm import Database, connect
+
+
+async def open_db(stack: contextlib.AsyncExitStack, url: str) -> Database:
+    """A Database on the loopback server, closed with ``stack``."""
+    return await stack.enter_async_context(
+        connect(
+            table,
+            endpoint_url=url,
+            region_name=REGION,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+        )
+    )
+
+
+class QueryClient:
+    """One Query: the order and its items, decoded into ``Order`` and ``OrderItem``."""
+
+    async def setup(self, url: str) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._db = await open_db(self._stack, url)
+
+    async def run_once(self) -> int:
+        found = await self._db.get(Order, id=data.ORDER_ID, load=[Order.items])
+        return 1 + len(found.items.loaded)
+
+    async def teardown(self) -> None:
+        await self._stack.aclose()
+
+
+class GetItemClient:
+    """``GET_ITEM_BATCH`` sequential ``db.get(Order, id=…)`` calls."""
+
+    def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
+        self.batch = batch
+
+    async def setup(self, url: str) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._db = await open_db(self._stack, url)
+
+    async def run_once(self) -> int:
+        for _ in range(self.batch):
+            await self._db.get(Order, id=data.ORDER_ID)
+        return self.batch
+
+    async def teardown(self) -> None:
+        await self._stack.aclose()

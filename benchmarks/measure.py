@@ -1,0 +1,106 @@
+"""Run clients interleaved round-robin and keep the process CPU time of every run.
+
+Each repeat runs every client once, starting one client later than the repeat before, so slow
+drifts of the machine (frequency scaling, a noisy neighbour) spread evenly over the clients and
+cancel in their ratios. Every client runs once untimed first (connections, lazy imports, caches),
+and the garbage of the previous run is collected before each timed one.
+
+The garbage collector stays on during timed runs by default: the collections a client's
+allocations trigger are part of its cost. How much they cost depends on the whole process's heap,
+so ``collect=False`` (``--no-gc``) turns the collector off while a client runs, to see its own
+code alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchmarks import clients
+from benchmarks.clients import Client, Entry
+
+
+@dataclass
+class Result:
+    """One client's runs: units produced (items, requests) and CPU and wall seconds per run."""
+
+    entry: Entry
+    skipped: str | None = None
+    units: list[int] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def cpu_per_unit(self) -> float:
+        """Median process CPU seconds per unit."""
+        return statistics.median(c / u for c, u in zip(self.cpu, self.units, strict=True))
+
+    @property
+    def wall_per_run(self) -> float:
+        """Median wall seconds per run."""
+        return statistics.median(self.wall)
+
+    @property
+    def units_per_run(self) -> int:
+        return self.units[0]
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the per-unit CPU times: how noisy the repeats were."""
+        per_unit = [c / u for c, u in zip(self.cpu, self.units, strict=True)]
+        return (max(per_unit) - min(per_unit)) / statistics.median(per_unit)
+
+
+async def interleaved(
+    entries: Sequence[Entry],
+    url: str,
+    *,
+    repeats: int,
+    kind: str = "QueryClient",
+    collect: bool = True,
+    **options: int,
+) -> list[Result]:
+    """Set every available client up against ``url``, run them ``repeats`` times, tear down."""
+    results = []
+    running: list[tuple[Result, Client]] = []
+    for entry in entries:
+        client = clients.load(entry, kind, **options)
+        if isinstance(client, str):
+            results.append(Result(entry, skipped=client))
+            continue
+        result = Result(entry)
+        results.append(result)
+        running.append((result, client))
+    ready: list[Client] = []
+    try:
+        for _, client in running:
+            await client.setup(url)
+            ready.append(client)
+        for _, client in running:
+            await client.run_once()
+        for repeat in range(repeats):
+            shift = repeat % len(running) if running else 0
+            for result, client in running[shift:] + running[:shift]:
+                gc.collect()
+                if not collect:
+                    gc.disable()
+                try:
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    units = await client.run_once()
+                    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+                finally:
+                    gc.enable()
+                result.units.append(units)
+                result.cpu.append(cpu)
+                result.wall.append(wall)
+    finally:
+        for client in ready:
+            await client.teardown()
+    return results

@@ -1,0 +1,155 @@
+"""A loopback stand-in for DynamoDB: any POST is answered with a fixed, pre-encoded JSON body.
+
+The answer is chosen by the ``X-Amz-Target`` header: ``Query`` gets the order's page (its items
+and the order), ``GetItem`` the order, ``DescribeTable`` a key schema, anything else ``{}``. In
+paging mode (``children > 0``) a Query instead reads a ``children``-item collection in pages of
+``page_size`` (fewer if the request's ``Limit`` asks), generated on the fly from
+``ExclusiveStartKey`` so the server never holds the whole collection. ``delay`` holds every answer
+back on the event loop's timer, like a network round trip.
+
+It runs in a process of its own (:func:`running`), so the benchmark process's CPU time is the
+client's alone. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any, Final
+
+from benchmarks import data
+
+_TARGET_PREFIX: Final = "DynamoDB_20120810."
+_HEAD: Final = (
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: application/x-amz-json-1.0\r\n"
+    "x-amzn-RequestId: BENCHMARK0000000000000000000000000000000000000000000\r\n"
+    "Content-Length: {}\r\n"
+    "\r\n"
+)
+#: The line the server prints once it listens: ``READY <port>``.
+READY: Final = "READY"
+
+
+def encode(value: Any) -> bytes:
+    """Compact JSON, as DynamoDB sends it."""
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _response(body: bytes) -> bytes:
+    return _HEAD.format(len(body)).encode("ascii") + body
+
+
+class Responder:
+    """Builds the bytes to answer a request with; all fixed answers are encoded up front."""
+
+    def __init__(self, *, items: int, children: int = 0, page_size: int = 1000) -> None:
+        self.children = children
+        self.page_size = page_size
+        self._fixed = {
+            "Query": _response(encode(data.query_page(items))),
+            "GetItem": _response(encode({"Item": data.order(items)})),
+            "DescribeTable": _response(encode(data.table_description())),
+        }
+        self._empty = _response(b"{}")
+
+    def respond(self, target: str, body: bytes) -> bytes:
+        operation = target.removeprefix(_TARGET_PREFIX)
+        if operation == "Query" and self.children:
+            return _response(encode(self._children_page(json.loads(body))))
+        return self._fixed.get(operation, self._empty)
+
+    def _children_page(self, request: dict[str, Any]) -> dict[str, Any]:
+        start = 1
+        after = request.get("ExclusiveStartKey")
+        if after is not None:
+            start = int(after["sk"]["S"].removeprefix(data.ITEM_PREFIX)) + 1
+        count = min(self.page_size, int(request.get("Limit", self.page_size)))
+        return data.children_page(start, count, self.children)
+
+
+async def _handle(
+    responder: Responder, delay: float, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    # HTTP/1.1 keep-alive: requests on one connection are answered in turn, until it closes.
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            headers: dict[str, str] = {}
+            for line in head.decode("latin-1").split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            answer = responder.respond(headers.get("x-amz-target", ""), body)
+            if delay:
+                await asyncio.sleep(delay)  # a timer on the server's event loop
+            writer.write(answer)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass  # the client hung up
+    except asyncio.CancelledError:
+        # Shutting down with the connection still open. Ending the task quietly, as its
+        # outermost frame, spares Python 3.11's stream callback from logging the cancellation.
+        pass
+    finally:
+        writer.close()
+
+
+async def serve(responder: Responder, *, delay: float = 0.0, port: int = 0) -> None:
+    """Listen on 127.0.0.1, print ``READY <port>``, serve until standard input closes."""
+    server = await asyncio.start_server(
+        lambda r, w: _handle(responder, delay, r, w), "127.0.0.1", port
+    )
+    bound = server.sockets[0].getsockname()[1]
+    print(READY, bound, flush=True)
+    async with server:
+        # The parent closes our stdin to stop us (and so does its death).
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.buffer.read)
+
+
+@contextlib.contextmanager
+def running(
+    *, items: int, children: int = 0, page_size: int = 1000, delay: float = 0.0
+) -> Iterator[str]:
+    """Start the server in a child process; yields its URL, stops it on exit."""
+    command = [sys.executable, "-m", "benchmarks.server", f"--items={items}"]
+    command += [f"--children={children}", f"--page-size={page_size}", f"--delay={delay}"]
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdin is not None  # noqa: S101 - both pipes were asked for
+    assert process.stdout is not None  # noqa: S101
+    try:
+        line = process.stdout.readline().split()
+        if len(line) != 2 or line[0] != READY:  # "READY <port>"
+            raise RuntimeError(f"benchmark server did not start (said {line!r})")
+        yield f"http://127.0.0.1:{line[1]}"
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=5000, help="order items in the Query page")
+    parser.add_argument("--children", type=int, default=0, help="paging mode: collection size")
+    parser.add_argument("--page-size", type=int, default=1000, help="paging mode: items a page")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    responder = Responder(items=args.items, children=args.children, page_size=args.page_size)
+    asyncio.run(serve(responder, delay=args.delay, port=args.port))
+
+
+if __name__ == "__main__":
+    main()
