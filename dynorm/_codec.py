@@ -27,6 +27,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
+from ._decoders import LIST_HOOK_MARK, NESTED_HOOK_MARK, generate_decoder
 from ._errors import CodecError, DefinitionError
 
 __all__ = [
@@ -263,13 +264,42 @@ def _scalar_structure(base: type, tag: str) -> Callable[[AttributeValue, object]
     return structure
 
 
+def _structure_bool(v: AttributeValue, _: object) -> bool:
+    return bool(v["BOOL"])
+
+
+def _structure_decimal(v: AttributeValue, _: object) -> decimal.Decimal:
+    return decimal.Decimal(v["N"])
+
+
+def _structure_bytes(v: AttributeValue, _: object) -> bytes:
+    return _binary(v["B"])
+
+
+_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": _binary}
+_STRUCTURE_STR: Final = _scalar_structure(str, "S")
+_STRUCTURE_INT: Final = _scalar_structure(int, "N")
+_STRUCTURE_FLOAT: Final = _scalar_structure(float, "N")
+
+#: The default hooks whose work the generated decoders write inline, as expression templates
+#: (``{v}`` is the AttributeValue). A hook a user registers instead is called as usual.
+INLINE_STRUCTURE: Final[Mapping[type, tuple[object, str]]] = {
+    str: (_STRUCTURE_STR, '{v}["S"]'),
+    bool: (_structure_bool, '{v}["BOOL"]'),
+    int: (_STRUCTURE_INT, 'int({v}["N"])'),
+    float: (_STRUCTURE_FLOAT, 'float({v}["N"])'),
+    decimal.Decimal: (_structure_decimal, '__Decimal({v}["N"])'),
+    bytes: (_structure_bytes, '__binary({v}["B"])'),
+}
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
-    c.register_structure_hook(str, _scalar_structure(str, "S"))
-    c.register_structure_hook(bool, lambda v, _: v["BOOL"])
-    c.register_structure_hook(int, _scalar_structure(int, "N"))
-    c.register_structure_hook(float, _scalar_structure(float, "N"))
-    c.register_structure_hook(decimal.Decimal, lambda v, _: decimal.Decimal(v["N"]))
-    c.register_structure_hook(bytes, lambda v, _: _binary(v["B"]))
+    c.register_structure_hook(str, _STRUCTURE_STR)
+    c.register_structure_hook(bool, _structure_bool)
+    c.register_structure_hook(int, _STRUCTURE_INT)
+    c.register_structure_hook(float, _STRUCTURE_FLOAT)
+    c.register_structure_hook(decimal.Decimal, _structure_decimal)
+    c.register_structure_hook(bytes, _structure_bytes)
     c.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v["S"]))
     c.register_structure_hook(
         datetime.datetime, lambda v, _: datetime.datetime.fromisoformat(v["S"])
@@ -290,7 +320,12 @@ def _configure_structure(c: cattrs.Converter) -> None:
         el = c.get_structure_hook(el_tp)
         if _origin(tp) is tuple:
             return lambda v, _: tuple([el(x, el_tp) for x in v["L"]])
-        return lambda v, _: [el(x, el_tp) for x in v["L"]]
+
+        def structure_list(v: AttributeValue, _: object) -> list[Any]:
+            return [el(x, el_tp) for x in v["L"]]
+
+        setattr(structure_list, LIST_HOOK_MARK, True)  # generated decoders may inline it
+        return structure_list
 
     def set_hook(tp: object) -> Callable[[AttributeValue, object], object]:
         el_tp = _element(tp)
@@ -317,7 +352,12 @@ def _configure_structure(c: cattrs.Converter) -> None:
 
     def nested_hook(tp: type) -> Callable[[AttributeValue, object], object]:
         build: Callable[[Any, Any], object] = make_dict_structure_fn(tp, c)
-        return lambda v, _: build(v["M"], tp)
+
+        def structure_nested(v: AttributeValue, _: object) -> object:
+            return build(v["M"], tp)
+
+        setattr(structure_nested, NESTED_HOOK_MARK, True)  # generated decoders may inline it
+        return structure_nested
 
     c.register_structure_hook_factory(lambda t: _optional_inner(t) is not None, optional_hook)
     c.register_structure_hook_factory(_is_list, list_hook)
@@ -408,20 +448,29 @@ def build_codec(cls: type) -> ModelCodec:
                 "class, or lists/sets/dicts of those, or register hooks for it on "
                 "dynorm.converter"
             ) from None
+    sets = tuple(f.name for f in attrs.fields(cls) if _is_set(f.type))
     try:
-        decode: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, converter)
+        decode = generate_decoder(
+            cls,
+            converter,
+            inline=INLINE_STRUCTURE,
+            helpers=_INLINE_HELPERS,
+            # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
+            # ADD refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never
+            # fill it. It reads back empty.
+            empty_when_missing={
+                f.name: frozenset if _origin(f.type) is frozenset else set
+                for f in attrs.fields(cls)
+                if f.name in sets
+            },
+        )
         encode: Callable[[Any], Item] = make_dict_unstructure_fn(cls, converter)
         encode_field = {f.name: converter.get_unstructure_hook(f.type) for f in attrs.fields(cls)}
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
-    sets = tuple(f.name for f in attrs.fields(cls) if _is_set(f.type))
     if not sets:
-        return ModelCodec(
-            decode=lambda item: decode(item, cls), encode=encode, encode_field=encode_field
-        )
+        return ModelCodec(decode=decode, encode=encode, encode_field=encode_field)
 
-    # An empty set field is left out of the item rather than stored as NULL: DynamoDB's ADD
-    # refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never fill it.
     def encode_item(obj: Any) -> Item:
         item = encode(obj)
         for name in sets:
@@ -429,16 +478,7 @@ def build_codec(cls: type) -> ModelCodec:
                 del item[name]
         return item
 
-    def decode_item(item: Mapping[str, AttributeValue]) -> Any:
-        try:
-            return decode(item, cls)
-        except KeyError:
-            missing = [name for name in sets if name not in item]
-            if not missing:
-                raise
-            return decode({**item, **dict.fromkeys(missing, _NULL)}, cls)
-
-    return ModelCodec(decode=decode_item, encode=encode_item, encode_field=encode_field, sets=sets)
+    return ModelCodec(decode=decode, encode=encode_item, encode_field=encode_field, sets=sets)
 
 
 #: DynamoDB's item size limit.

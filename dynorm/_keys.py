@@ -148,6 +148,10 @@ class KeyTemplate:
     fields: tuple[str, ...] = attrs.field(init=False)
     _regex: re.Pattern[str] = attrs.field(init=False, repr=False)
     _literal_prefix: str = attrs.field(init=False, repr=False)
+    #: True when a key fits iff it opens with the literal prefix and has the template's number
+    #: of delimiters: the last segment is a bare placeholder and all before it are literal
+    #: (``USER#{username}``, ``item#{id}``). Matching such keys needs no regex.
+    _tail_only: bool = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         # The delimiter must not occur in the escapes themselves ("%25", "%23"): a digit would
@@ -173,6 +177,9 @@ class KeyTemplate:
         object.__setattr__(self, "fields", fields)
         object.__setattr__(self, "_regex", re.compile(pattern, re.DOTALL))
         object.__setattr__(self, "_literal_prefix", self.prefix({}))
+        last = segments[-1]
+        tail_only = all(s.field is None for s in segments[:-1]) and not last.suffix
+        object.__setattr__(self, "_tail_only", tail_only and last.field is not None)
 
     def _parse_segment(self, text: str) -> _Segment:
         try:
@@ -265,8 +272,24 @@ class KeyTemplate:
         """Whether every field of the template is in ``names`` (a set or mapping)."""
         return all(f in names for f in self.fields)  # type: ignore[operator]
 
+    def tail_only_shape(self) -> tuple[str, str, int] | None:
+        """(literal prefix, delimiter, delimiter count) when those alone decide a match.
+
+        True of templates whose only placeholder ends them (``USER#{username}``); per-item
+        loops inline this test instead of calling :meth:`matches`.
+        """
+        if not self._tail_only:
+            return None
+        return self._literal_prefix, self.delimiter, len(self.segments) - 1
+
     def matches(self, key: str) -> bool:
         """Whether ``key`` could have been made by this template."""
+        if self._tail_only:
+            # The hot path of telling mixed results apart: two string scans, no regex.
+            return (
+                key.startswith(self._literal_prefix)
+                and key.count(self.delimiter) == len(self.segments) - 1
+            )
         return self._regex.fullmatch(key) is not None
 
     def parse(self, key: str) -> dict[str, str] | None:

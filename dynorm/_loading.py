@@ -9,7 +9,7 @@ is the first item in the read direction; otherwise it is fetched with GetItem, c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast
 
 import attrs
@@ -232,13 +232,30 @@ async def _run_collection(
     kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
     parent: list[Item] = []
 
-    def see(raw: Item) -> None:
-        if (
-            load.parent_at is not None
-            and not parent
-            and all(raw.get(k) == v for k, v in parent_key.items())
-        ):
-            parent.append(raw)
+    def see(page: list[Item]) -> None:
+        # The read's range starts or ends at the parent's key: it can only be an end item.
+        for raw in (page[0], page[-1]) if page and not parent else ():
+            if all(raw.get(k) == v for k, v in parent_key.items()):
+                parent.append(raw)
+                return
+
+    on_page = see if load.parent_at is not None else None
+    # A parent that comes first would otherwise take the look-ahead slot of a limited read.
+    ahead = 1 if load.parent_at == "first" else 0
+    if len(rels) == 1:
+        # One relationship: its acceptor is the whole per-item work (the hot loop).
+        (rel,) = rels
+        items, after = await read_page(
+            session.send,
+            read,
+            accepts[0],
+            limit=load.options[0].limit,
+            start=None,
+            on_page=on_page,
+            ahead=ahead,
+        )
+        loaded_one = {rel.name: Loaded(items, after, via=rel)}
+        return (parent[0] if parent else None), loaded_one, after is not None
 
     def accept(raw: Item) -> tuple[int, Any, Item] | None:
         for i, child_accept in enumerate(accepts):
@@ -247,11 +264,8 @@ async def _run_collection(
                 return i, obj, raw
         return None
 
-    limit = load.options[0].limit if len(rels) == 1 else None
-    # A parent that comes first would otherwise take the look-ahead slot of a limited read.
-    ahead = 1 if load.parent_at == "first" else 0
     found, after = await read_page(
-        session.send, read, accept, limit=limit, start=None, on_item=see, ahead=ahead
+        session.send, read, accept, limit=None, start=None, on_page=on_page, ahead=ahead
     )
     for i, obj, raw in found:
         kept[i].append((obj, raw))
@@ -264,8 +278,6 @@ async def _run_collection(
             resume = read.key_of(children[-1][1])
         elif after is None:
             resume = None
-        elif len(rels) == 1:
-            resume = after
         else:
             resume = read.key_of(children[-1][1]) if children else {}
         loaded[rel.name] = Loaded([obj for obj, _ in children], resume, via=rel)
@@ -322,27 +334,39 @@ async def _run_children(
     return Loaded(items, after, via=rel)
 
 
+def _not_found(info: ModelInfo[Any], key_values: Mapping[str, object]) -> ItemNotFoundError:
+    described = ", ".join(f"{k}={v!r}" for k, v in key_values.items())
+    return ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
+
+
 async def execute_get(
     session: Session, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
 ) -> P:
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
     runs = [_run_collection(session, info, c, plan.parent_key) for c in plan.collections]
     raw_parent: Item | None
-    fetching = (
-        session.fetch(plan.fetch_keys, consistent=plan.consistent)
-        if plan.fetch_keys
-        else _nothing()
-    )
-    if plan.fetch_self:
-        found, *collected = await asyncio.gather(fetching, *runs)
+    found: dict[Any, Item]
+    collected: list[tuple[Item | None, dict[str, Loaded], bool]]
+
+    def fetching() -> Awaitable[dict[Any, Item]]:
+        if plan.fetch_keys:
+            return session.fetch(plan.fetch_keys, consistent=plan.consistent)
+        return _nothing()
+
+    if plan.get_parent is not None and not runs and not plan.fetch_keys:
+        # A plain GetItem, the most common call: nothing to run beside it, no task to gather.
+        raw_parent = (await session.send(plan.get_parent)).get("Item")
+        found, collected = {}, []
+    elif plan.fetch_self:
+        found, *collected = await asyncio.gather(fetching(), *runs)
         raw_parent = found.get(key_id(plan.parent_key))
     elif plan.get_parent is not None:
         response, found, *collected = await asyncio.gather(
-            session.send(plan.get_parent), fetching, *runs
+            session.send(plan.get_parent), fetching(), *runs
         )
         raw_parent = response.get("Item")
     else:
-        found, *collected = await asyncio.gather(fetching, *runs)
+        found, *collected = await asyncio.gather(fetching(), *runs)
         raw_parent = next((p for p, _, _ in collected if p is not None), None)
         cut_short = any(cut for _, _, cut in collected)
         if raw_parent is None and cut_short:
@@ -350,8 +374,7 @@ async def execute_get(
             retry = _get_item(plan.parent_key, session.table_name, consistent=plan.consistent)
             raw_parent = (await session.send(retry)).get("Item")
     if raw_parent is None:
-        described = ", ".join(f"{k}={v!r}" for k, v in key_values.items())
-        raise ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
+        raise _not_found(info, key_values)
     parent = info.decode(raw_parent)
     state = session.adopt(info, parent, raw_parent)
     for _, loaded, _ in collected:

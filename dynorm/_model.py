@@ -162,6 +162,41 @@ class ModelInfo(Generic[T]):
         parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
         return ", ".join(parts) or "(no key)"
 
+    def sort_key_matcher(self, index: str | None) -> Callable[[Mapping[str, AttributeValue]], bool]:
+        """A test for items of one Query's results: does the sort key fit this model?
+
+        Every item of a Query shares the partition key the query named, made from this model's
+        partition template; models that can share a partition have sort key templates that
+        cannot overlap (checked at declaration), so the sort key alone tells them apart.
+        """
+        pk_attr, sk_attr = self.table.key_attributes(index)
+        attr = sk_attr if sk_attr is not None else pk_attr
+        template = self.templates.get(attr)
+        if template is None:
+            return lambda _item: False
+        simple = template.tail_only_shape()
+        if simple is not None:
+            # The common case, with every step inline: this runs once per item of every page.
+            prefix, delimiter, count = simple
+
+            def matches_simple(item: Mapping[str, AttributeValue]) -> bool:
+                value = item.get(attr)
+                if value is None:
+                    return False
+                text = value.get("S")
+                return (
+                    text is not None and text.startswith(prefix) and text.count(delimiter) == count
+                )
+
+            return matches_simple
+        fits = template.matches
+
+        def matches(item: Mapping[str, AttributeValue]) -> bool:
+            value = item.get(attr)
+            return value is not None and "S" in value and fits(value["S"])
+
+        return matches
+
     def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
         """Whether the item's keys fit this model's templates (how mixed results are told apart)."""
         pk_attr, sk_attr = self.table.key_attributes(index)

@@ -9,7 +9,8 @@ LastEvaluatedKey, so a skipped item is never lost.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -54,12 +55,12 @@ async def read_page(
     *,
     limit: int | None,
     start: Item | None,
-    on_item: Callable[[Item], None] | None = None,
+    on_page: Callable[[list[Item]], None] | None = None,
     ahead: int = 0,
 ) -> tuple[list[T], Item | None]:
     """Up to ``limit`` accepted items starting after ``start``, and the key to resume from.
 
-    ``on_item`` sees every raw item read (a parent item riding along, for instance). With
+    ``on_page`` sees each response's raw items (to spot a parent riding along, for instance). With
     ``limit=None`` one DynamoDB page is read. ``ahead`` counts items known to come first that
     will not be accepted (that parent): the first request asks for them on top, so its one-item
     look-ahead is not spent on them.
@@ -71,9 +72,10 @@ async def read_page(
         want = None if limit is None else limit - len(items) + 1 + ahead
         ahead = 0
         response = await send(_with(base, ExclusiveStartKey=start, Limit=want))
-        for raw in response.get("Items", ()):
-            if on_item is not None:
-                on_item(raw)
+        page = response.get("Items", [])
+        if on_page is not None:
+            on_page(page)
+        for raw in page:
             obj = accept(raw)
             if obj is None:
                 continue
@@ -93,15 +95,39 @@ async def read_page(
 
 async def iterate(
     send: Send, read: CollectionRead, accept: Accept[T], *, start: Item | None = None
-) -> AsyncIterator[T]:
-    """Every accepted item from ``start`` to the end of the collection, a page at a time."""
+) -> AsyncGenerator[T, None]:
+    """Every accepted item from ``start`` to the end of the collection, a page at a time.
+
+    The next page is requested as soon as the current one arrives, so it is on its way while
+    the caller works through the current one; at most those two pages are held. Stopping the
+    iteration (``break``, ``aclose()``, an exception) cancels the request in flight.
+    """
     base = read.request()
-    while True:
-        response = await send(_with(base, ExclusiveStartKey=start))
-        for raw in response.get("Items", ()):
-            obj = accept(raw)
-            if obj is not None:
-                yield obj
-        start = response.get("LastEvaluatedKey")
-        if start is None:
-            return
+    pending: asyncio.Future[dict[str, Any]] | None = asyncio.ensure_future(
+        send(_with(base, ExclusiveStartKey=start))
+    )
+    try:
+        while pending is not None:
+            response = await pending
+            start = response.get("LastEvaluatedKey")
+            pending = (
+                None
+                if start is None
+                else asyncio.ensure_future(send(_with(base, ExclusiveStartKey=start)))
+            )
+            for raw in response.get("Items", ()):
+                obj = accept(raw)
+                if obj is not None:
+                    yield obj
+    finally:
+        if pending is not None:
+            _discard(pending)
+
+
+def _discard(pending: asyncio.Future[Any]) -> None:
+    """Cancel a prefetch nobody will read; a failure it already met is not worth raising."""
+    if pending.done():
+        if not pending.cancelled():
+            pending.exception()  # retrieved, so asyncio does not log it as forgotten
+    else:
+        pending.cancel()

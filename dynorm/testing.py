@@ -15,6 +15,9 @@ Fixtures:
   server, creates a uniquely named copy of ``table``, yields the :class:`dynorm.Database` and
   deletes the table on exit.
 
+``DYNORM_TEST_FAST_RESPONSES=0`` makes ``dynorm_connect`` use botocore's own response parser
+instead of dynorm's fast path (dynorm's suite runs both ways).
+
 Tests marked ``@pytest.mark.transactions`` are skipped on dynalite, which does not implement
 ``TransactWriteItems``.
 
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKEND_ENV",
     "ENDPOINT_ENV",
+    "FAST_RESPONSES_ENV",
     "Connect",
     "RequestLog",
     "RunningServer",
@@ -83,6 +87,8 @@ __all__ = [
 ENDPOINT_ENV: Final = "DYNORM_TEST_ENDPOINT_URL"
 """Use this already running endpoint instead of starting a server."""
 BACKEND_ENV: Final = "DYNORM_TEST_BACKEND"
+FAST_RESPONSES_ENV: Final = "DYNORM_TEST_FAST_RESPONSES"
+"""``0`` connects with ``fast_responses=False`` (botocore parses every response)."""
 """Which embedded server to start: ``moto`` (default) or ``dynalite``."""
 DEFAULT_BACKEND: Final = "moto"
 EXTERNAL: Final = "external"
@@ -220,6 +226,7 @@ def dynorm_connect(dynorm_server: RunningServer) -> Connect:
             aws_access_key_id=TEST_ACCESS_KEY_ID,
             aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
             table_name=f"{table.name}-{uuid.uuid4().hex[:8]}",
+            fast_responses=os.environ.get(FAST_RESPONSES_ENV, "1") != "0",
         ) as db:
             await db.create_table()
             try:

@@ -13,6 +13,7 @@ import attrs
 import pytest
 
 from dynorm import Database, HasMany, Partition, Table
+from dynorm._database import DEFAULT_MAX_CONCURRENCY
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration
@@ -42,7 +43,6 @@ class Box:
 
 PARENTS = 50
 BOXES_PER_SHELF = 5
-DEFAULT_MAX_CONCURRENCY = 16
 
 
 def shelf_id(i: int) -> str:

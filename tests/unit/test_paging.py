@@ -96,19 +96,19 @@ async def test_unlimited_reads_one_dynamodb_page() -> None:
     assert "Limit" not in collection.requests[0].params
 
 
-async def test_on_item_sees_every_raw_item() -> None:
+async def test_on_page_sees_every_response_page() -> None:
     collection = FakeCollection([raw("METADATA#M"), raw("USER#a"), raw("USER#b")])
-    seen: list[str] = []
+    seen: list[list[str]] = []
     await read_page(
         collection.send,
         READ,
         accept_users,
         limit=1,
         start=None,
-        on_item=lambda item: seen.append(item["sk"]["S"]),
+        on_page=lambda page: seen.append([item["sk"]["S"] for item in page]),
     )
     # The parent riding along is seen though not accepted; nothing past the page is read.
-    assert seen == ["METADATA#M", "USER#a"]
+    assert seen == [["METADATA#M", "USER#a"]]
 
 
 async def test_iterate_reads_every_page() -> None:
@@ -169,3 +169,48 @@ def test_paging_with_cursors_returns_every_child_once_in_full_pages(
     assert [sk for page in pages for sk in page] == children
     assert all(len(page) == limit for page in pages[:-1])
     assert len(pages[-1]) <= limit
+
+
+class GatedCollection(FakeCollection):
+    """Pages after the first wait for ``release``: shows what is in flight meanwhile."""
+
+    def __init__(self, items: list[Item], page_size: int) -> None:
+        super().__init__(items, page_size)
+        self.release = asyncio.Event()
+        self.cancelled = 0
+        self.started = 0
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        self.started += 1
+        if "ExclusiveStartKey" in request.params:
+            try:
+                await self.release.wait()
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+        return await super().send(request)
+
+
+async def test_iterate_requests_the_next_page_while_the_current_one_is_consumed() -> None:
+    collection = GatedCollection([raw(f"USER#{i}") for i in range(4)], page_size=2)
+    items = iterate(collection.send, READ, accept_users)
+    assert await anext(items) == "USER#0"
+    await asyncio.sleep(0)  # let the prefetch task start
+    # The second page is already asked for, though only one item of the first was consumed.
+    assert collection.started == 2
+    assert await anext(items) == "USER#1"
+    collection.release.set()
+    assert [item async for item in items] == ["USER#2", "USER#3"]
+    assert len(collection.requests) == 3  # pages 1 and 2, and the empty page after LEK
+
+
+async def test_stopping_the_iteration_cancels_the_prefetch() -> None:
+    collection = GatedCollection([raw(f"USER#{i}") for i in range(4)], page_size=2)
+    items = iterate(collection.send, READ, accept_users)
+    assert await anext(items) == "USER#0"
+    await asyncio.sleep(0)  # the prefetch is now waiting inside send()
+    assert collection.started == 2
+    await items.aclose()
+    await asyncio.sleep(0)  # let the cancellation reach it
+    assert collection.cancelled == 1
+    assert len(collection.requests) == 1  # the cancelled page never completed

@@ -1,0 +1,113 @@
+"""Generated decoders: one Python function per attrs class, from an item straight to an instance.
+
+Turning a page of items into objects is dynorm's hot loop. cattrs already generates a function
+per class, but it calls one hook per field; these functions write the default hooks' work inline
+(``o["name"]["S"]``, ``int(o["qty"]["N"])``, a list comprehension for ``list[str]``) and call the
+nested classes' own generated functions, so most fields cost a dict lookup or two. A type without
+an inline form, or whose hook a user registered on ``dynorm.converter``, is decoded by its cattrs
+hook as before: the converter stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+import cattrs
+
+__all__ = ["LIST_HOOK_MARK", "NESTED_HOOK_MARK", "Inline", "generate_decoder"]
+
+#: Set on the structure hooks dynorm makes for nested attrs classes (and for lists), so the
+#: generated code may inline them; a hook a user registers instead carries no such mark.
+NESTED_HOOK_MARK = "__dynorm_nested__"
+LIST_HOOK_MARK = "__dynorm_list__"
+
+#: type -> (the default hook, an expression template doing its work on ``{v}``).
+Inline = Mapping[type, tuple[object, str]]
+
+AttributeValue = dict[str, Any]
+
+_counter = itertools.count()
+
+
+class _Builder:
+    """Collects the names a generated function refers to, and hands out fresh ones."""
+
+    def __init__(
+        self, converter: cattrs.Converter, inline: Inline, helpers: Mapping[str, object]
+    ) -> None:
+        self.converter = converter
+        self.inline = inline
+        self.helpers = helpers
+        self.namespace: dict[str, Any] = dict(helpers)
+        self._ids = itertools.count()
+
+    def bind(self, prefix: str, value: object) -> str:
+        name = f"__{prefix}{next(self._ids)}"
+        self.namespace[name] = value
+        return name
+
+    def expression(self, tp: Any, value: str) -> str:
+        """Python source that decodes the AttributeValue ``value`` as type ``tp``."""
+        hook = self.converter.get_structure_hook(tp)
+        inline = self.inline.get(tp)
+        if inline is not None and hook is inline[0]:
+            return inline[1].format(v=value)
+        if getattr(hook, NESTED_HOOK_MARK, False):
+            decoder = generate_decoder(tp, self.converter, inline=self.inline, helpers=self.helpers)
+            return f'{self.bind("dec", decoder)}({value}["M"])'
+        if getattr(hook, LIST_HOOK_MARK, False):
+            element = (typing.get_args(tp) or (Any,))[0]
+            var = f"e{next(self._ids)}"
+            return f'[{self.expression(element, var)} for {var} in {value}["L"]]'
+        return f"{self.bind('hook', hook)}({value}, {self.bind('type', tp)})"
+
+
+def generate_decoder(
+    cls: type,
+    converter: cattrs.Converter,
+    *,
+    inline: Inline,
+    helpers: Mapping[str, object],
+    empty_when_missing: Mapping[str, type] | None = None,
+) -> Callable[[Mapping[str, AttributeValue]], Any]:
+    """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
+
+    ``inline`` gives the expression templates, ``helpers`` the names they use.
+    ``empty_when_missing`` names fields (with the collection type to build) that read back
+    empty when absent from the item: dynorm leaves empty sets out of stored items.
+    """
+    empty_when_missing = empty_when_missing or {}
+    builder = _Builder(converter, inline, helpers)
+    builder.namespace["__cls"] = cls
+    fields = [f for f in attrs.fields(cls) if f.init]
+    positional = not any(f.kw_only for f in fields)
+    args = []
+    for f in fields:
+        present = builder.expression(f.type, f"o[{f.name!r}]")
+        if f.name in empty_when_missing:
+            empty = builder.bind("empty", empty_when_missing[f.name])
+            present = f"({present} if {f.name!r} in o else {empty}())"
+        elif f.default is not attrs.NOTHING:
+            if isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
+                if f.default.takes_self:
+                    # Needs the half-built instance: leave it to attrs when the item lacks it.
+                    args.append(f"**({{{f.alias!r}: {present}}} if {f.name!r} in o else {{}})")
+                    positional = False
+                    continue
+                missing = f"{builder.bind('factory', f.default.factory)}()"
+            else:
+                missing = builder.bind("default", f.default)
+            present = f"({present} if {f.name!r} in o else {missing})"
+        args.append(present if positional else f"{f.alias}={present}")
+    filename = f"<dynorm decoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
+    source = f"def decode(o):\n    return __cls({', '.join(args)})\n"
+    # Kept in linecache so tracebacks through a decoder show its source.
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), builder.namespace)  # noqa: S102 - our own source
+    decoder: Callable[[Mapping[str, AttributeValue]], Any] = builder.namespace["decode"]
+    return decoder
