@@ -224,6 +224,23 @@ class Database:
         """Decodes one Query's items of ``info``'s model (binding them here), drops all others."""
         matches, decode, generated = info.sort_key_matcher(index), info.decode, info.codec.decode
         adopt = self.adopt if info.relationships else None
+        shape = info.sort_key_shape(index)
+        if shape is not None and adopt is None:
+            # The hot loop's common case with every step inline (one call per item, not four).
+            attr, prefix, delimiter, count = shape
+
+            def accept_simple(raw: Item) -> T | None:
+                value = raw.get(attr)
+                text = None if value is None else value.get("S")
+                if text is None or not text.startswith(prefix) or text.count(delimiter) != count:
+                    return None
+                try:
+                    found: T = generated(raw)
+                except Exception:  # noqa: BLE001 - the careful path below explains or recovers
+                    found = decode(raw)
+                return found
+
+            return accept_simple
 
         def accept(raw: Item) -> T | None:
             if not matches(raw):

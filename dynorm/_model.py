@@ -162,6 +162,20 @@ class ModelInfo(Generic[T]):
         parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
         return ", ".join(parts) or "(no key)"
 
+    def _sort_key(self, index: str | None) -> tuple[str, KeyTemplate | None]:
+        pk_attr, sk_attr = self.table.key_attributes(index)
+        attr = sk_attr if sk_attr is not None else pk_attr
+        return attr, self.templates.get(attr)
+
+    def sort_key_shape(self, index: str | None) -> tuple[str, str, str, int] | None:
+        """(attribute, literal prefix, delimiter, delimiter count) when those decide a match.
+
+        For templates like ``USER#{username}``; per-item loops inline this test.
+        """
+        attr, template = self._sort_key(index)
+        shape = template.tail_only_shape() if template is not None else None
+        return None if shape is None else (attr, *shape)
+
     def sort_key_matcher(self, index: str | None) -> Callable[[Mapping[str, AttributeValue]], bool]:
         """A test for items of one Query's results: does the sort key fit this model?
 
@@ -169,26 +183,9 @@ class ModelInfo(Generic[T]):
         partition template; models that can share a partition have sort key templates that
         cannot overlap (checked at declaration), so the sort key alone tells them apart.
         """
-        pk_attr, sk_attr = self.table.key_attributes(index)
-        attr = sk_attr if sk_attr is not None else pk_attr
-        template = self.templates.get(attr)
+        attr, template = self._sort_key(index)
         if template is None:
             return lambda _item: False
-        simple = template.tail_only_shape()
-        if simple is not None:
-            # The common case, with every step inline: this runs once per item of every page.
-            prefix, delimiter, count = simple
-
-            def matches_simple(item: Mapping[str, AttributeValue]) -> bool:
-                value = item.get(attr)
-                if value is None:
-                    return False
-                text = value.get("S")
-                return (
-                    text is not None and text.startswith(prefix) and text.count(delimiter) == count
-                )
-
-            return matches_simple
         fits = template.matches
 
         def matches(item: Mapping[str, AttributeValue]) -> bool:
