@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
 
 import attrs
 
@@ -140,7 +140,7 @@ class Relationship(Generic[P, C]):
     # -- descriptor protocol -----------------------------------------------------------------
 
     @overload
-    def __get__(self, obj: None, owner: type[Any]) -> Relationship[P, C]: ...
+    def __get__(self, obj: None, owner: type[Any]) -> Self: ...
     @overload
     def __get__(self, obj: object, owner: type[Any]) -> RelationLoader[P, C]: ...
     def __get__(self, obj: object | None, owner: type[Any]) -> Any:
@@ -247,15 +247,6 @@ class HasMany(Relationship[P, C]):
         clone.owner, clone.name, clone._resolved = self.owner, self.name, True
         clone.link = strategy.link(self.owner_info, self.target_info, self.qualname)
         return clone
-
-    @overload
-    def __get__(self, obj: None, owner: type[Any]) -> HasMany[P, C]: ...
-    @overload
-    def __get__(self, obj: object, owner: type[Any]) -> RelationLoader[P, C]: ...
-    def __get__(self, obj: object | None, owner: type[Any]) -> Any:
-        if obj is None:
-            return self
-        return RelationLoader(obj, self)
 
     @property
     def copies(self) -> Mapping[str, str]:

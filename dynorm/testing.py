@@ -82,6 +82,8 @@ __all__ = [
     "dynorm_backend",
     "dynorm_connect",
     "dynorm_server",
+    "fresh_table",
+    "start_server",
 ]
 
 ENDPOINT_ENV: Final = "DYNORM_TEST_ENDPOINT_URL"
@@ -219,19 +221,28 @@ def dynorm_connect(dynorm_server: RunningServer) -> Connect:
 
     @asynccontextmanager
     async def connect(table: Table, /) -> AsyncIterator[Database]:
-        async with dynorm.connect(
-            table,
-            endpoint_url=dynorm_server.url,
-            region_name=TEST_REGION,
-            aws_access_key_id=TEST_ACCESS_KEY_ID,
-            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-            table_name=f"{table.name}-{uuid.uuid4().hex[:8]}",
-            fast_responses=os.environ.get(FAST_RESPONSES_ENV, "1") != "0",
-        ) as db:
-            await db.create_table()
-            try:
-                yield db
-            finally:
-                await db.delete_table()
+        async with (
+            dynorm.connect(
+                table,
+                endpoint_url=dynorm_server.url,
+                region_name=TEST_REGION,
+                aws_access_key_id=TEST_ACCESS_KEY_ID,
+                aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+                table_name=f"{table.name}-{uuid.uuid4().hex[:8]}",
+                fast_responses=os.environ.get(FAST_RESPONSES_ENV, "1") != "0",
+            ) as db,
+            fresh_table(db),
+        ):
+            yield db
 
     return connect
+
+
+@asynccontextmanager
+async def fresh_table(db: Database) -> AsyncIterator[Database]:
+    """Create ``db``'s table for the block and delete it afterwards, even when the block fails."""
+    await db.create_table()
+    try:
+        yield db
+    finally:
+        await db.delete_table()

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from dynorm import Database, Table, connect
-from dynorm.testing import start_server
+from dynorm.testing import fresh_table, start_server
 
 T = TypeVar("T")
 
@@ -28,18 +28,17 @@ async def open_database(table: Table) -> AsyncIterator[Database]:
     server = None if endpoint else start_server("moto")
     credentials = {} if endpoint else {"aws_access_key_id": "demo", "aws_secret_access_key": "demo"}
     try:
-        async with connect(
-            table,
-            endpoint_url=endpoint or (server.url if server else None),
-            region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-            table_name=f"{table.name}-tour-{uuid.uuid4().hex[:6]}",
-            **credentials,
-        ) as db:
-            await db.create_table()
-            try:
-                yield db
-            finally:
-                await db.delete_table()
+        async with (
+            connect(
+                table,
+                endpoint_url=endpoint or (server.url if server else None),
+                region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+                table_name=f"{table.name}-tour-{uuid.uuid4().hex[:6]}",
+                **credentials,
+            ) as db,
+            fresh_table(db),
+        ):
+            yield db
     finally:
         if server is not None:
             server.stop()
