@@ -238,7 +238,14 @@ class KeyTemplate:
                     f"got {sorted(values) or 'nothing'}"
                 ) from None
             out.append(self._text(seg, value))
-        return self.delimiter.join(out)
+        key = self.delimiter.join(out)
+        if not key:
+            # DynamoDB refuses empty key attributes; say which value made it empty.
+            raise KeyTemplateError(
+                f"key template {self.source!r} gives an empty key for "
+                f"{ {f: values[f] for f in self.fields} }; DynamoDB keys cannot be empty"
+            )
+        return key
 
     def prefix(self, values: Mapping[str, object]) -> str:
         """The longest prefix fixed by the leading fields present in ``values``.

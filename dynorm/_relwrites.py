@@ -85,7 +85,8 @@ async def _add_embedded(
         limit = f"it holds {codec.max_items} (max_items) already, or " if codec.max_items else ""
         raise LimitExceededError(
             f"{rel.qualname}: cannot add to {parent!r}: {limit}the parent item is not stored "
-            "(db.put it first)"
+            f"(db.put it first), or it was stored without its {codec.attribute!r} attribute "
+            "(write it once with db.put, which creates it)"
         ) from exc
 
 

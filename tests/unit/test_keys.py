@@ -371,3 +371,10 @@ def test_align_leading_maps_a_nested_child_sort_key() -> None:
     }
     assert parent.align_leading(KeyTemplate("USER#{login}")) is None  # not longer: not nested
     assert KeyTemplate("order#{id}").align_leading(KeyTemplate("item#{id}#x")) is None
+
+
+def test_a_key_cannot_be_empty() -> None:
+    template = KeyTemplate("{country}")
+    with pytest.raises(KeyTemplateError, match=r"empty key for \{'country': ''\}"):
+        template.format({"country": ""})
+    assert template.prefix({}) == ""  # an empty *prefix* only means "no sort key condition"
