@@ -9,10 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import Any, Final, TypeVar, overload
 
-import attrs
 import botocore.exceptions
 import orjson
 from aiobotocore.config import AioConfig
@@ -23,7 +21,6 @@ from botocore import xform_name
 from ._batch import (
     BATCH_GET_MAX,
     BATCH_WRITE_MAX,
-    TRANSACT_MAX,
     chunked,
     drain_get,
     drain_write,
@@ -43,16 +40,18 @@ from ._errors import (
     TransactionCanceledError,
     ValidationError,
 )
+from ._explain import Explain
 from ._expressions import Condition
-from ._loading import GetPlan, execute_get, load_many, normalize_options, plan_get
+from ._loading import execute_get, load_many, normalize_options, plan_get
 from ._model import ModelInfo, info_of
-from ._plans import CollectionRead, KeyRange, Request
+from ._plans import Request
 from ._query import Query
-from ._relations import HasMany, LoadOption, Relationship, collection_read
+from ._relations import HasMany, LoadOption, Relationship
 from ._relwrites import add_child, put_with_copies, remove_child
-from ._state import InstanceState, Loaded, bind, state_of
+from ._state import InstanceState, Loaded, bind, held_items
 from ._table import GSI, LSI, Table
-from ._writes import plan_delete, plan_put, plan_put_keeping, plan_update
+from ._transaction import Transaction
+from ._writes import plan_update
 
 __all__ = ["Database", "Transaction", "connect"]
 
@@ -148,13 +147,6 @@ def _copying(info: ModelInfo[Any]) -> list[HasMany[Any, Any]]:
     return [r for r in info.relationships.values() if isinstance(r, HasMany) and r.copies]
 
 
-def _held_children(obj: object, rel: HasMany[Any, Any]) -> list[Any] | None:
-    """Every embedded child ``obj`` holds (``.loaded`` may show fewer), or None if not loaded."""
-    state = state_of(obj)
-    loaded = None if state is None else state.loaded.get(rel.name)
-    return None if loaded is None else list(loaded.items)
-
-
 class Database:
     """A connection to one table. Create it with :func:`connect`."""
 
@@ -186,7 +178,7 @@ class Database:
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
         self._listeners: list[RequestListener] = []
-        self.explain: Final = Explain(self)
+        self.explain: Final = Explain(table, self.table_name)
         client.meta.events.register("before-send.dynamodb", self._before_send)
 
     def __repr__(self) -> str:
@@ -495,7 +487,7 @@ class Database:
             info = self.table.info(type(obj))
             item = info.encode(obj)
             for rel in info.embedded:
-                children = _held_children(obj, rel)
+                children = held_items(obj, rel.name)
                 if children is None or rel.embedded is None:
                     raise DefinitionError(
                         f"put_all replaces whole items, and {rel.qualname} of {obj!r} is not "
@@ -603,208 +595,6 @@ class Database:
                 f"{type(parent).__name__}.<name>"
             )
         return relationship
-
-
-@attrs.define
-class Explain:
-    """``db.explain``: the exact requests a call would send, without sending anything."""
-
-    _db: Database
-
-    def get_plan(
-        self,
-        model: type[Any],
-        *,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
-        consistent: bool = False,
-        **key: object,
-    ) -> GetPlan:
-        info = self._db.table.info(model)
-        return plan_get(
-            info, key, normalize_options(info, load), self._db.table_name, consistent=consistent
-        )
-
-    def get(
-        self,
-        model: type[Any],
-        *,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
-        consistent: bool = False,
-        **key: object,
-    ) -> list[Request]:
-        """The first round of requests ``db.get`` would send (sent concurrently)."""
-        return self.get_plan(model, load=load, consistent=consistent, **key).requests
-
-    def put(
-        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
-    ) -> Request:
-        info = self._db.table.info(type(obj))
-        table_name = self._db.table_name
-        if not info.embedded:
-            return plan_put(info, obj, table_name, condition=condition, overwrite=overwrite)
-        embedded: dict[str, Any] = {}
-        empty: dict[str, Any] = {}
-        for rel in info.embedded:
-            assert rel.embedded is not None  # noqa: S101 - info.embedded holds embedded ones only
-            children = _held_children(obj, rel)
-            embedded[rel.embedded.attribute] = (
-                rel.embedded.encode(children) if children is not None else None
-            )
-            empty[rel.embedded.attribute] = rel.embedded.empty()
-        return plan_put_keeping(
-            info,
-            obj,
-            table_name,
-            embedded=embedded,
-            empty=empty,
-            condition=condition,
-            overwrite=overwrite,
-        )
-
-    def delete(
-        self, target: object, /, *, condition: Condition | None = None, **key: object
-    ) -> Request:
-        info: ModelInfo[Any]
-        if isinstance(target, type):
-            info = self._db.table.info(target)
-            info.check_key_values(key)
-            primary = info.primary_key(key)
-        else:
-            if key:
-                raise TypeError("db.delete(obj) takes no key fields; use db.delete(Model, **key)")
-            info = self._db.table.info(type(target))
-            primary = info.key_of(target)
-        return plan_delete(info, primary, self._db.table_name, condition=condition)
-
-    def query(
-        self,
-        model: type[Any],
-        index: str | None = None,
-        *,
-        consistent: bool = False,
-        **components: object,
-    ) -> Request:
-        info = self._db.table.info(model)
-        return self.query_read(info, index, components, consistent=consistent).request()
-
-    def query_read(
-        self,
-        info: ModelInfo[Any],
-        index: str | None,
-        components: Mapping[str, object],
-        *,
-        consistent: bool = False,
-    ) -> CollectionRead:
-        """The collection read behind ``db.query``."""
-        pk, sk = info.key_templates(index)
-        known = set(pk.fields) | set(sk.fields if sk else ())
-        unknown = [name for name in components if name not in known]
-        if unknown:
-            raise DefinitionError(
-                f"db.query({info.name}{', index=' + repr(index) if index else ''}) addresses items "
-                f"by {', '.join(sorted(known))}; {', '.join(unknown)} is not a key component"
-            )
-        missing = [f for f in pk.fields if f not in components]
-        if missing:
-            raise DefinitionError(
-                f"db.query({info.name}) needs the whole partition key {pk.source!r}: "
-                f"missing {', '.join(missing)}"
-            )
-        range_ = KeyRange.from_template(sk, components) if sk is not None else None
-        return collection_read(
-            info, index, self._db.table_name, pk.format(components), range_, consistent=consistent
-        )
-
-
-class Transaction:
-    """Collects writes and sends them as one TransactWriteItems when the block exits cleanly."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-        self._actions: list[dict[str, Any]] = []
-        self._keys: dict[Any, int] = {}
-        self._bound: list[object] = []
-
-    def _add(self, kind: str, request: Request, key: Item) -> None:
-        if len(self._actions) >= TRANSACT_MAX:
-            raise LimitExceededError(
-                f"a transaction holds at most {TRANSACT_MAX} actions; split the work or use "
-                "db.put_all for writes that need not be atomic"
-            )
-        ident = key_id(key)
-        if ident in self._keys:
-            raise ValidationError(
-                f"action {len(self._actions)} touches the same item as action {self._keys[ident]} "
-                f"({key!r}); DynamoDB allows one action per item in a transaction",
-                operation="TransactWriteItems",
-            )
-        self._keys[ident] = len(self._actions)
-        params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
-        self._actions.append({kind: params})
-
-    def put(
-        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
-    ) -> None:
-        info = self._db.table.info(type(obj))
-        request = self._db.explain.put(obj, condition=condition, overwrite=overwrite)
-        kind = "Put" if request.operation == "PutItem" else "Update"
-        self._add(kind, request, info.key_of(obj))
-        self._bound.append(obj)
-
-    def delete(self, obj: object, *, condition: Condition | None = None) -> None:
-        request = self._db.explain.delete(obj, condition=condition)
-        self._add("Delete", request, request.params["Key"])
-
-    def update(
-        self,
-        obj: object,
-        *,
-        set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        condition: Condition | None = None,
-    ) -> None:
-        info = self._db.table.info(type(obj))
-        request = plan_update(
-            info,
-            info.values_of(obj),
-            self._db.table_name,
-            set=set,
-            remove=remove,
-            add=add,
-            condition=condition,
-        )
-        self._add("Update", request, request.params["Key"])
-
-    def check(self, obj: object, condition: Condition) -> None:
-        """Require ``condition`` to hold for ``obj``'s item, without writing it."""
-        delete = self._db.explain.delete(obj, condition=condition)
-        self._add("ConditionCheck", delete, delete.params["Key"])
-
-    def explain(self) -> Request:
-        return Request("TransactWriteItems", {"TransactItems": list(self._actions)})
-
-    async def commit(self) -> None:
-        if not self._actions:
-            return
-        await self._db.send(self.explain())
-        self._keys.clear()
-        for obj in self._bound:
-            if self._db.table.info(type(obj)).relationships:
-                bind(obj, self._db)
-        self._actions.clear()
-
-    async def __aenter__(self) -> Transaction:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            await self.commit()
 
 
 @contextlib.asynccontextmanager

@@ -19,7 +19,7 @@ from ._plans import Request
 if TYPE_CHECKING:
     from ._model import ModelInfo
 
-__all__ = ["InstanceState", "Loaded", "Session", "bind", "state_of"]
+__all__ = ["InstanceState", "Loaded", "Session", "bind", "held_items", "state_of"]
 
 T = TypeVar("T")
 
@@ -90,3 +90,10 @@ def bind(obj: object, session: Session) -> InstanceState:
     state = InstanceState(session)
     _states[key] = (weakref.ref(obj, lambda _ref: _states.pop(key, None)), state)
     return state
+
+
+def held_items(obj: object, name: str) -> list[Any] | None:
+    """Every child loaded for relationship ``name`` (``.loaded`` may show fewer), or None."""
+    state = state_of(obj)
+    loaded = None if state is None else state.loaded.get(name)
+    return None if loaded is None else list(loaded.items)
