@@ -6,6 +6,7 @@
     ├── DefinitionError (TypeError)          a model, template or relationship is declared wrongly
     ├── KeyTemplateError (ValueError)        values do not fit a key template
     ├── CodecError (ValueError)              a value cannot be stored or read as its field's type
+    ├── ExpressionError (ValueError)         a condition or update expression cannot be built
     ├── NotLoadedError (AttributeError)      relationship data was read before it was loaded
     ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
     ├── CursorError (ValueError)             a page cursor is malformed or belongs to another query
@@ -34,6 +35,7 @@ __all__ = [
     "DefinitionError",
     "DetachedError",
     "DynormError",
+    "ExpressionError",
     "ItemNotFoundError",
     "KeyTemplateError",
     "LimitExceededError",
@@ -59,6 +61,10 @@ class KeyTemplateError(DynormError, ValueError):
 
 class CodecError(DynormError, ValueError):
     """A value cannot be converted to or from its DynamoDB representation."""
+
+
+class ExpressionError(DynormError, ValueError):
+    """A condition or update expression cannot be built from what was given."""
 
 
 class NotLoadedError(DynormError, AttributeError):

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from ._codec import AttributeValue, encode_any
+from ._errors import ExpressionError
 
 __all__ = ["Attr", "Condition", "ExpressionBuilder", "render_update"]
 
@@ -191,6 +192,9 @@ class Attr:
         return _Between(self.path, low, high)
 
     def is_in(self, *options: object) -> Condition:
+        if not options:
+            # DynamoDB rejects `IN ()`; an empty choice is a bug in the caller's logic.
+            raise ExpressionError(f"Attr({self.path!r}).is_in() needs at least one option")
         return _In(self.path, options)
 
 

@@ -25,6 +25,7 @@ EXPECTED = {
     "DetachedError",
     "DynormError",
     "Embedded",
+    "ExpressionError",
     "HasMany",
     "Index",
     "ItemNotFoundError",

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from dynorm import Attr, Condition
+from dynorm import Attr, Condition, ExpressionError
 from dynorm._codec import AttributeValue, build_codec, encode_any
 from dynorm._expressions import ExpressionBuilder, render_update
 
@@ -224,3 +224,8 @@ def test_update_and_condition_share_placeholders() -> None:
     assert update == "SET #n0 = :v0"
     assert condition == "#n0 = :v1"
     assert builder.values == {":v0": {"N": "1"}, ":v1": {"N": "0"}}
+
+
+def test_is_in_needs_an_option() -> None:
+    with pytest.raises(ExpressionError, match=r"Attr\('status'\)\.is_in\(\) needs at least one"):
+        Attr("status").is_in()
