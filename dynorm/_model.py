@@ -113,18 +113,21 @@ class ModelInfo(Generic[T]):
         if type(obj) is not self.cls:
             raise TypeError(f"expected a {self.name}, got {type(obj).__name__}")
         item = self.codec.encode(obj)
-        values = None
+        values = self.values_of(obj)
+        unfilled = []
         for attr, template in self.templates.items():
-            if values is None:
-                values = self.values_of(obj)
             if any(values[f] is None for f in template.fields):
                 if attr in self.table.primary_attributes:
                     raise KeyTemplateError(
                         f"{self.name}.{next(f for f in template.fields if values[f] is None)} "
                         f"is None, but it is part of the key {attr!r} ({template.source!r})"
                     )
+                unfilled.append(attr)
                 continue
             item[attr] = {"S": template.format(values)}
+        # An index entry needs all of its key attributes: leave out the others of its key too.
+        for attr in self.table.index_partners(unfilled):
+            item.pop(attr, None)
         return item
 
     def decode(self, item: Mapping[str, AttributeValue]) -> T:

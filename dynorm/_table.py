@@ -109,6 +109,15 @@ class Table:
                 f"index {name!r} is not declared on Table {self.name!r}; declared: {declared}"
             ) from None
 
+    def index_partners(self, attributes: Sequence[str]) -> set[str]:
+        """The non-table key attributes of every index that uses one of ``attributes``."""
+        partners: set[str] = set()
+        for name in self.indexes:
+            keys = [a for a in self.key_attributes(name) if a and a not in self.primary_attributes]
+            if any(a in attributes for a in keys):
+                partners.update(keys)
+        return partners
+
     def attribute_names(self) -> list[str]:
         """Every key attribute of the table and its indexes (all strings)."""
         names = [self.pk, *([self.sk] if self.sk else [])]

@@ -101,19 +101,28 @@ def plan_update(
     if not changed:
         raise KeyTemplateError(f"update of {info.name} changes nothing; give set=, remove= or add=")
     after = {**current, **set_values, **dict.fromkeys(removals)}
-    raw_set: dict[str, Any] = {}
-    raw_remove: list[str] = []
-    for attr, template in info.templates.items():
-        if attr in info.table.primary_attributes or not {*template.fields} & {*changed}:
-            continue
-        if any(name in add_values for name in template.fields):
+    primary = info.table.primary_attributes
+    touched = {
+        attr
+        for attr, template in info.templates.items()
+        if attr not in primary and {*template.fields} & {*changed}
+    }
+    for attr in touched:
+        if any(name in add_values for name in info.templates[attr].fields):
             raise KeyTemplateError(
                 f"{info.name}: add= cannot change {attr!r}'s fields; use set= with the new value"
             )
-        if any(after[name] is None for name in template.fields):
-            raw_remove.append(attr)
-        else:
-            raw_set[attr] = {"S": template.format(after)}
+    # An index entry needs all of its key attributes, so they are written (or removed) together.
+    touched |= info.table.index_partners(sorted(touched))
+    unfillable = [
+        attr for attr in touched if any(after[f] is None for f in info.templates[attr].fields)
+    ]
+    raw_remove = sorted(info.table.index_partners(unfillable) | {*unfillable})
+    raw_set: dict[str, Any] = {
+        attr: {"S": info.templates[attr].format(after)}
+        for attr in sorted(touched)
+        if attr not in raw_remove
+    }
     builder = _builder(info)
     expression = render_update(
         builder,

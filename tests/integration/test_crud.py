@@ -253,6 +253,7 @@ async def test_update_that_clears_an_index_field_drops_the_item_from_the_index(
     item = await raw_item(kinds_db, {"pk": "THING#t2", "sk": "THING#t2"})
     assert item is not None
     assert "GSI1PK" not in item
+    assert "GSI1SK" not in item  # an index key is written or removed whole
 
 
 async def test_update_of_a_missing_item_raises_item_not_found(db: Database) -> None:
