@@ -22,10 +22,24 @@ def _builder(info: ModelInfo[Any]) -> ExpressionBuilder:
 
 
 def _conditioned(
-    params: dict[str, Any], builder: ExpressionBuilder, condition: Condition | None
+    params: dict[str, Any],
+    builder: ExpressionBuilder,
+    condition: Condition | None,
+    *,
+    require: str | None = None,
+    key_attr: str = "",
 ) -> dict[str, Any]:
+    """Add the ConditionExpression and placeholders to ``params``.
+
+    ``require`` (``"attribute_exists"`` or ``"attribute_not_exists"``) is applied to
+    ``key_attr`` and ANDed with the caller's ``condition``.
+    """
+    parts = [] if require is None else [f"{require}({builder.name(key_attr)})"]
     if condition is not None:
-        params["ConditionExpression"] = condition.render(builder)
+        rendered = condition.render(builder)
+        parts.append(f"({rendered})" if parts else rendered)
+    if parts:
+        params["ConditionExpression"] = " AND ".join(parts)
     params.update(builder.params())
     return params
 
@@ -40,19 +54,12 @@ def plan_put(
     item: Item | None = None,
 ) -> Request:
     """PutItem for ``obj``; ``overwrite=False`` adds a condition that no item has its key."""
-    builder = _builder(info)
-    if not overwrite:
-        not_there = f"attribute_not_exists({builder.name(info.table.pk)})"
-        extra = condition.render(builder) if condition is not None else None
-        params: dict[str, Any] = {
-            "TableName": table_name,
-            "Item": item if item is not None else info.encode(obj),
-            "ConditionExpression": not_there if extra is None else f"{not_there} AND ({extra})",
-        }
-        params.update(builder.params())
-        return Request("PutItem", params)
     params = {"TableName": table_name, "Item": item if item is not None else info.encode(obj)}
-    return Request("PutItem", _conditioned(params, builder, condition))
+    require = None if overwrite else "attribute_not_exists"
+    return Request(
+        "PutItem",
+        _conditioned(params, _builder(info), condition, require=require, key_attr=info.table.pk),
+    )
 
 
 def plan_delete(
@@ -138,10 +145,7 @@ def plan_update(
         "ReturnValues": "ALL_NEW",
     }
     # Updating must never create a half item: require that it exists.
-    exists = f"attribute_exists({builder.name(info.table.pk)})"
-    extra = condition.render(builder) if condition is not None else None
-    params["ConditionExpression"] = exists if extra is None else f"{exists} AND ({extra})"
-    params.update(builder.params())
+    _conditioned(params, builder, condition, require="attribute_exists", key_attr=info.table.pk)
     return Request("UpdateItem", params)
 
 
@@ -185,15 +189,11 @@ def plan_put_keeping(
         if a not in item and a not in primary
     ]
     expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")
-    conditions = [] if overwrite else [f"attribute_not_exists({builder.name(info.table.pk)})"]
-    if condition is not None:
-        conditions.append(f"({condition.render(builder)})")
     params: dict[str, Any] = {
         "TableName": table_name,
         "Key": {name: item[name] for name in info.table.primary_attributes},
         "UpdateExpression": expression,
     }
-    if conditions:
-        params["ConditionExpression"] = " AND ".join(conditions)
-    params.update(builder.params())
+    require = None if overwrite else "attribute_not_exists"
+    _conditioned(params, builder, condition, require=require, key_attr=info.table.pk)
     return Request("UpdateItem", params)

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from dynorm import Database, Table, connect
-from dynorm.testing import fresh_table, start_server
+from dynorm.testing import count_requests, fresh_table, start_server
 
 T = TypeVar("T")
 
@@ -52,12 +52,9 @@ class Narrator:
         self.steps: list[tuple[str, int]] = []
 
     async def step(self, title: str, action: Callable[[], Awaitable[T]]) -> T:
-        operations: list[str] = []
-        unsubscribe = self.db.on_request(operations.append)
-        try:
+        with count_requests(self.db) as log:
             result = await action()
-        finally:
-            unsubscribe()
+        operations = log.operations
         self.steps.append((title, len(operations)))
         plural = "request" if len(operations) == 1 else "requests"
         print(f"\n▶ {title}\n  {len(operations)} {plural}: {', '.join(operations) or '-'}")
