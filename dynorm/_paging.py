@@ -10,7 +10,7 @@ LastEvaluatedKey, so a skipped item is never lost.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -18,7 +18,7 @@ import attrs
 from ._codec import Item
 from ._plans import CollectionRead, Request
 
-__all__ = ["Page", "Send", "iterate", "read_page"]
+__all__ = ["Page", "Send", "iterate", "read_page", "released"]
 
 T = TypeVar("T")
 
@@ -40,6 +40,22 @@ class Page(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def released(page: list[Item]) -> Iterator[Item]:
+    """``page``'s items in order, each dropped from ``page`` as it is handed out (empties it).
+
+    Why: CPython's garbage collector runs whenever container allocations outnumber frees by a
+    threshold. A parsed item is a couple of dozen dicts and lists; the objects decoded from it are
+    two or three. Releasing each raw item once it is decoded makes frees outrun allocations, so no
+    collection runs while a page is decoded, and the page's memory is returned as it goes. Holding
+    the whole page until the end instead costs dynorm's hot loop about a third of its time in
+    collections over objects that are garbage a moment later.
+    """
+    page.reverse()
+    pop = page.pop
+    for _ in range(len(page)):
+        yield pop()
 
 
 def _with(request: Request, **extra: Any) -> Request:
@@ -77,9 +93,9 @@ async def read_page(
             on_page(page)
         if limit is None:
             # One whole page, nothing to count: the tightest loop Python has.
-            items += [obj for obj in map(accept, page) if obj is not None]
+            items += [obj for obj in map(accept, released(page)) if obj is not None]
             return items, response.get("LastEvaluatedKey")
-        for raw in page:
+        for raw in released(page):
             obj = accept(raw)
             if obj is None:
                 continue
@@ -117,7 +133,7 @@ async def iterate(
                 if start is None
                 else asyncio.ensure_future(send(_with(base, ExclusiveStartKey=start)))
             )
-            for raw in response.get("Items", ()):
+            for raw in released(response.get("Items", [])):
                 obj = accept(raw)
                 if obj is not None:
                     yield obj

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynorm._codec import Item
-from dynorm._paging import Page, iterate, read_page
+from dynorm._paging import Page, iterate, read_page, released
 from dynorm._plans import CollectionRead, KeyRange, Request
 
 READ = CollectionRead(
@@ -130,6 +130,51 @@ async def test_iterate_from_a_start_key() -> None:
     assert [x async for x in iterate(collection.send, READ, accept_users, start=start)] == [
         "USER#b"
     ]
+
+
+def test_released_hands_out_items_in_order_and_empties_the_page() -> None:
+    page = [raw("USER#a"), raw("USER#b"), raw("USER#c")]
+    left: list[int] = []
+    order = []
+    for item in released(page):
+        order.append(item["sk"]["S"])
+        left.append(len(page))
+    assert order == ["USER#a", "USER#b", "USER#c"]
+    assert left == [2, 1, 0]  # each item is out of the page by the time it is handed out
+
+
+class KeptResponses(FakeCollection):
+    """Remembers every page it answered with, to see what the reader leaves in it."""
+
+    def __init__(self, items: list[Item], page_size: int = 1000) -> None:
+        super().__init__(items, page_size)
+        self.pages: list[list[Item]] = []
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        response = await super().send(request)
+        self.pages.append(response["Items"])
+        return response
+
+
+async def test_read_page_releases_each_raw_item_before_decoding_the_next() -> None:
+    collection = KeptResponses([raw("USER#a"), raw("NOTE#1"), raw("USER#b")])
+    held: list[int] = []
+
+    def accept(item: Item) -> str | None:
+        held.append(len(collection.pages[-1]))
+        return accept_users(item)
+
+    items, _ = await read_page(collection.send, READ, accept, limit=None, start=None)
+    assert items == ["USER#a", "USER#b"]
+    # The page never holds an item already decoded: memory and the collector see it go.
+    assert held == [2, 1, 0]
+
+
+async def test_iterate_releases_raw_items_as_it_goes() -> None:
+    collection = KeptResponses([raw("USER#a"), raw("USER#b"), raw("USER#c")], page_size=2)
+    async for _ in iterate(collection.send, READ, accept_users):
+        assert len(collection.pages[0]) < 2  # the first page shrinks as it is consumed
+    assert [len(page) for page in collection.pages] == [0, 0]
 
 
 def test_page_is_a_sized_iterable() -> None:
