@@ -44,7 +44,7 @@ from ._explain import Explain
 from ._expressions import Condition
 from ._loading import execute_get, load_many, normalize_options, plan_get
 from ._model import ModelInfo, info_of
-from ._plans import Request
+from ._plans import Request, existence_check
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship
 from ._relwrites import add_child, put_with_copies, remove_child
@@ -427,7 +427,9 @@ class Database:
         try:
             response = await self.send(request)
         except ConditionFailedError as exc:
-            if condition is None:
+            # Without a condition of the caller's, only the item's existence was checked; with
+            # one, a consistent read tells the two failures apart (one request, on failure only).
+            if condition is None or not await self._exists(info, obj):
                 raise ItemNotFoundError(
                     f"update of {info.name}: no item with key {info.key_of(obj)!r}",
                     code=exc.code,
@@ -438,6 +440,13 @@ class Database:
         if info.relationships:
             self.adopt(info, updated, response["Attributes"])
         return updated
+
+    async def _exists(self, info: ModelInfo[Any], obj: object) -> bool:
+        """Whether ``obj``'s item is stored."""
+        pk_attr, _ = self.table.key_attributes(None)
+        return "Item" in await self.send(
+            existence_check(self.table_name, info.key_of(obj), pk_attr)
+        )
 
     # -- many items ----------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import attrs
 from ._codec import Item
 from ._keys import KeyTemplate
 
-__all__ = ["CollectionRead", "KeyRange", "Request", "upper_bound"]
+__all__ = ["CollectionRead", "KeyRange", "Request", "existence_check", "upper_bound"]
 
 
 @attrs.frozen
@@ -107,3 +107,17 @@ class CollectionRead:
     def key_of(self, item: Item) -> Item:
         """The ExclusiveStartKey that resumes right after ``item``."""
         return {name: item[name] for name in self.key_attrs if name in item}
+
+
+def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
+    """A consistent GetItem that reads back only ``key_attr``: is the item with ``key`` stored?"""
+    return Request(
+        "GetItem",
+        {
+            "TableName": table_name,
+            "Key": key,
+            "ConsistentRead": True,
+            "ProjectionExpression": "#k",
+            "ExpressionAttributeNames": {"#k": key_attr},
+        },
+    )

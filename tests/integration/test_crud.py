@@ -265,6 +265,34 @@ async def test_update_of_a_missing_item_raises_item_not_found(db: Database) -> N
     assert await raw_item(db, {"pk": "ORG#GHOST", "sk": "METADATA#GHOST"}) is None
 
 
+async def test_update_with_a_condition_tells_a_missing_item_from_a_failed_condition(
+    seeded: Database,
+) -> None:
+    with count_requests(seeded) as log, pytest.raises(dynorm.ItemNotFoundError) as missing:
+        await seeded.update(
+            Org(name="GHOST"), set={"plan_type": "Pro"}, condition=Attr("plan_type") == "Free"
+        )
+    # The refused update, then one consistent read to see why it was refused.
+    assert log.operations == ["UpdateItem", "GetItem"]
+    assert missing.value.operation == "UpdateItem"
+    assert await raw_item(seeded, {"pk": "ORG#GHOST", "sk": "METADATA#GHOST"}) is None
+
+    with count_requests(seeded) as log, pytest.raises(dynorm.ConditionFailedError) as failed:
+        await seeded.update(
+            MICROSOFT, set={"plan_type": "Pro"}, condition=Attr("plan_type") == "Free"
+        )
+    assert log.operations == ["UpdateItem", "GetItem"]
+    assert not isinstance(failed.value, dynorm.ItemNotFoundError)
+    assert await seeded.get(Org, name="MICROSOFT") == MICROSOFT
+
+    with count_requests(seeded) as log:
+        updated = await seeded.update(
+            MICROSOFT, set={"plan_type": "Pro"}, condition=Attr("plan_type") == "Enterprise"
+        )
+    assert log.operations == ["UpdateItem"]  # success costs nothing more
+    assert updated.plan_type == "Pro"
+
+
 async def test_update_of_a_key_field_is_refused_before_sending(seeded: Database) -> None:
     with count_requests(seeded) as log:
         with pytest.raises(dynorm.KeyTemplateError, match="username"):

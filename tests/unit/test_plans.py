@@ -23,7 +23,7 @@ from dynorm import (
 )
 from dynorm._loading import normalize_options, plan_get
 from dynorm._model import info_of
-from dynorm._plans import CollectionRead, KeyRange, upper_bound
+from dynorm._plans import CollectionRead, KeyRange, existence_check, upper_bound
 from dynorm._writes import plan_delete, plan_put, plan_update
 
 # -- seed models (DESIGN.md) ---------------------------------------------------------------------
@@ -525,3 +525,16 @@ def test_update_refuses_add_to_an_indexed_field() -> None:
 def test_update_must_change_something() -> None:
     with pytest.raises(KeyTemplateError, match="changes nothing"):
         plan_update(info_of(Book), BOOK, "app")
+
+
+def test_existence_check_reads_one_key_attribute_consistently() -> None:
+    key = {"pk": {"S": "ORG#M"}, "sk": {"S": "METADATA#M"}}
+    request = existence_check("app", key, "pk")
+    assert request.operation == "GetItem"
+    assert request.params == {
+        "TableName": "app",
+        "Key": key,
+        "ConsistentRead": True,
+        "ProjectionExpression": "#k",
+        "ExpressionAttributeNames": {"#k": "pk"},
+    }
