@@ -419,12 +419,12 @@ class Database:
         )
         copied = {f for rel in _copying(info) for f in rel.copies}
         touched = {*(set or {}), *removals, *(add or {})}
-        if copied & touched:
-            after = {**info.values_of(obj), **(set or {}), **dict.fromkeys(removals)}
-            await put_with_copies(self, _copying(info), after, request)
-            key = {f: after[f] for f in info.identity_fields()}
-            return await execute_get(self, info, plan_get(info, key, (), self.table_name), key)
         try:
+            if copied & touched:
+                after = {**info.values_of(obj), **(set or {}), **dict.fromkeys(removals)}
+                await put_with_copies(self, _copying(info), after, request)
+                key = {f: after[f] for f in info.identity_fields()}
+                return await execute_get(self, info, plan_get(info, key, (), self.table_name), key)
             response = await self.send(request)
         except ConditionFailedError as exc:
             # Without a condition of the caller's, only the item's existence was checked; with

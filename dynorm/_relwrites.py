@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._batch import TRANSACT_MAX
 from ._embedded import EmbeddedCodec, plan_add, plan_remove
-from ._errors import ConditionFailedError, LimitExceededError
+from ._errors import ConditionFailedError, LimitExceededError, TransactionCanceledError
 from ._paging import iterate
 from ._plans import Request
 from ._relations import HasMany
@@ -178,7 +178,22 @@ async def put_with_copies(
             await db.send(request)
     elif len(writes) <= TRANSACT_MAX:
         items = [{_TRANSACT_KINDS[r.operation]: _transactable(r)} for r in writes]
-        await db.send(Request("TransactWriteItems", {"TransactItems": items}))
+        try:
+            await db.send(Request("TransactWriteItems", {"TransactItems": items}))
+        except TransactionCanceledError as exc:
+            if (
+                write is None
+                or [r.index for r in exc.failed] != [0]
+                or (exc.failed[0].code != "ConditionalCheckFailed")
+            ):
+                raise
+            # Only the parent's own condition failed: the same error as when it is sent alone.
+            raise ConditionFailedError(
+                f"{write.operation}: the condition did not hold; nothing was written "
+                "(neither the item nor its denormalized copies)",
+                code=exc.failed[0].code,
+                operation=write.operation,
+            ) from exc
     else:
         if write is not None:
             await db.send(write)

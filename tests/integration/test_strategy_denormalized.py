@@ -17,10 +17,13 @@ import pytest
 
 from dynorm import (
     GSI,
+    Attr,
+    ConditionFailedError,
     Database,
     Denormalized,
     HasMany,
     Index,
+    ItemNotFoundError,
     KeyTemplateError,
     LimitExceededError,
     Table,
@@ -258,6 +261,41 @@ async def test_update_of_a_copied_field_rewrites_every_copy(shelf: Database) -> 
     assert updated.birthdate == CORRECTED
     assert (await stored_author(shelf)).birthdate == CORRECTED
     assert all(b.author_birthdate == CORRECTED for b in await stored_books(shelf))
+
+
+async def test_update_of_a_copied_field_of_a_missing_parent_is_item_not_found(db: Database) -> None:
+    with count_requests(db) as log, pytest.raises(ItemNotFoundError, match="Author"):
+        await db.update(LE_GUIN, set={"birthdate": CORRECTED})
+    assert log.operations == ["Query", "UpdateItem"]  # no children: the update alone
+    assert (
+        await raw_item(db, {"pk": f"AUTHOR#{LE_GUIN.name}", "sk": f"AUTHOR#{LE_GUIN.name}"}) is None
+    )
+
+
+@pytest.mark.transactions
+async def test_update_of_a_missing_parent_with_orphaned_children_is_item_not_found(
+    shelf: Database,
+) -> None:
+    await shelf.delete(LE_GUIN)  # the books stay behind
+    with pytest.raises(ItemNotFoundError, match="Author"):
+        await shelf.update(LE_GUIN, set={"birthdate": CORRECTED})
+    assert all(b.author_birthdate == BORN for b in await stored_books(shelf))  # none rewritten
+
+
+@pytest.mark.transactions
+async def test_a_refused_condition_on_the_parent_is_condition_failed_with_nothing_written(
+    shelf: Database,
+) -> None:
+    with count_requests(shelf) as log, pytest.raises(ConditionFailedError) as caught:
+        await shelf.update(LE_GUIN, set={"birthdate": CORRECTED}, condition=Attr("country") == "UK")
+    # The transaction was refused; one consistent read shows the author exists.
+    assert log.operations == ["Query", "TransactWriteItems", "GetItem"]
+    assert not isinstance(caught.value, ItemNotFoundError)
+    assert caught.value.operation == "UpdateItem"
+    with pytest.raises(ConditionFailedError):
+        await shelf.put(attrs.evolve(LE_GUIN, birthdate=CORRECTED), overwrite=False)
+    assert (await stored_author(shelf)).birthdate == BORN
+    assert all(b.author_birthdate == BORN for b in await stored_books(shelf))
 
 
 async def test_update_of_another_field_is_one_update(shelf: Database) -> None:
