@@ -12,8 +12,9 @@ import pytest
 
 from dynorm import Database
 from dynorm.testing import Connect
+from tests.seed_models import app
 
-from .models import app, forum, games, geo, kinds, library
+from .models import forum, games, geo, kinds, library
 from .seed import load_seed
 
 

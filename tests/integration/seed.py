@@ -6,8 +6,7 @@ import datetime
 from typing import Final
 
 from dynorm import Database
-
-from .models import Org, Ticket, User
+from tests.seed_models import Org, Ticket, User
 
 MICROSOFT: Final = Org(name="MICROSOFT", plan_type="Enterprise")
 AMAZON: Final = Org(name="AMAZON", plan_type="Pro")

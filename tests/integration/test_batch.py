@@ -7,8 +7,8 @@ import pytest
 import dynorm
 from dynorm import Database
 from dynorm.testing import count_requests
+from tests.seed_models import Org, User
 
-from .models import Org, User
 from .seed import MICROSOFT
 
 pytestmark = pytest.mark.integration

@@ -12,8 +12,9 @@ import pytest
 import dynorm
 from dynorm import Attr, Database, Request
 from dynorm.testing import RunningServer, count_requests
+from tests.seed_models import Org, User, app
 
-from .models import Address, Bag, Color, Level, Org, Thing, User, app
+from .models import Address, Bag, Color, Level, Thing
 from .raw import raw_collection, raw_item, strings
 from .seed import BILLGATES, MICROSOFT, TICKET_123
 

@@ -7,8 +7,8 @@ import pytest
 import dynorm
 from dynorm import Database
 from dynorm.testing import count_requests
+from tests.seed_models import Org, Ticket, User
 
-from .models import Org, Ticket, User
 from .raw import raw_item
 from .seed import BILLGATES, JEFFBEZOS, MICROSOFT, SATYANADELLA, TICKET_123, TICKET_456
 

@@ -10,8 +10,9 @@ import pytest
 import dynorm
 from dynorm import Database, Page
 from dynorm.testing import count_requests
+from tests.seed_models import Org, Ticket, User
 
-from .models import Book, Org, Post, Reaction, Shelf, Sticker, Thread, Ticket, User
+from .models import Book, Post, Reaction, Shelf, Sticker, Thread
 from .raw import raw_collection
 from .seed import BILLGATES, TICKET_123, load_seed
 

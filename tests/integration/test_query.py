@@ -9,8 +9,9 @@ import pytest
 import dynorm
 from dynorm import Database
 from dynorm.testing import count_requests
+from tests.seed_models import Org, Ticket, User
 
-from .models import Game, Location, Org, State, Ticket, User, UserGameMapping
+from .models import Game, Location, State, UserGameMapping
 from .raw import raw_collection, strings
 from .seed import BILLGATES, SATYANADELLA, TICKET_123
 

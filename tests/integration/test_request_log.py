@@ -7,8 +7,7 @@ import pytest
 import dynorm
 from dynorm import Database
 from dynorm.testing import Connect, RequestLog, count_requests
-
-from .models import Org, app
+from tests.seed_models import Org, app
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ import pytest
 
 from dynorm import Database, Request
 from dynorm.testing import count_requests
+from tests.seed_models import Org, Ticket, User
 
-from .models import Org, Ticket, User
 from .raw import raw_collection, raw_item, strings
 from .seed import (
     AMAZON,

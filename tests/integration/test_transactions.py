@@ -7,8 +7,8 @@ import pytest
 import dynorm
 from dynorm import Attr, Database
 from dynorm.testing import count_requests
+from tests.seed_models import Org, User
 
-from .models import Org, User
 from .raw import raw_item
 from .seed import AMAZON, BILLGATES, JEFFBEZOS, MICROSOFT, SATYANADELLA
 

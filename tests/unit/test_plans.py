@@ -1,6 +1,5 @@
 """Requests as plain values: reads (``dynorm._plans``, ``plan_get``) and writes (``_writes``)."""
 
-import datetime
 from typing import Any
 
 import attrs
@@ -11,13 +10,9 @@ from hypothesis import strategies as st
 from dynorm import (
     GSI,
     Attr,
-    BelongsTo,
     DefinitionError,
-    HasMany,
-    Index,
     KeyTemplate,
     KeyTemplateError,
-    Partition,
     Request,
     Table,
 )
@@ -25,45 +20,10 @@ from dynorm._loading import normalize_options, plan_get
 from dynorm._model import info_of
 from dynorm._plans import CollectionRead, KeyRange, existence_check, upper_bound
 from dynorm._writes import plan_delete, plan_put, plan_update
+from tests.seed_models import Org, User
 
-# -- seed models (DESIGN.md) ---------------------------------------------------------------------
-
+# Models of the write-plan tests, in a table of their own (the plans only see its name).
 app = Table("app", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
-
-
-@app.model(pk="ORG#{name}", sk="METADATA#{name}")
-@attrs.define
-class Org:
-    name: str
-    plan_type: str = "Free"
-    users = HasMany["Org", "User"]("User", via=Partition())
-
-
-@app.model(
-    pk="ORG#{org_name}",
-    sk="USER#{username}",
-    GSI1=("ORG#{org_name}#USER#{username}", "USER#{username}"),
-)
-@attrs.define
-class User:
-    org_name: str
-    username: str
-    user_type: str = "Member"
-    org = BelongsTo["User", Org](Org)
-    tickets = HasMany["User", "Ticket"]("Ticket", via=Index("GSI1"), newest_first=True)
-
-
-@app.model(
-    pk="TICKET#{ticket_id}",
-    sk="TICKET#{ticket_id}",
-    GSI1=("ORG#{org_name}#USER#{username}", "TICKET#{ticket_id}"),
-)
-@attrs.define
-class Ticket:
-    ticket_id: str
-    org_name: str
-    username: str
-    created: datetime.datetime
 
 
 @app.model(pk="AUTHOR#{author_name}", sk="BOOK#{title}", GSI1=("GENRE#{genre}", "BOOK#{title}"))
