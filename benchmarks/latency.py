@@ -1,8 +1,9 @@
 """Relationship loading under latency: 50 parents' children with 20 ms added to every request.
 
-The delay is the server's (a timer on its event loop), so the client spends it waiting, as on a
-real network. ``db.load(orders, Order.items)`` should take a handful of round trips; the
-sequential loop of one load per order, shown for contrast, takes one round trip per order.
+A delaying loopback proxy (``benchmarks.proxy``) between the client and the loopback server
+holds every request back, so the client spends the delay waiting, as on a real network.
+``db.load(orders, Order.items)`` should take a handful of round trips; the sequential loop of
+one load per order, shown for contrast, takes one round trip per order.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import statistics
 import time
 from collections.abc import Awaitable, Callable
 
-from benchmarks import models, server
+from benchmarks import models, proxy, server
 from benchmarks.clients.dynorm_client import open_db
 from benchmarks.models import Order
 from benchmarks.report import Check, Section, number
@@ -43,9 +44,8 @@ async def _timed(db: Database, run: Callable[[], Awaitable[None]]) -> tuple[floa
 async def run(*, parents: int, delay: float, repeats: int) -> Section:
     async with contextlib.AsyncExitStack() as stack:
         # Paging mode with one page of CHILDREN: each Query gets just the children, no parent.
-        url = stack.enter_context(
-            server.running(items=1, children=CHILDREN, page_size=CHILDREN, delay=delay)
-        )
+        direct = stack.enter_context(server.running(items=1, children=CHILDREN, page_size=CHILDREN))
+        url = stack.enter_context(proxy.running(direct, delay=delay))
         db = await open_db(stack, url)
         await db.load(_orders(db, parents), Order.items)  # warm up: open the pool's connections
 
@@ -62,7 +62,7 @@ async def run(*, parents: int, delay: float, repeats: int) -> Section:
 
     section = Section(
         f"Relationship load under latency: {parents} orders x {CHILDREN} items, "
-        f"{delay * 1e3:g} ms added to every request by the server",
+        f"{delay * 1e3:g} ms added to every request by a delaying proxy",
         ["how", "", "requests", "wall ms", "round trips"],
     )
     for label, (wall, requests) in [

@@ -4,11 +4,11 @@ The answer is chosen by the ``X-Amz-Target`` header: ``Query`` gets the order's 
 and the order), ``GetItem`` the order, ``DescribeTable`` a key schema, anything else ``{}``. In
 paging mode (``children > 0``) a Query instead reads a ``children``-item collection in pages of
 ``page_size`` (fewer if the request's ``Limit`` asks), generated on the fly from
-``ExclusiveStartKey`` so the server never holds the whole collection. ``delay`` holds every answer
-back on the event loop's timer, like a network round trip.
+``ExclusiveStartKey`` so the server never holds the whole collection. Latency, when a benchmark
+wants it, comes from a delaying proxy in front (``benchmarks.proxy``).
 
-It runs in a process of its own (:func:`running`), so the benchmark process's CPU time is the
-client's alone. Standard library only.
+It runs in a process of its own (:func:`running`, see ``benchmarks.child``), so the benchmark
+process's CPU time is the client's alone. Standard library only.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ import argparse
 import asyncio
 import contextlib
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any, Final
 
-from benchmarks import data
+from benchmarks import child, data
 
 _TARGET_PREFIX: Final = "DynamoDB_20120810."
 _HEAD: Final = (
@@ -32,8 +30,6 @@ _HEAD: Final = (
     "Content-Length: {}\r\n"
     "\r\n"
 )
-#: The line the server prints once it listens: ``READY <port>``.
-READY: Final = "READY"
 
 
 def encode(value: Any) -> bytes:
@@ -74,7 +70,7 @@ class Responder:
 
 
 async def _handle(
-    responder: Responder, delay: float, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    responder: Responder, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     # HTTP/1.1 keep-alive: requests on one connection are answered in turn, until it closes.
     try:
@@ -85,10 +81,7 @@ async def _handle(
                 name, _, value = line.partition(":")
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
-            answer = responder.respond(headers.get("x-amz-target", ""), body)
-            if delay:
-                await asyncio.sleep(delay)  # a timer on the server's event loop
-            writer.write(answer)
+            writer.write(responder.respond(headers.get("x-amz-target", ""), body))
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass  # the client hung up
@@ -100,43 +93,12 @@ async def _handle(
         writer.close()
 
 
-async def serve(responder: Responder, *, delay: float = 0.0, port: int = 0) -> None:
-    """Listen on 127.0.0.1, print ``READY <port>``, serve until standard input closes."""
-    server = await asyncio.start_server(
-        lambda r, w: _handle(responder, delay, r, w), "127.0.0.1", port
-    )
-    bound = server.sockets[0].getsockname()[1]
-    print(READY, bound, flush=True)
-    async with server:
-        # The parent closes our stdin to stop us (and so does its death).
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.buffer.read)
-
-
 @contextlib.contextmanager
-def running(
-    *, items: int, children: int = 0, page_size: int = 1000, delay: float = 0.0
-) -> Iterator[str]:
+def running(*, items: int, children: int = 0, page_size: int = 1000) -> Iterator[str]:
     """Start the server in a child process; yields its URL, stops it on exit."""
-    command = [sys.executable, "-m", "benchmarks.server", f"--items={items}"]
-    command += [f"--children={children}", f"--page-size={page_size}", f"--delay={delay}"]
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdin is not None  # noqa: S101 - both pipes were asked for
-    assert process.stdout is not None  # noqa: S101
-    try:
-        line = process.stdout.readline().split()
-        if len(line) != 2 or line[0] != READY:  # "READY <port>"
-            raise RuntimeError(f"benchmark server did not start (said {line!r})")
-        yield f"http://127.0.0.1:{line[1]}"
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        process.stdout.close()
+    arguments = (f"--items={items}", f"--children={children}", f"--page-size={page_size}")
+    with child.running("benchmarks.server", *arguments) as url:
+        yield url
 
 
 def main() -> None:
@@ -144,11 +106,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=5000, help="order items in the Query page")
     parser.add_argument("--children", type=int, default=0, help="paging mode: collection size")
     parser.add_argument("--page-size", type=int, default=1000, help="paging mode: items a page")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     responder = Responder(items=args.items, children=args.children, page_size=args.page_size)
-    asyncio.run(serve(responder, delay=args.delay, port=args.port))
+    asyncio.run(child.serve(lambda r, w: _handle(responder, r, w), port=args.port))
 
 
 if __name__ == "__main__":
