@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
+import platform
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, overload
 
+import aiobotocore
+import botocore
 import botocore.exceptions
 import orjson
 from aiobotocore.config import AioConfig
@@ -73,6 +77,24 @@ DEFAULT_MAX_CONCURRENCY: Final = 64
 DEFAULT_MAX_ATTEMPTS: Final = 5
 
 RequestListener = Callable[[str], None]
+
+
+def _user_agent() -> str:
+    """The User-Agent dynorm's requests carry, fixed for the life of a connection.
+
+    Without one, botocore rebuilds its own from a dozen components for every request, which
+    costs about a seventh of a GetItem's client CPU. Giving it a fixed string (a documented
+    ``Config`` option) skips that and still names every layer.
+    """
+    try:
+        version = importlib.metadata.version("dynorm")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return (
+        f"dynorm/{version} aiobotocore/{aiobotocore.__version__} "
+        f"botocore/{botocore.__version__} Python/{platform.python_version()} "
+        f"{platform.system()}/{platform.release()}"
+    )
 
 
 #: Outputs that carry items. Their bodies are parsed once with orjson instead of botocore's
@@ -639,6 +661,7 @@ async def connect(
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
         max_pool_connections=max_concurrency,
+        user_agent=_user_agent(),
     )
     try:
         client_context = session.create_client(
