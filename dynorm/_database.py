@@ -37,6 +37,7 @@ from ._errors import (
     DatabaseError,
     DefinitionError,
     DynormError,
+    ExpressionError,
     ItemNotFoundError,
     LimitExceededError,
     TableNotFoundError,
@@ -45,7 +46,7 @@ from ._errors import (
     ValidationError,
 )
 from ._explain import Explain
-from ._expressions import Condition
+from ._expressions import Condition, top_field
 from ._loading import execute_get, load_many, normalize_options, plan_get
 from ._model import ModelInfo, info_of
 from ._plans import Request, existence_check
@@ -440,7 +441,15 @@ class Database:
             condition=condition,
         )
         copied = {f for rel in _copying(info) for f in rel.copies}
-        touched = {*(set or {}), *removals, *(add or {})}
+        paths = [*(set or {}), *removals, *(add or {})]
+        touched = {top_field(p) for p in paths}
+        inside = [p for p in paths if top_field(p) in copied and top_field(p) != p]
+        if inside:
+            field = top_field(inside[0])
+            raise ExpressionError(
+                f"{info.name}: {inside[0]!r} changes part of {field!r}, which its children "
+                f"keep copies of; give the whole {field!r} so the copies follow"
+            )
         try:
             if copied & touched:
                 after = {**info.values_of(obj), **(set or {}), **dict.fromkeys(removals)}

@@ -6,6 +6,7 @@ every value becomes ``:v<i>``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -14,13 +15,36 @@ import attrs
 from ._codec import AttributeValue, encode_any
 from ._errors import ExpressionError
 
-__all__ = ["Attr", "Condition", "ExpressionBuilder", "render_update"]
+__all__ = ["Attr", "Condition", "ExpressionBuilder", "render_update", "top_field"]
 
 Encoder = Callable[[str], Callable[[Any], AttributeValue]]
 
 
 def _generic_encoder(_: str) -> Callable[[Any], AttributeValue]:
     return encode_any
+
+
+#: One step of a document path: a name, then any list indexes (``tags``, ``lines[0]``, ``m[1][2]``).
+_STEP = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
+def _steps(path: str) -> list[tuple[str, str]]:
+    """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
+    steps = []
+    for step in path.split("."):
+        match = _STEP.fullmatch(step)
+        if match is None:
+            raise ExpressionError(
+                f"{path!r} is not an attribute path: write map members as a.b and list "
+                "elements as a[0] (a name, then indexes in brackets)"
+            )
+        steps.append((match[1], match[2]))
+    return steps
+
+
+def top_field(path: str) -> str:
+    """The attribute a document path starts at: ``address`` for ``address.lines[0]``."""
+    return _steps(path)[0][0]
 
 
 @attrs.define
@@ -33,15 +57,15 @@ class ExpressionBuilder:
     _name_ids: dict[str, str] = attrs.field(factory=dict)
 
     def name(self, path: str) -> str:
-        """Placeholder path for ``a.b.c`` (map members are separated by dots)."""
+        """Placeholder path for ``a.b[0].c`` (map members after dots, list elements in brackets)."""
         parts = []
-        for part in path.split("."):
-            placeholder = self._name_ids.get(part)
+        for name, indexes in _steps(path):
+            placeholder = self._name_ids.get(name)
             if placeholder is None:
                 placeholder = f"#n{len(self._name_ids)}"
-                self._name_ids[part] = placeholder
-                self.names[placeholder] = part
-            parts.append(placeholder)
+                self._name_ids[name] = placeholder
+                self.names[placeholder] = name
+            parts.append(placeholder + indexes)
         return ".".join(parts)
 
     def value(self, av: AttributeValue) -> str:
@@ -50,9 +74,8 @@ class ExpressionBuilder:
         return placeholder
 
     def typed_value(self, path: str, value: object) -> str:
-        """A value encoded as the field ``path`` is typed (generic for nested paths)."""
-        top = path.split(".", 1)[0]
-        encode = self.encoder(top) if top == path else encode_any
+        """A value encoded as the field ``path`` is typed (generic inside maps and lists)."""
+        encode = self.encoder(path) if top_field(path) == path else encode_any
         return self.value(encode(value))
 
     def params(self) -> dict[str, Any]:
@@ -151,7 +174,8 @@ class Attr:
     """An attribute in a condition: ``Attr("plan_type") == "Free"``, ``Attr("email").exists()``.
 
     Values are encoded as the model field of the same name is typed, so dates, enums and
-    numbers compare the way they are stored. Dotted paths reach into maps.
+    numbers compare the way they are stored. Dotted paths reach into maps (``address.city``) and
+    brackets into lists (``tags[0]``, ``addresses[1].city``).
     """
 
     path: str

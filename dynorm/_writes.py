@@ -7,7 +7,7 @@ from typing import Any
 
 from ._codec import AttributeValue, Item, encode_any
 from ._errors import KeyTemplateError
-from ._expressions import Condition, ExpressionBuilder, render_update
+from ._expressions import Condition, ExpressionBuilder, render_update, top_field
 from ._model import ModelInfo
 from ._plans import Request
 
@@ -93,13 +93,13 @@ def plan_update(
         del set_values[name]
     removals = [*remove, *emptied]
     changed = [*set_values, *removals, *add_values]
-    unknown = [name for name in changed if name.split(".", 1)[0] not in info.field_types]
+    unknown = [name for name in changed if top_field(name) not in info.field_types]
     if unknown:
         raise KeyTemplateError(
             f"{info.name} has no field {unknown[0]!r}; fields: {', '.join(info.field_types)}"
         )
     identity = info.identity_fields()
-    touched_keys = [name for name in changed if name in identity]
+    touched_keys = [top_field(name) for name in changed if top_field(name) in identity]
     if touched_keys:
         raise KeyTemplateError(
             f"{info.name}.{touched_keys[0]} is part of the primary key; to change it, put a new "
@@ -114,10 +114,19 @@ def plan_update(
         for attr, template in info.templates.items()
         if attr not in primary and {*template.fields} & {*changed}
     }
-    for attr in touched:
+    # A key attribute is rebuilt from whole field values; a path inside one gives no value.
+    inside = {top_field(name): name for name in changed if top_field(name) != name}
+    for attr in sorted(touched):
         if any(name in add_values for name in info.templates[attr].fields):
             raise KeyTemplateError(
                 f"{info.name}: add= cannot change {attr!r}'s fields; use set= with the new value"
+            )
+    for attr, template in sorted(info.templates.items()):
+        field = next((f for f in template.fields if f in inside), None)
+        if attr not in primary and field is not None:
+            raise KeyTemplateError(
+                f"{info.name}: {inside[field]!r} changes part of {field!r}, which {attr} is built "
+                f"from; set the whole {field!r} so the key can be rebuilt"
             )
     # An index entry needs all of its key attributes, so they are written (or removed) together.
     touched |= info.table.index_partners(sorted(touched))

@@ -209,6 +209,42 @@ async def test_empty_set_fields_without_defaults_read_back(kinds_db: Database) -
     )
 
 
+async def test_paths_reach_into_lists_and_their_elements(kinds_db: Database) -> None:
+    thing = Thing(
+        thing_id="listy",
+        numbers=[1, 2, 3],
+        addresses=[Address("Main St", 1), Address("High St", 2)],
+    )
+    await kinds_db.put(thing)
+    with count_requests(kinds_db) as log:
+        updated = await kinds_db.update(
+            thing,
+            set={"numbers[1]": 20, "addresses[1].unit": "B"},
+            remove=["numbers[2]"],
+            condition=(Attr("numbers[0]") == 1) & Attr("addresses[0].street").begins_with("Main"),
+        )
+    assert log.operations == ["UpdateItem"]
+    assert updated.numbers == [1, 20]
+    assert updated.addresses == [Address("Main St", 1), Address("High St", 2, "B")]
+    assert await kinds_db.get(Thing, thing_id="listy") == updated
+
+    with pytest.raises(dynorm.ConditionFailedError):
+        await kinds_db.update(thing, set={"count": 1}, condition=Attr("numbers[0]") == 5)
+    assert (await kinds_db.get(Thing, thing_id="listy")).count == 0
+
+
+async def test_a_malformed_path_is_refused_before_sending(kinds_db: Database) -> None:
+    thing = Thing(thing_id="listy")
+    with count_requests(kinds_db) as log:
+        with pytest.raises(dynorm.ExpressionError, match=r"numbers\[x\]"):
+            await kinds_db.update(thing, set={"numbers[x]": 1})
+        with pytest.raises(dynorm.ExpressionError, match=r"'numbers\['"):
+            await kinds_db.update(thing, set={"count": 1}, condition=Attr("numbers[") == 1)
+        with pytest.raises(dynorm.KeyTemplateError, match="GSI1PK is built from"):
+            await kinds_db.update(thing, set={"tag.color": "red"})  # GSI1PK is built from tag
+    assert len(log) == 0
+
+
 async def test_update_with_a_condition(db: Database) -> None:
     await db.put(MICROSOFT)
     updated = await db.update(

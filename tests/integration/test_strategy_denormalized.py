@@ -21,6 +21,7 @@ from dynorm import (
     ConditionFailedError,
     Database,
     Denormalized,
+    ExpressionError,
     HasMany,
     Index,
     ItemNotFoundError,
@@ -296,6 +297,14 @@ async def test_a_refused_condition_on_the_parent_is_condition_failed_with_nothin
         await shelf.put(attrs.evolve(LE_GUIN, birthdate=CORRECTED), overwrite=False)
     assert (await stored_author(shelf)).birthdate == BORN
     assert all(b.author_birthdate == BORN for b in await stored_books(shelf))
+
+
+async def test_update_of_a_path_inside_a_copied_field_is_refused_before_sending(
+    shelf: Database,
+) -> None:
+    with count_requests(shelf) as log, pytest.raises(ExpressionError, match="whole 'birthdate'"):
+        await shelf.update(LE_GUIN, set={"birthdate.year": 1930})
+    assert len(log) == 0
 
 
 async def test_update_of_another_field_is_one_update(shelf: Database) -> None:

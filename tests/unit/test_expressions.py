@@ -91,6 +91,27 @@ def test_dotted_paths_reach_into_maps() -> None:
     assert params["ExpressionAttributeNames"] == {"#n0": "address", "#n1": "city"}
 
 
+@pytest.mark.parametrize(
+    ("path", "expected", "names"),
+    [
+        ("tags[0]", "#n0[0]", {"#n0": "tags"}),
+        ("addresses[1].city", "#n0[1].#n1", {"#n0": "addresses", "#n1": "city"}),
+        ("grid[0][12]", "#n0[0][12]", {"#n0": "grid"}),
+        ("a.b[3].a", "#n0.#n1[3].#n0", {"#n0": "a", "#n1": "b"}),
+    ],
+)
+def test_brackets_reach_into_lists(path: str, expected: str, names: dict[str, str]) -> None:
+    text, params = render(Attr(path).exists())
+    assert text == f"attribute_exists({expected})"
+    assert params["ExpressionAttributeNames"] == names
+
+
+@pytest.mark.parametrize("path", ["", "tags[x]", "tags[", "tags]", "[0]", "a..b", "a.[0]", "a[0]b"])
+def test_a_malformed_path_says_how_to_write_one(path: str) -> None:
+    with pytest.raises(ExpressionError, match=r"a\.b.*a\[0\]"):
+        render(Attr(path) == 1)
+
+
 def test_between() -> None:
     assert render(Attr("n").between(1, 9)) == (
         "#n0 BETWEEN :v0 AND :v1",
@@ -156,9 +177,9 @@ def test_nested_paths_are_encoded_generically() -> None:
         return encode_any
 
     builder = ExpressionBuilder(encoder=encoder)
-    (Attr("due.year") == 2024).render(builder)
+    ((Attr("due.year") == 2024) & (Attr("counts[0]") == 1)).render(builder)
     assert calls == []
-    assert builder.values == {":v0": {"N": "2024"}}
+    assert builder.values == {":v0": {"N": "2024"}, ":v1": {"N": "1"}}
 
 
 def test_attr_comparison_builds_a_condition_not_a_bool() -> None:

@@ -498,3 +498,14 @@ def test_existence_check_reads_one_key_attribute_consistently() -> None:
         "ProjectionExpression": "#k",
         "ExpressionAttributeNames": {"#k": "pk"},
     }
+
+
+def test_update_paths_inside_fields() -> None:
+    request = plan_update(info_of(Book), BOOK, "app", set={"copies": 2}, remove=["genre"])
+    assert request.operation == "UpdateItem"
+    with pytest.raises(KeyTemplateError, match="'nope\\[0\\]'"):
+        plan_update(info_of(Book), BOOK, "app", set={"nope[0]": 1})
+    with pytest.raises(KeyTemplateError, match="primary key"):
+        plan_update(info_of(Book), BOOK, "app", set={"title.x": 1})
+    with pytest.raises(KeyTemplateError, match="GSI1PK is built from; set the whole 'genre'"):
+        plan_update(info_of(Book), BOOK, "app", set={"genre.x": 1})
