@@ -458,9 +458,11 @@ class Database:
                 return await execute_get(self, info, plan_get(info, key, (), self.table_name), key)
             response = await self.send(request)
         except ConditionFailedError as exc:
-            # Without a condition of the caller's, only the item's existence was checked; with
-            # one, a consistent read tells the two failures apart (one request, on failure only).
-            if condition is None or not await self._exists(info, obj):
+            # A plain update checks only that the item exists. With a condition of the caller's,
+            # or copies rewritten beside it, a consistent read tells the failures apart (one
+            # request, on failure only).
+            plain = condition is None and not copied & touched
+            if plain or not await self._exists(info, obj):
                 raise ItemNotFoundError(
                     f"update of {info.name}: no item with key {info.key_of(obj)!r}",
                     code=exc.code,
