@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.metadata
 import platform
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -80,8 +81,9 @@ DEFAULT_MAX_ATTEMPTS: Final = 5
 RequestListener = Callable[[str], None]
 
 
+@functools.cache
 def _user_agent() -> str:
-    """The User-Agent dynorm's requests carry, fixed for the life of a connection.
+    """The User-Agent dynorm's requests carry, fixed for the life of the process.
 
     Without one, botocore rebuilds its own from a dozen components for every request, which
     costs about a seventh of a GetItem's client CPU. Giving it a fixed string (a documented
