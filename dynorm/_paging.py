@@ -49,8 +49,8 @@ def released(page: list[Item]) -> Iterator[Item]:
     threshold. A parsed item is a couple of dozen dicts and lists; the objects decoded from it are
     two or three. Releasing each raw item once it is decoded makes frees outrun allocations, so no
     collection runs while a page is decoded, and the page's memory is returned as it goes. Holding
-    the whole page until the end instead costs dynorm's hot loop about a third of its time in
-    collections over objects that are garbage a moment later.
+    the whole page until the end instead cost the benchmark's hot loop 10-15% of its time (far
+    more in a small process) in collections over objects that are garbage a moment later.
     """
     page.reverse()
     pop = page.pop
