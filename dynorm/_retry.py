@@ -8,8 +8,11 @@ is not (see :attr:`~dynorm._plans.Request.retry`) is repeated in a form that can
 - ``"verify"`` (a conditional write): if the condition fails after an unknown attempt, the
   stored item settles it: is it exactly what the write would have left?
 - ``"token"`` (ADD, list appends, positional list changes): every attempt also sets
-  :data:`TOKEN_ATTRIBUTE` to a value unique to the call, under the condition that it does not
-  hold that value yet; a condition failure with our token stored means the write is done.
+  :data:`TOKEN_ATTRIBUTE` to a value unique to the call. After an attempt whose outcome is
+  unknown, the write is not sent again (another client's write may have replaced our token in
+  between, and a resend would then apply twice): a consistent read shows our token (done) or
+  not (outcome unknown). Attempts repeated after surely-refused ones carry a guard, "the token
+  is not ours yet", so that even then the write cannot apply twice.
 
 Everything here is pure; the loop that sends lives in ``_transport``.
 """
