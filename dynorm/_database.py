@@ -94,7 +94,7 @@ class Database:
             key_attributes=table.primary_attributes,
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
-            quota=RetryQuota(retry_quota) if retry_quota else None,
+            quota=None if retry_quota is None else RetryQuota(retry_quota),
         )
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size

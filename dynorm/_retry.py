@@ -42,6 +42,7 @@ __all__ = [
     "applied",
     "asking_for_old",
     "classify",
+    "is_transient",
     "needs_token",
     "new_token",
     "prepare",
@@ -112,9 +113,14 @@ def classify(error: DynormError) -> Verdict:
         code = error.code
         if code in THROTTLING_CODES:
             return Verdict(retry=True, outcome="not_applied", cost=RETRY_COST)
-        if code in TRANSIENT_CODES or (len(code) == 3 and code.startswith("5") and code.isdigit()):
+        if is_transient(code):
             return Verdict(retry=True, outcome="unknown", cost=RETRY_COST)
     return Verdict(retry=False, outcome="not_applied")
+
+
+def is_transient(code: str) -> bool:
+    """Whether an error code is a server-side failure (botocore names a bare 5xx by status)."""
+    return code in TRANSIENT_CODES or (len(code) == 3 and code.startswith("5") and code.isdigit())
 
 
 @attrs.define

@@ -35,6 +35,7 @@ from ._errors import (
     ConditionFailedError,
     DatabaseError,
     DynormError,
+    LimitExceededError,
     OutcomeUnknownError,
     TableNotFoundError,
     ThrottledError,
@@ -51,6 +52,7 @@ from ._retry import (
     applied,
     asking_for_old,
     classify,
+    is_transient,
     needs_token,
     new_token,
     prepare,
@@ -164,7 +166,7 @@ def _translate(exc: botocore.exceptions.ClientError, request: Request) -> Databa
         message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
     elif code in THROTTLING_CODES:
         message += " (throttled: raise the table's capacity, or connect(max_attempts=...))"
-    elif classify(DatabaseError("", code=code)).retry:
+    elif is_transient(code):
         message = f"{message or code} (a failure on DynamoDB's side; try again later)"
     cls = _ERRORS.get(code, DatabaseError)
     translated = cls(f"{request.operation}: {message}", code=code, operation=request.operation)
@@ -277,7 +279,7 @@ class Transport:
         token: Callable[[], str] = new_token,
     ) -> None:
         if max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1; got {max_attempts}")
+            raise LimitExceededError(f"max_attempts must be at least 1; got {max_attempts}")
         self._attempt = attempt
         self._key_attributes = tuple(key_attributes)
         self._max_attempts = max_attempts
