@@ -12,7 +12,7 @@ import functools
 import importlib.metadata
 import platform
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar, overload
+from typing import Any, Final, TypeVar, cast, overload
 
 import aiobotocore
 import botocore
@@ -38,8 +38,6 @@ from ._errors import (
     DatabaseError,
     DefinitionError,
     DynormError,
-    ExpressionError,
-    ItemNotFoundError,
     LimitExceededError,
     TableNotFoundError,
     ThrottledError,
@@ -47,17 +45,17 @@ from ._errors import (
     ValidationError,
 )
 from ._explain import Explain
-from ._expressions import Condition, top_field
-from ._loading import execute_get, load_many, normalize_options, plan_get
+from ._expressions import Condition
+from ._loading import execute_get, load_many, normalize_options
 from ._model import ModelInfo, info_of
-from ._plans import Request, existence_check
+from ._plans import Request
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship
-from ._relwrites import add_child, put_with_copies, remove_child
-from ._state import InstanceState, Loaded, bind, held_items
+from ._state import InstanceState, Loaded, bind, state_of
+from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, Step, WriteBatch
 from ._table import GSI, LSI, Table
 from ._transaction import Transaction
-from ._writes import plan_update
+from ._writeplan import WritePlanner
 
 __all__ = ["Database", "Transaction", "connect"]
 
@@ -79,6 +77,31 @@ DEFAULT_MAX_CONCURRENCY: Final = 64
 DEFAULT_MAX_ATTEMPTS: Final = 5
 
 RequestListener = Callable[[str], None]
+
+
+def _update_loaded(
+    parent: object, rel: HasMany[Any, Any], child: object, *, adding: bool, position: int | None
+) -> None:
+    """Keep a parent's loaded children in step with an add or remove that was just written."""
+    state = state_of(parent)
+    loaded = None if state is None else state.loaded.get(rel.name)
+    if loaded is None:
+        return
+    codec = rel.embedded
+    if not adding and codec is not None and codec.key is None:
+        # A list has no keys: drop exactly the entry that was removed from the item.
+        if position is not None and position < len(loaded.items):
+            del loaded.items[position]
+        return
+
+    def same(other: object) -> bool:
+        if codec is not None:
+            return codec.same_child(other, child)
+        info = rel.target_info
+        return bool(info.key_of(other) == info.key_of(child))
+
+    kept = [c for c in loaded.items if not same(c)]
+    loaded.items = [*kept, child] if adding else kept
 
 
 @functools.cache
@@ -167,11 +190,6 @@ def _translate(exc: botocore.exceptions.ClientError, request: Request) -> Databa
     return cls(f"{request.operation}: {message}", code=code, operation=request.operation)
 
 
-def _copying(info: ModelInfo[Any]) -> list[HasMany[Any, Any]]:
-    """The relationships whose children carry copies of this model's fields."""
-    return [r for r in info.relationships.values() if isinstance(r, HasMany) and r.copies]
-
-
 class Database:
     """A connection to one table. Create it with :func:`connect`."""
 
@@ -203,7 +221,8 @@ class Database:
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
         self._listeners: list[RequestListener] = []
-        self.explain: Final = Explain(table, self.table_name)
+        self.writes: Final = WritePlanner(table, self.table_name)
+        self.explain: Final = Explain(table, self.table_name, self.writes)
         client.meta.events.register("before-send.dynamodb", self._before_send)
 
     def __repr__(self) -> str:
@@ -385,41 +404,52 @@ class Database:
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
         """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
 
-        A parent with ``Denormalized`` children also rewrites every child whose copy changed
-        (see :meth:`sync_copies`); a parent with ``Embedded`` children keeps them.
+        A parent with ``Denormalized`` children also rewrites every copy its write changes (and
+        reads no child when no copied field changed); a child of one gets its copies filled from
+        its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
-        info = self.table.info(type(obj))
-        request = self.explain.put(obj, condition=condition, overwrite=overwrite)
-        copying = _copying(info)
-        if copying:
-            await put_with_copies(self, copying, info.values_of(obj), request)
-        else:
-            await self.send(request)
-        if info.relationships:
+        await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
+        if self.table.info(type(obj)).relationships:
             bind(obj, self)
         return obj
 
     async def sync_copies(self, parent: object) -> int:
-        """Rewrite the denormalized copies of ``parent``'s fields that differ from it.
+        """Make every denormalized copy of ``parent``'s fields equal the stored parent's.
 
-        ``db.put(parent)`` does this too; call it directly to repair copies. Returns how many
-        children were rewritten (also logged on the ``dynorm`` logger).
+        The repair after a :class:`~dynorm.CopiesIncompleteError` (``db.put`` rewrites copies
+        itself). Returns how many children were rewritten (also logged on the ``dynorm`` logger).
         """
-        info = self.table.info(type(parent))
-        return await put_with_copies(self, _copying(info), info.values_of(parent), None)
+        return await self.run(self.writes.sync_copies(parent))
 
-    @overload
-    async def delete(self, target: object, /, *, condition: Condition | None = None) -> None: ...
     @overload
     async def delete(
-        self, target: type[Any], /, *, condition: Condition | None = None, **key: object
+        self, target: object, /, *, condition: Condition | None = None, cascade: bool = False
+    ) -> None: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
     ) -> None: ...
     async def delete(
-        self, target: object, /, *, condition: Condition | None = None, **key: object
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
     ) -> None:
-        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``."""
-        request = self.explain.delete(target, condition=condition, **key)
-        await self.send(request)
+        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``.
+
+        ``cascade=True`` also deletes the children stored as items of their own (Partition,
+        Index and Denormalized relationships), in batches, after the parent.
+        """
+        await self.run(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
 
     async def update(
         self,
@@ -431,57 +461,60 @@ class Database:
         condition: Condition | None = None,
     ) -> T:
         """Change some fields of a stored item (UpdateItem) and return the item as stored now."""
-        removals = list(remove)
         info = self.table.info(type(obj))
-        request = plan_update(
-            info,
-            info.values_of(obj),
-            self.table_name,
-            set=set,
-            remove=removals,
-            add=add,
-            condition=condition,
-        )
-        copied = {f for rel in _copying(info) for f in rel.copies}
-        paths = [*(set or {}), *removals, *(add or {})]
-        touched = {top_field(p) for p in paths}
-        inside = [p for p in paths if top_field(p) in copied and top_field(p) != p]
-        if inside:
-            field = top_field(inside[0])
-            raise ExpressionError(
-                f"{info.name}: {inside[0]!r} changes part of {field!r}, which its children "
-                f"keep copies of; give the whole {field!r} so the copies follow"
-            )
-        try:
-            if copied & touched:
-                after = {**info.values_of(obj), **(set or {}), **dict.fromkeys(removals)}
-                await put_with_copies(self, _copying(info), after, request)
-                key = {f: after[f] for f in info.identity_fields()}
-                return await execute_get(self, info, plan_get(info, key, (), self.table_name), key)
-            response = await self.send(request)
-        except ConditionFailedError as exc:
-            # A plain update checks only that the item exists. With a condition of the caller's,
-            # or copies rewritten beside it, a consistent read tells the failures apart (one
-            # request, on failure only).
-            plain = condition is None and not copied & touched
-            if plain or not await self._exists(info, obj):
-                raise ItemNotFoundError(
-                    f"update of {info.name}: no item with key {info.key_of(obj)!r}",
-                    code=exc.code,
-                    operation="UpdateItem",
-                ) from exc
-            raise
-        updated = info.decode(response["Attributes"])
+        plan = self.writes.update(obj, set=set, remove=remove, add=add, condition=condition)
+        item = await self.run(plan)
+        updated = info.decode(item)
         if info.relationships:
-            self.adopt(info, updated, response["Attributes"])
+            self.adopt(info, updated, item)
         return updated
 
-    async def _exists(self, info: ModelInfo[Any], obj: object) -> bool:
-        """Whether ``obj``'s item is stored."""
-        pk_attr, _ = self.table.key_attributes(None)
-        return "Item" in await self.send(
-            existence_check(self.table_name, info.key_of(obj), pk_attr)
-        )
+    # -- running plans -------------------------------------------------------------------------
+
+    async def run(self, plan: Plan[T]) -> T:
+        """Run a write plan: send each step it yields and hand it the result (or the error)."""
+        result: Any = None
+        error: DynormError | None = None
+        while True:
+            try:
+                step = plan.send(result) if error is None else plan.throw(error)
+            except StopIteration as stop:
+                value: T = stop.value
+                return value
+            result, error = None, None
+            try:
+                result = await self._step(step)
+            except DynormError as exc:
+                error = exc
+
+    async def _step(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return await self.send(step.request)
+        if isinstance(step, SendAll):
+            return await self._send_all(step.requests)
+        if isinstance(step, WriteBatch):
+            await self._write_batches(list(step.writes))
+            return None
+        if isinstance(step, Fetch):
+            return await self.fetch(step.keys, consistent=step.consistent)
+        raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
+
+    async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
+        """Send concurrently; the first failure cancels the rest (see SendAll)."""
+        outcomes: list[Any] = [CANCELLED] * len(requests)
+
+        async def one(i: int) -> None:
+            try:
+                outcomes[i] = await self.send(requests[i])
+            except DynormError as exc:
+                outcomes[i] = exc
+                raise
+
+        with contextlib.suppress(BaseExceptionGroup):
+            async with asyncio.TaskGroup() as group:
+                for i in range(len(requests)):
+                    group.create_task(one(i))
+        return outcomes
 
     # -- many items ----------------------------------------------------------------------------
 
@@ -523,37 +556,20 @@ class Database:
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
 
-        Objects with the same key are written once (the last one wins), since DynamoDB rejects a
-        batch that names a key twice. Returns how many items were written.
+        Every object is checked before the first request, and the rules of its relationships
+        hold as for ``db.put``. Objects with the same key are written once (the last one wins),
+        since DynamoDB rejects a batch that names a key twice. Returns how many items were written.
         """
-        writes: dict[Any, dict[str, Any]] = {}
+        objs = list(objs)
+        count = await self.run(self.writes.put_all(objs))
         for obj in objs:
-            info = self.table.info(type(obj))
-            item = info.encode(obj)
-            for rel in info.embedded:
-                children = held_items(obj, rel.name)
-                if children is None or rel.embedded is None:
-                    raise DefinitionError(
-                        f"put_all replaces whole items, and {rel.qualname} of {obj!r} is not "
-                        "loaded, so its children would be lost; use db.put (which keeps them)"
-                    )
-                item[rel.embedded.attribute] = rel.embedded.encode(children)
-            writes[key_id({a: item[a] for a in self.table.primary_attributes})] = {
-                "PutRequest": {"Item": item}
-            }
-            if info.relationships:
+            if self.table.info(type(obj)).relationships:
                 bind(obj, self)
-        await self._write_batches(list(writes.values()))
-        return len(writes)
+        return count
 
     async def delete_all(self, objs: Iterable[object]) -> int:
         """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted."""
-        writes: dict[Any, dict[str, Any]] = {}
-        for obj in objs:
-            key = self.table.info(type(obj)).key_of(obj)
-            writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
-        await self._write_batches(list(writes.values()))
-        return len(writes)
+        return await self.run(self.writes.delete_all(objs))
 
     async def _write_batches(self, writes: list[dict[str, Any]]) -> None:
         await asyncio.gather(
@@ -617,18 +633,27 @@ class Database:
 
     async def add(self, parent: object, relationship: Relationship[Any, T], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
-        rel = self._relationship(parent, relationship)
-        if isinstance(rel, HasMany):
-            return await add_child(self, parent, rel, child)
-        raise DefinitionError(f"{rel.qualname}: use db.put on the child to set a BelongsTo link")
+        rel = self._has_many(parent, relationship, "add")
+        stored = await self.run(self.writes.add(parent, rel, child))
+        _update_loaded(parent, rel, stored, adding=True, position=None)
+        return cast("T", stored)
 
     async def remove(self, parent: object, relationship: Relationship[Any, T], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
+        rel = self._has_many(parent, relationship, "remove")
+        position = await self.run(self.writes.remove(parent, rel, child))
+        _update_loaded(parent, rel, child, adding=False, position=position)
+
+    def _has_many(
+        self, parent: object, relationship: Relationship[Any, Any], verb: str
+    ) -> HasMany[Any, Any]:
         rel = self._relationship(parent, relationship)
-        if isinstance(rel, HasMany):
-            await remove_child(self, parent, rel, child)
-            return
-        raise DefinitionError(f"{rel.qualname}: only HasMany relationships have children to remove")
+        if not isinstance(rel, HasMany):
+            raise DefinitionError(
+                f"{rel.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo link "
+                "by writing the child's fields with db.put"
+            )
+        return rel
 
     def _relationship(
         self, parent: object, relationship: Relationship[Any, Any]

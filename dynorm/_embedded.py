@@ -14,7 +14,7 @@ import attrs
 
 from ._codec import MAX_ITEM_BYTES, AttributeValue, Item, converter, item_size
 from ._errors import DefinitionError, LimitExceededError
-from ._expressions import ExpressionBuilder
+from ._expressions import ExpressionBuilder, equal_to
 from ._model import resolve_field_types
 from ._plans import Request
 
@@ -82,6 +82,23 @@ class EmbeddedCodec:
 
     def child_key(self, child: object) -> str | None:
         return None if self.key is None else str(getattr(child, self.key))
+
+    def same_child(self, a: object, b: object) -> bool:
+        """Whether ``b`` replaces ``a`` (same map key; list children are never replaced)."""
+        return self.key is not None and self.child_key(a) == self.child_key(b)
+
+    def read_request(self, table_name: str, key: Item) -> Request:
+        """A GetItem that reads only this attribute of the parent item."""
+        return Request(
+            "GetItem",
+            {
+                "TableName": table_name,
+                "Key": key,
+                "ConsistentRead": True,
+                "ProjectionExpression": "#e",
+                "ExpressionAttributeNames": {"#e": self.attribute},
+            },
+        )
 
     def check_child(self, child: object) -> None:
         if type(child) is not self.child:
@@ -158,31 +175,9 @@ def plan_remove(
         params["UpdateExpression"] = f"REMOVE {attr}[{position}]"
         slot = f"{attr}[{position}]"
         params["ConditionExpression"] = " AND ".join(
-            _equal_to(builder, slot, codec.encode_child(child))
+            equal_to(builder, slot, codec.encode_child(child))
         )
     else:
         params["UpdateExpression"] = f"REMOVE {attr}.{builder.name(str(getattr(child, codec.key)))}"
     params.update(builder.params())
     return Request("UpdateItem", params)
-
-
-def _equal_to(builder: ExpressionBuilder, path: str, value: AttributeValue) -> list[str]:
-    """Conditions that hold when the document at ``path`` equals ``value``.
-
-    Maps and lists are compared member by member down to scalars (and by size): not every
-    DynamoDB implementation compares whole maps with ``=`` (dynalite compares them by identity).
-    """
-    kind, inner = next(iter(value.items()))
-    if kind == "M":
-        size = builder.value({"N": str(len(inner))})
-        out = [f"size({path}) = {size}"]
-        for name, member in inner.items():
-            out += _equal_to(builder, f"{path}.{builder.name(name)}", member)
-        return out
-    if kind == "L":
-        size = builder.value({"N": str(len(inner))})
-        out = [f"size({path}) = {size}"]
-        for i, member in enumerate(inner):
-            out += _equal_to(builder, f"{path}[{i}]", member)
-        return out
-    return [f"{path} = {builder.value(value)}"]

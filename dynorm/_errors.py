@@ -14,6 +14,7 @@
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
         ├── ConditionFailedError
+        ├── CopiesIncompleteError                a parent is written, some copies of it are not
         ├── TransactionCanceledError
         ├── TableNotFoundError (LookupError)
         ├── ThrottledError
@@ -30,6 +31,7 @@ __all__ = [
     "CancellationReason",
     "CodecError",
     "ConditionFailedError",
+    "CopiesIncompleteError",
     "CursorError",
     "DatabaseError",
     "DefinitionError",
@@ -101,6 +103,20 @@ class ItemNotFoundError(DatabaseError, LookupError):
 
 class ConditionFailedError(DatabaseError):
     """A write's condition did not hold, so nothing was written."""
+
+
+class CopiesIncompleteError(DatabaseError):
+    """A parent was written, but some of the denormalized copies it changed were not rewritten.
+
+    ``pending`` copies still hold old values and ``rewritten`` were rewritten; the rest of the
+    fan-out was cancelled. ``await db.sync_copies(parent)`` (or writing the parent again)
+    repairs them.
+    """
+
+    def __init__(self, message: str, *, pending: int, rewritten: int) -> None:
+        super().__init__(message, code="CopiesIncomplete", operation="TransactWriteItems")
+        self.pending = pending
+        self.rewritten = rewritten
 
 
 class TableNotFoundError(DatabaseError, LookupError):

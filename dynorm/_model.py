@@ -197,6 +197,16 @@ class ModelInfo(Generic[T]):
 
         return matches
 
+    def decode_if(self, item: Item, index: str | None) -> T | None:
+        """The instance for an item of one Query's results, or None if it is another model's."""
+        return self.decode(item) if self.sort_key_matcher(index)(item) else None
+
+    def primary_key_of_item(self, item: Item) -> Item | None:
+        """The primary key of a stored item of this model (None for other models' items)."""
+        if not self.matches(item):
+            return None
+        return {a: item[a] for a in self.table.primary_attributes}
+
     def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
         """Whether the item's keys fit this model's templates (how mixed results are told apart)."""
         pk_attr, sk_attr = self.table.key_attributes(index)

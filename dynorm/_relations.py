@@ -29,7 +29,7 @@ from ._paging import Page, iterate, read_page
 from ._plans import CollectionRead, KeyRange, Request
 from ._query import check_limit
 from ._state import Loaded, Session, state_of
-from ._strategies import Denormalized, Embedded, Partition, Strategy
+from ._strategies import Partition, Strategy
 
 if TYPE_CHECKING:
     from ._table import Table
@@ -218,23 +218,11 @@ class HasMany(Relationship[P, C]):
 
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
-        return isinstance(self.via, Embedded)
+        return self.via.accepts_plain_target
 
     def validate(self) -> None:
-        if isinstance(self.via, Embedded):
-            self.embedded = EmbeddedCodec.build(
-                self.qualname,
-                self.via.attribute or self.name,
-                self.target_cls,
-                self.via.key,
-                self.via.max_items,
-            )
-            clash = self.embedded.attribute in self.owner_info.field_types
-            if clash or self.embedded.attribute in self.owner_info.templates:
-                raise DefinitionError(
-                    f"{self.qualname}: attribute {self.embedded.attribute!r} is already used by "
-                    f"{self.owner_name}; pass Embedded(attribute=...) to store children elsewhere"
-                )
+        self.embedded = self.via.embedded_codec(self)
+        if self.embedded is not None:
             self.owner_info.embedded.append(self)
             return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
@@ -251,16 +239,12 @@ class HasMany(Relationship[P, C]):
     @property
     def copies(self) -> Mapping[str, str]:
         """Parent field -> child field copied into each child (Denormalized only)."""
-        return self.via.copy if isinstance(self.via, Denormalized) else {}
+        return self.via.copies
 
     def fill_copies(self, parent: P, child: C) -> C:
         """The child with its copies of parent fields filled in (a new object if they changed)."""
-        changes = {
-            child_field: getattr(parent, parent_field)
-            for parent_field, child_field in self.copies.items()
-            if getattr(child, child_field) != getattr(parent, parent_field)
-        }
-        return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
+        filled: C = self.via.prepare_child(self, self.owner_info.values_of(parent), child)  # type: ignore[assignment]
+        return filled
 
     # -- planning (pure) ---------------------------------------------------------------------
 
