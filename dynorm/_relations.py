@@ -422,8 +422,8 @@ def link_to_parent(
         how = (
             ""
             if key is not None
-            else f" (no HasMany on {parent.name} holds {child.name}, and no key template of "
-            f"{child.name} has the shape of {parent.name}'s)"
+            else f" (neither a HasMany on {parent.name} nor the key templates say which "
+            f"{child.name} field holds it)"
         )
         raise DefinitionError(
             f"{where}: {child.name} has no field for {parent.name}'s key "
