@@ -18,6 +18,7 @@ from dynorm import (
     BelongsTo,
     Database,
     DefinitionError,
+    Embedded,
     HasMany,
     Index,
     ItemNotFoundError,
@@ -59,6 +60,23 @@ class Issue:
     project = BelongsTo["Issue", Project](Project)
     reporter = BelongsTo["Issue", User](User, key={"user_id": "reporter_id"})
     assignee = BelongsTo["Issue", User](User, key={"user_id": "assignee_id"})
+
+
+@attrs.define
+class Step:
+    name: str
+    done: bool = False
+
+
+@table.model(pk="TASK#{task_id}", sk="TASK#{task_id}")
+@attrs.define
+class Task:
+    task_id: str
+    project_id: str
+    owner: str
+    project = BelongsTo["Task", Project](Project)  # fields of the same names
+    owned_by = BelongsTo["Task", User](User, key={"user_id": "owner"})
+    steps = HasMany["Task", Step](Step, via=Embedded(key="name"))
 
 
 APOLLO = Project("apollo", "Apollo")
@@ -156,6 +174,20 @@ async def test_children_read_through_the_index_then_their_parents_by_key(db: Dat
         await db.load(issues, Issue.reporter, Issue.assignee)
     assert log.operations == ["BatchGetItem"]
     assert [(i.reporter.loaded, i.assignee.loaded) for i in issues] == [(ALICE, BOB), (BOB, None)]
+
+
+async def test_parents_and_embedded_children_share_one_batch_get(db: Database) -> None:
+    for task_id, owner in (("t1", "alice"), ("t2", "bob")):
+        task = await db.put(Task(task_id, "apollo", owner))
+        await db.add(task, Task.steps, Step(f"{task_id}-first"))
+    # Built in code: the steps are not held, so the tasks' own items are read for them.
+    tasks = [Task("t1", "apollo", "alice"), Task("t2", "apollo", "bob")]
+    with count_requests(db) as log:
+        await db.load(tasks, Task.project, Task.owned_by, Task.steps)
+    assert log.operations == ["BatchGetItem"]
+    assert [t.project.loaded for t in tasks] == [APOLLO, APOLLO]
+    assert [t.owned_by.loaded for t in tasks] == [ALICE, BOB]
+    assert [t.steps.loaded for t in tasks] == [[Step("t1-first")], [Step("t2-first")]]
 
 
 def test_two_ways_to_hold_the_child_make_the_link_ambiguous() -> None:
