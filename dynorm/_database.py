@@ -46,7 +46,7 @@ from ._errors import (
 )
 from ._explain import Explain
 from ._expressions import Condition
-from ._loading import execute_get, load_many, normalize_options
+from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
 from ._plans import Request
 from ._query import Query
@@ -614,9 +614,10 @@ class Database:
     ) -> Sequence[T]:
         """Load relationships for many objects of one model at once (no N+1).
 
-        BelongsTo parents come from BatchGetItem (100 keys a request, each parent once);
+        BelongsTo parents and embedded children (for objects that lack them) are read by key, all
+        relationships together: one BatchGetItem per 100 distinct keys, each parent once;
         HasMany children from one Query per object, run concurrently (``max_concurrency`` in
-        flight); embedded children from one BatchGetItem for the objects that lack them.
+        flight).
         """
         if not objs:
             return objs
@@ -628,7 +629,7 @@ class Database:
             )
         info = self.table.info(model)
         options = normalize_options(info, relationships)
-        await asyncio.gather(*(load_many(self, info, objs, option) for option in options))
+        await load_all(self, info, objs, options)
         return objs
 
     async def add(self, parent: object, relationship: Relationship[Any, T], child: T) -> T:

@@ -9,7 +9,7 @@ requests. Nothing is ever loaded implicitly on attribute access.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
 
 import attrs
@@ -293,38 +293,75 @@ class HasMany(Relationship[P, C]):
 
 
 class BelongsTo(Relationship[P, C]):
-    """A child's link to its parent, read with GetItem (or BatchGetItem for many children)."""
+    """A child's link to its parent, read with GetItem (or BatchGetItem for many children).
 
-    def __init__(self, target: type[C] | str) -> None:
+    Which child fields hold the parent's key is found, in this order: ``key=`` (parent field ->
+    child field, ``key={"user_id": "reporter_id"}``); the one HasMany on the parent that holds
+    this model (its link, whatever its strategy); the key templates this model shares in shape
+    with the parent's (table and common indexes); fields of the same names. Fields ``key=``
+    leaves out are matched by name. A child whose link field is None has no parent.
+    """
+
+    def __init__(self, target: type[C] | str, *, key: Mapping[str, str] | None = None) -> None:
         super().__init__(target)
+        given: object = key
+        if given is not None and (
+            not isinstance(given, Mapping)
+            or not given
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items())
+        ):
+            raise DefinitionError(
+                "BelongsTo(key=...) maps the parent's key fields to the child's fields that hold "
+                f"them, as field names: key={{'user_id': 'reporter_id'}}; got {key!r}"
+            )
+        self.key: Mapping[str, str] | None = None if key is None else dict(key)
+        #: parent key field -> the child field that holds it.
         self.link: dict[str, str] = {}
 
     def validate(self) -> None:
-        parent = self.target_info
-        child = self.owner_info
-        missing = [f for f in parent.identity_fields() if f not in child.field_types]
-        # The parent's key fields are found on the child by name, or by aligning partition keys.
-        mapping = {f: f for f in parent.identity_fields() if f in child.field_types}
-        if missing:
-            aligned = child.key_templates(None)[0].align(parent.key_templates(None)[0]) or {}
-            for parent_field in missing:
-                if parent_field in aligned:
-                    mapping[parent_field] = aligned[parent_field]
-        unresolved = [f for f in parent.identity_fields() if f not in mapping]
-        if unresolved:
-            raise DefinitionError(
-                f"{self.qualname}: {child.name} has no field for {parent.name}'s key "
-                f"{', '.join(unresolved)}; add it, or align the partition key templates"
-            )
-        self.link = mapping
+        parent, child = self.target_info, self.owner_info
+        if self.key is None:
+            self._refuse_look_alikes()
+        self.link = link_to_parent(self.qualname, parent, child, self.key, self._inverses())
 
-    def parent_key_values(self, child: P) -> dict[str, object]:
-        """The parent's key fields, read off the child."""
-        return {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
+    def _refuse_look_alikes(self) -> None:
+        """Two BelongsTo to one model: key templates cannot tell which field is whose."""
+        twins = [
+            r.name
+            for r in self.owner_info.relationships.values()
+            if isinstance(r, BelongsTo) and r is not self and r.target_name == self.target_name
+        ]
+        if twins:
+            names = ", ".join(f"{self.owner_name}.{n}" for n in [self.name, *twins])
+            raise DefinitionError(
+                f"{self.qualname}: {names} all point at {self.target_name}, so key templates "
+                f"cannot tell which {self.owner_name} field links each; pass "
+                f"key={_key_example(self.target_info, self.owner_name)} to each of them"
+            )
+
+    def _inverses(self) -> list[tuple[str, Mapping[str, str]]]:
+        """(name, child field -> parent field) of each HasMany on the parent holding this model."""
+        child, parent = self.owner_info, self.target_info
+        found: list[tuple[str, Mapping[str, str]]] = []
+        for rel in parent.relationships.values():
+            if not isinstance(rel, HasMany) or rel.target_name != child.name:
+                continue
+            # The HasMany may be declared after this BelongsTo: resolve it now (it is idempotent,
+            # and both of its ends exist), so the link does not depend on declaration order.
+            if rel.try_resolve(parent.table) and rel.target_cls is child.cls and rel.link:
+                found.append((rel.qualname, rel.link))
+        return found
+
+    def parent_key(self, child: P) -> Item | None:
+        """The parent's primary key read off the child; None when a link field is None."""
+        values = {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
+        if any(v is None for v in values.values()):
+            return None
+        return self.target_info.primary_key(values)
 
     def parent_key_from(self, child_values: Mapping[str, object]) -> Item | None:
         """The parent's primary key from some of the child's field values, if they suffice."""
-        if not all(f in child_values for f in self.link.values()):
+        if not all(child_values.get(f) is not None for f in self.link.values()):
             return None
         values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
         return self.target_info.primary_key(values)
@@ -337,6 +374,123 @@ class BelongsTo(Relationship[P, C]):
         if obj is None:
             return self
         return ParentLoader(obj, self)
+
+
+def link_to_parent(
+    where: str,
+    parent: ModelInfo[Any],
+    child: ModelInfo[Any],
+    key: Mapping[str, str] | None,
+    inverses: Sequence[tuple[str, Mapping[str, str]]],
+) -> dict[str, str]:
+    """Parent key field -> the child field holding it, for a BelongsTo from ``child``.
+
+    Sources, first that applies: ``key``; the one distinct inverse link (``inverses`` are the
+    HasMany links child field -> parent field); the shapes of the key templates both models have
+    (table and common indexes); nothing. Key fields still unmapped are matched by name. A model
+    pointing at itself is never linked by shape or name alone, which would link it to itself.
+    """
+    identity = parent.identity_fields()
+    myself = parent.cls is child.cls
+    if key is not None:
+        _check_key(where, parent, child, key)
+        found = dict(key)
+    else:
+        found = _from_inverses(where, parent, child, inverses)
+        if not found and not myself:
+            found = _from_shapes(where, parent, child)
+    if found or not myself:
+        found.update({f: f for f in identity if f not in found and f in child.field_types})
+    missing = [f for f in identity if f not in found]
+    if missing:
+        how = (
+            ""
+            if key is not None
+            else f" (neither a HasMany on {parent.name} nor the key templates say which "
+            f"{child.name} field holds it)"
+        )
+        raise DefinitionError(
+            f"{where}: {child.name} has no field for {parent.name}'s key "
+            f"{', '.join(missing)}{how}; pass key={_key_example(parent, child.name, missing)} "
+            f"naming the {child.name} field that holds each"
+        )
+    return {f: found[f] for f in identity}
+
+
+def _key_example(parent: ModelInfo[Any], child_name: str, fields: Sequence[str] = ()) -> str:
+    names = fields or parent.identity_fields()
+    return "{" + ", ".join(f"{f!r}: '<{child_name} field>'" for f in names) + "}"
+
+
+def _check_key(
+    where: str, parent: ModelInfo[Any], child: ModelInfo[Any], key: Mapping[str, str]
+) -> None:
+    identity = parent.identity_fields()
+    for parent_field, child_field in key.items():
+        if parent_field not in identity:
+            what = "a field" if parent_field not in parent.field_types else "a key field"
+            raise DefinitionError(
+                f"{where}: key= maps {parent.name}'s key fields ({', '.join(identity)}) to "
+                f"{child.name}'s fields, and {parent_field!r} is not {what} of {parent.name}"
+            )
+        if child_field not in child.field_types:
+            raise DefinitionError(
+                f"{where}: key= names {child_field!r} to hold {parent.name}.{parent_field}, but "
+                f"{child.name} has no field {child_field!r}; name one of its fields"
+            )
+
+
+def _from_inverses(
+    where: str,
+    parent: ModelInfo[Any],
+    child: ModelInfo[Any],
+    inverses: Sequence[tuple[str, Mapping[str, str]]],
+) -> dict[str, str]:
+    identity = parent.identity_fields()
+    distinct: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for name, link in inverses:
+        inverted: dict[str, str] = {}
+        for child_field, parent_field in link.items():
+            if parent_field in identity:
+                inverted.setdefault(parent_field, child_field)
+        if inverted:
+            distinct.setdefault(tuple(sorted(inverted.items())), []).append(name)
+    if len(distinct) > 1:
+        ways = "; ".join(
+            f"{' and '.join(names)} by {', '.join(f'{c} -> {p}' for p, c in pairs)}"
+            for pairs, names in distinct.items()
+        )
+        raise DefinitionError(
+            f"{where}: {parent.name} holds {child.name} in more than one way ({ways}), so which "
+            f"one {where} inverts is ambiguous; pass key={_key_example(parent, child.name)}"
+        )
+    return dict(next(iter(distinct), ()))
+
+
+def _from_shapes(where: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> dict[str, str]:
+    """Parent key field -> child field from every key template scope the models share."""
+    scopes = [None, *(i for i in child.table.indexes if parent.in_index(i) and child.in_index(i))]
+    found: dict[str, set[str]] = {}
+    for scope in scopes:
+        parent_pk, parent_sk = parent.key_templates(scope)
+        child_pk, child_sk = child.key_templates(scope)
+        link = parent_pk.align(child_pk)  # child field -> parent field
+        if link is None:
+            continue
+        if parent_sk is not None and child_sk is not None:
+            # A sort key nested under the parent's (USER#{u}#DEVICE#{d}) names the parent too.
+            link = {**(parent_sk.align_leading(child_sk) or {}), **link}
+        for child_field, parent_field in link.items():
+            found.setdefault(parent_field, set()).add(child_field)
+    identity = parent.identity_fields()
+    clashes = {p: sorted(c) for p, c in found.items() if len(c) > 1 and p in identity}
+    if clashes:
+        detail = "; ".join(f"{p} by {' or '.join(c)}" for p, c in clashes.items())
+        raise DefinitionError(
+            f"{where}: {child.name}'s key templates match {parent.name}'s in more than one way "
+            f"({detail}); pass key={_key_example(parent, child.name)}"
+        )
+    return {p: next(iter(c)) for p, c in found.items() if p in identity}
 
 
 class ParentLoader(Generic[P, C]):
@@ -375,16 +529,19 @@ class ParentLoader(Generic[P, C]):
                 f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
                 "Database; read it with db.get/db.query, or call db.attach(obj) first"
             )
-        if rel.name not in state.loaded:
-            key = rel.target_info.primary_key(rel.parent_key_values(self.child))
+        key = rel.parent_key(self.child)
+        if rel.name not in state.loaded and key is not None:
             request = Request("GetItem", {"TableName": state.session.table_name, "Key": key})
             raw = (await state.session.send(request)).get("Item")
             accept = state.session.acceptor(rel.target_info, None)
             found = accept(raw) if raw is not None else None
             state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
+        elif rel.name not in state.loaded:
+            state.loaded[rel.name] = Loaded([], None)
         parent = self.loaded
         if parent is None:
-            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} is not stored")
+            why = "has none (a link field is None)" if key is None else "is not stored"
+            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} {why}")
         return parent
 
     def __repr__(self) -> str:

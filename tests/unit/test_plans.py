@@ -16,7 +16,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._loading import normalize_options, plan_get
+from dynorm._loading import PageShare, normalize_options, plan_get, share_of_page
 from dynorm._model import info_of
 from dynorm._plans import CollectionRead, KeyRange, existence_check, upper_bound
 from dynorm._writes import plan_delete, plan_put, plan_update
@@ -227,6 +227,80 @@ def test_key_of_takes_only_key_attributes() -> None:
 
 def test_request_prints_readably() -> None:
     assert str(Request("GetItem", {"TableName": "t"})) == "GetItem {'TableName': 't'}"
+
+
+# -- share_of_page: several relationships in one Query page ---------------------------------------
+
+
+def sk(value: str) -> dict[str, Any]:
+    return {"pk": {"S": "ISSUE#1"}, "sk": {"S": value}}
+
+
+COMMENTS = [sk(f"COMMENT#{i:03d}") for i in range(6)]
+
+
+def test_a_page_that_was_not_cut_short_has_everything() -> None:
+    share = share_of_page(read(), "LABEL#", None, [], None, crowded=False)
+    assert share == PageShare(keep=0, resume=None)
+    share = share_of_page(read(), "COMMENT#", 10, COMMENTS, None, crowded=False)
+    assert share == PageShare(keep=6, resume=None)
+
+
+def test_a_limit_met_in_the_shared_page_resumes_after_its_last_child() -> None:
+    cut = sk("COMMENT#200")
+    assert share_of_page(read(), "COMMENT#", 5, COMMENTS, cut, crowded=False) == PageShare(
+        keep=5, resume=COMMENTS[4]
+    )
+    # Exactly the limit, the page cut inside the range: more may follow.
+    assert share_of_page(read(), "COMMENT#", 6, COMMENTS, cut, crowded=False) == PageShare(
+        keep=6, resume=COMMENTS[5]
+    )
+
+
+def test_a_range_the_page_went_past_is_complete() -> None:
+    past = sk("ISSUE#1")  # "ISSUE#" sorts after every "COMMENT#..." key
+    assert share_of_page(read(), "COMMENT#", 50, COMMENTS, past, crowded=True) == PageShare(
+        keep=6, resume=None
+    )
+    backwards = read(forward=False)
+    assert share_of_page(backwards, "LABEL#", None, [], sk("COMMENT#9"), crowded=False) == (
+        PageShare(keep=0, resume=None)
+    )
+
+
+def test_a_range_the_page_never_reached_gets_its_own_read() -> None:
+    cut = sk("COMMENT#200")
+    assert share_of_page(read(), "LABEL#", None, [], cut, crowded=False) == PageShare(
+        keep=0, resume=None, more=True, start=None, want=None
+    )
+    assert share_of_page(read(), "LABEL#", 3, [], cut, crowded=False) == PageShare(
+        keep=0, resume=None, more=True, start=None, want=3
+    )
+    backwards = read(forward=False)
+    assert share_of_page(backwards, "COMMENT#", 2, [], sk("LABEL#1"), crowded=False).more
+
+
+def test_a_limited_range_cut_short_reads_on_after_its_last_child() -> None:
+    cut = sk("COMMENT#005")
+    assert share_of_page(read(), "COMMENT#", 10, COMMENTS, cut, crowded=True) == PageShare(
+        keep=6, resume=None, more=True, start=COMMENTS[5], want=4
+    )
+
+
+def test_an_unlimited_range_cut_short_reads_on_only_if_others_came_first() -> None:
+    cut = sk("COMMENT#005")
+    # Its children opened the page: the page was its own, as a load of it alone would be.
+    assert share_of_page(read(), "COMMENT#", None, COMMENTS, cut, crowded=False) == PageShare(
+        keep=6, resume=COMMENTS[5]
+    )
+    assert share_of_page(read(), "COMMENT#", None, COMMENTS, cut, crowded=True) == PageShare(
+        keep=6, resume=None, more=True, start=COMMENTS[5], want=None
+    )
+
+
+def test_a_range_without_a_prefix_is_complete_only_at_the_end() -> None:
+    cut = sk("ZZZ")
+    assert share_of_page(read(), "", 10, COMMENTS, cut, crowded=False).more
 
 
 # -- plan_get (seed access patterns) -------------------------------------------------------------
