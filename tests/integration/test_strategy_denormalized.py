@@ -290,6 +290,7 @@ async def test_update_of_a_copied_field_rewrites_every_copy(shelf: Database) -> 
     assert all(b.author_birthdate == CORRECTED for b in await stored_books(shelf))
 
 
+@pytest.mark.transactions
 async def test_update_of_a_copied_field_of_a_missing_parent_is_item_not_found(db: Database) -> None:
     with count_requests(db) as log, pytest.raises(ItemNotFoundError, match="Author"):
         await db.update(LE_GUIN, set={"birthdate": CORRECTED})
