@@ -5,7 +5,7 @@ Declare models on a :class:`Table` with key templates, describe relationships wi
 request: ``await db.get(Org, name="MICROSOFT", load=[Org.users])``.
 """
 
-from ._batch import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
+from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
 from ._codec import converter
 from ._database import Database, Transaction, connect
 from ._errors import (

@@ -23,14 +23,8 @@ from aiobotocore.parsers import AioResponseParserFactory
 from aiobotocore.session import get_session
 from botocore import xform_name
 
-from ._batch import (
-    BATCH_GET_MAX,
-    BATCH_WRITE_MAX,
-    chunked,
-    drain_get,
-    drain_write,
-    key_id,
-)
+from ._batch import drain_get, drain_write
+from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from ._codec import Item
 from ._errors import (
     CancellationReason,

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from ._batch import BATCH_WRITE_MAX, chunked
+from ._chunks import BATCH_WRITE_MAX, chunked
 from ._errors import DefinitionError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get

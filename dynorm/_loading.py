@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import attrs
 
-from ._batch import key_id
+from ._chunks import key_id
 from ._codec import Item
 from ._errors import DefinitionError, ItemNotFoundError
 from ._model import ModelInfo

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._batch import TRANSACT_MAX, key_id
+from ._chunks import TRANSACT_MAX, key_id
 from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
 from ._plans import Request

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import attrs
 
-from ._batch import TRANSACT_MAX, key_id
+from ._chunks import TRANSACT_MAX, key_id
 from ._codec import AttributeValue, Item
 from ._errors import (
     ConditionFailedError,
