@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
 import attrs
 
 from ._codec import Item
-from ._cursor import decode_cursor, encode_cursor
+from ._cursor import scope_fingerprint
 from ._embedded import EmbeddedCodec
 from ._errors import (
     DefinitionError,
@@ -574,11 +574,8 @@ def collection_read(
         forward=forward,
         consistent=consistent and index is None,  # indexes have no strong reads
         key_attrs=tuple(key_attrs),
+        models=(info.name,),
     )
-
-
-def _embedded_fingerprint(qualname: str) -> str:
-    return f"embedded:{qualname}"
 
 
 class RelationLoader(Generic[P, C]):
@@ -666,24 +663,26 @@ class RelationLoader(Generic[P, C]):
         if rel.embedded is not None:
             return await self._embedded_page(session, rel.embedded, limit, cursor)
         read = self._read(session)
-        fingerprint = read.fingerprint()
-        start = None if cursor is None else decode_cursor(cursor, fingerprint)
+        cursors = session.cursors
+        start = None if cursor is None else cursors.decode(cursor, read)
         accept = session.acceptor(rel.target_info, read.index)
         items, after = await read_page(session.send, read, accept, limit=limit, start=start)
-        return Page(items, None if after is None else encode_cursor(after, fingerprint))
+        return Page(items, None if after is None else cursors.encode(after, read))
 
     async def _embedded_page(
         self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
     ) -> Page[C]:
-        fingerprint = _embedded_fingerprint(self.relationship.qualname)
-        offset = 0
-        if cursor is not None:
-            offset = int(decode_cursor(cursor, fingerprint)["offset"]["N"])
+        # Bound to this parent: the offset of one parent's children means nothing for another's.
+        rel = self.relationship
+        scope = scope_fingerprint(
+            "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
+        )
+        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
         children = await self._embedded_children(session, codec)
         end = len(children) if limit is None else offset + limit
         after = None
         if end < len(children):
-            after = encode_cursor({"offset": {"N": str(end)}}, fingerprint)
+            after = session.cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
 
     async def all(self) -> list[C]:
