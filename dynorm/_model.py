@@ -242,28 +242,71 @@ def attach_info(cls: type[T], info: ModelInfo[T]) -> None:
     setattr(cls, _INFO_ATTR, info)
 
 
-def resolve_field_types(cls: type) -> dict[str, Any]:
+class LocalScope:
+    """The local names of the function a model was declared in, read when they are needed.
+
+    With ``from __future__ import annotations`` a field typed by a class defined in the same
+    function is the string ``"Point"``, which the module's globals cannot resolve. The frame's
+    locals are read at lookup time, not copied at declaration, so a class defined after the
+    model (an embedded child resolved later) is found too. Relationships drop their scope once
+    resolved, so the frame is not kept alive longer than that.
+    """
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self._frame = frame
+
+    @classmethod
+    def of_caller(cls, depth: int = 1) -> LocalScope | None:
+        """The scope of the frame ``depth`` calls above the caller, if it has its own locals."""
+        frame = sys._getframe(depth + 1)
+        # At module level the locals are the globals, which resolution reads anyway.
+        return None if frame.f_locals is frame.f_globals else cls(frame)
+
+    def names(self) -> dict[str, Any]:
+        """The frame's local names as they are now."""
+        return dict(self._frame.f_locals)
+
+
+def _attrs_classes_in(tp: object) -> Iterable[type]:
+    """The attrs classes a resolved type mentions (``Point``, ``list[Point]``, ``Point | None``)."""
+    if isinstance(tp, type) and attrs.has(tp):
+        yield tp
+    for arg in typing.get_args(tp):
+        yield from _attrs_classes_in(arg)
+
+
+def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Field name -> resolved type; forward references must be resolvable by now.
 
     Only fields are resolved, not every annotation: a ``ClassVar[HasMany[Org, User]]`` may name
     classes that are declared later (attrs.resolve_types would evaluate it too, and fail).
+    ``localns`` holds the names local to the function that declared the class; nested attrs
+    classes whose fields are still strings are resolved with them too.
     """
     module = sys.modules.get(cls.__module__)
     globalns = dict(vars(module)) if module is not None else {}
-    localns = {cls.__name__: cls}
+    names = {**(localns or {}), cls.__name__: cls}
     for field in attrs.fields(cls):
         if not isinstance(field.type, str):
             continue
         holder = types.SimpleNamespace(__annotations__={field.name: field.type})
         try:
-            hint = typing.get_type_hints(holder, globalns, localns)[field.name]
+            hint = typing.get_type_hints(holder, globalns, names)[field.name]
         except NameError as exc:
             raise DefinitionError(
                 f"{cls.__name__}.{field.name}: its annotation cannot be resolved ({exc}); "
                 "define the type before the model"
             ) from None
         object.__setattr__(field, "type", hint)  # what attrs.resolve_types does, field by field
-    return {f.name: f.type for f in attrs.fields(cls)}
+    resolved = {f.name: f.type for f in attrs.fields(cls)}
+    for tp in resolved.values():
+        for nested in _attrs_classes_in(tp):
+            # The converter would resolve these with their module's globals only, and fail.
+            if any(isinstance(f.type, str) for f in attrs.fields(nested)):
+                resolve_field_types(nested, localns)
+    return resolved
 
 
 def key_parsers_for(

@@ -24,7 +24,7 @@ from ._errors import (
     KeyTemplateError,
     NotLoadedError,
 )
-from ._model import ModelInfo, info_of, is_model
+from ._model import LocalScope, ModelInfo, info_of, is_model
 from ._paging import Page, iterate, read_page
 from ._plans import CollectionRead, KeyRange, Request
 from ._query import check_limit
@@ -55,12 +55,19 @@ class Relationship(Generic[P, C]):
         self.owner: type[P] | None = None
         self.name = "?"
         self._resolved = False
+        #: Where the owner was declared, while the target may still need looking up there.
+        self._scope: LocalScope | None = None
 
     # -- declaration -------------------------------------------------------------------------
 
-    def bind(self, owner: type[P], name: str) -> None:
+    def bind(self, owner: type[P], name: str, scope: LocalScope | None = None) -> None:
         self.owner = owner
         self.name = name
+        self._scope = scope
+
+    def local_names(self) -> dict[str, Any]:
+        """The names local to the function that declared the owner (empty at module level)."""
+        return self._scope.names() if self._scope is not None else {}
 
     @property
     def owner_name(self) -> str:
@@ -95,6 +102,7 @@ class Relationship(Generic[P, C]):
             self._target = original  # stay unresolved: a corrected declaration may follow
             raise
         self._resolved = True
+        self._scope = None  # resolved: the declaring frame need not be kept alive
         return True
 
     #: Embedded children are plain attrs classes rather than table models.
@@ -105,8 +113,11 @@ class Relationship(Generic[P, C]):
         if info is not None:
             return info.cls
         if self.accepts_plain_target and self.owner is not None:
-            # A plain attrs class named by string is looked up where the owner was defined.
-            found = getattr(sys.modules.get(self.owner.__module__), name, None)
+            # A plain attrs class named by string is looked up where the owner was defined:
+            # the declaring function's locals first, then the module.
+            found = self.local_names().get(name)
+            if found is None:
+                found = getattr(sys.modules.get(self.owner.__module__), name, None)
             if isinstance(found, type) and attrs.has(found):
                 return cast("type[C]", found)
         return None
