@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ._relations import HasMany, Relationship
     from ._table import Table
 
-__all__ = ["ModelInfo", "info_of", "is_model"]
+__all__ = ["LocalScope", "ModelInfo", "info_of", "is_model", "not_key_fields"]
 
 T = TypeVar("T")
 
@@ -85,10 +86,7 @@ class ModelInfo(Generic[T]):
         allowed = self.identity_fields()
         unknown = [k for k in values if k not in allowed]
         if unknown:
-            raise KeyTemplateError(
-                f"{self.name} is looked up by {', '.join(allowed)}; {', '.join(unknown)} "
-                "is not part of its key (use db.query(...) with a filter for other fields)"
-            )
+            raise not_key_fields(self.name, f"{self.name} is looked up by", unknown, allowed)
         missing = [k for k in allowed if k not in values]
         if missing:
             raise KeyTemplateError(
@@ -221,6 +219,25 @@ class ModelInfo(Generic[T]):
             if text is None or not template.matches(text):
                 return False
         return True
+
+
+def not_key_fields(
+    model: str, lookup: str, unknown: Sequence[str], valid: Sequence[str]
+) -> KeyTemplateError:
+    """The error for a lookup naming fields that are not key fields, with close matches.
+
+    ``lookup`` starts the message: ``"User is looked up by"``, ``"db.query(User) takes"``.
+    """
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, valid, n=1)
+        named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return KeyTemplateError(
+        f"{lookup} its key fields {', '.join(valid)}; {', '.join(named)} "
+        f"{'is not one' if len(unknown) == 1 else 'are not'}. Other fields of {model} cannot "
+        "address items: query a collection and test the items, or declare an index whose key "
+        "template holds the field"
+    )
 
 
 def is_model(cls: object) -> bool:
