@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from ._batch import BATCH_WRITE_MAX, chunked
-from ._errors import DefinitionError, KeyTemplateError
+from ._errors import KeyTemplateError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
 from ._model import ModelInfo, not_key_fields

@@ -12,9 +12,10 @@ import pytest
 from dynorm import DefinitionError, DynormError, KeyTemplateError
 from dynorm._explain import Explain
 from dynorm._model import info_of, not_key_fields
+from dynorm._writeplan import WritePlanner
 from tests.seed_models import Org, User, app
 
-explain = Explain(app, "app")
+explain = Explain(app, "app", WritePlanner(app, "app"))
 
 
 def test_get_with_a_misspelt_key_field() -> None:
