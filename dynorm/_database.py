@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import functools
 import importlib.metadata
+import os
 import platform
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast, overload
@@ -26,6 +27,7 @@ from botocore import xform_name
 from ._batch import drain_get, drain_write
 from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from ._codec import Item
+from ._cursor import CursorCodec, secret_from
 from ._errors import (
     CancellationReason,
     ConditionFailedError,
@@ -197,6 +199,7 @@ class Database:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         batch_get_size: int = BATCH_GET_MAX,
         batch_write_size: int = BATCH_WRITE_MAX,
+        cursor_secret: bytes | None = None,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -215,6 +218,8 @@ class Database:
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
         self._listeners: list[RequestListener] = []
+        #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
+        self.cursors: Final = CursorCodec(cursor_secret)
         self.writes: Final = WritePlanner(table, self.table_name)
         self.explain: Final = Explain(table, self.table_name, self.writes)
         client.meta.events.register("before-send.dynamodb", self._before_send)
@@ -601,7 +606,7 @@ class Database:
         info = self.table.info(model)
         accept = self.acceptor(info, index)
         read = self.explain.query_read(info, index, components, consistent=consistent)
-        return Query(send=self.send, read=read, accept=accept)
+        return Query(send=self.send, read=read, accept=accept, cursors=self.cursors)
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption
@@ -677,13 +682,16 @@ async def connect(
     connect_timeout: float = 5.0,
     read_timeout: float = 30.0,
     fast_responses: bool = True,
+    cursor_secret: bytes | None = None,
 ) -> AsyncIterator[Database]:
     """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
 
     ``table_name`` overrides the table's name (one table per test, per stage …).
     ``fast_responses=False`` parses every response with botocore's own parser (slower; the
-    results are the same).
+    results are the same). ``cursor_secret`` (bytes; default: the ``DYNORM_CURSOR_SECRET``
+    environment variable, UTF-8) signs page cursors with HMAC-SHA256 and refuses unsigned ones.
     """
+    cursor_secret = secret_from(cursor_secret, os.environ)
     session = get_session()
     if fast_responses:
         session.register_component("response_parser_factory", _FastResponseParserFactory())
@@ -719,6 +727,7 @@ async def connect(
             table_name=table_name,
             max_concurrency=max_concurrency,
             max_attempts=max_attempts,
+            cursor_secret=cursor_secret,
         )
     finally:
         await client_context.__aexit__(None, None, None)

@@ -35,15 +35,23 @@ class EmbeddedCodec:
 
     @classmethod
     def build(
-        cls, qualname: str, attribute: str, child: type, key: str | None, max_items: int | None
+        cls,
+        qualname: str,
+        attribute: str,
+        child: type,
+        key: str | None,
+        max_items: int | None,
+        *,
+        localns: Mapping[str, Any] | None = None,
     ) -> EmbeddedCodec:
+        """The codec for ``child``; ``localns`` resolves names local to a declaring function."""
         if not attrs.has(child):
             raise DefinitionError(
                 f"{qualname} via Embedded(): {child!r} must be an attrs class (embedded children "
                 "are plain attrs classes, not table models)"
             )
         try:
-            names = resolve_field_types(child)
+            names = resolve_field_types(child, localns)
         except DefinitionError as exc:
             raise DefinitionError(f"{qualname}: {exc}") from None
         if key is not None and names.get(key) is not str:

@@ -9,7 +9,7 @@
     ├── ExpressionError (ValueError)         a condition or update expression cannot be built
     ├── NotLoadedError (AttributeError)      relationship data was read before it was loaded
     ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
-    ├── CursorError (ValueError)             a page cursor is malformed or belongs to another query
+    ├── CursorError (ValueError)             a page cursor is malformed, edited or another query's
     ├── LimitExceededError (ValueError)      a request would break a DynamoDB or dynorm limit
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
@@ -78,7 +78,7 @@ class DetachedError(DynormError, RuntimeError):
 
 
 class CursorError(DynormError, ValueError):
-    """A page cursor is malformed or was made by a different query."""
+    """A page cursor is malformed, edited, wrongly signed, or from another query or parent."""
 
 
 class LimitExceededError(DynormError, ValueError):

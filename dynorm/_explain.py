@@ -8,10 +8,10 @@ from typing import Any
 import attrs
 
 from ._chunks import BATCH_WRITE_MAX, chunked
-from ._errors import DefinitionError
+from ._errors import KeyTemplateError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
-from ._model import ModelInfo
+from ._model import ModelInfo, not_key_fields
 from ._plans import CollectionRead, KeyRange, Request
 from ._relations import LoadOption, Relationship, collection_read
 from ._steps import Fetch, Plan, Step, WriteBatch, run_sync
@@ -115,18 +115,16 @@ class Explain:
     ) -> CollectionRead:
         """The collection read behind ``db.query``."""
         pk, sk = info.key_templates(index)
-        known = set(pk.fields) | set(sk.fields if sk else ())
+        call = f"db.query({info.name}{', index=' + repr(index) if index else ''})"
+        known = tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
         unknown = [name for name in components if name not in known]
         if unknown:
-            raise DefinitionError(
-                f"db.query({info.name}{', index=' + repr(index) if index else ''}) addresses items "
-                f"by {', '.join(sorted(known))}; {', '.join(unknown)} is not a key component"
-            )
+            raise not_key_fields(info.name, f"{call} takes", unknown, known)
         missing = [f for f in pk.fields if f not in components]
         if missing:
-            raise DefinitionError(
-                f"db.query({info.name}) needs the whole partition key {pk.source!r}: "
-                f"missing {', '.join(missing)}"
+            raise KeyTemplateError(
+                f"{call} needs every field of the partition key {pk.source!r}: "
+                f"give {', '.join(missing)}"
             )
         range_ = KeyRange.from_template(sk, components) if sk is not None else None
         return collection_read(

@@ -55,6 +55,17 @@ class KeyRange:
         prefix = template.prefix(values)
         return cls("begins_with", (prefix,)) if prefix else None
 
+    def contains(self, value: str) -> bool:
+        """Whether a sort key ``value`` meets this condition (as DynamoDB compares strings).
+
+        Python orders strings by code point, which is the order of their UTF-8 bytes.
+        """
+        if self.op == "eq":
+            return value == self.values[0]
+        if self.op == "begins_with":
+            return value.startswith(self.values[0])
+        return self.values[0] <= value <= self.values[1]
+
 
 @attrs.frozen
 class CollectionRead:
@@ -70,6 +81,8 @@ class CollectionRead:
     consistent: bool = False
     #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
     key_attrs: tuple[str, ...] = ()
+    #: the models whose items the read returns (part of a cursor's fingerprint).
+    models: tuple[str, ...] = ()
 
     def request(self) -> Request:
         names = {"#pk": self.pk_attr}
@@ -101,7 +114,7 @@ class CollectionRead:
 
     def fingerprint(self) -> str:
         """Identifies the query for cursors (the table name is left out: tests rename tables)."""
-        text = repr((self.index, self.pk_value, self.range, self.forward))
+        text = repr((self.models, self.index, self.pk_value, self.range, self.forward))
         return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
 
     def key_of(self, item: Item) -> Item:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
 import attrs
 
 from ._codec import Item
-from ._cursor import decode_cursor, encode_cursor
+from ._cursor import scope_fingerprint
 from ._embedded import EmbeddedCodec
 from ._errors import (
     DefinitionError,
@@ -24,7 +24,7 @@ from ._errors import (
     KeyTemplateError,
     NotLoadedError,
 )
-from ._model import ModelInfo, info_of, is_model
+from ._model import LocalScope, ModelInfo, info_of, is_model
 from ._paging import Page, iterate, read_page
 from ._plans import CollectionRead, KeyRange, Request
 from ._query import check_limit
@@ -55,12 +55,19 @@ class Relationship(Generic[P, C]):
         self.owner: type[P] | None = None
         self.name = "?"
         self._resolved = False
+        #: Where the owner was declared, while the target may still need looking up there.
+        self._scope: LocalScope | None = None
 
     # -- declaration -------------------------------------------------------------------------
 
-    def bind(self, owner: type[P], name: str) -> None:
+    def bind(self, owner: type[P], name: str, scope: LocalScope | None = None) -> None:
         self.owner = owner
         self.name = name
+        self._scope = scope
+
+    def local_names(self) -> dict[str, Any]:
+        """The names local to the function that declared the owner (empty at module level)."""
+        return self._scope.names() if self._scope is not None else {}
 
     @property
     def owner_name(self) -> str:
@@ -95,6 +102,7 @@ class Relationship(Generic[P, C]):
             self._target = original  # stay unresolved: a corrected declaration may follow
             raise
         self._resolved = True
+        self._scope = None  # resolved: the declaring frame need not be kept alive
         return True
 
     #: Embedded children are plain attrs classes rather than table models.
@@ -105,8 +113,11 @@ class Relationship(Generic[P, C]):
         if info is not None:
             return info.cls
         if self.accepts_plain_target and self.owner is not None:
-            # A plain attrs class named by string is looked up where the owner was defined.
-            found = getattr(sys.modules.get(self.owner.__module__), name, None)
+            # A plain attrs class named by string is looked up where the owner was defined:
+            # the declaring function's locals first, then the module.
+            found = self.local_names().get(name)
+            if found is None:
+                found = getattr(sys.modules.get(self.owner.__module__), name, None)
             if isinstance(found, type) and attrs.has(found):
                 return cast("type[C]", found)
         return None
@@ -574,11 +585,8 @@ def collection_read(
         forward=forward,
         consistent=consistent and index is None,  # indexes have no strong reads
         key_attrs=tuple(key_attrs),
+        models=(info.name,),
     )
-
-
-def _embedded_fingerprint(qualname: str) -> str:
-    return f"embedded:{qualname}"
 
 
 class RelationLoader(Generic[P, C]):
@@ -666,24 +674,26 @@ class RelationLoader(Generic[P, C]):
         if rel.embedded is not None:
             return await self._embedded_page(session, rel.embedded, limit, cursor)
         read = self._read(session)
-        fingerprint = read.fingerprint()
-        start = None if cursor is None else decode_cursor(cursor, fingerprint)
+        cursors = session.cursors
+        start = None if cursor is None else cursors.decode(cursor, read)
         accept = session.acceptor(rel.target_info, read.index)
         items, after = await read_page(session.send, read, accept, limit=limit, start=start)
-        return Page(items, None if after is None else encode_cursor(after, fingerprint))
+        return Page(items, None if after is None else cursors.encode(after, read))
 
     async def _embedded_page(
         self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
     ) -> Page[C]:
-        fingerprint = _embedded_fingerprint(self.relationship.qualname)
-        offset = 0
-        if cursor is not None:
-            offset = int(decode_cursor(cursor, fingerprint)["offset"]["N"])
+        # Bound to this parent: the offset of one parent's children means nothing for another's.
+        rel = self.relationship
+        scope = scope_fingerprint(
+            "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
+        )
+        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
         children = await self._embedded_children(session, codec)
         end = len(children) if limit is None else offset + limit
         after = None
         if end < len(children):
-            after = encode_cursor({"offset": {"N": str(end)}}, fingerprint)
+            after = session.cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
 
     async def all(self) -> list[C]:

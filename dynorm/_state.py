@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import attrs
 
 from ._codec import Item
+from ._cursor import CursorCodec
 from ._plans import Request
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ class Session(Protocol):
     """What loaders need from a Database: a way to send, and a way to turn items into objects."""
 
     table_name: str
+
+    @property
+    def cursors(self) -> CursorCodec:
+        """Makes and checks the cursors of relationship pages."""
+        ...
 
     def send(self, request: Request) -> Awaitable[dict[str, Any]]: ...
 

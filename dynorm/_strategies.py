@@ -210,7 +210,12 @@ class Embedded(Strategy):
 
     def embedded_codec(self, rel: HasMany[Any, Any]) -> EmbeddedCodec:
         codec = EmbeddedCodec.build(
-            rel.qualname, self.attribute or rel.name, rel.target_cls, self.key, self.max_items
+            rel.qualname,
+            self.attribute or rel.name,
+            rel.target_cls,
+            self.key,
+            self.max_items,
+            localns=rel.local_names(),
         )
         owner = rel.owner_info
         if codec.attribute in owner.field_types or codec.attribute in owner.templates:
