@@ -12,7 +12,7 @@ import functools
 import importlib.metadata
 import os
 import platform
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast, overload
 
 import aiobotocore
@@ -44,7 +44,8 @@ from ._explain import Explain
 from ._expressions import Condition
 from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
-from ._plans import Request
+from ._paging import iterate, read_page
+from ._plans import CollectionRead, Request
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship
 from ._state import InstanceState, Loaded, bind, state_of
@@ -298,6 +299,27 @@ class Database:
             if codec is not None and codec.attribute in item:
                 state.loaded[rel.name] = Loaded(codec.decode(item), None)
         return state
+
+    def read_page(
+        self,
+        read: CollectionRead,
+        accept: Callable[[Item], T | None],
+        *,
+        limit: int | None,
+        start: Item | None,
+        on_page: Callable[[list[Item]], None] | None = None,
+        ahead: int = 0,
+    ) -> Awaitable[tuple[list[T], Item | None]]:
+        """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
+        return read_page(
+            self.send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead
+        )
+
+    def iterate(
+        self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
+    ) -> AsyncIterator[T]:
+        """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
+        return iterate(self.send, read, accept, start=start)
 
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""

@@ -18,7 +18,6 @@ from ._chunks import key_id
 from ._codec import Item
 from ._errors import DefinitionError, ItemNotFoundError
 from ._model import ModelInfo
-from ._paging import read_page
 from ._plans import CollectionRead, KeyRange, Request, upper_bound
 from ._relations import BelongsTo, HasMany, LoadOption, Relationship
 from ._state import Loaded, Session, state_of
@@ -249,8 +248,8 @@ async def _run_collection(
         (rel,) = rels
         accept = session.acceptor(rel.target_info, read.index)
         limit = load.options[0].limit
-        items, after = await read_page(
-            session.send, read, accept, limit=limit, start=None, on_page=on_page, ahead=ahead
+        items, after = await session.read_page(
+            read, accept, limit=limit, start=None, on_page=on_page, ahead=ahead
         )
         loaded = {rel.name: Loaded(items, after, via=rel)}
         follow_ups: list[Awaitable[None]] = []
@@ -297,9 +296,7 @@ async def _run_shared(
                 return i, obj, raw
         return None
 
-    found, after = await read_page(
-        session.send, read, accept, limit=None, start=None, on_page=on_page
-    )
+    found, after = await session.read_page(read, accept, limit=None, start=None, on_page=on_page)
     kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
     order: list[int] = []  # relationships in the order their first child came
     for i, obj, raw in found:
@@ -329,7 +326,7 @@ async def _read_on(
     session: Session, read: CollectionRead, accept: Any, entry: Loaded, share: PageShare
 ) -> None:
     """A relationship's own read, after its children seen in the shared page."""
-    items, after = await read_page(session.send, read, accept, limit=share.want, start=share.start)
+    items, after = await session.read_page(read, accept, limit=share.want, start=share.start)
     entry.items += items
     entry.resume = after
 
@@ -470,7 +467,7 @@ async def _run_children(
     rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
     read = rel.children_read(session.table_name, parent_values)
     accept = session.acceptor(rel.target_info, read.index)
-    items, after = await read_page(session.send, read, accept, limit=option.limit, start=None)
+    items, after = await session.read_page(read, accept, limit=option.limit, start=None)
     return Loaded(items, after, via=rel)
 
 

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import attrs
 
 from ._codec import Item
+from ._errors import LimitExceededError
 from ._keys import KeyTemplate
 
-__all__ = ["CollectionRead", "KeyRange", "Request", "existence_check", "upper_bound"]
+__all__ = [
+    "CollectionRead",
+    "KeyRange",
+    "Page",
+    "Request",
+    "check_limit",
+    "existence_check",
+    "upper_bound",
+]
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -134,3 +145,23 @@ def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
             "ExpressionAttributeNames": {"#k": key_attr},
         },
     )
+
+
+@attrs.frozen
+class Page(Generic[T]):
+    """One page of results and the cursor for the next (None when nothing follows)."""
+
+    items: list[T]
+    cursor: str | None
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def check_limit(limit: int | None) -> None:
+    # Checked at run time too: a float or bool slipping through would confuse DynamoDB's Limit.
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise LimitExceededError(f"limit must be a positive int or None; got {limit!r}")

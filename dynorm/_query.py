@@ -8,19 +8,12 @@ from typing import Generic, TypeVar
 import attrs
 
 from ._cursor import CursorCodec
-from ._errors import LimitExceededError
 from ._paging import Accept, Page, Send, iterate, read_page
-from ._plans import CollectionRead, Request
+from ._plans import CollectionRead, Request, check_limit
 
-__all__ = ["Query", "check_limit"]
+__all__ = ["Query"]
 
 T = TypeVar("T")
-
-
-def check_limit(limit: int | None) -> None:
-    # Checked at run time too: a float or bool slipping through would confuse DynamoDB's Limit.
-    if limit is not None and (type(limit) is not int or limit < 1):
-        raise LimitExceededError(f"limit must be a positive int or None; got {limit!r}")
 
 
 @attrs.frozen

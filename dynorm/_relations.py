@@ -25,9 +25,7 @@ from ._errors import (
     NotLoadedError,
 )
 from ._model import LocalScope, ModelInfo, info_of, is_model
-from ._paging import Page, iterate, read_page
-from ._plans import CollectionRead, KeyRange, Request
-from ._query import check_limit
+from ._plans import CollectionRead, KeyRange, Page, Request, check_limit
 from ._state import Loaded, Session, state_of
 from ._strategies import Partition, Strategy
 
@@ -677,7 +675,7 @@ class RelationLoader(Generic[P, C]):
         cursors = session.cursors
         start = None if cursor is None else cursors.decode(cursor, read)
         accept = session.acceptor(rel.target_info, read.index)
-        items, after = await read_page(session.send, read, accept, limit=limit, start=start)
+        items, after = await session.read_page(read, accept, limit=limit, start=start)
         return Page(items, None if after is None else cursors.encode(after, read))
 
     async def _embedded_page(
@@ -715,13 +713,13 @@ class RelationLoader(Generic[P, C]):
         read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
         accept = session.acceptor(rel.target_info, read.index)
         if loaded is None:
-            async for child in iterate(session.send, read, accept):
+            async for child in session.iterate(read, accept):
                 yield child
             return
         for child in list(loaded.items):
             yield child
         if loaded.resume is not None:
-            async for child in iterate(session.send, read, accept, start=loaded.resume or None):
+            async for child in session.iterate(read, accept, start=loaded.resume or None):
                 yield child
 
     def __repr__(self) -> str:
