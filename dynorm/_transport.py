@@ -28,7 +28,8 @@ from aiobotocore.parsers import AioResponseParserFactory
 from aiobotocore.session import get_session
 from botocore import xform_name
 
-from ._batch import Sleep, backoff
+from ._batch import Sleep
+from ._chunks import backoff
 from ._codec import Item
 from ._errors import (
     CancellationReason,
