@@ -203,7 +203,7 @@ class Copies:
             try:
                 yield Send(Request("TransactWriteItems", {"TransactItems": actions}))
             except TransactionCanceledError as exc:
-                if any(r.index == 0 for r in exc.failed):
+                if _failed_at(exc, 0, "ConditionalCheckFailed"):
                     # The parent's own write was refused: the same error as when sent alone.
                     raise ConditionFailedError(
                         f"{request.operation}: the condition did not hold; nothing was written "
@@ -261,27 +261,43 @@ class Copies:
             return 0
         check = _parent_check(self, copying)
         chunks = [stale[i : i + TRANSACT_MAX - 1] for i in range(0, len(stale), TRANSACT_MAX - 1)]
-        requests = tuple(
-            Request(
-                "TransactWriteItems",
-                {"TransactItems": [check, *(_child_update(self, r, c, ch) for r, c, ch in chunk)]},
-            )
-            for chunk in chunks
-        )
-        outcomes = yield SendAll(requests)
         done = pending = 0
         first: BaseException | None = None
-        for chunk, outcome in zip(chunks, outcomes, strict=True):
-            if isinstance(outcome, dict):
-                done += len(chunk)
-            elif isinstance(outcome, TransactionCanceledError) and any(
-                r.index == 0 for r in outcome.failed
-            ):
-                continue  # superseded by a newer write of the parent, which owns the copies now
-            else:
-                pending += len(chunk)
-                if first is None and outcome is not CANCELLED:
-                    first = outcome
+        for _ in range(COPY_ATTEMPTS):
+            requests = tuple(
+                Request(
+                    "TransactWriteItems",
+                    {"TransactItems": [check, *(_child_update(self, *entry) for entry in chunk)]},
+                )
+                for chunk in chunks
+            )
+            outcomes = yield SendAll(requests)
+            if any(_superseded(o) for o in outcomes):
+                # A newer write of the parent landed: it rewrites the copies itself, and this
+                # write's remaining transactions (cancelled or not) must not.
+                chunks = []
+                break
+            again: list[list[tuple[HasMany[Any, Any], object, dict[str, object]]]] = []
+            for chunk, outcome in zip(chunks, outcomes, strict=True):
+                if isinstance(outcome, dict):
+                    done += len(chunk)
+                elif not isinstance(outcome, TransactionCanceledError):
+                    pending += len(chunk)
+                    if first is None and outcome is not CANCELLED:
+                        first = outcome
+                else:
+                    # Children deleted meanwhile are dropped; a conflict with another
+                    # transaction is sent again.
+                    gone = {
+                        r.index - 1 for r in outcome.failed if r.code == "ConditionalCheckFailed"
+                    }
+                    rest = [entry for i, entry in enumerate(chunk) if i not in gone]
+                    if rest:
+                        again.append(rest)
+            chunks = again
+            if not chunks or pending:
+                break
+        pending += sum(len(chunk) for chunk in chunks)
         if pending:
             raise CopiesIncompleteError(
                 f"{copying.info.name} {_describe_key(copying)} is written, but {pending} of "
@@ -292,6 +308,17 @@ class Copies:
             ) from first if isinstance(first, BaseException) else None
         _log_rewritten(done)
         return done
+
+
+def _superseded(outcome: object) -> bool:
+    """Whether a copy transaction failed because the parent no longer holds its values."""
+    return isinstance(outcome, TransactionCanceledError) and _failed_at(
+        outcome, 0, "ConditionalCheckFailed"
+    )
+
+
+def _failed_at(exc: TransactionCanceledError, index: int, code: str) -> bool:
+    return any(r.index == index and r.code == code for r in exc.failed)
 
 
 def _log_rewritten(count: int) -> None:

@@ -49,6 +49,9 @@ T = TypeVar("T")
 DEFAULT_MAX_CONCURRENCY: Final = 64
 #: Attempts per request (the first and its retries), and per batch remainder.
 DEFAULT_MAX_ATTEMPTS: Final = 5
+#: How many requests of one SendAll step (a fan-out of copy transactions) are in flight at once:
+#: after a failure, the ones not yet sent are not sent at all.
+SEND_ALL_WINDOW: Final = 16
 #: Retry tokens one Database holds (see ``connect(retry_quota=...)``).
 DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
@@ -400,20 +403,25 @@ class Database:
         raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
 
     async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
-        """Send concurrently; the first failure cancels the rest (see SendAll)."""
+        """Send concurrently; after the first failure nothing more is sent (see SendAll)."""
         outcomes: list[Any] = [CANCELLED] * len(requests)
+        window = asyncio.Semaphore(SEND_ALL_WINDOW)
+        failed = False
 
         async def one(i: int) -> None:
-            try:
-                outcomes[i] = await self.send(requests[i])
-            except DynormError as exc:
-                outcomes[i] = exc
-                raise
+            nonlocal failed
+            async with window:
+                if failed:
+                    return  # not sent: stays CANCELLED
+                try:
+                    outcomes[i] = await self.send(requests[i])
+                except DynormError as exc:
+                    outcomes[i] = exc
+                    failed = True
 
-        with contextlib.suppress(BaseExceptionGroup):
-            async with asyncio.TaskGroup() as group:
-                for i in range(len(requests)):
-                    group.create_task(one(i))
+        # Requests already sent are awaited rather than cancelled: a cancelled HTTP request may
+        # still be applied by the server, and the plan must know what was written.
+        await asyncio.gather(*(one(i) for i in range(len(requests))))
         return outcomes
 
     # -- many items ----------------------------------------------------------------------------

@@ -43,9 +43,9 @@ class Send:
 class SendAll:
     """Send requests concurrently; the plan receives one outcome per request, in order.
 
-    An outcome is the response, the DynormError the request raised, or :data:`CANCELLED`: the
-    first failure cancels every request still in flight, so nothing keeps writing after the
-    plan has decided to stop.
+    An outcome is the response, the DynormError the request raised, or :data:`CANCELLED` for a
+    request never sent: after the first failure no further request is sent, and the ones
+    already in flight are awaited, so nothing keeps writing once the plan has its outcomes.
     """
 
     requests: tuple[Request, ...]

@@ -7,23 +7,27 @@ through the mapper after each write.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import attrs
 import pytest
 
+import dynorm._database
 from dynorm import (
     GSI,
     Database,
     Denormalized,
+    DynormError,
     HasMany,
     Index,
     ItemNotFoundError,
     LimitExceededError,
+    Request,
     Table,
 )
+from dynorm._steps import Plan, Step, request_of
 from dynorm.testing import Connect, count_requests
 from tests.seed_models import Org, Ticket, User
 
@@ -79,6 +83,7 @@ class Album:
 
 BORN = datetime.date(1929, 10, 21)
 LATER = datetime.date(1930, 1, 1)
+LATEST = datetime.date(1931, 1, 1)
 
 
 @pytest.fixture
@@ -89,6 +94,14 @@ async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
 
 async def births(db: Database, author: str = "Le Guin") -> set[datetime.date | None]:
     return {b.author_birthdate for b in await db.query(Book, author_name=author).all()}
+
+
+async def set_copy(db: Database, title: str, birthdate: datetime.date) -> None:
+    """Change one book's copy as a tool that knows nothing of copies would."""
+    book = Book("Le Guin", title, birthdate)
+    await db.send(
+        Request("PutItem", {"TableName": db.table_name, "Item": db.table.info(Book).encode(book)})
+    )
 
 
 async def shelf(db: Database, books: int = 3) -> Author:
@@ -225,18 +238,92 @@ async def test_a_transaction_too_small_for_the_copies_is_refused_before_sending(
     assert await births(db) == {BORN}
 
 
+class Stepper:
+    """Runs a write plan one step at a time against the server, to interleave two writers.
+
+    moto's server does not isolate concurrent transactions (a refused one restores the whole
+    table as it was when it began), so races are played out step by step instead, exactly as
+    DynamoDB would order them.
+    """
+
+    def __init__(self, db: Database, plan: Plan[Any]) -> None:
+        self.db, self.plan, self.done = db, plan, False
+        self.step: Step = next(plan)
+
+    def _next(self, send: Callable[[], Step]) -> None:
+        try:
+            self.step = send()
+        except StopIteration:
+            self.done = True
+
+    async def advance(self) -> None:
+        error: DynormError | None = None
+        try:
+            value = await self.db._step(self.step)
+        except DynormError as exc:
+            error = exc
+        if error is not None:
+            failure = error
+            self._next(lambda: self.plan.throw(failure))
+        else:
+            self._next(lambda: self.plan.send(value))
+
+    async def until(self, operation: str) -> None:
+        """Run up to (not including) the first step that sends ``operation``."""
+        while not self.done and operation not in [r.operation for r in request_of(self.step)]:
+            await self.advance()
+        assert not self.done, f"the plan ended before sending {operation}"
+
+    async def finish(self) -> None:
+        while not self.done:
+            await self.advance()
+
+
 @pytest.mark.transactions
-async def test_concurrent_renames_leave_every_copy_equal_to_the_stored_parent(
+async def test_an_older_renames_copies_never_overwrite_a_newer_ones(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # moto applies a refused transaction's writes and then restores the whole table as it was;
+    # two refused transactions at once can restore each other's writes. Send them one by one.
+    monkeypatch.setattr(dynorm._database, "SEND_ALL_WINDOW", 1)
+    await shelf(db, books=150)
+    older = Stepper(db, db.writes.put(Author("Le Guin", LATER)))
+    await older.until("TransactWriteItems")  # its parent is written; its copies are not yet
+    newer = Stepper(db, db.writes.put(Author("Le Guin", LATEST)))
+    await newer.finish()
+    assert await births(db) == {LATEST}
+    await older.finish()  # its copy transactions check the parent: they are refused
+    assert (await db.get(Author, name="Le Guin")).birthdate == LATEST
+    assert await births(db) == {LATEST}
+
+
+@pytest.mark.transactions
+async def test_a_rename_that_lands_last_rewrites_what_an_earlier_one_wrote(db: Database) -> None:
+    await shelf(db, books=150)
+    late = Stepper(db, db.writes.put(Author("Le Guin", LATER)))
+    await late.until("PutItem")  # tried, refused (the value changes), children counted
+    await late.advance()
+    early = Stepper(db, db.writes.put(Author("Le Guin", LATEST)))
+    await early.finish()
+    await late.finish()  # its parent write lands last, then it reads the children again
+    assert (await db.get(Author, name="Le Guin")).birthdate == LATER
+    assert await births(db) == {LATER}
+
+
+@pytest.mark.transactions
+async def test_a_child_changed_between_the_read_and_the_transaction_is_read_again(
     db: Database,
 ) -> None:
-    await shelf(db, books=150)
-    dates = [BORN + datetime.timedelta(days=d) for d in range(1, 7)]
-    await asyncio.gather(*(db.put(Author("Le Guin", d)) for d in dates), return_exceptions=True)
-    stored = (await db.get(Author, name="Le Guin")).birthdate
-    # Writers that lost a race may have raised; whatever the stored value, every copy holds it
-    # once the last writer is done (repair covers a writer that raised part-way).
-    await db.sync_copies(Author("Le Guin", stored))
-    assert await births(db) == {stored}
+    await shelf(db, books=10)
+    await set_copy(db, "T003", LATER)  # already holds the new value: checked, not rewritten
+    writer = Stepper(db, db.writes.put(Author("Le Guin", LATER)))
+    await writer.until("TransactWriteItems")  # children read
+    await set_copy(db, "T003", LATEST)  # another writer changes that copy meanwhile
+    with count_requests(db) as log:
+        await writer.finish()
+    # Every child is in the transaction (rewritten or checked): it is refused, read again, sent.
+    assert log.operations == ["TransactWriteItems", "Query", "TransactWriteItems"]
+    assert await births(db) == {LATER}
 
 
 # -- cascading deletes ---------------------------------------------------------------------------
