@@ -186,7 +186,9 @@ class FaultProxy:
     _plan: FaultPlan | None = None
     _random: random.Random = attrs.field(factory=random.Random)
     _targeted: list[_Targeted] = attrs.field(factory=list)
-    _writers: set[asyncio.StreamWriter] = attrs.field(factory=set)
+    errors: list[str] = attrs.field(factory=list)
+    """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
+    _connections: set[asyncio.Task[None]] = attrs.field(factory=set)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -205,9 +207,13 @@ class FaultProxy:
                 yield proxy
             finally:
                 server.close()
-                for writer in list(proxy._writers):
-                    writer.transport.abort()
+                # Connections still open end before the upstream session closes under them.
+                for task in proxy._connections:
+                    task.cancel()
+                await asyncio.gather(*proxy._connections, return_exceptions=True)
                 await server.wait_closed()
+            if proxy.errors:
+                raise AssertionError(f"the fault proxy failed by itself: {proxy.errors}")
 
     # -- what to inject --------------------------------------------------------------------
 
@@ -275,21 +281,28 @@ class FaultProxy:
     # -- serving ---------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
         try:
             while (request := await _read_request(reader)) is not None:
-                response = await self._answer(request)
+                try:
+                    response = await self._answer(request)
+                except aiohttp.ClientError as exc:
+                    self.errors.append(f"{request.operation}: {exc!r}")
+                    raise _DroppedError(reset=True) from exc
                 writer.write(_encode_response(response))
                 await writer.drain()
         except _DroppedError as dropped:
             if dropped.reset:
                 _reset(writer)
-            else:
-                writer.transport.abort()
+            writer.transport.abort()
         except (ConnectionError, asyncio.IncompleteReadError):
             writer.transport.abort()  # the client went away mid-request: nothing to answer
+        except asyncio.CancelledError:
+            writer.transport.abort()  # the proxy is stopping; ending quietly keeps asyncio calm
         finally:
-            self._writers.discard(writer)
+            self._connections.discard(task)
             writer.close()
 
     async def _answer(self, request: _Request) -> _Response:
@@ -435,4 +448,3 @@ def _reset(writer: asyncio.StreamWriter) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
