@@ -1,0 +1,279 @@
+"""Nothing lost, nothing applied twice: every write and read path under injected faults.
+
+Each test talks to the table through the fault proxy (``tests/faultproxy.py``) and checks what is
+stored, item by item, through a direct connection afterwards. The proxy's record of what it
+injected is asserted too, so a test cannot pass because its fault never happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import pytest
+
+from dynorm import Attr, Database, DynormError
+from tests.faultproxy import Fault, FaultPlan, Faulty, FaultyConnect, Injected
+
+from .fault_models import Counter, Entry, Journal, Step, faults
+
+pytestmark = pytest.mark.integration
+
+#: Enough attempts that a request fails for good only when something is wrong, not by bad luck.
+ATTEMPTS = 10
+
+#: Faults a client of DynamoDB meets, at rates far above real life; none applies a request
+#: without answering it, so every write path must come out exact.
+REFUSALS: Mapping[Fault, float] = {
+    "throttle": 0.08,
+    "provisioned": 0.04,
+    "error_500": 0.04,
+    "reset": 0.04,
+    "partial_batch": 0.3,
+}
+#: Plus faults that apply a request and lose or spoil its answer.
+EVERYTHING: Mapping[Fault, float] = {**REFUSALS, "lost_reply": 0.04, "error_500_after": 0.04}
+
+
+@pytest.fixture
+async def faulty(faulty_connect: FaultyConnect) -> AsyncIterator[Faulty]:
+    async with faulty_connect(faults, max_attempts=ATTEMPTS) as connected:
+        yield connected
+
+
+def is_unknown_outcome(exc: BaseException) -> bool:
+    """Whether ``exc`` says that a write may or may not have been applied."""
+    del exc
+    return False
+
+
+async def stored_entries(direct: Database, box: str) -> list[Entry]:
+    return await direct.query(Entry, box=box, consistent=True).all()
+
+
+def entries(box: str, count: int) -> list[Entry]:
+    return [Entry(box, n, f"{box}-{n}") for n in range(count)]
+
+
+def faulted(faulty: Faulty, *operations: str) -> collections.Counter[str]:
+    """How many faults each kind the named operations met (all operations if none named)."""
+    return collections.Counter(
+        e.fault for e in faulty.proxy.injected if not operations or e.operation in operations
+    )
+
+
+# -- paths that are safe to repeat: exact under every fault -------------------------------------
+
+
+async def test_put_stores_each_item_once(faulty: Faulty) -> None:
+    faulty.proxy.use(FaultPlan(seed=1, rates=EVERYTHING))
+    wanted = entries("put", 120)
+    await asyncio.gather(*(faulty.db.put(e) for e in wanted))
+    assert await stored_entries(faulty.direct, "put") == wanted
+    assert len(faulted(faulty, "PutItem")) >= 4
+
+
+async def test_put_all_stores_hundreds_of_items_once(faulty: Faulty) -> None:
+    faulty.proxy.use(FaultPlan(seed=2, rates=EVERYTHING))
+    wanted = {box: entries(box, 150) for box in ("a", "b", "c")}
+    written = await faulty.db.put_all([e for box in wanted.values() for e in box])
+    assert written == 450
+    for box, expected in wanted.items():
+        assert await stored_entries(faulty.direct, box) == expected
+    seen = faulted(faulty, "BatchWriteItem")
+    assert seen["partial_batch"] >= 3
+    assert len(seen) >= 4
+
+
+async def test_delete_all_deletes_exactly_the_given_items(faulty: Faulty) -> None:
+    everything = entries("d", 300)
+    await faulty.direct.put_all(everything)
+    faulty.proxy.use(FaultPlan(seed=3, rates=EVERYTHING))
+    assert await faulty.db.delete_all(everything[:200]) == 200
+    assert await stored_entries(faulty.direct, "d") == everything[200:]
+    assert faulted(faulty, "BatchWriteItem")["partial_batch"] >= 2
+
+
+async def test_get_many_reads_every_item_back_equal(faulty: Faulty) -> None:
+    everything = entries("g", 300)
+    await faulty.direct.put_all(everything)
+    faulty.proxy.use(FaultPlan(seed=4, rates=REFUSALS))
+    keys = [{"box": "g", "n": n} for n in range(350)]  # the last 50 are not stored
+    found = await faulty.db.get_many(Entry, keys)
+    assert found == [*everything, *[None] * 50]
+    assert faulted(faulty, "BatchGetItem")["partial_batch"] >= 1
+
+
+async def test_query_pages_read_every_item_once_in_order(faulty: Faulty) -> None:
+    everything = entries("q", 300)
+    await faulty.direct.put_all(everything)
+    faulty.proxy.use(FaultPlan(seed=5, rates=EVERYTHING))
+    query = faulty.db.query(Entry, box="q")
+    pages, cursor = [], None
+    while True:
+        page = await query.page(limit=40, cursor=cursor)
+        pages.append(page.items)
+        if (cursor := page.cursor) is None:
+            break
+    assert [e for items in pages for e in items] == everything
+    assert [e async for e in faulty.db.query(Entry, box="q")] == everything
+    assert faulted(faulty, "Query")
+
+
+# -- writes that are not safe to repeat: a lost answer must not apply them twice ---------------
+
+#: Faults whose request reached the server although the client got no answer (or an error).
+APPLIED_UNANSWERED: list[Fault] = ["lost_reply", "error_500_after"]
+#: Faults whose request never reached the server.
+NOT_APPLIED: list[Fault] = ["throttle", "error_500", "reset"]
+
+
+async def attempt(write: Awaitable[Any]) -> bool:
+    """Run ``write``: True if it succeeded, False if it raised an "outcome unknown" error."""
+    try:
+        await write
+    except DynormError as exc:
+        if not is_unknown_outcome(exc):
+            raise
+        return False
+    return True
+
+
+@pytest.mark.parametrize("fault", [*NOT_APPLIED, *APPLIED_UNANSWERED])
+async def test_add_to_a_counter_counts_once(faulty: Faulty, fault: Fault) -> None:
+    counter = await faulty.direct.put(Counter("c"))
+    faulty.proxy.inject(fault, operation="UpdateItem")
+    done = await attempt(faulty.db.update(counter, add={"hits": 1}))
+    assert faulty.proxy.injected == [Injected("UpdateItem", fault)]
+    stored = await faulty.direct.get(Counter, name="c", consistent=True)
+    assert stored.hits in ({1} if done else {0, 1})
+
+
+@pytest.mark.parametrize("fault", [*NOT_APPLIED, *APPLIED_UNANSWERED])
+async def test_append_to_an_embedded_list_appends_once(faulty: Faulty, fault: Fault) -> None:
+    journal = await faulty.direct.put(Journal("j"))
+    await faulty.direct.add(journal, Journal.steps, Step("first"))
+    faulty.proxy.inject(fault, operation="UpdateItem")
+    done = await attempt(faulty.db.add(journal, Journal.steps, Step("second")))
+    assert faulty.proxy.injected == [Injected("UpdateItem", fault)]
+    stored = await faulty.direct.get(Journal, name="j", consistent=True)
+    steps = await stored.steps.all()
+    assert steps == [Step("first"), Step("second")] or (not done and steps == [Step("first")])
+
+
+@pytest.mark.parametrize("fault", [*NOT_APPLIED, *APPLIED_UNANSWERED])
+async def test_put_without_overwrite_succeeds_when_its_own_write_is_stored(
+    faulty: Faulty, fault: Fault
+) -> None:
+    faulty.proxy.inject(fault, operation="PutItem")
+    await faulty.db.put(Counter("new", note="mine"), overwrite=False)
+    assert faulty.proxy.injected == [Injected("PutItem", fault)]
+    stored = await faulty.direct.get(Counter, name="new", consistent=True)
+    assert stored == Counter("new", note="mine")
+
+
+@pytest.mark.parametrize("fault", [*NOT_APPLIED, *APPLIED_UNANSWERED])
+async def test_conditional_update_succeeds_when_its_own_write_is_stored(
+    faulty: Faulty, fault: Fault
+) -> None:
+    counter = await faulty.direct.put(Counter("v", version=1))
+    faulty.proxy.inject(fault, operation="UpdateItem")
+    updated = await faulty.db.update(
+        counter, set={"version": 2, "note": "mine"}, condition=Attr("version") == 1
+    )
+    assert faulty.proxy.injected == [Injected("UpdateItem", fault)]
+    assert updated == Counter("v", version=2, note="mine")
+    assert await faulty.direct.get(Counter, name="v", consistent=True) == updated
+
+
+# -- many coroutines, one Database, random faults ------------------------------------------------
+
+
+@attrs.define
+class Ledger:
+    """What the workers know they wrote."""
+
+    entries: dict[int, Entry | None] = attrs.field(factory=dict)
+    hits: collections.Counter[str] = attrs.field(factory=collections.Counter)
+    unknown_hits: collections.Counter[str] = attrs.field(factory=collections.Counter)
+    steps: dict[str, list[Step]] = attrs.field(factory=lambda: collections.defaultdict(list))
+    unknown_steps: dict[str, list[Step]] = attrs.field(
+        factory=lambda: collections.defaultdict(list)
+    )
+
+
+WORKERS = 300
+COUNTERS = [f"counter-{i}" for i in range(10)]
+JOURNALS = [f"journal-{i}" for i in range(3)]
+
+
+def worker(db: Database, ledger: Ledger) -> Callable[[int], Awaitable[None]]:
+    async def run(i: int) -> None:
+        entry = await db.put(Entry("own", i, f"put-{i}"))
+        ledger.entries[i] = entry
+        if i % 3 == 0:
+            entry = await db.update(entry, set={"text": f"updated-{i}"})
+            assert entry.text == f"updated-{i}"
+            ledger.entries[i] = entry
+        if i % 7 == 0:
+            await db.delete(entry)
+            ledger.entries[i] = None
+        name = COUNTERS[i % len(COUNTERS)]
+        for _ in range(2):
+            ok = await attempt(db.update(Counter(name), add={"hits": 1}))
+            (ledger.hits if ok else ledger.unknown_hits)[name] += 1
+        journal, step = JOURNALS[i % len(JOURNALS)], Step(f"step-{i}")
+        ok = await attempt(db.add(Journal(journal), Journal.steps, step))
+        (ledger.steps if ok else ledger.unknown_steps)[journal].append(step)
+        if i % 30 == 0:
+            batch = entries(f"batch-{i}", 40)
+            await db.put_all(batch)
+            assert await db.get_many(Entry, [{"box": e.box, "n": e.n} for e in batch]) == batch
+
+    return run
+
+
+async def check_ledger(direct: Database, ledger: Ledger) -> None:
+    stored = {e.n: e for e in await stored_entries(direct, "own")}
+    for i in range(WORKERS):
+        assert stored.get(i) == ledger.entries[i], i
+    for name in COUNTERS:
+        hits = (await direct.get(Counter, name=name, consistent=True)).hits
+        least = ledger.hits[name]
+        assert least <= hits <= least + ledger.unknown_hits[name], name
+    for name in JOURNALS:
+        journal = await direct.get(Journal, name=name, consistent=True)
+        steps = await journal.steps.all()
+        assert len(steps) == len({s.text for s in steps}), f"{name}: a step appended twice"
+        assert (
+            set(ledger.steps[name])
+            <= set(steps)
+            <= {
+                *ledger.steps[name],
+                *ledger.unknown_steps[name],
+            }
+        )
+    for i in range(0, WORKERS, 30):
+        assert await stored_entries(direct, f"batch-{i}") == entries(f"batch-{i}", 40)
+
+
+async def test_hundreds_of_coroutines_on_one_database_lose_nothing(
+    faulty_connect: FaultyConnect,
+) -> None:
+    async with faulty_connect(faults, max_attempts=ATTEMPTS) as faulty:
+        await faulty.direct.put_all([Counter(name) for name in COUNTERS])
+        for name in JOURNALS:
+            await faulty.direct.put(Journal(name))
+        faulty.proxy.use(FaultPlan(seed=8, rates={**EVERYTHING, "partial_batch": 0.2}))
+        ledger = Ledger()
+        run = worker(faulty.db, ledger)
+        async with asyncio.timeout(25):
+            await asyncio.gather(*(run(i) for i in range(WORKERS)))
+        faulty.proxy.use(None)
+        await check_ledger(faulty.direct, ledger)
+        seen = faulted(faulty)
+        assert seen["lost_reply"] >= 10
+        assert seen["partial_batch"] >= 5
