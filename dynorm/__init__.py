@@ -22,9 +22,11 @@ from ._errors import (
     KeyTemplateError,
     LimitExceededError,
     NotLoadedError,
+    OutcomeUnknownError,
     TableNotFoundError,
     ThrottledError,
     TransactionCanceledError,
+    TransportError,
     ValidationError,
 )
 from ._expressions import Attr, Condition
@@ -72,6 +74,7 @@ __all__ = [
     "LimitExceededError",
     "LoadOption",
     "NotLoadedError",
+    "OutcomeUnknownError",
     "Page",
     "ParentLoader",
     "Partition",
@@ -85,6 +88,7 @@ __all__ = [
     "ThrottledError",
     "Transaction",
     "TransactionCanceledError",
+    "TransportError",
     "ValidationError",
     "connect",
     "converter",

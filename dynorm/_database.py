@@ -1,27 +1,16 @@
-"""The Database: the one place that talks to DynamoDB (through aiobotocore).
+"""The Database: the public face of dynorm's I/O.
 
 Everything else in dynorm decides *what* to send as plain :class:`~dynorm._plans.Request` values;
-this module sends them, maps AWS errors to dynorm's, bounds concurrency, and retries batches.
+this module sequences them and retries batch remainders, and sends each through the transport
+(``_transport``), which talks to DynamoDB, retries, and maps every failure to dynorm's errors.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import importlib.metadata
-import platform
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, overload
-
-import aiobotocore
-import botocore
-import botocore.exceptions
-import orjson
-from aiobotocore.config import AioConfig
-from aiobotocore.parsers import AioResponseParserFactory
-from aiobotocore.session import get_session
-from botocore import xform_name
 
 from ._batch import (
     BATCH_GET_MAX,
@@ -33,18 +22,13 @@ from ._batch import (
 )
 from ._codec import Item
 from ._errors import (
-    CancellationReason,
     ConditionFailedError,
     DatabaseError,
     DefinitionError,
-    DynormError,
     ExpressionError,
     ItemNotFoundError,
     LimitExceededError,
     TableNotFoundError,
-    ThrottledError,
-    TransactionCanceledError,
-    ValidationError,
 )
 from ._explain import Explain
 from ._expressions import Condition, top_field
@@ -54,117 +38,24 @@ from ._plans import Request, existence_check
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship
 from ._relwrites import add_child, put_with_copies, remove_child
+from ._retry import QUOTA_CAPACITY, RetryQuota
 from ._state import InstanceState, Loaded, bind, held_items
 from ._table import GSI, LSI, Table
 from ._transaction import Transaction
+from ._transport import RequestListener, Transport, open_client
 from ._writes import plan_update
 
 __all__ = ["Database", "Transaction", "connect"]
 
 T = TypeVar("T")
 
-_ERRORS: Final[Mapping[str, type[DatabaseError]]] = {
-    "ConditionalCheckFailedException": ConditionFailedError,
-    "ResourceNotFoundException": TableNotFoundError,
-    "ProvisionedThroughputExceededException": ThrottledError,
-    "ThrottlingException": ThrottledError,
-    "RequestLimitExceeded": ThrottledError,
-    "ValidationException": ValidationError,
-}
-
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
 DEFAULT_MAX_CONCURRENCY: Final = 64
-#: botocore's attempts per request (standard retry mode) and dynorm's per batch remainder.
+#: Attempts per request (the first and its retries), and per batch remainder.
 DEFAULT_MAX_ATTEMPTS: Final = 5
-
-RequestListener = Callable[[str], None]
-
-
-@functools.cache
-def _user_agent() -> str:
-    """The User-Agent dynorm's requests carry, fixed for the life of the process.
-
-    Without one, botocore rebuilds its own from a dozen components for every request, which
-    costs about a seventh of a GetItem's client CPU. Giving it a fixed string (a documented
-    ``Config`` option) skips that and still names every layer.
-    """
-    try:
-        version = importlib.metadata.version("dynorm")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return (
-        f"dynorm/{version} aiobotocore/{aiobotocore.__version__} "
-        f"botocore/{botocore.__version__} Python/{platform.python_version()} "
-        f"{platform.system()}/{platform.release()}"
-    )
-
-
-#: Outputs that carry items. Their bodies are parsed once with orjson instead of botocore's
-#: shape walk, which costs most of the time between an HTTP body and attrs objects; the
-#: AttributeValues are then decoded straight into models. Errors and every other operation
-#: keep botocore's parser.
-_ITEM_OUTPUTS: Final = frozenset(
-    {"GetItemOutput", "QueryOutput", "ScanOutput", "BatchGetItemOutput", "TransactGetItemsOutput"}
-)
-
-
-class _ItemResponseParser:
-    """botocore's JSON parser, bypassed for successful item-carrying responses."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def parse(self, response: dict[str, Any], shape: Any) -> Any:
-        if response["status_code"] < 300 and shape is not None and shape.name in _ITEM_OUTPUTS:
-            body = response["body"]
-            parsed: dict[str, Any] = orjson.loads(body) if body else {}
-            parsed["ResponseMetadata"] = {
-                "HTTPStatusCode": response["status_code"],
-                "HTTPHeaders": response["headers"],
-            }
-            return parsed
-        return await self._inner.parse(response, shape)
-
-
-class _FastResponseParserFactory(AioResponseParserFactory):
-    """Hands out the bypassing parser for DynamoDB's JSON protocol (one per protocol)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._parsers: dict[str, Any] = {}
-
-    def create_parser(self, protocol_name: str) -> Any:
-        parser = self._parsers.get(protocol_name)
-        if parser is None:
-            parser = super().create_parser(protocol_name)
-            if protocol_name == "json":
-                parser = _ItemResponseParser(parser)
-            self._parsers[protocol_name] = parser
-        return parser
-
-
-def _translate(exc: botocore.exceptions.ClientError, request: Request) -> DatabaseError:
-    error = exc.response.get("Error", {})
-    code = str(error.get("Code", ""))
-    message = str(error.get("Message", "")) or str(exc)
-    if code == "TransactionCanceledException":
-        reasons = [
-            CancellationReason(i, str(r.get("Code", "None")), str(r.get("Message", "")))
-            for i, r in enumerate(exc.response.get("CancellationReasons", []))
-        ]
-        failed = [
-            f"action {r.index}: {r.code} {r.message}".strip() for r in reasons if r.code != "None"
-        ]
-        return TransactionCanceledError(
-            f"transaction cancelled, nothing was written ({'; '.join(failed) or message})",
-            reasons=reasons,
-        )
-    if code == "ResourceNotFoundException":
-        table = request.params.get("TableName", "?")
-        message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
-    cls = _ERRORS.get(code, DatabaseError)
-    return cls(f"{request.operation}: {message}", code=code, operation=request.operation)
+#: Retry tokens one Database holds (see ``connect(retry_quota=...)``).
+DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
 
 def _copying(info: ModelInfo[Any]) -> list[HasMany[Any, Any]]:
@@ -185,6 +76,7 @@ class Database:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         batch_get_size: int = BATCH_GET_MAX,
         batch_write_size: int = BATCH_WRITE_MAX,
+        retry_quota: int | None = DEFAULT_RETRY_QUOTA,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -197,45 +89,32 @@ class Database:
         table.check()
         self.table = table
         self.table_name = table_name or table.name
-        self._client = client
-        self._gate = asyncio.Semaphore(max_concurrency)
+        self._transport = Transport.for_client(
+            client,
+            key_attributes=table.primary_attributes,
+            max_attempts=max_attempts,
+            max_concurrency=max_concurrency,
+            quota=RetryQuota(retry_quota) if retry_quota else None,
+        )
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
-        self._listeners: list[RequestListener] = []
         self.explain: Final = Explain(table, self.table_name)
-        client.meta.events.register("before-send.dynamodb", self._before_send)
 
     def __repr__(self) -> str:
         return f"<Database table={self.table_name!r}>"
 
     # -- the I/O seam --------------------------------------------------------------------------
 
-    def _before_send(self, request: Any, **_: Any) -> None:
-        # One call per HTTP attempt, retries included: what tests count as "requests".
-        target = str(request.headers.get("X-Amz-Target", b""), "ascii", "replace")
-        operation = target.rsplit(".", 1)[-1].strip("'")
-        for listener in list(self._listeners):
-            listener(operation)
-
     def on_request(self, listener: RequestListener) -> Callable[[], None]:
         """Call ``listener(operation)`` for every HTTP request sent; returns an unsubscribe."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        listeners = self._transport.listeners
+        listeners.append(listener)
+        return lambda: listeners.remove(listener)
 
     async def send(self, request: Request) -> dict[str, Any]:
-        """Send one request; AWS errors come back as DynormError subclasses."""
-        method = getattr(self._client, xform_name(request.operation))
-        async with self._gate:
-            try:
-                response: dict[str, Any] = await method(**request.params)
-            except botocore.exceptions.ClientError as exc:
-                raise _translate(exc, request) from exc
-            except botocore.exceptions.ParamValidationError as exc:
-                raise ValidationError(
-                    f"{request.operation}: {exc}", operation=request.operation
-                ) from exc
-        return response
+        """Send one request, retried as it allows; every failure is a DynormError subclass."""
+        return await self._transport.send(request)
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]:
         """Decodes one Query's items of ``info``'s model (binding them here), drops all others."""
@@ -657,48 +536,35 @@ async def connect(
     connect_timeout: float = 5.0,
     read_timeout: float = 30.0,
     fast_responses: bool = True,
+    retry_quota: int | None = DEFAULT_RETRY_QUOTA,
 ) -> AsyncIterator[Database]:
     """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
 
     ``table_name`` overrides the table's name (one table per test, per stage …).
     ``fast_responses=False`` parses every response with botocore's own parser (slower; the
-    results are the same).
+    results are the same). A request is tried ``max_attempts`` times in all when throttled,
+    failed on the server's side or cut off by the network; ``retry_quota`` bounds the retries
+    of the whole Database (each costs 5, or 10 after a timeout; a success pays back), and
+    None turns that bound off. Anything still failing is raised as a DynormError subclass:
+    ``TransportError`` for the network.
     """
-    session = get_session()
-    if fast_responses:
-        session.register_component("response_parser_factory", _FastResponseParserFactory())
-    if profile is not None:
-        session.set_config_variable("profile", profile)
-    config = AioConfig(
-        retries={"mode": "standard", "max_attempts": max_attempts},
+    async with open_client(
+        endpoint_url=endpoint_url,
+        region_name=region_name,
+        aws_access_key_id=aws_access_key_id,
+        aws_secret_access_key=aws_secret_access_key,
+        aws_session_token=aws_session_token,
+        profile=profile,
+        max_concurrency=max_concurrency,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-        max_pool_connections=max_concurrency,
-        user_agent=_user_agent(),
-    )
-    try:
-        client_context = session.create_client(
-            "dynamodb",
-            region_name=region_name,
-            endpoint_url=endpoint_url,
-            aws_access_key_id=aws_access_key_id,
-            aws_secret_access_key=aws_secret_access_key,
-            aws_session_token=aws_session_token,
-            config=config,
-        )
-        client = await client_context.__aenter__()
-    except botocore.exceptions.NoRegionError:
-        raise DynormError(
-            "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
-            "AWS_DEFAULT_REGION"
-        ) from None
-    try:
+        fast_responses=fast_responses,
+    ) as client:
         yield Database(
             table,
             client,
             table_name=table_name,
             max_concurrency=max_concurrency,
             max_attempts=max_attempts,
+            retry_quota=retry_quota,
         )
-    finally:
-        await client_context.__aexit__(None, None, None)

@@ -143,7 +143,8 @@ def plan_add(
         "ConditionExpression": " AND ".join(conditions),
         **builder.params(),
     }
-    return Request("UpdateItem", params)
+    # list_append adds again when repeated; a map member is set to the same value again.
+    return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")
 
 
 def plan_remove(
@@ -163,7 +164,8 @@ def plan_remove(
     else:
         params["UpdateExpression"] = f"REMOVE {attr}.{builder.name(str(getattr(child, codec.key)))}"
     params.update(builder.params())
-    return Request("UpdateItem", params)
+    # Removing by position removes the next child when repeated (or fails its condition).
+    return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")
 
 
 def _equal_to(builder: ExpressionBuilder, path: str, value: AttributeValue) -> list[str]:

@@ -11,9 +11,11 @@
     ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
     ├── CursorError (ValueError)             a page cursor is malformed or belongs to another query
     ├── LimitExceededError (ValueError)      a request would break a DynamoDB or dynorm limit
+    ├── TransportError (ConnectionError)     DynamoDB could not be reached or did not answer
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
         ├── ConditionFailedError
+        ├── OutcomeUnknownError              a write's reply was lost: it may or may not be stored
         ├── TransactionCanceledError
         ├── TableNotFoundError (LookupError)
         ├── ThrottledError
@@ -23,6 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -40,9 +43,11 @@ __all__ = [
     "KeyTemplateError",
     "LimitExceededError",
     "NotLoadedError",
+    "OutcomeUnknownError",
     "TableNotFoundError",
     "ThrottledError",
     "TransactionCanceledError",
+    "TransportError",
     "ValidationError",
 ]
 
@@ -83,6 +88,19 @@ class LimitExceededError(DynormError, ValueError):
     """A request would exceed a DynamoDB limit or a limit set on a relationship."""
 
 
+class TransportError(DynormError, ConnectionError):
+    """DynamoDB could not be reached, or did not answer in time, on every attempt.
+
+    ``request_sent`` is False when no connection was made (refused, connect timeout, unknown
+    host): the request never arrived. True means it may have arrived and been applied.
+    """
+
+    def __init__(self, message: str, *, operation: str = "", request_sent: bool = True) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.request_sent = request_sent
+
+
 class DatabaseError(DynormError):
     """DynamoDB (or a compatible server) refused a request.
 
@@ -100,7 +118,23 @@ class ItemNotFoundError(DatabaseError, LookupError):
 
 
 class ConditionFailedError(DatabaseError):
-    """A write's condition did not hold, so nothing was written."""
+    """A write's condition did not hold, so nothing was written.
+
+    ``item`` is the item as stored when the condition was checked, where DynamoDB returned it
+    (``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), else None.
+    """
+
+    item: dict[str, Any] | None = None
+
+
+class OutcomeUnknownError(DatabaseError):
+    """A write's reply was lost and dynorm cannot tell whether DynamoDB applied it.
+
+    Raised only for writes that are not safe to repeat blindly (conditional writes, ``add=``,
+    list appends) after an attempt whose reply never came and a check that could not settle
+    it. Read the item (``consistent=True``) to see whether the change is there before
+    repeating the write.
+    """
 
 
 class TableNotFoundError(DatabaseError, LookupError):

@@ -11,15 +11,26 @@ import attrs
 from ._codec import Item
 from ._keys import KeyTemplate
 
-__all__ = ["CollectionRead", "KeyRange", "Request", "existence_check", "upper_bound"]
+__all__ = ["CollectionRead", "KeyRange", "Request", "Retry", "existence_check", "upper_bound"]
+
+#: How the transport may repeat a write whose earlier attempt got no reply (see Request.retry).
+Retry = Literal["safe", "verify", "token"]
 
 
 @attrs.frozen
 class Request:
-    """One DynamoDB API call: the action name and its exact parameters."""
+    """One DynamoDB API call: the action name and its exact parameters.
+
+    ``retry`` says how the transport repeats it after an attempt whose reply was lost:
+    ``"safe"`` (the default) resends it as is, since applying it twice changes nothing;
+    ``"verify"`` (a conditional write) resends it, and if the condition then fails, reads the
+    item to see whether the first attempt stored it; ``"token"`` (ADD, list appends) also writes
+    a token unique to the call and refuses a second application of it.
+    """
 
     operation: str
     params: Mapping[str, Any]
+    retry: Retry = attrs.field(default="safe", eq=False, kw_only=True)
 
     def __str__(self) -> str:
         return f"{self.operation} {dict(self.params)}"

@@ -9,7 +9,7 @@ from ._codec import AttributeValue, Item, encode_any
 from ._errors import KeyTemplateError
 from ._expressions import Condition, ExpressionBuilder, render_update, top_field
 from ._model import ModelInfo
-from ._plans import Request
+from ._plans import Request, Retry
 
 __all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update"]
 
@@ -44,6 +44,11 @@ def _conditioned(
     return params
 
 
+def _retry_for(condition: Condition | None, *, overwrite: bool = True) -> Retry:
+    """A write refused by a condition of the caller's is checked when its reply was lost."""
+    return "verify" if condition is not None or not overwrite else "safe"
+
+
 def plan_put(
     info: ModelInfo[Any],
     obj: object,
@@ -59,6 +64,7 @@ def plan_put(
     return Request(
         "PutItem",
         _conditioned(params, _builder(info), condition, require=require, key_attr=info.table.pk),
+        retry=_retry_for(condition, overwrite=overwrite),
     )
 
 
@@ -66,7 +72,9 @@ def plan_delete(
     info: ModelInfo[Any], key: Item, table_name: str, *, condition: Condition | None = None
 ) -> Request:
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
-    return Request("DeleteItem", _conditioned(params, _builder(info), condition))
+    return Request(
+        "DeleteItem", _conditioned(params, _builder(info), condition), retry=_retry_for(condition)
+    )
 
 
 def plan_update(
@@ -155,7 +163,9 @@ def plan_update(
     }
     # Updating must never create a half item: require that it exists.
     _conditioned(params, builder, condition, require="attribute_exists", key_attr=info.table.pk)
-    return Request("UpdateItem", params)
+    # ADD, and a list element set or removed by position, change the item again when repeated.
+    repeats = bool(add_values) or any("[" in name for name in changed)
+    return Request("UpdateItem", params, retry="token" if repeats else _retry_for(condition))
 
 
 def plan_put_keeping(
@@ -205,4 +215,4 @@ def plan_put_keeping(
     }
     require = None if overwrite else "attribute_not_exists"
     _conditioned(params, builder, condition, require=require, key_attr=info.table.pk)
-    return Request("UpdateItem", params)
+    return Request("UpdateItem", params, retry=_retry_for(condition, overwrite=overwrite))

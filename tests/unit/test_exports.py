@@ -34,6 +34,7 @@ EXPECTED = {
     "LimitExceededError",
     "LoadOption",
     "NotLoadedError",
+    "OutcomeUnknownError",
     "Page",
     "ParentLoader",
     "Partition",
@@ -47,6 +48,7 @@ EXPECTED = {
     "ThrottledError",
     "Transaction",
     "TransactionCanceledError",
+    "TransportError",
     "ValidationError",
     "connect",
     "converter",
@@ -122,3 +124,12 @@ def test_every_error_is_exported_under_one_root() -> None:
     assert issubclass(dynorm.ItemNotFoundError, LookupError)
     assert issubclass(dynorm.DefinitionError, TypeError)
     assert issubclass(dynorm.CursorError, ValueError)
+
+
+def test_transport_errors_are_connection_errors() -> None:
+    assert issubclass(dynorm.TransportError, ConnectionError)
+    assert issubclass(dynorm.OutcomeUnknownError, dynorm.DatabaseError)
+    assert not issubclass(dynorm.OutcomeUnknownError, dynorm.ConditionFailedError)
+    error = dynorm.TransportError("down", operation="GetItem", request_sent=False)
+    assert str(error) == "down"
+    assert (error.operation, error.request_sent) == ("GetItem", False)
