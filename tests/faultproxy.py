@@ -25,6 +25,8 @@ the same order meets the same faults. Targeted faults come first: ``proxy.inject
 operation="UpdateItem", times=1)`` hits the next matching request. Every injected fault is
 recorded in ``proxy.injected`` as ``Injected(operation, fault)``, so a test can assert that the
 fault it is about really happened; ``proxy.requests`` names every request that arrived.
+``proxy.pause(operation="UpdateItem", skip=1)`` holds a request (here: the second UpdateItem)
+until the test releases it, to put another client's write between an attempt and its retry.
 
 The proxy runs on the caller's event loop (start it with ``async with FaultProxy.running(url)``).
 It needs aiohttp (an aiobotocore dependency) for the upstream side; the client side is plain
@@ -67,6 +69,7 @@ __all__ = [
     "Faulty",
     "FaultyConnect",
     "Injected",
+    "Pause",
     "connect_through",
 ]
 
@@ -143,6 +146,22 @@ class _Targeted:
     when: Callable[[dict[str, Any]], bool] | None
 
 
+@attrs.define(eq=False)
+class Pause:
+    """A request held by :meth:`FaultProxy.pause`."""
+
+    operation: str | None
+    skip: int
+    when: Callable[[dict[str, Any]], bool] | None
+    arrived: asyncio.Event = attrs.field(factory=asyncio.Event)
+    """Set when the held request has arrived."""
+    released: asyncio.Event = attrs.field(factory=asyncio.Event)
+
+    def release(self) -> None:
+        """Let the held request go on (to its fault, if one is chosen, or to the server)."""
+        self.released.set()
+
+
 @attrs.frozen
 class _Request:
     head: str
@@ -186,6 +205,7 @@ class FaultProxy:
     _plan: FaultPlan | None = None
     _random: random.Random = attrs.field(factory=random.Random)
     _targeted: list[_Targeted] = attrs.field(factory=list)
+    _pauses: list[Pause] = attrs.field(factory=list)
     errors: list[str] = attrs.field(factory=list)
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     _connections: set[asyncio.Task[None]] = attrs.field(factory=set)
@@ -241,6 +261,36 @@ class FaultProxy:
         if times < 1:
             raise ValueError(f"times must be at least 1; got {times}")
         self._targeted.append(_Targeted(fault, operation, times, when))
+
+    def pause(
+        self,
+        operation: str | None = None,
+        *,
+        skip: int = 0,
+        when: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> Pause:
+        """Hold the next matching request (after ``skip`` matches) until ``release()``.
+
+        The held request has arrived (``pause.arrived`` is set) but is neither forwarded nor
+        answered, so a test can act in between, e.g. write the same item from elsewhere before
+        a retry lands. Faults are chosen for it after the release.
+        """
+        held = Pause(operation, skip, when)
+        self._pauses.append(held)
+        return held
+
+    async def _hold(self, operation: str, body: bytes) -> None:
+        for held in self._pauses:
+            if held.operation in (None, operation) and (
+                held.when is None or held.when(orjson.loads(body))
+            ):
+                if held.skip:
+                    held.skip -= 1
+                    continue
+                self._pauses.remove(held)
+                held.arrived.set()
+                await held.released.wait()
+                return
 
     def pending(self) -> int:
         """How many targeted faults are still waiting for their request."""
@@ -308,6 +358,8 @@ class FaultProxy:
     async def _answer(self, request: _Request) -> _Response:
         operation = request.operation
         self.requests.append(operation)
+        if self._pauses:
+            await self._hold(operation, request.body)
         fault = self._choose(operation, request.body)
         if fault == "partial_batch" and operation in _BATCHES:
             return await self._partial(request, operation)

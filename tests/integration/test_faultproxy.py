@@ -6,6 +6,7 @@ sent, with no retry in between; what the server stored is read through the direc
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -186,6 +187,17 @@ async def test_a_plan_is_deterministic_by_seed(faulty: Faulty) -> None:
     # Operations outside the plan never meet a fault.
     get = {"TableName": faulty.db.table_name, "Key": key(1)}
     assert [(await call(faulty.proxy, "GetItem", get))[0] for _ in range(20)] == [200] * 20
+
+
+async def test_pause_holds_a_request_until_released(faulty: Faulty) -> None:
+    held = faulty.proxy.pause("PutItem", skip=1)
+    assert (await call(faulty.proxy, "PutItem", put_params(faulty.db, 1)))[0] == 200
+    putting = asyncio.create_task(call(faulty.proxy, "PutItem", put_params(faulty.db, 2)))
+    await held.arrived.wait()
+    assert not await stored(faulty.direct, 2)
+    held.release()
+    assert (await putting)[0] == 200
+    assert await stored(faulty.direct, 2)
 
 
 def test_plan_refuses_unknown_faults_and_impossible_rates() -> None:
