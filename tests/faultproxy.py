@@ -51,7 +51,7 @@ import attrs
 import orjson
 
 import dynorm
-from dynorm import Database, Table
+from dynorm import Database, Request, Table
 from dynorm.testing import (
     FAST_RESPONSES_ENV,
     TEST_ACCESS_KEY_ID,
@@ -71,6 +71,7 @@ __all__ = [
     "Injected",
     "Pause",
     "connect_through",
+    "empty_table",
 ]
 
 Fault = Literal[
@@ -261,6 +262,16 @@ class FaultProxy:
         if times < 1:
             raise ValueError(f"times must be at least 1; got {times}")
         self._targeted.append(_Targeted(fault, operation, times, when))
+
+    def reset(self) -> None:
+        """Forget faults, pauses and records (not :attr:`errors`), as for a new test."""
+        self.use(None)
+        self._targeted.clear()
+        for held in self._pauses:
+            held.release()
+        self._pauses.clear()
+        self.injected.clear()
+        self.requests.clear()
 
     def pause(
         self,
@@ -459,6 +470,37 @@ async def connect_through(server_url: str, table: Table, **options: Any) -> Asyn
         dynorm.connect(table, endpoint_url=proxy.url, **{**common, **options}) as db,
     ):
         yield Faulty(db, direct, proxy)
+
+
+async def empty_table(db: Database) -> None:
+    """Delete every item of ``db``'s table (a consistent Scan, then BatchWriteItem)."""
+    attributes = db.table.primary_attributes
+    names = {f"#k{i}": a for i, a in enumerate(attributes)}
+    scan: dict[str, Any] = {
+        "TableName": db.table_name,
+        "ConsistentRead": True,
+        "ProjectionExpression": ", ".join(names),
+        "ExpressionAttributeNames": names,
+    }
+    keys: list[Any] = []
+    while True:
+        page = await db.send(Request("Scan", scan))
+        keys += page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            break
+        scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    batches = [keys[i : i + 25] for i in range(0, len(keys), 25)]
+    await asyncio.gather(
+        *(
+            db.send(
+                Request(
+                    "BatchWriteItem",
+                    {"RequestItems": {db.table_name: [{"DeleteRequest": {"Key": k}} for k in b]}},
+                )
+            )
+            for b in batches
+        )
+    )
 
 
 async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
