@@ -13,13 +13,23 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+import pytest_asyncio
 
 from dynorm import Database
-from tests.faultproxy import FaultPlan, FaultProxy, Faulty, FaultyConnect, Injected
+from dynorm.testing import RunningServer
+from tests.faultproxy import (
+    FaultPlan,
+    FaultProxy,
+    Faulty,
+    FaultyConnect,
+    Injected,
+    connect_through,
+    empty_table,
+)
 
 from .fault_models import Entry, faults
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 HEADERS = {
     "Content-Type": "application/x-amz-json-1.0",
@@ -31,10 +41,20 @@ HEADERS = {
 }
 
 
-@pytest.fixture
-async def faulty(faulty_connect: FaultyConnect) -> AsyncIterator[Faulty]:
-    async with faulty_connect(faults, max_attempts=1) as connected:
-        yield connected
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def connected(dynorm_server: RunningServer) -> AsyncIterator[Faulty]:
+    async with connect_through(dynorm_server.url, faults, max_attempts=1) as both:
+        yield both
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def faulty(connected: Faulty) -> AsyncIterator[Faulty]:
+    """The module's table, empty, behind a proxy with no faults; dynorm does not retry."""
+    connected.proxy.reset()
+    yield connected
+    connected.proxy.reset()
+    await empty_table(connected.direct)
+    assert connected.proxy.errors == []
 
 
 async def call(proxy: FaultProxy, operation: str, params: dict[str, Any]) -> tuple[int, Any]:
@@ -200,7 +220,7 @@ async def test_pause_holds_a_request_until_released(faulty: Faulty) -> None:
     assert await stored(faulty.direct, 2)
 
 
-def test_plan_refuses_unknown_faults_and_impossible_rates() -> None:
+async def test_plan_refuses_unknown_faults_and_impossible_rates() -> None:
     with pytest.raises(ValueError, match="unknown faults"):
         FaultPlan(seed=1, rates={"nope": 0.1})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="sum to at most 1"):
