@@ -43,7 +43,10 @@ from ._errors import (
 )
 from ._plans import Request
 from ._retry import (
+    NO_RETRY_INCREMENT,
+    THROTTLING_CODES,
     RetryQuota,
+    Verdict,
     applied,
     asking_for_old,
     classify,
@@ -158,8 +161,10 @@ def _translate(exc: botocore.exceptions.ClientError, request: Request) -> Databa
     if code == "ResourceNotFoundException":
         table = request.params.get("TableName", "?")
         message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
+    elif code in THROTTLING_CODES:
+        message += " (throttled: raise the table's capacity, or connect(max_attempts=...))"
     elif classify(DatabaseError("", code=code)).retry:
-        message = f"{message or code} (DynamoDB asked to retry later; dynorm retried)"
+        message = f"{message or code} (a failure on DynamoDB's side; try again later)"
     cls = _ERRORS.get(code, DatabaseError)
     translated = cls(f"{request.operation}: {message}", code=code, operation=request.operation)
     if isinstance(translated, ConditionFailedError):
@@ -314,22 +319,29 @@ class Transport:
             except DynormError as error:
                 verdict = classify(error)
                 unknown = unknown or verdict.outcome == "unknown"
-                if (
-                    not verdict.retry
-                    or attempt >= self._max_attempts
-                    or (self._quota is not None and not self._quota.acquire(verdict.cost))
-                ):
+                stop = self._stop(verdict, attempt)
+                if stop is not None:
                     if unknown and checked:
                         raise _unknown(request, attempt, error) from error
-                    if attempt > 1:
-                        error.add_note(f"dynorm gave up after {attempt} attempts")
+                    if attempt > 1 or verdict.retry:
+                        error.add_note(f"dynorm gave up after {attempt} attempts{stop}")
                     raise
                 spent += verdict.cost
                 await self._sleep(backoff(attempt - 1))
                 continue
             if self._quota is not None:
-                self._quota.release(spent or 1)
+                self._quota.release(spent or NO_RETRY_INCREMENT)
             return response
+
+    def _stop(self, verdict: Verdict, attempt: int) -> str | None:
+        """None to retry, else why not (a note for the error)."""
+        if not verdict.retry:
+            return ""
+        if attempt >= self._max_attempts:
+            return " (connect(max_attempts=...))"
+        if self._quota is not None and not self._quota.acquire(verdict.cost):
+            return " (the retry quota is spent: too many failures at once; connect(retry_quota=))"
+        return None
 
     async def _settle(
         self, prepared: Request, error: ConditionFailedError, token: str
