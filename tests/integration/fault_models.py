@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from dynorm import Embedded, HasMany, Table
+from dynorm import Denormalized, Embedded, HasMany, Table
 
 faults = Table("faults", pk="pk", sk="sk")
 
@@ -44,3 +44,25 @@ class Journal:
 
     name: str
     steps = HasMany["Journal", Step](Step, via=Embedded())
+
+
+@faults.model(pk="AUTHOR#{name}", sk="AUTHOR#{name}")
+@attrs.define
+class Author:
+    """A parent whose books carry a copy of its pen name: a rename rewrites every copy."""
+
+    name: str
+    pen_name: str
+    books = HasMany["Author", "Book"](
+        "Book", via=Denormalized(copy={"pen_name": "author_pen_name"}, max_fanout=500)
+    )
+
+
+@faults.model(pk="AUTHOR#{author}", sk="BOOK#{n:04d}")
+@attrs.define
+class Book:
+    """A child holding its author's pen name."""
+
+    author: str
+    n: int
+    author_pen_name: str = ""

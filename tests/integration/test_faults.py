@@ -18,9 +18,17 @@ import pytest_asyncio
 
 from dynorm import Attr, Database, DynormError, OutcomeUnknownError
 from dynorm.testing import RunningServer
-from tests.faultproxy import Fault, FaultPlan, Faulty, Injected, connect_through, empty_table
+from tests.faultproxy import (
+    Fault,
+    FaultPlan,
+    Faulty,
+    FaultyConnect,
+    Injected,
+    connect_through,
+    empty_table,
+)
 
-from .fault_models import Counter, Entry, Journal, Step, faults
+from .fault_models import Author, Book, Counter, Entry, Journal, Step, faults
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -270,6 +278,49 @@ async def test_conditional_update_is_never_a_false_condition_failure(
     assert (await faulty.direct.get(Counter, name="v", consistent=True)).version == 2
 
 
+# -- denormalized copies: a rename reaches every copy, or says what is left ---------------------
+
+BOOKS = 150  # over the 100 writes one transaction takes: the copies go out on their own
+
+
+async def test_a_rename_under_faults_rewrites_every_copy(faulty: Faulty) -> None:
+    await faulty.direct.put(Author("ann", "Old"))
+    await faulty.direct.put_all([Book("ann", n, "Old") for n in range(BOOKS)])
+    faulty.proxy.use(FaultPlan(seed=9, rates=EVERYTHING))
+    assert await faulty.db.sync_copies(Author("ann", "New")) == BOOKS
+    books = await faulty.direct.query(Book, author="ann", consistent=True).all()
+    assert books == [Book("ann", n, "New") for n in range(BOOKS)]
+    assert faulted(faulty, "UpdateItem")["lost_reply"] >= 1
+
+
+def book_key_is(n: int) -> Callable[[dict[str, Any]], bool]:
+    return lambda body: body.get("Key", {}).get("sk") == {"S": f"BOOK#{n:04d}"}
+
+
+async def test_a_rename_that_fails_part_way_stops_and_sync_copies_repairs(
+    faulty_connect: FaultyConnect,
+) -> None:
+    async with faulty_connect(faults, max_attempts=2) as faulty:
+        await faulty.direct.put(Author("bob", "Old"))
+        await faulty.direct.put_all([Book("bob", n, "Old") for n in range(BOOKS)])
+        faulty.proxy.inject("throttle", operation="UpdateItem", times=2, when=book_key_is(7))
+        with pytest.raises(DynormError, match="cop") as failed:
+            await faulty.db.put(Author("bob", "New"))
+        sent = len(faulty.proxy.requests)
+        stored = await faulty.direct.get(Author, name="bob", consistent=True)
+        books = await faulty.direct.query(Book, author="bob", consistent=True).all()
+        # Nothing is still being written after the error: the rest of the fan-out was stopped.
+        assert len(faulty.proxy.requests) == sent, "copy updates went on after put() raised"
+        assert stored == Author("bob", "New"), str(failed.value)
+        stale = [b for b in books if b.author_pen_name != "New"]
+        assert stale, "the injected failure left no copy stale"
+        assert str(len(stale)) in str(failed.value)
+        assert await faulty.db.sync_copies(stored) == len(stale)
+        books = await faulty.direct.query(Book, author="bob", consistent=True).all()
+        assert books == [Book("bob", n, "New") for n in range(BOOKS)]
+        assert await faulty.db.sync_copies(stored) == 0
+
+
 # -- many coroutines, one Database, random faults ------------------------------------------------
 
 
@@ -321,41 +372,68 @@ def worker(db: Database, ledger: Ledger) -> Callable[[int], Awaitable[None]]:
     return run
 
 
-async def check_ledger(direct: Database, ledger: Ledger) -> None:
-    stored = {e.n: e for e in await stored_entries(direct, "own")}
-    for i in range(WORKERS):
-        assert stored.get(i) == ledger.entries[i], i
-    for name in COUNTERS:
-        hits = (await direct.get(Counter, name=name, consistent=True)).hits
-        least = ledger.hits[name]
-        assert least <= hits <= least + ledger.unknown_hits[name], name
+@attrs.frozen
+class Crowd:
+    """One run of the workers under faults: what they know they wrote, and what is stored."""
+
+    ledger: Ledger
+    entries: dict[int, Entry]
+    batches: dict[int, list[Entry]]
+    hits: dict[str, int]
+    steps: dict[str, list[Step]]
+    faults: collections.Counter[Fault]
+
+
+async def stored_state(direct: Database, ledger: Ledger, faults_seen: Any) -> Crowd:
+    entries = {e.n: e for e in await stored_entries(direct, "own")}
+    batches = {
+        i: await stored_entries(direct, f"batch-{i}") for i in range(0, WORKERS, BATCH_EVERY)
+    }
+    hits = {name: (await direct.get(Counter, name=name, consistent=True)).hits for name in COUNTERS}
+    steps = {}
     for name in JOURNALS:
         journal = await direct.get(Journal, name=name, consistent=True)
-        steps = await journal.steps.all()
-        assert len(steps) == len({s.text for s in steps}), f"{name}: a step appended twice"
-        assert (
-            set(ledger.steps[name])
-            <= set(steps)
-            <= {
-                *ledger.steps[name],
-                *ledger.unknown_steps[name],
-            }
-        )
-    for i in range(0, WORKERS, BATCH_EVERY):
-        assert await stored_entries(direct, f"batch-{i}") == entries(f"batch-{i}", 40)
+        steps[name] = await journal.steps.all()
+    return Crowd(ledger, entries, batches, hits, steps, faults_seen)
 
 
-async def test_hundreds_of_coroutines_on_one_database_lose_nothing(faulty: Faulty) -> None:
-    await faulty.direct.put_all([Counter(name) for name in COUNTERS])
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def crowd(connected: Faulty) -> AsyncIterator[Crowd]:
+    """300 coroutines on one Database under random faults, run once for the tests below."""
+    connected.proxy.reset()
+    await connected.direct.put_all([Counter(name) for name in COUNTERS])
     for name in JOURNALS:
-        await faulty.direct.put(Journal(name))
-    faulty.proxy.use(FaultPlan(seed=8, rates={**EVERYTHING, "partial_batch": 0.2}))
+        await connected.direct.put(Journal(name))
+    connected.proxy.use(FaultPlan(seed=8, rates={**EVERYTHING, "partial_batch": 0.2}))
     ledger = Ledger()
-    run = worker(faulty.db, ledger)
-    async with asyncio.timeout(25):
-        await asyncio.gather(*(run(i) for i in range(WORKERS)))
-    faulty.proxy.use(None)
-    await check_ledger(faulty.direct, ledger)
-    seen = faulted(faulty)
-    assert seen["lost_reply"] >= 10
-    assert seen["partial_batch"] >= 5
+    run = worker(connected.db, ledger)
+    try:
+        async with asyncio.timeout(25):
+            await asyncio.gather(*(run(i) for i in range(WORKERS)))
+        connected.proxy.use(None)
+        yield await stored_state(connected.direct, ledger, faulted(connected))
+    finally:
+        connected.proxy.reset()
+        await empty_table(connected.direct)
+
+
+async def test_hundreds_of_coroutines_lose_no_item(crowd: Crowd) -> None:
+    for i in range(WORKERS):
+        assert crowd.entries.get(i) == crowd.ledger.entries[i], i
+    for i, batch in crowd.batches.items():
+        assert batch == entries(f"batch-{i}", 40)
+    assert crowd.faults["lost_reply"] >= 10
+    assert crowd.faults["error_500_after"] >= 10
+    assert crowd.faults["partial_batch"] >= 5
+
+
+async def test_hundreds_of_coroutines_count_and_append_once(crowd: Crowd) -> None:
+    ledger = crowd.ledger
+    for name in COUNTERS:
+        least = ledger.hits[name]
+        assert least <= crowd.hits[name] <= least + ledger.unknown_hits[name], name
+    for name in JOURNALS:
+        steps = crowd.steps[name]
+        assert len(steps) == len({s.text for s in steps}), f"{name}: a step appended twice"
+        known, unknown = set(ledger.steps[name]), set(ledger.unknown_steps[name])
+        assert known <= set(steps) <= known | unknown
