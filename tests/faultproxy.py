@@ -71,6 +71,7 @@ __all__ = [
     "Injected",
     "Pause",
     "connect_through",
+    "connect_to",
     "empty_table",
 ]
 
@@ -448,6 +449,21 @@ FaultyConnect = Callable[..., contextlib.AbstractAsyncContextManager[Faulty]]
 """The type of the ``faulty_connect`` fixture: ``faulty_connect(table, **connect_options)``."""
 
 
+def connect_to(
+    endpoint_url: str, table: Table, table_name: str, **options: Any
+) -> contextlib.AbstractAsyncContextManager[Database]:
+    """``dynorm.connect`` to a test endpoint (the server or a proxy) with the test credentials."""
+    return dynorm.connect(
+        table,
+        endpoint_url=endpoint_url,
+        region_name=TEST_REGION,
+        aws_access_key_id=TEST_ACCESS_KEY_ID,
+        aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+        table_name=table_name,
+        **{"fast_responses": os.environ.get(FAST_RESPONSES_ENV, "1") != "0", **options},
+    )
+
+
 @contextlib.asynccontextmanager
 async def connect_through(server_url: str, table: Table, **options: Any) -> AsyncIterator[Faulty]:
     """A fresh copy of ``table`` on the server at ``server_url``, and a proxy in front of it.
@@ -456,18 +472,11 @@ async def connect_through(server_url: str, table: Table, **options: Any) -> Asyn
     The table is created and deleted directly, so no fault touches it.
     """
     name = f"{table.name}-{uuid.uuid4().hex[:8]}"
-    common: dict[str, Any] = {
-        "region_name": TEST_REGION,
-        "aws_access_key_id": TEST_ACCESS_KEY_ID,
-        "aws_secret_access_key": TEST_SECRET_ACCESS_KEY,
-        "table_name": name,
-        "fast_responses": os.environ.get(FAST_RESPONSES_ENV, "1") != "0",
-    }
     async with (
-        dynorm.connect(table, endpoint_url=server_url, **common) as direct,
+        connect_to(server_url, table, name) as direct,
         fresh_table(direct),
         FaultProxy.running(server_url) as proxy,
-        dynorm.connect(table, endpoint_url=proxy.url, **{**common, **options}) as db,
+        connect_to(proxy.url, table, name, **options) as db,
     ):
         yield Faulty(db, direct, proxy)
 

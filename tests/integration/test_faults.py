@@ -16,15 +16,15 @@ import attrs
 import pytest
 import pytest_asyncio
 
-from dynorm import Attr, Database, DynormError, OutcomeUnknownError
+from dynorm import Attr, Database, DynormError, OutcomeUnknownError, TransportError
 from dynorm.testing import RunningServer
 from tests.faultproxy import (
     Fault,
     FaultPlan,
     Faulty,
-    FaultyConnect,
     Injected,
     connect_through,
+    connect_to,
     empty_table,
 )
 
@@ -53,6 +53,15 @@ async def connected(dynorm_server: RunningServer) -> AsyncIterator[Faulty]:
     """One table and proxy for the module: connecting costs more than most tests here."""
     async with connect_through(dynorm_server.url, faults, max_attempts=ATTEMPTS) as both:
         yield both
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def impatient(connected: Faulty) -> AsyncIterator[Database]:
+    """The module's table through the same proxy, with two attempts per request."""
+    async with connect_to(
+        connected.proxy.url, faults, connected.db.table_name, max_attempts=2
+    ) as db:
+        yield db
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -280,7 +289,7 @@ async def test_conditional_update_is_never_a_false_condition_failure(
 
 # -- denormalized copies: a rename reaches every copy, or says what is left ---------------------
 
-BOOKS = 150  # over the 100 writes one transaction takes: the copies go out on their own
+BOOKS = 120  # over the 100 writes one transaction takes: the copies go out on their own
 
 
 async def test_a_rename_under_faults_rewrites_every_copy(faulty: Faulty) -> None:
@@ -298,27 +307,50 @@ def book_key_is(n: int) -> Callable[[dict[str, Any]], bool]:
 
 
 async def test_a_rename_that_fails_part_way_stops_and_sync_copies_repairs(
-    faulty_connect: FaultyConnect,
+    faulty: Faulty, impatient: Database
 ) -> None:
-    async with faulty_connect(faults, max_attempts=2) as faulty:
-        await faulty.direct.put(Author("bob", "Old"))
-        await faulty.direct.put_all([Book("bob", n, "Old") for n in range(BOOKS)])
-        faulty.proxy.inject("throttle", operation="UpdateItem", times=2, when=book_key_is(7))
-        with pytest.raises(DynormError, match="cop") as failed:
-            await faulty.db.put(Author("bob", "New"))
-        sent = len(faulty.proxy.requests)
-        stored = await faulty.direct.get(Author, name="bob", consistent=True)
-        books = await faulty.direct.query(Book, author="bob", consistent=True).all()
-        # Nothing is still being written after the error: the rest of the fan-out was stopped.
-        assert len(faulty.proxy.requests) == sent, "copy updates went on after put() raised"
-        assert stored == Author("bob", "New"), str(failed.value)
-        stale = [b for b in books if b.author_pen_name != "New"]
-        assert stale, "the injected failure left no copy stale"
-        assert str(len(stale)) in str(failed.value)
-        assert await faulty.db.sync_copies(stored) == len(stale)
-        books = await faulty.direct.query(Book, author="bob", consistent=True).all()
-        assert books == [Book("bob", n, "New") for n in range(BOOKS)]
-        assert await faulty.db.sync_copies(stored) == 0
+    await faulty.direct.put(Author("bob", "Old"))
+    await faulty.direct.put_all([Book("bob", n, "Old") for n in range(BOOKS)])
+    faulty.proxy.inject("throttle", operation="UpdateItem", times=2, when=book_key_is(7))
+    with pytest.raises(DynormError, match="cop") as failed:
+        await impatient.put(Author("bob", "New"))
+    sent = len(faulty.proxy.requests)
+    stored = await faulty.direct.get(Author, name="bob", consistent=True)
+    books = await faulty.direct.query(Book, author="bob", consistent=True).all()
+    # Nothing is still being written after the error: the rest of the fan-out was stopped.
+    assert len(faulty.proxy.requests) == sent, "copy updates went on after put() raised"
+    assert stored == Author("bob", "New"), str(failed.value)
+    stale = [b for b in books if b.author_pen_name != "New"]
+    assert stale, "the injected failure left no copy stale"
+    assert str(len(stale)) in str(failed.value)
+    assert await faulty.db.sync_copies(stored) == len(stale)
+    books = await faulty.direct.query(Book, author="bob", consistent=True).all()
+    assert books == [Book("bob", n, "New") for n in range(BOOKS)]
+    assert await faulty.db.sync_copies(stored) == 0
+
+
+@pytest.mark.parametrize("operation", ["GetItem", "PutItem", "UpdateItem"])
+async def test_a_request_that_keeps_failing_raises_a_dynorm_error(
+    faulty: Faulty, impatient: Database, operation: str
+) -> None:
+    counter = await faulty.direct.put(Counter("gone"))
+    faulty.proxy.inject("reset", operation=operation, times=2)
+    calls = {
+        "GetItem": lambda: impatient.get(Counter, name="gone"),
+        "PutItem": lambda: impatient.put(counter),
+        "UpdateItem": lambda: impatient.update(counter, add={"hits": 1}),
+    }
+    with pytest.raises(DynormError) as failed:
+        await calls[operation]()
+    assert faulty.proxy.injected == [Injected(operation, "reset")] * 2
+    # A reset after the request was sent may have applied it: a write that is not safe to
+    # repeat says so; a read or an idempotent put is a TransportError (a ConnectionError).
+    if operation == "UpdateItem":
+        assert isinstance(failed.value, OutcomeUnknownError)
+    else:
+        assert isinstance(failed.value, TransportError)
+        assert isinstance(failed.value, ConnectionError)
+    assert (await faulty.direct.get(Counter, name="gone", consistent=True)).hits == 0
 
 
 # -- many coroutines, one Database, random faults ------------------------------------------------
