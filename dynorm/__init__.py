@@ -5,13 +5,14 @@ Declare models on a :class:`Table` with key templates, describe relationships wi
 request: ``await db.get(Org, name="MICROSOFT", load=[Org.users])``.
 """
 
-from ._batch import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
+from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
 from ._codec import converter
 from ._database import Database, Transaction, connect
 from ._errors import (
     CancellationReason,
     CodecError,
     ConditionFailedError,
+    CopiesIncompleteError,
     CursorError,
     DatabaseError,
     DefinitionError,
@@ -57,6 +58,7 @@ __all__ = [
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "CopiesIncompleteError",
     "CursorError",
     "Database",
     "DatabaseError",

@@ -9,52 +9,18 @@ loops are tested without a server.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
+from ._chunks import backoff
 from ._codec import Item
-from ._errors import LimitExceededError, ThrottledError
+from ._errors import ThrottledError
 from ._paging import Send
 from ._plans import Request
 
-__all__ = [
-    "BATCH_GET_MAX",
-    "BATCH_WRITE_MAX",
-    "TRANSACT_MAX",
-    "backoff",
-    "chunked",
-    "drain_get",
-    "drain_write",
-    "key_id",
-]
+__all__ = ["Sleep", "drain_get", "drain_write"]
 
-#: Keys one BatchGetItem may carry.
-BATCH_GET_MAX: Final = 100
-#: Put/delete requests one BatchWriteItem may carry.
-BATCH_WRITE_MAX: Final = 25
-#: Actions one TransactWriteItems may carry.
-TRANSACT_MAX: Final = 100
-
-T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
-
-
-def chunked(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    if size < 1:
-        raise LimitExceededError(f"chunk size must be at least 1; got {size}")
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def backoff(attempt: int, *, base: float = 0.05, cap: float = 2.0) -> float:
-    """Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2**attempt)]."""
-    return random.uniform(0, min(cap, base * (2**attempt)))  # noqa: S311 - jitter, not crypto
-
-
-def key_id(key: Item) -> tuple[tuple[str, str], ...]:
-    """A hashable identity for a key, to de-duplicate and to match responses to requests."""
-    return tuple(sorted((name, repr(av)) for name, av in key.items()))
 
 
 async def drain_get(

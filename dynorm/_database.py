@@ -9,41 +9,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar, overload
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar, cast, overload
 
-from ._batch import (
-    BATCH_GET_MAX,
-    BATCH_WRITE_MAX,
-    chunked,
-    drain_get,
-    drain_write,
-    key_id,
-)
+from ._batch import drain_get, drain_write
+from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from ._codec import Item
+from ._cursor import CursorCodec, secret_from
 from ._errors import (
-    ConditionFailedError,
     DatabaseError,
     DefinitionError,
-    ExpressionError,
-    ItemNotFoundError,
+    DynormError,
     LimitExceededError,
     TableNotFoundError,
 )
 from ._explain import Explain
-from ._expressions import Condition, top_field
-from ._loading import execute_get, load_many, normalize_options, plan_get
+from ._expressions import Condition
+from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
-from ._plans import Request, existence_check
+from ._paging import iterate, read_page
+from ._plans import CollectionRead, Request
 from ._query import Query
 from ._relations import HasMany, LoadOption, Relationship
-from ._relwrites import add_child, put_with_copies, remove_child
 from ._retry import QUOTA_CAPACITY, RetryQuota
-from ._state import InstanceState, Loaded, bind, held_items
+from ._state import InstanceState, Loaded, bind, state_of
+from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, Step, WriteBatch
 from ._table import GSI, LSI, Table
 from ._transaction import Transaction
 from ._transport import RequestListener, Transport, open_client
-from ._writes import plan_update
+from ._writeplan import WritePlanner
 
 __all__ = ["Database", "Transaction", "connect"]
 
@@ -58,9 +53,29 @@ DEFAULT_MAX_ATTEMPTS: Final = 5
 DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
 
-def _copying(info: ModelInfo[Any]) -> list[HasMany[Any, Any]]:
-    """The relationships whose children carry copies of this model's fields."""
-    return [r for r in info.relationships.values() if isinstance(r, HasMany) and r.copies]
+def _update_loaded(
+    parent: object, rel: HasMany[Any, Any], child: object, *, adding: bool, position: int | None
+) -> None:
+    """Keep a parent's loaded children in step with an add or remove that was just written."""
+    state = state_of(parent)
+    loaded = None if state is None else state.loaded.get(rel.name)
+    if loaded is None:
+        return
+    codec = rel.embedded
+    if not adding and codec is not None and codec.key is None:
+        # A list has no keys: drop exactly the entry that was removed from the item.
+        if position is not None and position < len(loaded.items):
+            del loaded.items[position]
+        return
+
+    def same(other: object) -> bool:
+        if codec is not None:
+            return codec.same_child(other, child)
+        info = rel.target_info
+        return bool(info.key_of(other) == info.key_of(child))
+
+    kept = [c for c in loaded.items if not same(c)]
+    loaded.items = [*kept, child] if adding else kept
 
 
 class Database:
@@ -76,6 +91,7 @@ class Database:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         batch_get_size: int = BATCH_GET_MAX,
         batch_write_size: int = BATCH_WRITE_MAX,
+        cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
@@ -94,12 +110,15 @@ class Database:
             key_attributes=table.primary_attributes,
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
-            quota=RetryQuota(retry_quota) if retry_quota else None,
+            quota=None if retry_quota is None else RetryQuota(retry_quota),
         )
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
-        self.explain: Final = Explain(table, self.table_name)
+        #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
+        self.cursors: Final = CursorCodec(cursor_secret)
+        self.writes: Final = WritePlanner(table, self.table_name)
+        self.explain: Final = Explain(table, self.table_name, self.writes)
 
     def __repr__(self) -> str:
         return f"<Database table={self.table_name!r}>"
@@ -159,6 +178,27 @@ class Database:
             if codec is not None and codec.attribute in item:
                 state.loaded[rel.name] = Loaded(codec.decode(item), None)
         return state
+
+    def read_page(
+        self,
+        read: CollectionRead,
+        accept: Callable[[Item], T | None],
+        *,
+        limit: int | None,
+        start: Item | None,
+        on_page: Callable[[list[Item]], None] | None = None,
+        ahead: int = 0,
+    ) -> Awaitable[tuple[list[T], Item | None]]:
+        """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
+        return read_page(
+            self.send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead
+        )
+
+    def iterate(
+        self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
+    ) -> AsyncIterator[T]:
+        """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
+        return iterate(self.send, read, accept, start=start)
 
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""
@@ -264,41 +304,52 @@ class Database:
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
         """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
 
-        A parent with ``Denormalized`` children also rewrites every child whose copy changed
-        (see :meth:`sync_copies`); a parent with ``Embedded`` children keeps them.
+        A parent with ``Denormalized`` children also rewrites every copy its write changes (and
+        reads no child when no copied field changed); a child of one gets its copies filled from
+        its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
-        info = self.table.info(type(obj))
-        request = self.explain.put(obj, condition=condition, overwrite=overwrite)
-        copying = _copying(info)
-        if copying:
-            await put_with_copies(self, copying, info.values_of(obj), request)
-        else:
-            await self.send(request)
-        if info.relationships:
+        await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
+        if self.table.info(type(obj)).relationships:
             bind(obj, self)
         return obj
 
     async def sync_copies(self, parent: object) -> int:
-        """Rewrite the denormalized copies of ``parent``'s fields that differ from it.
+        """Make every denormalized copy of ``parent``'s fields equal the stored parent's.
 
-        ``db.put(parent)`` does this too; call it directly to repair copies. Returns how many
-        children were rewritten (also logged on the ``dynorm`` logger).
+        The repair after a :class:`~dynorm.CopiesIncompleteError` (``db.put`` rewrites copies
+        itself). Returns how many children were rewritten (also logged on the ``dynorm`` logger).
         """
-        info = self.table.info(type(parent))
-        return await put_with_copies(self, _copying(info), info.values_of(parent), None)
+        return await self.run(self.writes.sync_copies(parent))
 
-    @overload
-    async def delete(self, target: object, /, *, condition: Condition | None = None) -> None: ...
     @overload
     async def delete(
-        self, target: type[Any], /, *, condition: Condition | None = None, **key: object
+        self, target: object, /, *, condition: Condition | None = None, cascade: bool = False
+    ) -> None: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
     ) -> None: ...
     async def delete(
-        self, target: object, /, *, condition: Condition | None = None, **key: object
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
     ) -> None:
-        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``."""
-        request = self.explain.delete(target, condition=condition, **key)
-        await self.send(request)
+        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``.
+
+        ``cascade=True`` also deletes the children stored as items of their own (Partition,
+        Index and Denormalized relationships), in batches, after the parent.
+        """
+        await self.run(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
 
     async def update(
         self,
@@ -310,57 +361,60 @@ class Database:
         condition: Condition | None = None,
     ) -> T:
         """Change some fields of a stored item (UpdateItem) and return the item as stored now."""
-        removals = list(remove)
         info = self.table.info(type(obj))
-        request = plan_update(
-            info,
-            info.values_of(obj),
-            self.table_name,
-            set=set,
-            remove=removals,
-            add=add,
-            condition=condition,
-        )
-        copied = {f for rel in _copying(info) for f in rel.copies}
-        paths = [*(set or {}), *removals, *(add or {})]
-        touched = {top_field(p) for p in paths}
-        inside = [p for p in paths if top_field(p) in copied and top_field(p) != p]
-        if inside:
-            field = top_field(inside[0])
-            raise ExpressionError(
-                f"{info.name}: {inside[0]!r} changes part of {field!r}, which its children "
-                f"keep copies of; give the whole {field!r} so the copies follow"
-            )
-        try:
-            if copied & touched:
-                after = {**info.values_of(obj), **(set or {}), **dict.fromkeys(removals)}
-                await put_with_copies(self, _copying(info), after, request)
-                key = {f: after[f] for f in info.identity_fields()}
-                return await execute_get(self, info, plan_get(info, key, (), self.table_name), key)
-            response = await self.send(request)
-        except ConditionFailedError as exc:
-            # A plain update checks only that the item exists. With a condition of the caller's,
-            # or copies rewritten beside it, a consistent read tells the failures apart (one
-            # request, on failure only).
-            plain = condition is None and not copied & touched
-            if plain or not await self._exists(info, obj):
-                raise ItemNotFoundError(
-                    f"update of {info.name}: no item with key {info.key_of(obj)!r}",
-                    code=exc.code,
-                    operation="UpdateItem",
-                ) from exc
-            raise
-        updated = info.decode(response["Attributes"])
+        plan = self.writes.update(obj, set=set, remove=remove, add=add, condition=condition)
+        item = await self.run(plan)
+        updated = info.decode(item)
         if info.relationships:
-            self.adopt(info, updated, response["Attributes"])
+            self.adopt(info, updated, item)
         return updated
 
-    async def _exists(self, info: ModelInfo[Any], obj: object) -> bool:
-        """Whether ``obj``'s item is stored."""
-        pk_attr, _ = self.table.key_attributes(None)
-        return "Item" in await self.send(
-            existence_check(self.table_name, info.key_of(obj), pk_attr)
-        )
+    # -- running plans -------------------------------------------------------------------------
+
+    async def run(self, plan: Plan[T]) -> T:
+        """Run a write plan: send each step it yields and hand it the result (or the error)."""
+        result: Any = None
+        error: DynormError | None = None
+        while True:
+            try:
+                step = plan.send(result) if error is None else plan.throw(error)
+            except StopIteration as stop:
+                value: T = stop.value
+                return value
+            result, error = None, None
+            try:
+                result = await self._step(step)
+            except DynormError as exc:
+                error = exc
+
+    async def _step(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return await self.send(step.request)
+        if isinstance(step, SendAll):
+            return await self._send_all(step.requests)
+        if isinstance(step, WriteBatch):
+            await self._write_batches(list(step.writes))
+            return None
+        if isinstance(step, Fetch):
+            return await self.fetch(step.keys, consistent=step.consistent)
+        raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
+
+    async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
+        """Send concurrently; the first failure cancels the rest (see SendAll)."""
+        outcomes: list[Any] = [CANCELLED] * len(requests)
+
+        async def one(i: int) -> None:
+            try:
+                outcomes[i] = await self.send(requests[i])
+            except DynormError as exc:
+                outcomes[i] = exc
+                raise
+
+        with contextlib.suppress(BaseExceptionGroup):
+            async with asyncio.TaskGroup() as group:
+                for i in range(len(requests)):
+                    group.create_task(one(i))
+        return outcomes
 
     # -- many items ----------------------------------------------------------------------------
 
@@ -402,37 +456,20 @@ class Database:
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
 
-        Objects with the same key are written once (the last one wins), since DynamoDB rejects a
-        batch that names a key twice. Returns how many items were written.
+        Every object is checked before the first request, and the rules of its relationships
+        hold as for ``db.put``. Objects with the same key are written once (the last one wins),
+        since DynamoDB rejects a batch that names a key twice. Returns how many items were written.
         """
-        writes: dict[Any, dict[str, Any]] = {}
+        objs = list(objs)
+        count = await self.run(self.writes.put_all(objs))
         for obj in objs:
-            info = self.table.info(type(obj))
-            item = info.encode(obj)
-            for rel in info.embedded:
-                children = held_items(obj, rel.name)
-                if children is None or rel.embedded is None:
-                    raise DefinitionError(
-                        f"put_all replaces whole items, and {rel.qualname} of {obj!r} is not "
-                        "loaded, so its children would be lost; use db.put (which keeps them)"
-                    )
-                item[rel.embedded.attribute] = rel.embedded.encode(children)
-            writes[key_id({a: item[a] for a in self.table.primary_attributes})] = {
-                "PutRequest": {"Item": item}
-            }
-            if info.relationships:
+            if self.table.info(type(obj)).relationships:
                 bind(obj, self)
-        await self._write_batches(list(writes.values()))
-        return len(writes)
+        return count
 
     async def delete_all(self, objs: Iterable[object]) -> int:
         """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted."""
-        writes: dict[Any, dict[str, Any]] = {}
-        for obj in objs:
-            key = self.table.info(type(obj)).key_of(obj)
-            writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
-        await self._write_batches(list(writes.values()))
-        return len(writes)
+        return await self.run(self.writes.delete_all(objs))
 
     async def _write_batches(self, writes: list[dict[str, Any]]) -> None:
         await asyncio.gather(
@@ -470,16 +507,17 @@ class Database:
         info = self.table.info(model)
         accept = self.acceptor(info, index)
         read = self.explain.query_read(info, index, components, consistent=consistent)
-        return Query(send=self.send, read=read, accept=accept)
+        return Query(send=self.send, read=read, accept=accept, cursors=self.cursors)
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption
     ) -> Sequence[T]:
         """Load relationships for many objects of one model at once (no N+1).
 
-        BelongsTo parents come from BatchGetItem (100 keys a request, each parent once);
+        BelongsTo parents and embedded children (for objects that lack them) are read by key, all
+        relationships together: one BatchGetItem per 100 distinct keys, each parent once;
         HasMany children from one Query per object, run concurrently (``max_concurrency`` in
-        flight); embedded children from one BatchGetItem for the objects that lack them.
+        flight).
         """
         if not objs:
             return objs
@@ -491,23 +529,32 @@ class Database:
             )
         info = self.table.info(model)
         options = normalize_options(info, relationships)
-        await asyncio.gather(*(load_many(self, info, objs, option) for option in options))
+        await load_all(self, info, objs, options)
         return objs
 
     async def add(self, parent: object, relationship: Relationship[Any, T], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
-        rel = self._relationship(parent, relationship)
-        if isinstance(rel, HasMany):
-            return await add_child(self, parent, rel, child)
-        raise DefinitionError(f"{rel.qualname}: use db.put on the child to set a BelongsTo link")
+        rel = self._has_many(parent, relationship, "add")
+        stored = await self.run(self.writes.add(parent, rel, child))
+        _update_loaded(parent, rel, stored, adding=True, position=None)
+        return cast("T", stored)
 
     async def remove(self, parent: object, relationship: Relationship[Any, T], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
+        rel = self._has_many(parent, relationship, "remove")
+        position = await self.run(self.writes.remove(parent, rel, child))
+        _update_loaded(parent, rel, child, adding=False, position=position)
+
+    def _has_many(
+        self, parent: object, relationship: Relationship[Any, Any], verb: str
+    ) -> HasMany[Any, Any]:
         rel = self._relationship(parent, relationship)
-        if isinstance(rel, HasMany):
-            await remove_child(self, parent, rel, child)
-            return
-        raise DefinitionError(f"{rel.qualname}: only HasMany relationships have children to remove")
+        if not isinstance(rel, HasMany):
+            raise DefinitionError(
+                f"{rel.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo link "
+                "by writing the child's fields with db.put"
+            )
+        return rel
 
     def _relationship(
         self, parent: object, relationship: Relationship[Any, Any]
@@ -536,18 +583,22 @@ async def connect(
     connect_timeout: float = 5.0,
     read_timeout: float = 30.0,
     fast_responses: bool = True,
+    cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
 ) -> AsyncIterator[Database]:
     """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
 
     ``table_name`` overrides the table's name (one table per test, per stage …).
     ``fast_responses=False`` parses every response with botocore's own parser (slower; the
-    results are the same). A request is tried ``max_attempts`` times in all when throttled,
-    failed on the server's side or cut off by the network; ``retry_quota`` bounds the retries
-    of the whole Database (each costs 5, or 10 after a timeout; a success pays back), and
-    None turns that bound off. Anything still failing is raised as a DynormError subclass:
-    ``TransportError`` for the network.
+    results are the same). ``cursor_secret`` (bytes; default: the ``DYNORM_CURSOR_SECRET``
+    environment variable, UTF-8) signs page cursors with HMAC-SHA256 and refuses unsigned ones.
+    A request is tried ``max_attempts`` times in all when throttled, failed on the server's side
+    or cut off by the network; ``retry_quota`` bounds the retries of the whole Database (each
+    costs 5, or 10 after a broken connection; a success pays back), and None turns that bound
+    off. Anything still failing is raised as a DynormError subclass: ``TransportError`` for the
+    network.
     """
+    cursor_secret = secret_from(cursor_secret, os.environ)
     async with open_client(
         endpoint_url=endpoint_url,
         region_name=region_name,
@@ -566,5 +617,6 @@ async def connect(
             table_name=table_name,
             max_concurrency=max_concurrency,
             max_attempts=max_attempts,
+            cursor_secret=cursor_secret,
             retry_quota=retry_quota,
         )

@@ -14,7 +14,7 @@ import attrs
 
 from ._codec import MAX_ITEM_BYTES, AttributeValue, Item, converter, item_size
 from ._errors import DefinitionError, LimitExceededError
-from ._expressions import ExpressionBuilder
+from ._expressions import ExpressionBuilder, equal_to
 from ._model import resolve_field_types
 from ._plans import Request
 
@@ -35,15 +35,23 @@ class EmbeddedCodec:
 
     @classmethod
     def build(
-        cls, qualname: str, attribute: str, child: type, key: str | None, max_items: int | None
+        cls,
+        qualname: str,
+        attribute: str,
+        child: type,
+        key: str | None,
+        max_items: int | None,
+        *,
+        localns: Mapping[str, Any] | None = None,
     ) -> EmbeddedCodec:
+        """The codec for ``child``; ``localns`` resolves names local to a declaring function."""
         if not attrs.has(child):
             raise DefinitionError(
                 f"{qualname} via Embedded(): {child!r} must be an attrs class (embedded children "
                 "are plain attrs classes, not table models)"
             )
         try:
-            names = resolve_field_types(child)
+            names = resolve_field_types(child, localns)
         except DefinitionError as exc:
             raise DefinitionError(f"{qualname}: {exc}") from None
         if key is not None and names.get(key) is not str:
@@ -82,6 +90,23 @@ class EmbeddedCodec:
 
     def child_key(self, child: object) -> str | None:
         return None if self.key is None else str(getattr(child, self.key))
+
+    def same_child(self, a: object, b: object) -> bool:
+        """Whether ``b`` replaces ``a`` (same map key; list children are never replaced)."""
+        return self.key is not None and self.child_key(a) == self.child_key(b)
+
+    def read_request(self, table_name: str, key: Item) -> Request:
+        """A GetItem that reads only this attribute of the parent item."""
+        return Request(
+            "GetItem",
+            {
+                "TableName": table_name,
+                "Key": key,
+                "ConsistentRead": True,
+                "ProjectionExpression": "#e",
+                "ExpressionAttributeNames": {"#e": self.attribute},
+            },
+        )
 
     def check_child(self, child: object) -> None:
         if type(child) is not self.child:
@@ -159,32 +184,10 @@ def plan_remove(
         params["UpdateExpression"] = f"REMOVE {attr}[{position}]"
         slot = f"{attr}[{position}]"
         params["ConditionExpression"] = " AND ".join(
-            _equal_to(builder, slot, codec.encode_child(child))
+            equal_to(builder, slot, codec.encode_child(child))
         )
     else:
         params["UpdateExpression"] = f"REMOVE {attr}.{builder.name(str(getattr(child, codec.key)))}"
     params.update(builder.params())
     # Removing by position removes the next child when repeated (or fails its condition).
     return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")
-
-
-def _equal_to(builder: ExpressionBuilder, path: str, value: AttributeValue) -> list[str]:
-    """Conditions that hold when the document at ``path`` equals ``value``.
-
-    Maps and lists are compared member by member down to scalars (and by size): not every
-    DynamoDB implementation compares whole maps with ``=`` (dynalite compares them by identity).
-    """
-    kind, inner = next(iter(value.items()))
-    if kind == "M":
-        size = builder.value({"N": str(len(inner))})
-        out = [f"size({path}) = {size}"]
-        for name, member in inner.items():
-            out += _equal_to(builder, f"{path}.{builder.name(name)}", member)
-        return out
-    if kind == "L":
-        size = builder.value({"N": str(len(inner))})
-        out = [f"size({path}) = {size}"]
-        for i, member in enumerate(inner):
-            out += _equal_to(builder, f"{path}[{i}]", member)
-        return out
-    return [f"{path} = {builder.value(value)}"]

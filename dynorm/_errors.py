@@ -9,12 +9,13 @@
     ├── ExpressionError (ValueError)         a condition or update expression cannot be built
     ├── NotLoadedError (AttributeError)      relationship data was read before it was loaded
     ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
-    ├── CursorError (ValueError)             a page cursor is malformed or belongs to another query
+    ├── CursorError (ValueError)             a page cursor is malformed, edited or another query's
     ├── LimitExceededError (ValueError)      a request would break a DynamoDB or dynorm limit
     ├── TransportError (ConnectionError)     DynamoDB could not be reached or did not answer
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
         ├── ConditionFailedError
+        ├── CopiesIncompleteError            a parent is written, some copies of it are not
         ├── OutcomeUnknownError              a write's reply was lost: it may or may not be stored
         ├── TransactionCanceledError
         ├── TableNotFoundError (LookupError)
@@ -33,6 +34,7 @@ __all__ = [
     "CancellationReason",
     "CodecError",
     "ConditionFailedError",
+    "CopiesIncompleteError",
     "CursorError",
     "DatabaseError",
     "DefinitionError",
@@ -81,7 +83,7 @@ class DetachedError(DynormError, RuntimeError):
 
 
 class CursorError(DynormError, ValueError):
-    """A page cursor is malformed or was made by a different query."""
+    """A page cursor is malformed, edited, wrongly signed, or from another query or parent."""
 
 
 class LimitExceededError(DynormError, ValueError):
@@ -135,6 +137,20 @@ class OutcomeUnknownError(DatabaseError):
     it. Read the item (``consistent=True``) to see whether the change is there before
     repeating the write.
     """
+
+
+class CopiesIncompleteError(DatabaseError):
+    """A parent was written, but some of the denormalized copies it changed were not rewritten.
+
+    ``pending`` copies still hold old values and ``rewritten`` were rewritten; the rest of the
+    fan-out was cancelled. ``await db.sync_copies(parent)`` (or writing the parent again)
+    repairs them.
+    """
+
+    def __init__(self, message: str, *, pending: int, rewritten: int) -> None:
+        super().__init__(message, code="CopiesIncomplete", operation="TransactWriteItems")
+        self.pending = pending
+        self.rewritten = rewritten
 
 
 class TableNotFoundError(DatabaseError, LookupError):

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from ._errors import DefinitionError
+from ._chunks import BATCH_WRITE_MAX, chunked
+from ._errors import KeyTemplateError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
-from ._model import ModelInfo
+from ._model import ModelInfo, not_key_fields
 from ._plans import CollectionRead, KeyRange, Request
 from ._relations import LoadOption, Relationship, collection_read
-from ._state import held_items
+from ._steps import Fetch, Plan, Step, WriteBatch, run_sync
 from ._table import Table
-from ._writes import plan_delete, plan_put, plan_put_keeping
+from ._writeplan import WritePlanner
 
 __all__ = ["Explain"]
 
@@ -26,6 +27,7 @@ class Explain:
 
     table: Table
     table_name: str
+    writes: WritePlanner
 
     def get_plan(
         self,
@@ -54,43 +56,43 @@ class Explain:
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> Request:
-        info = self.table.info(type(obj))
-        table_name = self.table_name
-        if not info.embedded:
-            return plan_put(info, obj, table_name, condition=condition, overwrite=overwrite)
-        embedded: dict[str, Any] = {}
-        empty: dict[str, Any] = {}
-        for rel in info.embedded:
-            assert rel.embedded is not None  # noqa: S101 - info.embedded holds embedded ones only
-            children = held_items(obj, rel.name)
-            embedded[rel.embedded.attribute] = (
-                rel.embedded.encode(children) if children is not None else None
-            )
-            empty[rel.embedded.attribute] = rel.embedded.empty()
-        return plan_put_keeping(
-            info,
-            obj,
-            table_name,
-            embedded=embedded,
-            empty=empty,
-            condition=condition,
-            overwrite=overwrite,
-        )
+        """The write ``db.put`` sends for ``obj`` (without the copies it may have to rewrite)."""
+        return self.writes.put_request(obj, condition=condition, overwrite=overwrite)
 
     def delete(
         self, target: object, /, *, condition: Condition | None = None, **key: object
     ) -> Request:
-        info: ModelInfo[Any]
-        if isinstance(target, type):
-            info = self.table.info(target)
-            info.check_key_values(key)
-            primary = info.primary_key(key)
-        else:
-            if key:
-                raise TypeError("db.delete(obj) takes no key fields; use db.delete(Model, **key)")
-            info = self.table.info(type(target))
-            primary = info.key_of(target)
-        return plan_delete(info, primary, self.table_name, condition=condition)
+        """The DeleteItem ``db.delete`` sends."""
+        return self.writes.delete_request(target, condition=condition, **key)
+
+    def put_all(self, objs: Iterable[object]) -> list[Request]:
+        """The BatchWriteItem requests ``db.put_all`` sends (25 writes a request).
+
+        Objects whose relationships need a read first (a child copying its parent's fields, a
+        parent whose copies may change) add that read and those rewrites; see docs/integrity.md.
+        """
+        return self._batches(self.writes.put_all(objs))
+
+    def delete_all(self, objs: Iterable[object]) -> list[Request]:
+        """The BatchWriteItem requests ``db.delete_all`` sends (25 deletes a request)."""
+        return self._batches(self.writes.delete_all(objs))
+
+    def _batches(self, plan: Plan[int]) -> list[Request]:
+        batches: list[Request] = []
+
+        def answer(step: Step) -> Any:
+            if isinstance(step, WriteBatch):
+                batches.extend(
+                    Request("BatchWriteItem", {"RequestItems": {self.table_name: list(chunk)}})
+                    for chunk in chunked(step.writes, BATCH_WRITE_MAX)
+                )
+                return None
+            if isinstance(step, Fetch):
+                return {}  # parents not stored: the plan raises, as the call would
+            return {"Items": []}
+
+        run_sync(plan, answer)
+        return batches
 
     def query(
         self,
@@ -113,18 +115,16 @@ class Explain:
     ) -> CollectionRead:
         """The collection read behind ``db.query``."""
         pk, sk = info.key_templates(index)
-        known = set(pk.fields) | set(sk.fields if sk else ())
+        call = f"db.query({info.name}{', index=' + repr(index) if index else ''})"
+        known = tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
         unknown = [name for name in components if name not in known]
         if unknown:
-            raise DefinitionError(
-                f"db.query({info.name}{', index=' + repr(index) if index else ''}) addresses items "
-                f"by {', '.join(sorted(known))}; {', '.join(unknown)} is not a key component"
-            )
+            raise not_key_fields(info.name, f"{call} takes", unknown, known)
         missing = [f for f in pk.fields if f not in components]
         if missing:
-            raise DefinitionError(
-                f"db.query({info.name}) needs the whole partition key {pk.source!r}: "
-                f"missing {', '.join(missing)}"
+            raise KeyTemplateError(
+                f"{call} needs every field of the partition key {pk.source!r}: "
+                f"give {', '.join(missing)}"
             )
         range_ = KeyRange.from_template(sk, components) if sk is not None else None
         return collection_read(

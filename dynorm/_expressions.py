@@ -15,7 +15,14 @@ import attrs
 from ._codec import AttributeValue, encode_any
 from ._errors import ExpressionError
 
-__all__ = ["Attr", "Condition", "ExpressionBuilder", "render_update", "top_field"]
+__all__ = [
+    "Attr",
+    "Condition",
+    "ExpressionBuilder",
+    "equal_to",
+    "render_update",
+    "top_field",
+]
 
 Encoder = Callable[[str], Callable[[Any], AttributeValue]]
 
@@ -245,3 +252,47 @@ def render_update(
     if additions:
         clauses.append("ADD " + ", ".join(additions))
     return " ".join(clauses)
+
+
+def equal_to(builder: ExpressionBuilder, path: str, value: AttributeValue) -> list[str]:
+    """Conditions that all hold when the document at ``path`` (a rendered path) equals ``value``.
+
+    Maps and lists are compared member by member down to scalars (and by size): not every
+    DynamoDB implementation compares whole maps with ``=`` (dynalite compares them by identity).
+    NULL (and an empty set, which dynorm leaves out of the item) also matches a missing attribute.
+    """
+    kind, inner = next(iter(value.items()))
+    if kind == "M":
+        size = builder.value({"N": str(len(inner))})
+        out = [f"size({path}) = {size}"]
+        for name, member in inner.items():
+            out += equal_to(builder, f"{path}.{builder.name(name)}", member)
+        return out
+    if kind == "L":
+        size = builder.value({"N": str(len(inner))})
+        out = [f"size({path}) = {size}"]
+        for i, member in enumerate(inner):
+            out += equal_to(builder, f"{path}[{i}]", member)
+        return out
+    if kind == "NULL":
+        null = builder.value({"S": "NULL"})
+        return [f"(attribute_not_exists({path}) OR attribute_type({path}, {null}))"]
+    return [f"{path} = {builder.value(value)}"]
+
+
+def extend_condition(params: dict[str, Any], extra: Callable[[ExpressionBuilder], str]) -> None:
+    """AND a condition built by ``extra`` onto the request parameters ``params`` (in place).
+
+    The builder continues the placeholder numbering of the names and values already there, so
+    the two expressions never collide.
+    """
+    names = dict(params.get("ExpressionAttributeNames", {}))
+    builder = ExpressionBuilder(
+        names=names,
+        values=dict(params.get("ExpressionAttributeValues", {})),
+        name_ids={name: placeholder for placeholder, name in names.items()},
+    )
+    added = extra(builder)
+    existing = params.get("ConditionExpression")
+    params["ConditionExpression"] = f"({existing}) AND ({added})" if existing else added
+    params.update(builder.params())

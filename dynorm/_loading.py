@@ -14,16 +14,15 @@ from typing import Any, Literal, TypeVar, cast
 
 import attrs
 
-from ._batch import key_id
+from ._chunks import key_id
 from ._codec import Item
 from ._errors import DefinitionError, ItemNotFoundError
 from ._model import ModelInfo
-from ._paging import read_page
 from ._plans import CollectionRead, KeyRange, Request, upper_bound
 from ._relations import BelongsTo, HasMany, LoadOption, Relationship
-from ._state import Loaded, Session
+from ._state import Loaded, Session, state_of
 
-__all__ = ["GetPlan", "execute_get", "normalize_options", "plan_get"]
+__all__ = ["GetPlan", "execute_get", "load_all", "normalize_options", "plan_get"]
 
 P = TypeVar("P")
 
@@ -224,12 +223,14 @@ async def _run_collection(
     info: ModelInfo[Any],
     load: CollectionLoad,
     parent_key: Item,
-) -> tuple[Item | None, dict[str, Loaded], bool]:
-    """Run one collection Query: (parent item if seen, loaded children, whether it was cut)."""
+    key_values: Mapping[str, object],
+) -> tuple[Item | None, dict[str, Loaded]]:
+    """Run one collection Query: (the parent item if this Query carries it, loaded children).
+
+    A Query that carries the parent but was cut short before reaching it reads it with GetItem.
+    """
     read = load.read
     rels: list[HasMany[Any, Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
-    accepts = [session.acceptor(r.target_info, read.index) for r in rels]
-    kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
     parent: list[Item] = []
 
     def see(page: list[Item]) -> None:
@@ -245,17 +246,48 @@ async def _run_collection(
     if len(rels) == 1:
         # One relationship: its acceptor is the whole per-item work (the hot loop).
         (rel,) = rels
-        items, after = await read_page(
-            session.send,
-            read,
-            accepts[0],
-            limit=load.options[0].limit,
-            start=None,
-            on_page=on_page,
-            ahead=ahead,
+        accept = session.acceptor(rel.target_info, read.index)
+        limit = load.options[0].limit
+        items, after = await session.read_page(
+            read, accept, limit=limit, start=None, on_page=on_page, ahead=ahead
         )
-        loaded_one = {rel.name: Loaded(items, after, via=rel)}
-        return (parent[0] if parent else None), loaded_one, after is not None
+        loaded = {rel.name: Loaded(items, after, via=rel)}
+        follow_ups: list[Awaitable[None]] = []
+    else:
+        loaded, follow_ups, after = await _run_shared(
+            session, read, load.options, key_values, on_page
+        )
+    if load.parent_at is not None and not parent and after is not None:
+        follow_ups.append(_fetch_parent(session, read, parent_key, parent))
+    if follow_ups:
+        await asyncio.gather(*follow_ups)
+    return (parent[0] if parent else None), loaded
+
+
+async def _fetch_parent(
+    session: Session, read: CollectionRead, parent_key: Item, into: list[Item]
+) -> None:
+    """The parent sorts beyond a page that was cut short: read it directly."""
+    request = _get_item(parent_key, session.table_name, consistent=read.consistent)
+    item = (await session.send(request)).get("Item")
+    if item is not None:
+        into.append(item)
+
+
+async def _run_shared(
+    session: Session,
+    read: CollectionRead,
+    options: Sequence[LoadOption],
+    key_values: Mapping[str, object],
+    on_page: Any,
+) -> tuple[dict[str, Loaded], list[Awaitable[None]], Item | None]:
+    """Several relationships in one Query: one DynamoDB page for all of them.
+
+    Each relationship the page left short reads on by itself: the returned follow-ups, to run
+    concurrently.
+    """
+    rels: list[HasMany[Any, Any]] = [o.relationship for o in options]  # type: ignore[misc]
+    accepts = [session.acceptor(r.target_info, read.index) for r in rels]
 
     def accept(raw: Item) -> tuple[int, Any, Item] | None:
         for i, child_accept in enumerate(accepts):
@@ -264,58 +296,163 @@ async def _run_collection(
                 return i, obj, raw
         return None
 
-    found, after = await read_page(
-        session.send, read, accept, limit=None, start=None, on_page=on_page, ahead=ahead
-    )
+    found, after = await session.read_page(read, accept, limit=None, start=None, on_page=on_page)
+    kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
+    order: list[int] = []  # relationships in the order their first child came
     for i, obj, raw in found:
+        if not kept[i]:
+            order.append(i)
         kept[i].append((obj, raw))
     loaded: dict[str, Loaded] = {}
-    for rel, option, found_children in zip(rels, load.options, kept, strict=True):
-        resume: Item | None
-        children = found_children
-        if option.limit is not None and len(children) > option.limit:
-            children = children[: option.limit]
-            resume = read.key_of(children[-1][1])
-        elif after is None:
-            resume = None
-        else:
-            resume = read.key_of(children[-1][1]) if children else {}
-        loaded[rel.name] = Loaded([obj for obj, _ in children], resume, via=rel)
-    return (parent[0] if parent else None), loaded, after is not None
+    follow_ups: list[Awaitable[None]] = []
+    for i, (rel, option) in enumerate(zip(rels, options, strict=True)):
+        share = share_of_page(
+            read,
+            rel.child_prefix(key_values),
+            option.limit,
+            [raw for _, raw in kept[i]],
+            after,
+            crowded=bool(kept[i]) and order[0] != i,
+        )
+        entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, via=rel)
+        loaded[rel.name] = entry
+        if share.more:
+            own = rel.children_read(session.table_name, key_values, consistent=read.consistent)
+            follow_ups.append(_read_on(session, own, accepts[i], entry, share))
+    return loaded, follow_ups, after
 
 
-async def load_many(
-    session: Session, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
+async def _read_on(
+    session: Session, read: CollectionRead, accept: Any, entry: Loaded, share: PageShare
 ) -> None:
-    """Load one relationship for many objects: batched or concurrent, never one by one."""
+    """A relationship's own read, after its children seen in the shared page."""
+    items, after = await session.read_page(read, accept, limit=share.want, start=share.start)
+    entry.items += items
+    entry.resume = after
+
+
+@attrs.frozen
+class PageShare:
+    """What a shared page gives one relationship.
+
+    Its first ``keep`` children, and either where to resume (``resume``) or, with ``more``, a
+    read of its own for ``want`` more children after ``start``.
+    """
+
+    keep: int
+    resume: Item | None
+    more: bool = False
+    start: Item | None = None
+    want: int | None = None
+
+
+def share_of_page(
+    read: CollectionRead,
+    prefix: str,
+    limit: int | None,
+    children: Sequence[Item],
+    after: Item | None,
+    *,
+    crowded: bool,
+) -> PageShare:
+    """How one relationship fares in a page of a Query shared with others (pure).
+
+    ``children`` are its raw items in the page, ``after`` the page's LastEvaluatedKey and
+    ``prefix`` its sort key prefix. It needs a read of its own when the page was cut short before
+    its range ended and it has fewer than ``limit`` children; without a limit, also when another
+    relationship's children came first (``crowded``), since the page was not all its own.
+    """
+    n = len(children)
+    if limit is not None and n > limit:
+        return PageShare(limit, read.key_of(children[limit - 1]))
+    if after is None or _passed(read, prefix, after):
+        return PageShare(n, None)
+    last = read.key_of(children[-1]) if children else None
+    if limit is not None and n == limit:
+        return PageShare(n, last)
+    if limit is None and n and not crowded:
+        return PageShare(n, last)
+    return PageShare(n, None, more=True, start=last, want=None if limit is None else limit - n)
+
+
+def _passed(read: CollectionRead, prefix: str, after: Item) -> bool:
+    """Whether a page that ended at ``after`` read every sort key that starts with ``prefix``."""
+    value = after.get(read.sk_attr) if read.sk_attr and prefix else None
+    sk: str | None = None if value is None else value.get("S")
+    if sk is None or sk.startswith(prefix):
+        return False
+    return sk > prefix if read.forward else sk < prefix
+
+
+async def load_all(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
+) -> None:
+    """Load relationships for many objects at once.
+
+    Whatever is read by key (BelongsTo parents, embedded children) shares one BatchGetItem per
+    100 distinct keys; HasMany children are read with one Query per object, concurrently.
+    """
+    by_key = [o for o in options if _by_key(o)]
+    others = [o for o in options if not _by_key(o)]
+    await asyncio.gather(
+        _load_by_key(session, info, objs, by_key),
+        *(_load_children(session, info, objs, o) for o in others),
+    )
+
+
+def _by_key(option: LoadOption) -> bool:
     rel = option.relationship
-    if not objs:
+    return isinstance(rel, BelongsTo) or (isinstance(rel, HasMany) and rel.embedded is not None)
+
+
+async def _load_by_key(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
+) -> None:
+    if not objs or not options:
         return
-    if isinstance(rel, BelongsTo):
-        keys = [rel.target_info.primary_key(rel.parent_key_values(o)) for o in objs]
-        found = await session.fetch(keys)
-        accept = session.acceptor(rel.target_info, None)
-        parents = {kid: accept(raw) for kid, raw in found.items()}
-        for obj, key in zip(objs, keys, strict=True):
-            parent = parents.get(key_id(key))
-            loaded = Loaded([parent] if parent is not None else [], None)
-            session.adopt(info, obj, {}).loaded[rel.name] = loaded
-        return
-    if not isinstance(rel, HasMany):
-        raise DefinitionError(f"{rel!r} cannot be loaded")
-    if rel.embedded is not None:
-        missing = [o for o in objs if not getattr(o, rel.name).is_loaded]
-        found = await session.fetch([info.key_of(o) for o in missing])
-        for obj in missing:
-            session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+    belongs = [o for o in options if isinstance(o.relationship, BelongsTo)]
+    embedded = [o for o in options if o not in belongs]
+    # Objects lacking an embedded relationship are read again: their items hold the children.
+    stale = [o for o in objs if any(not _held(o, e) for e in embedded)]
+    parent_keys = [[_belongs(b).parent_key(o) for o in objs] for b in belongs]
+    keys = [info.key_of(o) for o in stale]
+    keys += [k for ks in parent_keys for k in ks if k is not None]
+    found = await session.fetch(keys)
+    for obj in stale:
+        session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+    for option in embedded:
         for obj in objs:
             _show_embedded(session.adopt(info, obj, {}).loaded, option)
-        return
+    for option, obj_keys in zip(belongs, parent_keys, strict=True):
+        rel = _belongs(option)
+        accept = session.acceptor(rel.target_info, None)
+        parents: dict[Any, Any] = {}
+        for obj, key in zip(objs, obj_keys, strict=True):
+            kid = None if key is None else key_id(key)
+            if kid is not None and kid not in parents:
+                raw = found.get(kid)
+                parents[kid] = None if raw is None else accept(raw)
+            parent = None if kid is None else parents[kid]
+            loaded = Loaded([parent] if parent is not None else [], None)
+            session.adopt(info, obj, {}).loaded[rel.name] = loaded
+
+
+def _held(obj: object, option: LoadOption) -> bool:
+    state = state_of(obj)
+    return state is not None and option.relationship.name in state.loaded
+
+
+async def _load_children(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
+) -> None:
+    """One HasMany for many objects: one Query each, run concurrently, never one by one."""
+    if not isinstance(option.relationship, HasMany):
+        raise DefinitionError(f"{option.relationship!r} cannot be loaded")
     results = await asyncio.gather(
         *(_run_children(session, option, info.values_of(o)) for o in objs)
     )
     for obj, loaded in zip(objs, results, strict=True):
-        session.adopt(info, obj, {}).loaded[rel.name] = loaded
+        session.adopt(info, obj, {}).loaded[option.relationship.name] = loaded
 
 
 def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
@@ -330,7 +467,7 @@ async def _run_children(
     rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
     read = rel.children_read(session.table_name, parent_values)
     accept = session.acceptor(rel.target_info, read.index)
-    items, after = await read_page(session.send, read, accept, limit=option.limit, start=None)
+    items, after = await session.read_page(read, accept, limit=option.limit, start=None)
     return Loaded(items, after, via=rel)
 
 
@@ -343,10 +480,12 @@ async def execute_get(
     session: Session, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
 ) -> P:
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
-    runs = [_run_collection(session, info, c, plan.parent_key) for c in plan.collections]
+    runs = [
+        _run_collection(session, info, c, plan.parent_key, key_values) for c in plan.collections
+    ]
     raw_parent: Item | None
     found: dict[Any, Item]
-    collected: list[tuple[Item | None, dict[str, Loaded], bool]]
+    collected: list[tuple[Item | None, dict[str, Loaded]]]
 
     def fetching() -> Awaitable[dict[Any, Item]]:
         if plan.fetch_keys:
@@ -366,18 +505,14 @@ async def execute_get(
         )
         raw_parent = response.get("Item")
     else:
+        # One Query carries the parent (and reads it by key if its page was cut short first).
         found, *collected = await asyncio.gather(fetching(), *runs)
-        raw_parent = next((p for p, _, _ in collected if p is not None), None)
-        cut_short = any(cut for _, _, cut in collected)
-        if raw_parent is None and cut_short:
-            # The parent sorts after a page's worth of children: fetch it directly.
-            retry = _get_item(plan.parent_key, session.table_name, consistent=plan.consistent)
-            raw_parent = (await session.send(retry)).get("Item")
+        raw_parent = next((p for p, _ in collected if p is not None), None)
     if raw_parent is None:
         raise _not_found(info, key_values)
     parent = info.decode(raw_parent)
     state = session.adopt(info, parent, raw_parent)
-    for _, loaded, _ in collected:
+    for _, loaded in collected:
         state.loaded.update(loaded)
     for option in plan.embedded:
         _show_embedded(state.loaded, option)
@@ -387,5 +522,5 @@ async def execute_get(
         raw = found.get(key_id(key))
         owner = session.acceptor(rel.target_info, None)(raw) if raw is not None else None
         state.loaded[rel.name] = Loaded([owner] if owner is not None else [], None)
-    await asyncio.gather(*(load_many(session, info, [parent], o) for o in plan.after_parent))
+    await load_all(session, info, [parent], plan.after_parent)
     return parent

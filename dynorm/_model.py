@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ._relations import HasMany, Relationship
     from ._table import Table
 
-__all__ = ["ModelInfo", "info_of", "is_model"]
+__all__ = ["LocalScope", "ModelInfo", "info_of", "is_model", "not_key_fields"]
 
 T = TypeVar("T")
 
@@ -85,10 +86,7 @@ class ModelInfo(Generic[T]):
         allowed = self.identity_fields()
         unknown = [k for k in values if k not in allowed]
         if unknown:
-            raise KeyTemplateError(
-                f"{self.name} is looked up by {', '.join(allowed)}; {', '.join(unknown)} "
-                "is not part of its key (use db.query(...) with a filter for other fields)"
-            )
+            raise not_key_fields(self.name, f"{self.name} is looked up by", unknown, allowed)
         missing = [k for k in allowed if k not in values]
         if missing:
             raise KeyTemplateError(
@@ -197,6 +195,16 @@ class ModelInfo(Generic[T]):
 
         return matches
 
+    def decode_if(self, item: Item, index: str | None) -> T | None:
+        """The instance for an item of one Query's results, or None if it is another model's."""
+        return self.decode(item) if self.sort_key_matcher(index)(item) else None
+
+    def primary_key_of_item(self, item: Item) -> Item | None:
+        """The primary key of a stored item of this model (None for other models' items)."""
+        if not self.matches(item):
+            return None
+        return {a: item[a] for a in self.table.primary_attributes}
+
     def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
         """Whether the item's keys fit this model's templates (how mixed results are told apart)."""
         pk_attr, sk_attr = self.table.key_attributes(index)
@@ -211,6 +219,25 @@ class ModelInfo(Generic[T]):
             if text is None or not template.matches(text):
                 return False
         return True
+
+
+def not_key_fields(
+    model: str, lookup: str, unknown: Sequence[str], valid: Sequence[str]
+) -> KeyTemplateError:
+    """The error for a lookup naming fields that are not key fields, with close matches.
+
+    ``lookup`` starts the message: ``"User is looked up by"``, ``"db.query(User) takes"``.
+    """
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, valid, n=1)
+        named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return KeyTemplateError(
+        f"{lookup} its key fields {', '.join(valid)}; {', '.join(named)} "
+        f"{'is not one' if len(unknown) == 1 else 'are not'}. Other fields of {model} cannot "
+        "address items: query a collection and test the items, or declare an index whose key "
+        "template holds the field"
+    )
 
 
 def is_model(cls: object) -> bool:
@@ -232,28 +259,71 @@ def attach_info(cls: type[T], info: ModelInfo[T]) -> None:
     setattr(cls, _INFO_ATTR, info)
 
 
-def resolve_field_types(cls: type) -> dict[str, Any]:
+class LocalScope:
+    """The local names of the function a model was declared in, read when they are needed.
+
+    With ``from __future__ import annotations`` a field typed by a class defined in the same
+    function is the string ``"Point"``, which the module's globals cannot resolve. The frame's
+    locals are read at lookup time, not copied at declaration, so a class defined after the
+    model (an embedded child resolved later) is found too. Relationships drop their scope once
+    resolved, so the frame is not kept alive longer than that.
+    """
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self._frame = frame
+
+    @classmethod
+    def of_caller(cls, depth: int = 1) -> LocalScope | None:
+        """The scope of the frame ``depth`` calls above the caller, if it has its own locals."""
+        frame = sys._getframe(depth + 1)
+        # At module level the locals are the globals, which resolution reads anyway.
+        return None if frame.f_locals is frame.f_globals else cls(frame)
+
+    def names(self) -> dict[str, Any]:
+        """The frame's local names as they are now."""
+        return dict(self._frame.f_locals)
+
+
+def _attrs_classes_in(tp: object) -> Iterable[type]:
+    """The attrs classes a resolved type mentions (``Point``, ``list[Point]``, ``Point | None``)."""
+    if isinstance(tp, type) and attrs.has(tp):
+        yield tp
+    for arg in typing.get_args(tp):
+        yield from _attrs_classes_in(arg)
+
+
+def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Field name -> resolved type; forward references must be resolvable by now.
 
     Only fields are resolved, not every annotation: a ``ClassVar[HasMany[Org, User]]`` may name
     classes that are declared later (attrs.resolve_types would evaluate it too, and fail).
+    ``localns`` holds the names local to the function that declared the class; nested attrs
+    classes whose fields are still strings are resolved with them too.
     """
     module = sys.modules.get(cls.__module__)
     globalns = dict(vars(module)) if module is not None else {}
-    localns = {cls.__name__: cls}
+    names = {**(localns or {}), cls.__name__: cls}
     for field in attrs.fields(cls):
         if not isinstance(field.type, str):
             continue
         holder = types.SimpleNamespace(__annotations__={field.name: field.type})
         try:
-            hint = typing.get_type_hints(holder, globalns, localns)[field.name]
+            hint = typing.get_type_hints(holder, globalns, names)[field.name]
         except NameError as exc:
             raise DefinitionError(
                 f"{cls.__name__}.{field.name}: its annotation cannot be resolved ({exc}); "
                 "define the type before the model"
             ) from None
         object.__setattr__(field, "type", hint)  # what attrs.resolve_types does, field by field
-    return {f.name: f.type for f in attrs.fields(cls)}
+    resolved = {f.name: f.type for f in attrs.fields(cls)}
+    for tp in resolved.values():
+        for nested in _attrs_classes_in(tp):
+            # The converter would resolve these with their module's globals only, and fail.
+            if any(isinstance(f.type, str) for f in attrs.fields(nested)):
+                resolve_field_types(nested, localns)
+    return resolved
 
 
 def key_parsers_for(

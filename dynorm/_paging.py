@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
-from typing import Any, Generic, TypeVar
-
-import attrs
+from typing import Any, TypeVar
 
 from ._codec import Item
-from ._plans import CollectionRead, Request
+from ._plans import CollectionRead, Page, Request
 
 __all__ = ["Page", "Send", "iterate", "read_page", "released"]
 
@@ -26,20 +24,6 @@ T = TypeVar("T")
 Send = Callable[[Request], Awaitable[dict[str, Any]]]
 #: Decodes a raw item into the wanted object, or None for items of other kinds.
 Accept = Callable[[Item], T | None]
-
-
-@attrs.frozen
-class Page(Generic[T]):
-    """One page of results and the cursor for the next (None when nothing follows)."""
-
-    items: list[T]
-    cursor: str | None
-
-    def __iter__(self) -> Any:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
 
 
 def released(page: list[Item]) -> Iterator[Item]:

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import attrs
 
 from ._codec import Item
+from ._errors import LimitExceededError
 from ._keys import KeyTemplate
 
-__all__ = ["CollectionRead", "KeyRange", "Request", "Retry", "existence_check", "upper_bound"]
+__all__ = [
+    "CollectionRead",
+    "KeyRange",
+    "Page",
+    "Request",
+    "Retry",
+    "check_limit",
+    "existence_check",
+    "upper_bound",
+]
+
+T = TypeVar("T")
 
 #: How the transport may repeat a write whose earlier attempt got no reply (see Request.retry).
 Retry = Literal["safe", "verify", "token"]
@@ -66,6 +78,17 @@ class KeyRange:
         prefix = template.prefix(values)
         return cls("begins_with", (prefix,)) if prefix else None
 
+    def contains(self, value: str) -> bool:
+        """Whether a sort key ``value`` meets this condition (as DynamoDB compares strings).
+
+        Python orders strings by code point, which is the order of their UTF-8 bytes.
+        """
+        if self.op == "eq":
+            return value == self.values[0]
+        if self.op == "begins_with":
+            return value.startswith(self.values[0])
+        return self.values[0] <= value <= self.values[1]
+
 
 @attrs.frozen
 class CollectionRead:
@@ -81,6 +104,8 @@ class CollectionRead:
     consistent: bool = False
     #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
     key_attrs: tuple[str, ...] = ()
+    #: the models whose items the read returns (part of a cursor's fingerprint).
+    models: tuple[str, ...] = ()
 
     def request(self) -> Request:
         names = {"#pk": self.pk_attr}
@@ -112,7 +137,7 @@ class CollectionRead:
 
     def fingerprint(self) -> str:
         """Identifies the query for cursors (the table name is left out: tests rename tables)."""
-        text = repr((self.index, self.pk_value, self.range, self.forward))
+        text = repr((self.models, self.index, self.pk_value, self.range, self.forward))
         return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
 
     def key_of(self, item: Item) -> Item:
@@ -132,3 +157,23 @@ def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
             "ExpressionAttributeNames": {"#k": key_attr},
         },
     )
+
+
+@attrs.frozen
+class Page(Generic[T]):
+    """One page of results and the cursor for the next (None when nothing follows)."""
+
+    items: list[T]
+    cursor: str | None
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def check_limit(limit: int | None) -> None:
+    # Checked at run time too: a float or bool slipping through would confuse DynamoDB's Limit.
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise LimitExceededError(f"limit must be a positive int or None; got {limit!r}")

@@ -7,20 +7,13 @@ from typing import Generic, TypeVar
 
 import attrs
 
-from ._cursor import decode_cursor, encode_cursor
-from ._errors import LimitExceededError
+from ._cursor import CursorCodec
 from ._paging import Accept, Page, Send, iterate, read_page
-from ._plans import CollectionRead, Request
+from ._plans import CollectionRead, Request, check_limit
 
-__all__ = ["Query", "check_limit"]
+__all__ = ["Query"]
 
 T = TypeVar("T")
-
-
-def check_limit(limit: int | None) -> None:
-    # Checked at run time too: a float or bool slipping through would confuse DynamoDB's Limit.
-    if limit is not None and (type(limit) is not int or limit < 1):
-        raise LimitExceededError(f"limit must be a positive int or None; got {limit!r}")
 
 
 @attrs.frozen
@@ -34,6 +27,7 @@ class Query(Generic[T]):
     _send: Send = attrs.field(alias="send")
     read: CollectionRead
     _accept: Accept[T] = attrs.field(alias="accept")
+    _cursors: CursorCodec = attrs.field(alias="cursors")
 
     def reverse(self) -> Query[T]:
         """The same query read from the end of the collection backwards."""
@@ -44,14 +38,16 @@ class Query(Generic[T]):
         return self.read.request()
 
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
-        """One page of up to ``limit`` items after ``cursor`` (None: from the start)."""
+        """One page of up to ``limit`` items after ``cursor`` (None: from the start).
+
+        ``cursor`` must come from this query's own pages; any other is a CursorError.
+        """
         check_limit(limit)
-        fingerprint = self.read.fingerprint()
-        start = None if cursor is None else decode_cursor(cursor, fingerprint)
+        start = None if cursor is None else self._cursors.decode(cursor, self.read)
         items, after = await read_page(
             self._send, self.read, self._accept, limit=limit, start=start
         )
-        return Page(items, None if after is None else encode_cursor(after, fingerprint))
+        return Page(items, None if after is None else self._cursors.encode(after, self.read))
 
     async def all(self) -> list[T]:
         """Every item, reading all pages."""

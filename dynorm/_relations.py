@@ -9,13 +9,13 @@ requests. Nothing is ever loaded implicitly on attribute access.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
 
 import attrs
 
 from ._codec import Item
-from ._cursor import decode_cursor, encode_cursor
+from ._cursor import scope_fingerprint
 from ._embedded import EmbeddedCodec
 from ._errors import (
     DefinitionError,
@@ -24,12 +24,10 @@ from ._errors import (
     KeyTemplateError,
     NotLoadedError,
 )
-from ._model import ModelInfo, info_of, is_model
-from ._paging import Page, iterate, read_page
-from ._plans import CollectionRead, KeyRange, Request
-from ._query import check_limit
+from ._model import LocalScope, ModelInfo, info_of, is_model
+from ._plans import CollectionRead, KeyRange, Page, Request, check_limit
 from ._state import Loaded, Session, state_of
-from ._strategies import Denormalized, Embedded, Partition, Strategy
+from ._strategies import Partition, Strategy
 
 if TYPE_CHECKING:
     from ._table import Table
@@ -55,12 +53,19 @@ class Relationship(Generic[P, C]):
         self.owner: type[P] | None = None
         self.name = "?"
         self._resolved = False
+        #: Where the owner was declared, while the target may still need looking up there.
+        self._scope: LocalScope | None = None
 
     # -- declaration -------------------------------------------------------------------------
 
-    def bind(self, owner: type[P], name: str) -> None:
+    def bind(self, owner: type[P], name: str, scope: LocalScope | None = None) -> None:
         self.owner = owner
         self.name = name
+        self._scope = scope
+
+    def local_names(self) -> dict[str, Any]:
+        """The names local to the function that declared the owner (empty at module level)."""
+        return self._scope.names() if self._scope is not None else {}
 
     @property
     def owner_name(self) -> str:
@@ -95,6 +100,7 @@ class Relationship(Generic[P, C]):
             self._target = original  # stay unresolved: a corrected declaration may follow
             raise
         self._resolved = True
+        self._scope = None  # resolved: the declaring frame need not be kept alive
         return True
 
     #: Embedded children are plain attrs classes rather than table models.
@@ -105,8 +111,11 @@ class Relationship(Generic[P, C]):
         if info is not None:
             return info.cls
         if self.accepts_plain_target and self.owner is not None:
-            # A plain attrs class named by string is looked up where the owner was defined.
-            found = getattr(sys.modules.get(self.owner.__module__), name, None)
+            # A plain attrs class named by string is looked up where the owner was defined:
+            # the declaring function's locals first, then the module.
+            found = self.local_names().get(name)
+            if found is None:
+                found = getattr(sys.modules.get(self.owner.__module__), name, None)
             if isinstance(found, type) and attrs.has(found):
                 return cast("type[C]", found)
         return None
@@ -218,23 +227,11 @@ class HasMany(Relationship[P, C]):
 
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
-        return isinstance(self.via, Embedded)
+        return self.via.accepts_plain_target
 
     def validate(self) -> None:
-        if isinstance(self.via, Embedded):
-            self.embedded = EmbeddedCodec.build(
-                self.qualname,
-                self.via.attribute or self.name,
-                self.target_cls,
-                self.via.key,
-                self.via.max_items,
-            )
-            clash = self.embedded.attribute in self.owner_info.field_types
-            if clash or self.embedded.attribute in self.owner_info.templates:
-                raise DefinitionError(
-                    f"{self.qualname}: attribute {self.embedded.attribute!r} is already used by "
-                    f"{self.owner_name}; pass Embedded(attribute=...) to store children elsewhere"
-                )
+        self.embedded = self.via.embedded_codec(self)
+        if self.embedded is not None:
             self.owner_info.embedded.append(self)
             return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
@@ -251,16 +248,12 @@ class HasMany(Relationship[P, C]):
     @property
     def copies(self) -> Mapping[str, str]:
         """Parent field -> child field copied into each child (Denormalized only)."""
-        return self.via.copy if isinstance(self.via, Denormalized) else {}
+        return self.via.copies
 
     def fill_copies(self, parent: P, child: C) -> C:
         """The child with its copies of parent fields filled in (a new object if they changed)."""
-        changes = {
-            child_field: getattr(parent, parent_field)
-            for parent_field, child_field in self.copies.items()
-            if getattr(child, child_field) != getattr(parent, parent_field)
-        }
-        return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
+        filled: C = self.via.prepare_child(self, self.owner_info.values_of(parent), child)  # type: ignore[assignment]
+        return filled
 
     # -- planning (pure) ---------------------------------------------------------------------
 
@@ -309,38 +302,75 @@ class HasMany(Relationship[P, C]):
 
 
 class BelongsTo(Relationship[P, C]):
-    """A child's link to its parent, read with GetItem (or BatchGetItem for many children)."""
+    """A child's link to its parent, read with GetItem (or BatchGetItem for many children).
 
-    def __init__(self, target: type[C] | str) -> None:
+    Which child fields hold the parent's key is found, in this order: ``key=`` (parent field ->
+    child field, ``key={"user_id": "reporter_id"}``); the one HasMany on the parent that holds
+    this model (its link, whatever its strategy); the key templates this model shares in shape
+    with the parent's (table and common indexes); fields of the same names. Fields ``key=``
+    leaves out are matched by name. A child whose link field is None has no parent.
+    """
+
+    def __init__(self, target: type[C] | str, *, key: Mapping[str, str] | None = None) -> None:
         super().__init__(target)
+        given: object = key
+        if given is not None and (
+            not isinstance(given, Mapping)
+            or not given
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items())
+        ):
+            raise DefinitionError(
+                "BelongsTo(key=...) maps the parent's key fields to the child's fields that hold "
+                f"them, as field names: key={{'user_id': 'reporter_id'}}; got {key!r}"
+            )
+        self.key: Mapping[str, str] | None = None if key is None else dict(key)
+        #: parent key field -> the child field that holds it.
         self.link: dict[str, str] = {}
 
     def validate(self) -> None:
-        parent = self.target_info
-        child = self.owner_info
-        missing = [f for f in parent.identity_fields() if f not in child.field_types]
-        # The parent's key fields are found on the child by name, or by aligning partition keys.
-        mapping = {f: f for f in parent.identity_fields() if f in child.field_types}
-        if missing:
-            aligned = child.key_templates(None)[0].align(parent.key_templates(None)[0]) or {}
-            for parent_field in missing:
-                if parent_field in aligned:
-                    mapping[parent_field] = aligned[parent_field]
-        unresolved = [f for f in parent.identity_fields() if f not in mapping]
-        if unresolved:
-            raise DefinitionError(
-                f"{self.qualname}: {child.name} has no field for {parent.name}'s key "
-                f"{', '.join(unresolved)}; add it, or align the partition key templates"
-            )
-        self.link = mapping
+        parent, child = self.target_info, self.owner_info
+        if self.key is None:
+            self._refuse_look_alikes()
+        self.link = link_to_parent(self.qualname, parent, child, self.key, self._inverses())
 
-    def parent_key_values(self, child: P) -> dict[str, object]:
-        """The parent's key fields, read off the child."""
-        return {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
+    def _refuse_look_alikes(self) -> None:
+        """Two BelongsTo to one model: key templates cannot tell which field is whose."""
+        twins = [
+            r.name
+            for r in self.owner_info.relationships.values()
+            if isinstance(r, BelongsTo) and r is not self and r.target_name == self.target_name
+        ]
+        if twins:
+            names = ", ".join(f"{self.owner_name}.{n}" for n in [self.name, *twins])
+            raise DefinitionError(
+                f"{self.qualname}: {names} all point at {self.target_name}, so key templates "
+                f"cannot tell which {self.owner_name} field links each; pass "
+                f"key={_key_example(self.target_info, self.owner_name)} to each of them"
+            )
+
+    def _inverses(self) -> list[tuple[str, Mapping[str, str]]]:
+        """(name, child field -> parent field) of each HasMany on the parent holding this model."""
+        child, parent = self.owner_info, self.target_info
+        found: list[tuple[str, Mapping[str, str]]] = []
+        for rel in parent.relationships.values():
+            if not isinstance(rel, HasMany) or rel.target_name != child.name:
+                continue
+            # The HasMany may be declared after this BelongsTo: resolve it now (it is idempotent,
+            # and both of its ends exist), so the link does not depend on declaration order.
+            if rel.try_resolve(parent.table) and rel.target_cls is child.cls and rel.link:
+                found.append((rel.qualname, rel.link))
+        return found
+
+    def parent_key(self, child: P) -> Item | None:
+        """The parent's primary key read off the child; None when a link field is None."""
+        values = {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
+        if any(v is None for v in values.values()):
+            return None
+        return self.target_info.primary_key(values)
 
     def parent_key_from(self, child_values: Mapping[str, object]) -> Item | None:
         """The parent's primary key from some of the child's field values, if they suffice."""
-        if not all(f in child_values for f in self.link.values()):
+        if not all(child_values.get(f) is not None for f in self.link.values()):
             return None
         values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
         return self.target_info.primary_key(values)
@@ -353,6 +383,123 @@ class BelongsTo(Relationship[P, C]):
         if obj is None:
             return self
         return ParentLoader(obj, self)
+
+
+def link_to_parent(
+    where: str,
+    parent: ModelInfo[Any],
+    child: ModelInfo[Any],
+    key: Mapping[str, str] | None,
+    inverses: Sequence[tuple[str, Mapping[str, str]]],
+) -> dict[str, str]:
+    """Parent key field -> the child field holding it, for a BelongsTo from ``child``.
+
+    Sources, first that applies: ``key``; the one distinct inverse link (``inverses`` are the
+    HasMany links child field -> parent field); the shapes of the key templates both models have
+    (table and common indexes); nothing. Key fields still unmapped are matched by name. A model
+    pointing at itself is never linked by shape or name alone, which would link it to itself.
+    """
+    identity = parent.identity_fields()
+    myself = parent.cls is child.cls
+    if key is not None:
+        _check_key(where, parent, child, key)
+        found = dict(key)
+    else:
+        found = _from_inverses(where, parent, child, inverses)
+        if not found and not myself:
+            found = _from_shapes(where, parent, child)
+    if found or not myself:
+        found.update({f: f for f in identity if f not in found and f in child.field_types})
+    missing = [f for f in identity if f not in found]
+    if missing:
+        how = (
+            ""
+            if key is not None
+            else f" (neither a HasMany on {parent.name} nor the key templates say which "
+            f"{child.name} field holds it)"
+        )
+        raise DefinitionError(
+            f"{where}: {child.name} has no field for {parent.name}'s key "
+            f"{', '.join(missing)}{how}; pass key={_key_example(parent, child.name, missing)} "
+            f"naming the {child.name} field that holds each"
+        )
+    return {f: found[f] for f in identity}
+
+
+def _key_example(parent: ModelInfo[Any], child_name: str, fields: Sequence[str] = ()) -> str:
+    names = fields or parent.identity_fields()
+    return "{" + ", ".join(f"{f!r}: '<{child_name} field>'" for f in names) + "}"
+
+
+def _check_key(
+    where: str, parent: ModelInfo[Any], child: ModelInfo[Any], key: Mapping[str, str]
+) -> None:
+    identity = parent.identity_fields()
+    for parent_field, child_field in key.items():
+        if parent_field not in identity:
+            what = "a field" if parent_field not in parent.field_types else "a key field"
+            raise DefinitionError(
+                f"{where}: key= maps {parent.name}'s key fields ({', '.join(identity)}) to "
+                f"{child.name}'s fields, and {parent_field!r} is not {what} of {parent.name}"
+            )
+        if child_field not in child.field_types:
+            raise DefinitionError(
+                f"{where}: key= names {child_field!r} to hold {parent.name}.{parent_field}, but "
+                f"{child.name} has no field {child_field!r}; name one of its fields"
+            )
+
+
+def _from_inverses(
+    where: str,
+    parent: ModelInfo[Any],
+    child: ModelInfo[Any],
+    inverses: Sequence[tuple[str, Mapping[str, str]]],
+) -> dict[str, str]:
+    identity = parent.identity_fields()
+    distinct: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for name, link in inverses:
+        inverted: dict[str, str] = {}
+        for child_field, parent_field in link.items():
+            if parent_field in identity:
+                inverted.setdefault(parent_field, child_field)
+        if inverted:
+            distinct.setdefault(tuple(sorted(inverted.items())), []).append(name)
+    if len(distinct) > 1:
+        ways = "; ".join(
+            f"{' and '.join(names)} by {', '.join(f'{c} -> {p}' for p, c in pairs)}"
+            for pairs, names in distinct.items()
+        )
+        raise DefinitionError(
+            f"{where}: {parent.name} holds {child.name} in more than one way ({ways}), so which "
+            f"one {where} inverts is ambiguous; pass key={_key_example(parent, child.name)}"
+        )
+    return dict(next(iter(distinct), ()))
+
+
+def _from_shapes(where: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> dict[str, str]:
+    """Parent key field -> child field from every key template scope the models share."""
+    scopes = [None, *(i for i in child.table.indexes if parent.in_index(i) and child.in_index(i))]
+    found: dict[str, set[str]] = {}
+    for scope in scopes:
+        parent_pk, parent_sk = parent.key_templates(scope)
+        child_pk, child_sk = child.key_templates(scope)
+        link = parent_pk.align(child_pk)  # child field -> parent field
+        if link is None:
+            continue
+        if parent_sk is not None and child_sk is not None:
+            # A sort key nested under the parent's (USER#{u}#DEVICE#{d}) names the parent too.
+            link = {**(parent_sk.align_leading(child_sk) or {}), **link}
+        for child_field, parent_field in link.items():
+            found.setdefault(parent_field, set()).add(child_field)
+    identity = parent.identity_fields()
+    clashes = {p: sorted(c) for p, c in found.items() if len(c) > 1 and p in identity}
+    if clashes:
+        detail = "; ".join(f"{p} by {' or '.join(c)}" for p, c in clashes.items())
+        raise DefinitionError(
+            f"{where}: {child.name}'s key templates match {parent.name}'s in more than one way "
+            f"({detail}); pass key={_key_example(parent, child.name)}"
+        )
+    return {p: next(iter(c)) for p, c in found.items() if p in identity}
 
 
 class ParentLoader(Generic[P, C]):
@@ -391,16 +538,19 @@ class ParentLoader(Generic[P, C]):
                 f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
                 "Database; read it with db.get/db.query, or call db.attach(obj) first"
             )
-        if rel.name not in state.loaded:
-            key = rel.target_info.primary_key(rel.parent_key_values(self.child))
+        key = rel.parent_key(self.child)
+        if rel.name not in state.loaded and key is not None:
             request = Request("GetItem", {"TableName": state.session.table_name, "Key": key})
             raw = (await state.session.send(request)).get("Item")
             accept = state.session.acceptor(rel.target_info, None)
             found = accept(raw) if raw is not None else None
             state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
+        elif rel.name not in state.loaded:
+            state.loaded[rel.name] = Loaded([], None)
         parent = self.loaded
         if parent is None:
-            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} is not stored")
+            why = "has none (a link field is None)" if key is None else "is not stored"
+            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} {why}")
         return parent
 
     def __repr__(self) -> str:
@@ -433,11 +583,8 @@ def collection_read(
         forward=forward,
         consistent=consistent and index is None,  # indexes have no strong reads
         key_attrs=tuple(key_attrs),
+        models=(info.name,),
     )
-
-
-def _embedded_fingerprint(qualname: str) -> str:
-    return f"embedded:{qualname}"
 
 
 class RelationLoader(Generic[P, C]):
@@ -525,24 +672,26 @@ class RelationLoader(Generic[P, C]):
         if rel.embedded is not None:
             return await self._embedded_page(session, rel.embedded, limit, cursor)
         read = self._read(session)
-        fingerprint = read.fingerprint()
-        start = None if cursor is None else decode_cursor(cursor, fingerprint)
+        cursors = session.cursors
+        start = None if cursor is None else cursors.decode(cursor, read)
         accept = session.acceptor(rel.target_info, read.index)
-        items, after = await read_page(session.send, read, accept, limit=limit, start=start)
-        return Page(items, None if after is None else encode_cursor(after, fingerprint))
+        items, after = await session.read_page(read, accept, limit=limit, start=start)
+        return Page(items, None if after is None else cursors.encode(after, read))
 
     async def _embedded_page(
         self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
     ) -> Page[C]:
-        fingerprint = _embedded_fingerprint(self.relationship.qualname)
-        offset = 0
-        if cursor is not None:
-            offset = int(decode_cursor(cursor, fingerprint)["offset"]["N"])
+        # Bound to this parent: the offset of one parent's children means nothing for another's.
+        rel = self.relationship
+        scope = scope_fingerprint(
+            "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
+        )
+        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
         children = await self._embedded_children(session, codec)
         end = len(children) if limit is None else offset + limit
         after = None
         if end < len(children):
-            after = encode_cursor({"offset": {"N": str(end)}}, fingerprint)
+            after = session.cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
 
     async def all(self) -> list[C]:
@@ -564,13 +713,13 @@ class RelationLoader(Generic[P, C]):
         read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
         accept = session.acceptor(rel.target_info, read.index)
         if loaded is None:
-            async for child in iterate(session.send, read, accept):
+            async for child in session.iterate(read, accept):
                 yield child
             return
         for child in list(loaded.items):
             yield child
         if loaded.resume is not None:
-            async for child in iterate(session.send, read, accept, start=loaded.resume or None):
+            async for child in session.iterate(read, accept, start=loaded.resume or None):
                 yield child
 
     def __repr__(self) -> str:

@@ -8,8 +8,11 @@ is not (see :attr:`~dynorm._plans.Request.retry`) is repeated in a form that can
 - ``"verify"`` (a conditional write): if the condition fails after an unknown attempt, the
   stored item settles it: is it exactly what the write would have left?
 - ``"token"`` (ADD, list appends, positional list changes): every attempt also sets
-  :data:`TOKEN_ATTRIBUTE` to a value unique to the call, under the condition that it does not
-  hold that value yet; a condition failure with our token stored means the write is done.
+  :data:`TOKEN_ATTRIBUTE` to a value unique to the call. After an attempt whose outcome is
+  unknown, the write is not sent again (another client's write may have replaced our token in
+  between, and a resend would then apply twice): a consistent read shows our token (done) or
+  not (outcome unknown). Attempts repeated after surely-refused ones carry a guard, "the token
+  is not ours yet", so that even then the write cannot apply twice.
 
 Everything here is pure; the loop that sends lives in ``_transport``.
 """
@@ -39,6 +42,7 @@ __all__ = [
     "applied",
     "asking_for_old",
     "classify",
+    "is_transient",
     "needs_token",
     "new_token",
     "prepare",
@@ -109,9 +113,14 @@ def classify(error: DynormError) -> Verdict:
         code = error.code
         if code in THROTTLING_CODES:
             return Verdict(retry=True, outcome="not_applied", cost=RETRY_COST)
-        if code in TRANSIENT_CODES or (len(code) == 3 and code.startswith("5") and code.isdigit()):
+        if is_transient(code):
             return Verdict(retry=True, outcome="unknown", cost=RETRY_COST)
     return Verdict(retry=False, outcome="not_applied")
+
+
+def is_transient(code: str) -> bool:
+    """Whether an error code is a server-side failure (botocore names a bare 5xx by status)."""
+    return code in TRANSIENT_CODES or (len(code) == 3 and code.startswith("5") and code.isdigit())
 
 
 @attrs.define

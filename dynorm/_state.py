@@ -8,13 +8,14 @@ Only models that declare relationships ever get an entry.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
 from ._codec import Item
-from ._plans import Request
+from ._cursor import CursorCodec
+from ._plans import CollectionRead, Request
 
 if TYPE_CHECKING:
     from ._model import ModelInfo
@@ -29,6 +30,11 @@ class Session(Protocol):
 
     table_name: str
 
+    @property
+    def cursors(self) -> CursorCodec:
+        """Makes and checks the cursors of relationship pages."""
+        ...
+
     def send(self, request: Request) -> Awaitable[dict[str, Any]]: ...
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
@@ -41,6 +47,25 @@ class Session(Protocol):
 
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
+        ...
+
+    def read_page(
+        self,
+        read: CollectionRead,
+        accept: Callable[[Item], T | None],
+        *,
+        limit: int | None,
+        start: Item | None,
+        on_page: Callable[[list[Item]], None] | None = None,
+        ahead: int = 0,
+    ) -> Awaitable[tuple[list[T], Item | None]]:
+        """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
+        ...
+
+    def iterate(
+        self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
+    ) -> AsyncIterator[T]:
+        """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
         ...
 
 

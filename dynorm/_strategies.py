@@ -1,33 +1,108 @@
-"""Relationship strategies: frozen values that say where children live and plan how to read them.
+"""Relationship strategies: frozen values that say where children live and own their rules.
 
-Strategies never send anything. They turn a relationship and the parent's field values into
-:class:`~dynorm._plans.CollectionRead` values, which the Database executes.
+Strategies never send anything. Each answers, purely, what its relationship needs: how children
+are placed and read (:meth:`Strategy.link`), how one is added or removed (plans of steps, see
+:mod:`dynorm._steps`), what a write of the parent must also write (denormalized copies), what a
+child written on its own must carry, and what a cascading delete removes. Callers ask the
+strategy; none of them inspects which strategy it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from ._errors import DefinitionError
+from ._embedded import EmbeddedCodec, plan_add, plan_remove
+from ._errors import ConditionFailedError, DefinitionError, LimitExceededError
+from ._plans import CollectionRead
+from ._steps import Plan, Send
 
 if TYPE_CHECKING:
     from ._model import ModelInfo
+    from ._relations import HasMany
 
 __all__ = ["Denormalized", "Embedded", "Index", "Partition", "Strategy"]
 
 
+class ItemWrites(Protocol):
+    """How a strategy writes a child that is an item of its own (the write planner's rules)."""
+
+    def put(self, obj: object) -> Plan[object]:
+        """Store ``obj`` with every rule of its model (copies filled, limits checked)."""
+        ...
+
+    def delete(self, obj: object) -> Plan[None]:
+        """Delete ``obj``'s item."""
+        ...
+
+
+@attrs.frozen
+class ChildChange:
+    """One child added to or removed from a parent, as ``plan_add``/``plan_remove`` see it."""
+
+    parent: object
+    child: object
+    #: the parent's loaded children (all of them), or None when none were loaded
+    held: Sequence[object] | None
+    table_name: str
+    writes: ItemWrites
+
+
 class Strategy:
-    """Base of every strategy."""
+    """Base of every strategy: children are items of their own, in some item collection."""
 
     #: The index holding the collection (None: the table), for collection strategies.
     index: str | None = None
 
     def describe(self) -> str:
         return type(self).__name__ + "()"
+
+    # -- what a write must also do (the write planner asks; see dynorm/_writeplan.py) ---------
+
+    @property
+    def copies(self) -> Mapping[str, str]:
+        """Parent field -> child field that children carry copies of (none by default)."""
+        return MappingProxyType({})
+
+    def fanout_limit(self) -> int | None:
+        """How many children one write of the parent may rewrite at most (None: no rewrites)."""
+        return None
+
+    @property
+    def accepts_plain_target(self) -> bool:
+        """Whether children may be plain attrs classes rather than table models."""
+        return False
+
+    def embedded_codec(self, rel: HasMany[Any, Any]) -> EmbeddedCodec | None:
+        """The codec of the attribute that holds children inside the parent item, if any."""
+        return None
+
+    def prepare_child(
+        self, rel: HasMany[Any, Any], parent_values: Mapping[str, object], child: object
+    ) -> object:
+        """The child as it must be stored under this parent (its copies filled, say)."""
+        return child
+
+    def cascade_read(
+        self, rel: HasMany[Any, Any], table_name: str, parent_values: Mapping[str, object]
+    ) -> CollectionRead | None:
+        """The read of the children a cascading delete of the parent removes."""
+        return rel.children_read(table_name, parent_values)
+
+    def plan_add(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[object]:
+        """Store the child under the parent; returns the child as stored."""
+        child = self.prepare_child(rel, rel.owner_info.values_of(change.parent), change.child)
+        rel.check_child(change.parent, child)
+        return (yield from change.writes.put(child))
+
+    def plan_remove(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[int | None]:
+        """Take the child out of the relationship; returns the list position it had, if any."""
+        rel.check_child(change.parent, change.child)
+        yield from change.writes.delete(change.child)
+        return None
 
     def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
         """Child field -> parent field, from aligning the collection's partition key templates.
@@ -129,6 +204,84 @@ class Embedded(Strategy):
     def describe(self) -> str:
         return f"Embedded(key={self.key!r}, max_items={self.max_items!r})"
 
+    @property
+    def accepts_plain_target(self) -> bool:
+        return True
+
+    def embedded_codec(self, rel: HasMany[Any, Any]) -> EmbeddedCodec:
+        codec = EmbeddedCodec.build(
+            rel.qualname,
+            self.attribute or rel.name,
+            rel.target_cls,
+            self.key,
+            self.max_items,
+            localns=rel.local_names(),
+        )
+        owner = rel.owner_info
+        if codec.attribute in owner.field_types or codec.attribute in owner.templates:
+            raise DefinitionError(
+                f"{rel.qualname}: attribute {codec.attribute!r} is already used by "
+                f"{owner.name}; pass Embedded(attribute=...) to store children elsewhere"
+            )
+        return codec
+
+    def cascade_read(
+        self, rel: HasMany[Any, Any], table_name: str, parent_values: Mapping[str, object]
+    ) -> CollectionRead | None:
+        return None  # the children go with the parent item
+
+    def plan_add(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[object]:
+        codec, parent, child = _codec(rel), change.parent, change.child
+        codec.check_child(child)
+        info = rel.owner_info
+        current = list(change.held or ())
+        replacing = any(codec.same_child(c, child) for c in current)
+        after = [c for c in current if not codec.same_child(c, child)] + [child]
+        codec.check_fits(info.encode(parent), after)
+        request = plan_add(
+            codec, change.table_name, info.key_of(parent), info.table.pk, child, replacing=replacing
+        )
+        try:
+            yield Send(request)
+        except ConditionFailedError as exc:
+            limit = (
+                f"it holds {codec.max_items} (max_items) already, or " if codec.max_items else ""
+            )
+            raise LimitExceededError(
+                f"{rel.qualname}: cannot add to {parent!r}: {limit}the parent item is not stored "
+                f"(db.put it first), or it was stored without its {codec.attribute!r} attribute "
+                "(write it once with db.put, which creates it)"
+            ) from exc
+        return child
+
+    def plan_remove(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[int | None]:
+        codec, child, held, table_name = _codec(rel), change.child, change.held, change.table_name
+        codec.check_child(child)
+        key = rel.owner_info.key_of(change.parent)
+        position = 0  # a map child is removed by its key: no read needed
+        if codec.key is not None and held is not None:
+            if not any(codec.same_child(c, child) for c in held):
+                return None  # known not to be there: nothing to write
+        elif codec.key is None:
+            # A list child is removed by position, which the loaded children tell (the removal
+            # is conditioned on that slot still holding the child), else the stored list.
+            children = held
+            if children is None:
+                response = yield Send(codec.read_request(table_name, key))
+                children = codec.decode(response.get("Item") or {})
+            found = next((i for i, c in enumerate(children) if c == child), None)
+            if found is None:
+                return None  # not there: removing is idempotent, as deleting a missing item is
+            position = found
+        yield Send(plan_remove(codec, table_name, key, child, position))
+        return position
+
+
+def _codec(rel: HasMany[Any, Any]) -> EmbeddedCodec:
+    if rel.embedded is None:
+        raise DefinitionError(f"{rel.qualname} is used before its declaration was resolved")
+    return rel.embedded
+
 
 def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
@@ -162,6 +315,23 @@ class Denormalized(Strategy):
 
     def describe(self) -> str:
         return f"Denormalized(copy={dict(self.copy)!r})"
+
+    @property
+    def copies(self) -> Mapping[str, str]:
+        return self.copy
+
+    def fanout_limit(self) -> int:
+        return self.max_fanout
+
+    def prepare_child(
+        self, rel: HasMany[Any, Any], parent_values: Mapping[str, object], child: object
+    ) -> object:
+        changes = {
+            child_field: parent_values[parent_field]
+            for parent_field, child_field in self.copy.items()
+            if getattr(child, child_field) != parent_values[parent_field]
+        }
+        return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
 
     def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
         for parent_field, child_field in self.copy.items():

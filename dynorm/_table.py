@@ -11,7 +11,14 @@ import attrs
 from ._codec import build_codec
 from ._errors import DefinitionError
 from ._keys import KeyTemplate
-from ._model import ModelInfo, attach_info, info_of, key_parsers_for, resolve_field_types
+from ._model import (
+    LocalScope,
+    ModelInfo,
+    attach_info,
+    info_of,
+    key_parsers_for,
+    resolve_field_types,
+)
 from ._relations import Relationship
 
 __all__ = ["GSI", "LSI", "Table"]
@@ -138,9 +145,12 @@ class Table:
         ``GSI1=("ORG#{org_name}", "USER#{username}")`` for a global index, a single template for
         a local index. The class becomes an attrs class unless it already is one.
         """
+        # This call runs in the declaring frame (the decorator factory is called there), so a
+        # model declared in a function can name classes local to it in string annotations.
+        scope = LocalScope.of_caller()
 
         def declare(target: type[T]) -> type[T]:
-            return self._declare(target, pk, sk, indexes)
+            return self._declare(target, pk, sk, indexes, scope)
 
         return declare
 
@@ -188,7 +198,12 @@ class Table:
         return templates
 
     def _declare(
-        self, cls: type[T], pk: str, sk: str | None, indexes: dict[str, str | tuple[str, ...]]
+        self,
+        cls: type[T],
+        pk: str,
+        sk: str | None,
+        indexes: dict[str, str | tuple[str, ...]],
+        scope: LocalScope | None = None,
     ) -> type[T]:
         templates = self._templates(cls.__name__, pk, sk, indexes)
         relationships = {
@@ -199,14 +214,15 @@ class Table:
             annotations = vars(cls).get("__annotations__", {})
             for name in relationships:
                 annotations.pop(name, None)
-            return self._register(attrs.define(cls), templates, relationships)
-        return self._register(cast("type[T]", cls), templates, relationships)
+            return self._register(attrs.define(cls), templates, relationships, scope)
+        return self._register(cast("type[T]", cls), templates, relationships, scope)
 
     def _register(
         self,
         cls: type[T],
         templates: dict[str, KeyTemplate],
         relationships: dict[str, Relationship[Any, Any]],
+        scope: LocalScope | None,
     ) -> type[T]:
         if cls.__name__ in self.models:
             raise DefinitionError(
@@ -217,7 +233,7 @@ class Table:
                 f"{cls.__name__} has relationships, so its instances must support weak "
                 "references; use attrs.define(weakref_slot=True) (the default)"
             )
-        field_types = resolve_field_types(cls)
+        field_types = resolve_field_types(cls, scope.names() if scope is not None else None)
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,
@@ -230,7 +246,7 @@ class Table:
         attach_info(cls, info)
         self.models[cls.__name__] = info
         for name, relationship in relationships.items():
-            relationship.bind(cls, name)
+            relationship.bind(cls, name, scope)
             info.relationships[name] = relationship
             self._pending.append(relationship)
         try:

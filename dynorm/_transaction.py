@@ -1,4 +1,9 @@
-"""Transactions: writes collected in a block and sent as one TransactWriteItems."""
+"""Transactions: writes collected in a block and sent as one TransactWriteItems.
+
+Actions are recorded as they are given and planned when the block commits, by the same write
+planner as every other write: a parent's denormalized copies are rewritten inside the same
+transaction, and a child's copies are filled from its parent.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,13 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._batch import TRANSACT_MAX, key_id
-from ._codec import Item
+from ._chunks import TRANSACT_MAX, key_id
 from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
 from ._plans import Request
 from ._state import bind
-from ._writes import plan_update
+from ._steps import Send, run_sync
+from ._writeplan import Action
 
 if TYPE_CHECKING:
     from ._database import Database
@@ -25,16 +30,17 @@ class Transaction:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._actions: list[dict[str, Any]] = []
+        self._actions: list[Action] = []
         self._keys: dict[Any, int] = {}
-        self._bound: list[object] = []
 
-    def _add(self, kind: str, request: Request, key: Item) -> None:
+    def _add(self, action: Action) -> None:
         if len(self._actions) >= TRANSACT_MAX:
             raise LimitExceededError(
                 f"a transaction holds at most {TRANSACT_MAX} actions; split the work or use "
                 "db.put_all for writes that need not be atomic"
             )
+        info = self._db.table.info(type(action.obj))
+        key = info.key_of(action.obj)  # checks the key fields now, not at commit
         ident = key_id(key)
         if ident in self._keys:
             raise ValidationError(
@@ -43,21 +49,18 @@ class Transaction:
                 operation="TransactWriteItems",
             )
         self._keys[ident] = len(self._actions)
-        params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
-        self._actions.append({kind: params})
+        self._actions.append(action)
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> None:
-        info = self._db.table.info(type(obj))
-        request = self._db.explain.put(obj, condition=condition, overwrite=overwrite)
-        kind = "Put" if request.operation == "PutItem" else "Update"
-        self._add(kind, request, info.key_of(obj))
-        self._bound.append(obj)
+        """Store ``obj`` (its copies filled, copies of its fields rewritten) in the transaction."""
+        self._db.writes.put_request(obj, condition=condition, overwrite=overwrite)  # checks it
+        self._add(Action("put", obj, condition=condition, overwrite=overwrite))
 
     def delete(self, obj: object, *, condition: Condition | None = None) -> None:
-        request = self._db.explain.delete(obj, condition=condition)
-        self._add("Delete", request, request.params["Key"])
+        """Delete ``obj``'s item in the transaction."""
+        self._add(Action("delete", obj, condition=condition))
 
     def update(
         self,
@@ -68,35 +71,48 @@ class Transaction:
         add: Mapping[str, object] | None = None,
         condition: Condition | None = None,
     ) -> None:
-        info = self._db.table.info(type(obj))
-        request = plan_update(
-            info,
-            info.values_of(obj),
-            self._db.table_name,
-            set=set,
-            remove=remove,
-            add=add,
-            condition=condition,
-        )
-        self._add("Update", request, request.params["Key"])
+        """Change some fields of ``obj``'s item in the transaction (copies follow)."""
+        action = Action("update", obj, condition=condition, set=set, remove=tuple(remove), add=add)
+        self._add(action)
 
     def check(self, obj: object, condition: Condition) -> None:
         """Require ``condition`` to hold for ``obj``'s item, without writing it."""
-        delete = self._db.explain.delete(obj, condition=condition)
-        self._add("ConditionCheck", delete, delete.params["Key"])
+        self._add(Action("check", obj, condition=condition))
 
     def explain(self) -> Request:
-        return Request("TransactWriteItems", {"TransactItems": list(self._actions)})
+        """The TransactWriteItems this would send, when no copy needs reading to plan it.
+
+        A transaction that writes a denormalized parent (or a child that copies one) first
+        reads what its copies need; ``explain`` raises ``NotImplementedError`` naming it.
+        """
+
+        def refuse(step: object) -> Any:
+            raise NotImplementedError(
+                f"this transaction reads before it writes ({step}); explain shows transactions "
+                "whose actions need no read"
+            )
+
+        sent: list[Request] = []
+
+        def answer(step: object) -> Any:
+            if isinstance(step, Send) and step.request.operation == "TransactWriteItems":
+                sent.append(step.request)
+                return {}
+            return refuse(step)
+
+        run_sync(self._db.writes.transaction(self._actions), answer)
+        return sent[0] if sent else Request("TransactWriteItems", {"TransactItems": []})
 
     async def commit(self) -> None:
+        """Send the transaction (nothing when it holds no action)."""
         if not self._actions:
             return
-        await self._db.send(self.explain())
-        self._keys.clear()
-        for obj in self._bound:
-            if self._db.table.info(type(obj)).relationships:
-                bind(obj, self._db)
+        await self._db.run(self._db.writes.transaction(self._actions))
+        for action in self._actions:
+            if action.kind == "put" and self._db.table.info(type(action.obj)).relationships:
+                bind(action.obj, self._db)
         self._actions.clear()
+        self._keys.clear()
 
     async def __aenter__(self) -> Transaction:
         return self

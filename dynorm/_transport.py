@@ -28,12 +28,15 @@ from aiobotocore.parsers import AioResponseParserFactory
 from aiobotocore.session import get_session
 from botocore import xform_name
 
-from ._batch import Sleep, backoff
+from ._batch import Sleep
+from ._chunks import backoff
+from ._codec import Item
 from ._errors import (
     CancellationReason,
     ConditionFailedError,
     DatabaseError,
     DynormError,
+    LimitExceededError,
     OutcomeUnknownError,
     TableNotFoundError,
     ThrottledError,
@@ -50,6 +53,7 @@ from ._retry import (
     applied,
     asking_for_old,
     classify,
+    is_transient,
     needs_token,
     new_token,
     prepare,
@@ -163,7 +167,7 @@ def _translate(exc: botocore.exceptions.ClientError, request: Request) -> Databa
         message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
     elif code in THROTTLING_CODES:
         message += " (throttled: raise the table's capacity, or connect(max_attempts=...))"
-    elif classify(DatabaseError("", code=code)).retry:
+    elif is_transient(code):
         message = f"{message or code} (a failure on DynamoDB's side; try again later)"
     cls = _ERRORS.get(code, DatabaseError)
     translated = cls(f"{request.operation}: {message}", code=code, operation=request.operation)
@@ -276,7 +280,7 @@ class Transport:
         token: Callable[[], str] = new_token,
     ) -> None:
         if max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1; got {max_attempts}")
+            raise LimitExceededError(f"max_attempts must be at least 1; got {max_attempts}")
         self._attempt = attempt
         self._key_attributes = tuple(key_attributes)
         self._max_attempts = max_attempts
@@ -302,26 +306,31 @@ class Transport:
     async def _send(self, request: Request) -> dict[str, Any]:
         token = self._token() if needs_token(request) else ""
         prepared = prepare(request, token)
-        checked = request.retry != "safe"
-        unknown = False  # may an earlier attempt have been applied?
+        mode = request.retry
+        lost: DynormError | None = None  # the failure of an attempt that may have been applied
         spent = 0
         attempt = 0
         while True:
             attempt += 1
+            # A repeat of a checked write asks for the stored item with a refusal (it is free).
+            again = attempt > 1 and (mode == "token" or (mode == "verify" and lost is not None))
             try:
-                response = await self._attempt(
-                    asking_for_old(prepared) if unknown and checked else prepared
-                )
+                response = await self._attempt(asking_for_old(prepared) if again else prepared)
             except ConditionFailedError as error:
-                if unknown and checked:
-                    return await self._settle(prepared, error, token)
-                raise
+                if not again:
+                    raise  # nothing sent before could have been applied: a real refusal
+                return await self._settle(prepared, error.item, token, lost or error)
             except DynormError as error:
                 verdict = classify(error)
-                unknown = unknown or verdict.outcome == "unknown"
+                if verdict.outcome == "unknown" and mode == "token":
+                    # Sent again, it would apply twice if another write replaced our token in
+                    # between; only the stored item can tell, so read it instead.
+                    return await self._settle(prepared, None, token, error)
+                if verdict.outcome == "unknown" and lost is None:
+                    lost = error
                 stop = self._stop(verdict, attempt)
                 if stop is not None:
-                    if unknown and checked:
+                    if lost is not None and mode != "safe":
                         raise _unknown(request, attempt, error) from error
                     if attempt > 1 or verdict.retry:
                         error.add_note(f"dynorm gave up after {attempt} attempts{stop}")
@@ -344,20 +353,25 @@ class Transport:
         return None
 
     async def _settle(
-        self, prepared: Request, error: ConditionFailedError, token: str
+        self, prepared: Request, stored: Item | None, token: str, cause: DynormError
     ) -> dict[str, Any]:
-        """A conditional write refused after an attempt whose reply was lost: was it ours?"""
-        stored = error.item
+        """Was a checked write applied by one of its attempts? The stored item tells.
+
+        ``stored`` came with a refusal (None: read it). ``cause`` is the failure that made the
+        outcome unknown, or the refusal itself when every earlier attempt was surely refused.
+        """
         if stored is None:
-            # No item in the refusal: the item is absent, or the server does not return it.
+            # Absent, or not returned (not every server honours ReturnValuesOnCondition...).
             try:
                 read = await self._send(verification_read(prepared, self._key_attributes))
             except DynormError as exc:
-                raise _unknown(prepared, 0, exc) from exc
+                raise _unknown(prepared, 0, cause) from exc
             stored = read.get("Item")
         if applied(prepared, stored, token):
             return settled_response(prepared, stored)
-        raise _unknown(prepared, 0, error) from error
+        if isinstance(cause, ConditionFailedError):
+            raise cause
+        raise _unknown(prepared, 0, cause) from cause
 
 
 def _unknown(request: Request, attempts: int, error: DynormError) -> OutcomeUnknownError:

@@ -43,3 +43,8 @@ async def raw_collection(
 def strings(item: dict[str, Any], *names: str) -> tuple[str | None, ...]:
     """The string values of ``names`` in a raw item (None where absent)."""
     return tuple(item[n]["S"] if n in item else None for n in names)
+
+
+async def raw_put(db: Database, item: dict[str, Any]) -> None:
+    """Store ``item`` as given (AttributeValues), bypassing every rule of the mapper."""
+    await db.send(Request("PutItem", {"TableName": db.table_name, "Item": item}))

@@ -23,6 +23,7 @@ from dynorm import (
     Request,
     Table,
 )
+from dynorm._state import state_of
 from dynorm.testing import Connect, count_requests
 
 from .raw import raw_item
@@ -296,14 +297,41 @@ async def test_put_of_a_loaded_parent_writes_its_children(stored: Database) -> N
     assert again.addresses.loaded == [HOME, WORK]
 
 
-async def test_put_all_refuses_a_parent_whose_children_were_not_loaded(stored: Database) -> None:
+async def test_put_all_of_an_object_built_in_code_keeps_the_stored_children(
+    stored: Database,
+) -> None:
+    with count_requests(stored) as log:
+        await stored.put_all([Customer("c1", "Ada Lovelace")])
+    # One consistent read finds the children stored for that key; the batch writes them back.
+    assert log.operations == ["BatchGetItem", "BatchWriteItem"]
+    again = await load(stored)
+    assert again.name == "Ada Lovelace"
+    assert again.addresses.loaded == [HOME, WORK]
+
+
+async def test_put_all_of_new_objects_stores_them_with_no_children(db: Database) -> None:
+    new = [Customer(f"n{i}", f"New {i}") for i in range(30)]
+    with count_requests(db) as log:
+        assert await db.put_all(new) == 30
+    assert log.operations == ["BatchGetItem", "BatchWriteItem", "BatchWriteItem"]
+    first = await db.get(Customer, customer_id="n0", load=[Customer.addresses])
+    assert first.addresses.loaded == []
+    await db.add(first, Customer.addresses, HOME)  # the empty map is there to add to
+    again = await db.get(Customer, customer_id="n0", load=[Customer.addresses])
+    assert again.addresses.loaded == [HOME]
+
+
+async def test_put_all_refuses_a_parent_read_without_its_children(stored: Database) -> None:
+    customer = await stored.get(Customer, customer_id="c1")
+    state = state_of(customer)
+    assert state is not None
+    state.loaded.pop("addresses")  # as if it had been read without them
     with (
         count_requests(stored) as log,
         pytest.raises(DefinitionError, match=r"Customer\.addresses"),
     ):
-        await stored.put_all([Customer("c1", "Ada Lovelace")])
+        await stored.put_all([customer])
     assert len(log) == 0
-    assert (await load(stored)).addresses.loaded == [HOME, WORK]
 
 
 async def test_put_all_of_loaded_parents_keeps_their_children(stored: Database) -> None:

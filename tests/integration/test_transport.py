@@ -18,8 +18,12 @@ import pytest
 
 import dynorm
 from dynorm import Database, Request, connect
+from dynorm._retry import TOKEN_ATTRIBUTE
 from dynorm.testing import count_requests
 from tests.seed_models import Org, app
+
+from .models import Thing
+from .raw import raw_item
 
 pytestmark = pytest.mark.integration
 
@@ -185,3 +189,45 @@ async def test_throttling_that_outlasts_max_attempts_is_a_throttled_error() -> N
             await db.send(GET)
     assert log.operations == ["GetItem"] * 2
     assert "max_attempts" in str(caught.value)
+
+
+# -- against the test server: what the retry mechanisms leave on the wire and in items -----------
+
+
+async def test_an_add_stores_its_write_token_and_reads_stay_clean(kinds_db: Database) -> None:
+    thing = await kinds_db.put(Thing(thing_id="t1", count=1))
+    with count_requests(kinds_db) as log:
+        updated = await kinds_db.update(thing, add={"count": 2})
+        again = await kinds_db.update(updated, add={"count": 3})
+    assert log.operations == ["UpdateItem", "UpdateItem"]  # no extra request on success
+    assert again == Thing(thing_id="t1", count=6)
+    assert await kinds_db.get(Thing, thing_id="t1") == again  # the token is not a field
+    stored = await raw_item(kinds_db, {"pk": "THING#t1", "sk": "THING#t1"})
+    assert stored is not None
+    token = stored[TOKEN_ATTRIBUTE]["S"]
+    assert len(token) == 16
+    await kinds_db.put(again)  # a put replaces the item, token and all
+    stored = await raw_item(kinds_db, {"pk": "THING#t1", "sk": "THING#t1"})
+    assert stored is not None
+    assert TOKEN_ATTRIBUTE not in stored
+
+
+async def test_a_refusal_returns_the_stored_item_where_the_server_supports_it(
+    kinds_db: Database, dynorm_backend: str
+) -> None:
+    await kinds_db.put(Thing(thing_id="t2", text="stored"))
+    request = kinds_db.explain.put(Thing(thing_id="t2", text="mine"), overwrite=False)
+    asked = Request(
+        request.operation,
+        {**request.params, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+    )
+    with pytest.raises(dynorm.ConditionFailedError) as caught:
+        await kinds_db.send(asked)
+    if dynorm_backend == "dynalite":
+        assert caught.value.item is None  # dynalite ignores the parameter: dynorm reads instead
+    else:
+        assert caught.value.item is not None
+        assert caught.value.item["text"] == {"S": "stored"}
+    with pytest.raises(dynorm.ConditionFailedError) as plain:
+        await kinds_db.send(request)
+    assert plain.value.item is None

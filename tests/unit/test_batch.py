@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 
 from dynorm import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, LimitExceededError, ThrottledError
-from dynorm._batch import backoff, chunked, drain_get, drain_write, key_id
+from dynorm._batch import drain_get, drain_write
+from dynorm._chunks import backoff, chunked, key_id
 from dynorm._codec import Item
 from dynorm._plans import Request
 
@@ -80,7 +81,7 @@ def test_backoff_draws_full_jitter_below_a_capped_ceiling(
         drawn.append((low, high))
         return high
 
-    monkeypatch.setattr("dynorm._batch.random.uniform", uniform)
+    monkeypatch.setattr("dynorm._chunks.random.uniform", uniform)
     assert backoff(attempt) == pytest.approx(ceiling)
     ((low, high),) = drawn
     assert low == 0

@@ -17,6 +17,7 @@ EXPECTED = {
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "CopiesIncompleteError",
     "CursorError",
     "Database",
     "DatabaseError",

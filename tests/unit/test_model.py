@@ -80,7 +80,7 @@ def test_check_key_values() -> None:
     with pytest.raises(KeyTemplateError) as info:
         USER.check_key_values({"org_name": "M"})
     assert str(info.value) == "User needs username to address one item (got org_name)"
-    with pytest.raises(KeyTemplateError, match="user_type is not part of its key"):
+    with pytest.raises(KeyTemplateError, match="'user_type' is not one"):
         USER.check_key_values({"org_name": "M", "username": "B", "user_type": "x"})
 
 

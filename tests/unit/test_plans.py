@@ -16,7 +16,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._loading import normalize_options, plan_get
+from dynorm._loading import PageShare, normalize_options, plan_get, share_of_page
 from dynorm._model import info_of
 from dynorm._plans import CollectionRead, KeyRange, existence_check, upper_bound
 from dynorm._writes import plan_delete, plan_put, plan_update
@@ -92,6 +92,34 @@ def test_key_range_prefix_ends_at_a_boundary() -> None:
 
 def test_key_range_none_without_any_prefix() -> None:
     assert KeyRange.from_template(LOCATION, {}) is None
+
+
+@pytest.mark.parametrize(
+    ("key_range", "inside", "outside"),
+    [
+        (KeyRange("eq", ("USER#A",)), ["USER#A"], ["USER#", "USER#AB", ""]),
+        (
+            KeyRange("begins_with", ("USER#",)),
+            ["USER#", "USER#A", "USER#\uffff"],
+            ["USER", "TICKET#1", ""],
+        ),
+        (
+            KeyRange("between", ("B", "D")),
+            ["B", "C", "CZZZ", "D"],
+            ["A", "DA", "", "\u00e9"],
+        ),
+    ],
+)
+def test_key_range_contains(key_range: KeyRange, inside: list[str], outside: list[str]) -> None:
+    assert all(key_range.contains(v) for v in inside)
+    assert not any(key_range.contains(v) for v in outside)
+
+
+def test_key_range_contains_orders_as_dynamodb_does() -> None:
+    # DynamoDB compares UTF-8 bytes; code point order is the same, even past the BMP.
+    low, high = "\uffff", "\U0001f600"
+    assert low.encode() < high.encode()
+    assert KeyRange("between", (low, high)).contains("\U00010000")
 
 
 def test_key_range_refuses_out_of_order_components() -> None:
@@ -196,6 +224,7 @@ def test_fingerprint_is_stable_and_ignores_the_table_name() -> None:
         {"range": None},
         {"forward": False},
         {"index": "GSI1"},
+        {"models": ("Ticket",)},
     ],
 )
 def test_fingerprint_tells_queries_apart(change: dict[str, Any]) -> None:
@@ -205,8 +234,9 @@ def test_fingerprint_tells_queries_apart(change: dict[str, Any]) -> None:
 
 def test_fingerprint_of_a_known_read() -> None:
     # Cursors outlive processes (and releases): the fingerprint depends on nothing but the read,
-    # not on hash randomization. Changing it invalidates every cursor handed out.
-    assert read().fingerprint() == "55826f3b5a19d964"
+    # not on hash randomization. Changing it invalidates every cursor handed out (then bump
+    # the cursor format's version in dynorm/_cursor.py, so old ones get a clear error).
+    assert read(models=("User",)).fingerprint() == "18aa5c215b3167fa"
 
 
 def test_key_of_takes_only_key_attributes() -> None:
@@ -227,6 +257,80 @@ def test_key_of_takes_only_key_attributes() -> None:
 
 def test_request_prints_readably() -> None:
     assert str(Request("GetItem", {"TableName": "t"})) == "GetItem {'TableName': 't'}"
+
+
+# -- share_of_page: several relationships in one Query page ---------------------------------------
+
+
+def sk(value: str) -> dict[str, Any]:
+    return {"pk": {"S": "ISSUE#1"}, "sk": {"S": value}}
+
+
+COMMENTS = [sk(f"COMMENT#{i:03d}") for i in range(6)]
+
+
+def test_a_page_that_was_not_cut_short_has_everything() -> None:
+    share = share_of_page(read(), "LABEL#", None, [], None, crowded=False)
+    assert share == PageShare(keep=0, resume=None)
+    share = share_of_page(read(), "COMMENT#", 10, COMMENTS, None, crowded=False)
+    assert share == PageShare(keep=6, resume=None)
+
+
+def test_a_limit_met_in_the_shared_page_resumes_after_its_last_child() -> None:
+    cut = sk("COMMENT#200")
+    assert share_of_page(read(), "COMMENT#", 5, COMMENTS, cut, crowded=False) == PageShare(
+        keep=5, resume=COMMENTS[4]
+    )
+    # Exactly the limit, the page cut inside the range: more may follow.
+    assert share_of_page(read(), "COMMENT#", 6, COMMENTS, cut, crowded=False) == PageShare(
+        keep=6, resume=COMMENTS[5]
+    )
+
+
+def test_a_range_the_page_went_past_is_complete() -> None:
+    past = sk("ISSUE#1")  # "ISSUE#" sorts after every "COMMENT#..." key
+    assert share_of_page(read(), "COMMENT#", 50, COMMENTS, past, crowded=True) == PageShare(
+        keep=6, resume=None
+    )
+    backwards = read(forward=False)
+    assert share_of_page(backwards, "LABEL#", None, [], sk("COMMENT#9"), crowded=False) == (
+        PageShare(keep=0, resume=None)
+    )
+
+
+def test_a_range_the_page_never_reached_gets_its_own_read() -> None:
+    cut = sk("COMMENT#200")
+    assert share_of_page(read(), "LABEL#", None, [], cut, crowded=False) == PageShare(
+        keep=0, resume=None, more=True, start=None, want=None
+    )
+    assert share_of_page(read(), "LABEL#", 3, [], cut, crowded=False) == PageShare(
+        keep=0, resume=None, more=True, start=None, want=3
+    )
+    backwards = read(forward=False)
+    assert share_of_page(backwards, "COMMENT#", 2, [], sk("LABEL#1"), crowded=False).more
+
+
+def test_a_limited_range_cut_short_reads_on_after_its_last_child() -> None:
+    cut = sk("COMMENT#005")
+    assert share_of_page(read(), "COMMENT#", 10, COMMENTS, cut, crowded=True) == PageShare(
+        keep=6, resume=None, more=True, start=COMMENTS[5], want=4
+    )
+
+
+def test_an_unlimited_range_cut_short_reads_on_only_if_others_came_first() -> None:
+    cut = sk("COMMENT#005")
+    # Its children opened the page: the page was its own, as a load of it alone would be.
+    assert share_of_page(read(), "COMMENT#", None, COMMENTS, cut, crowded=False) == PageShare(
+        keep=6, resume=COMMENTS[5]
+    )
+    assert share_of_page(read(), "COMMENT#", None, COMMENTS, cut, crowded=True) == PageShare(
+        keep=6, resume=None, more=True, start=COMMENTS[5], want=None
+    )
+
+
+def test_a_range_without_a_prefix_is_complete_only_at_the_end() -> None:
+    cut = sk("ZZZ")
+    assert share_of_page(read(), "", 10, COMMENTS, cut, crowded=False).more
 
 
 # -- plan_get (seed access patterns) -------------------------------------------------------------
@@ -328,7 +432,7 @@ def test_consistent_reads_are_never_asked_of_an_index() -> None:
 def test_get_needs_the_whole_key() -> None:
     with pytest.raises(KeyTemplateError, match="User needs username"):
         plan_get(info_of(User), {"org_name": "M"}, [], "app")
-    with pytest.raises(KeyTemplateError, match="plan_type is not part of its key"):
+    with pytest.raises(KeyTemplateError, match="'plan_type' is not one"):
         plan_get(info_of(Org), {"name": "M", "plan_type": "Free"}, [], "app")
 
 

@@ -337,7 +337,8 @@ def test_belongs_to_without_the_parents_key_fields(table: Table) -> None:
 
     message = str(caught.value)
     assert message.startswith("User.org: User has no field for Org's key name")
-    assert "add it, or align the partition key templates" in message
+    assert "neither a HasMany on Org nor the key templates say" in message
+    assert "pass key={'name': '<User field>'}" in message
 
 
 def test_a_target_never_declared_fails_the_table_check(table: Table) -> None:
@@ -375,3 +376,296 @@ def test_a_limited_load_option_can_also_switch_strategy(table: Table) -> None:
     assert rel.via == Index("GSI1")
     assert rel.link == {"org": "name"}
     assert Org.users.via == Partition()  # the declaration itself is unchanged
+
+
+# -- belongs-to: how the link to the parent is found --------------------------------------------
+
+
+@pytest.fixture
+def tracker() -> Table:
+    indexes = [GSI(f"GSI{i}", pk=f"GSI{i}PK", sk=f"GSI{i}SK") for i in (1, 2, 3)]
+    return Table("tracker", pk="pk", sk="sk", indexes=indexes)
+
+
+def declare_user(table: Table) -> type:
+    @table.model(
+        pk="USER#{user_id}",
+        sk="USER#{user_id}",
+        GSI2=("USER#{user_id}", "#USER"),
+        GSI3=("USER#{user_id}", "#USER"),
+    )
+    @attrs.define
+    class User:
+        user_id: str
+
+    return User
+
+
+def link_of(cls: type, name: str) -> dict[str, str]:
+    rel = vars(cls)[name]
+    assert isinstance(rel, BelongsTo)
+    return rel.link
+
+
+def test_belongs_to_inverts_an_index_has_many(tracker: Table) -> None:
+    @tracker.model(
+        pk="PROJECT#{project_id}", sk="PROJECT#{project_id}", GSI1=("P#{project_id}", "#P")
+    )
+    class Project:
+        project_id: str
+        issues: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI1"))
+
+    # The table key says nothing of the project: only the GSI1 templates link an issue to it.
+    @tracker.model(pk="ISSUE#{issue_id}", sk="ISSUE#{issue_id}", GSI1=("P#{proj}", "I#{issue_id}"))
+    class Issue:
+        issue_id: str
+        proj: str
+        project: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Project)
+
+    assert link_of(Issue, "project") == {"project_id": "proj"}
+
+
+def test_the_has_many_decides_where_template_shapes_disagree(tracker: Table) -> None:
+    # An issue is stored in its home project's partition and listed in another's GSI1 collection:
+    # the shapes match twice, and Project.issues says which one is the link.
+    @tracker.model(pk="P#{project_id}", sk="#P", GSI1=("P#{project_id}", "#P"))
+    class Project:
+        project_id: str
+        issues: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI1"))
+
+    @tracker.model(pk="P#{home}", sk="I#{issue_id}", GSI1=("P#{listed_in}", "I#{issue_id}"))
+    class Issue:
+        issue_id: str
+        home: str
+        listed_in: str
+        project: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Project)
+
+    assert link_of(Issue, "project") == {"project_id": "listed_in"}
+
+
+def test_the_has_many_may_be_declared_after_the_belongs_to(tracker: Table) -> None:
+    @tracker.model(pk="P#{home}", sk="I#{issue_id}", GSI1=("P#{listed_in}", "I#{issue_id}"))
+    class Issue:
+        issue_id: str
+        home: str
+        listed_in: str
+        project: ClassVar[BelongsTo[Any, Any]] = BelongsTo("Project")
+
+    @tracker.model(pk="P#{project_id}", sk="#P", GSI1=("P#{project_id}", "#P"))
+    class Project:
+        project_id: str
+        issues: ClassVar[HasMany[Any, Any]] = HasMany(Issue, via=Index("GSI1"))
+
+    tracker.check()
+    assert link_of(Issue, "project") == {"project_id": "listed_in"}
+    assert vars(Project)["issues"].link == {"listed_in": "project_id"}
+
+
+def test_template_shapes_disagreeing_without_a_has_many_ask_for_key(tracker: Table) -> None:
+    @tracker.model(pk="P#{project_id}", sk="#P", GSI1=("P#{project_id}", "#P"))
+    class Project:
+        project_id: str
+
+    with pytest.raises(DefinitionError) as caught:
+
+        @tracker.model(pk="P#{home}", sk="I#{issue_id}", GSI1=("P#{listed_in}", "I#{issue_id}"))
+        class Issue:
+            issue_id: str
+            home: str
+            listed_in: str
+            project: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Project)
+
+    message = str(caught.value)
+    assert message.startswith("Issue.project: Issue's key templates match Project's")
+    assert "project_id by home or listed_in" in message
+    assert "pass key={'project_id': '<Issue field>'}" in message
+
+
+def test_an_index_template_shape_links_without_a_has_many(tracker: Table) -> None:
+    User = declare_user(tracker)  # noqa: N806
+
+    @tracker.model(pk="ISSUE#{issue_id}", sk="ISSUE#{issue_id}", GSI2=("USER#{owner}", "I#{n}"))
+    class Issue:
+        issue_id: str
+        owner: str
+        n: int
+        user: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User)
+
+    assert link_of(Issue, "user") == {"user_id": "owner"}
+
+
+def test_a_nested_sort_key_names_the_parent(tracker: Table) -> None:
+    @tracker.model(pk="ORG#{org_name}", sk="USER#{username}")
+    class Member:
+        org_name: str
+        username: str
+
+    @tracker.model(pk="ORG#{org}", sk="USER#{owner}#DEVICE#{serial}")
+    class Device:
+        org: str
+        owner: str
+        serial: str
+        member: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Member)
+
+    assert link_of(Device, "member") == {"org_name": "org", "username": "owner"}
+
+
+def test_key_names_the_fields_of_two_links_to_one_model(tracker: Table) -> None:
+    User = declare_user(tracker)  # noqa: N806
+
+    @tracker.model(pk="ISSUE#{issue_id}", sk="ISSUE#{issue_id}")
+    class Issue:
+        issue_id: str
+        reporter_id: str
+        assignee_id: str | None = None
+        reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User, key={"user_id": "reporter_id"})
+        assignee: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User, key={"user_id": "assignee_id"})
+
+    assert link_of(Issue, "reporter") == {"user_id": "reporter_id"}
+    assert link_of(Issue, "assignee") == {"user_id": "assignee_id"}
+    unassigned = Issue("1", "alice")  # type: ignore[call-arg]
+    assert vars(Issue)["assignee"].parent_key(unassigned) is None
+    assert vars(Issue)["reporter"].parent_key(unassigned) == {
+        "pk": {"S": "USER#alice"},
+        "sk": {"S": "USER#alice"},
+    }
+
+
+def test_key_leaves_the_other_key_fields_to_names(table: Table) -> None:
+    @table.model(pk="ORG#{org_name}", sk="USER#{username}")
+    class Member:
+        org_name: str
+        username: str
+
+    @table.model(pk="ORG#{org_name}", sk="TICKET#{ticket_id}")
+    class Ticket:
+        org_name: str
+        ticket_id: str
+        reporter: str
+        opened_by: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Member, key={"username": "reporter"})
+
+    assert link_of(Ticket, "opened_by") == {"org_name": "org_name", "username": "reporter"}
+
+
+def test_two_links_to_one_model_need_key(tracker: Table) -> None:
+    User = declare_user(tracker)  # noqa: N806
+
+    with pytest.raises(DefinitionError) as caught:
+
+        @tracker.model(
+            pk="ISSUE#{issue_id}", sk="ISSUE#{issue_id}", GSI2=("USER#{reporter_id}", "I#{n}")
+        )
+        class Issue:
+            issue_id: str
+            n: int
+            reporter_id: str
+            assignee_id: str
+            reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User)
+            assignee: ClassVar[BelongsTo[Any, Any]] = BelongsTo(
+                User, key={"user_id": "assignee_id"}
+            )
+
+    message = str(caught.value)
+    assert message.startswith("Issue.reporter: Issue.reporter, Issue.assignee all point at User")
+    assert "pass key={'user_id': '<Issue field>'} to each of them" in message
+
+
+def test_two_has_many_holding_the_child_differently_are_ambiguous(tracker: Table) -> None:
+    @tracker.model(
+        pk="USER#{user_id}",
+        sk="USER#{user_id}",
+        GSI2=("USER#{user_id}", "#USER"),
+        GSI3=("USER#{user_id}", "#USER"),
+    )
+    class User:
+        user_id: str
+        reported: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI2"))
+        assigned: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI3"))
+
+    with pytest.raises(DefinitionError) as caught:
+
+        @tracker.model(
+            pk="ISSUE#{issue_id}",
+            sk="ISSUE#{issue_id}",
+            GSI2=("USER#{reporter_id}", "I#{issue_id}"),
+            GSI3=("USER#{assignee_id}", "I#{issue_id}"),
+        )
+        class Issue:
+            issue_id: str
+            reporter_id: str
+            assignee_id: str
+            user: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User)
+
+    message = str(caught.value)
+    assert message.startswith("Issue.user: User holds Issue in more than one way")
+    assert "User.reported by reporter_id -> user_id" in message
+    assert "User.assigned by assignee_id -> user_id" in message
+    assert message.endswith("pass key={'user_id': '<Issue field>'}")
+
+
+def test_has_many_that_agree_are_one_link(table: Table) -> None:
+    @table.model(pk="ORG#{name}", sk="METADATA#{name}")
+    class Org:
+        name: str
+        users: ClassVar[HasMany[Any, Any]] = HasMany("Member", via=Partition())
+        newest: ClassVar[HasMany[Any, Any]] = HasMany("Member", newest_first=True)
+
+    @table.model(pk="ORG#{org}", sk="MEMBER#{username}")
+    class Member:
+        org: str
+        username: str
+        org_link: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Org)
+
+    assert link_of(Member, "org_link") == {"name": "org"}
+
+
+def test_a_model_pointing_at_itself_needs_key(tracker: Table) -> None:
+    with pytest.raises(DefinitionError, match=r"pass key=\{'employee_id': '<Employee field>'\}"):
+
+        @tracker.model(pk="EMP#{employee_id}", sk="EMP#{employee_id}")
+        class Employee:
+            employee_id: str
+            manager_id: str
+            manager: ClassVar[BelongsTo[Any, Any]] = BelongsTo("Employee")
+
+    @tracker.model(pk="EMP#{employee_id}", sk="EMP#{employee_id}")
+    class Staff:
+        employee_id: str
+        manager_id: str
+        manager: ClassVar[BelongsTo[Any, Any]] = BelongsTo(
+            "Staff", key={"employee_id": "manager_id"}
+        )
+
+    assert link_of(Staff, "manager") == {"employee_id": "manager_id"}
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ({"id": "reporter_id"}, r"'id' is not a field of User"),
+        ({"name": "reporter_id"}, r"'name' is not a key field of User"),
+        ({"user_id": "reporter"}, r"Issue has no field 'reporter'; name one of its fields"),
+    ],
+)
+def test_key_must_name_real_fields(tracker: Table, key: dict[str, str], expected: str) -> None:
+    @tracker.model(pk="USER#{user_id}", sk="USER#{user_id}")
+    class User:
+        user_id: str
+        name: str = ""
+
+    with pytest.raises(DefinitionError, match=expected) as caught:
+
+        @tracker.model(pk="ISSUE#{issue_id}", sk="ISSUE#{issue_id}")
+        class Issue:
+            issue_id: str
+            reporter_id: str
+            reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User, key=key)
+
+    assert str(caught.value).startswith("Issue.reporter: key=")
+    assert "Issue" not in tracker.models
+
+
+@pytest.mark.parametrize("key", [{}, {"user_id": 1}, ["user_id"]])
+def test_key_is_a_mapping_of_field_names(key: Any) -> None:
+    with pytest.raises(DefinitionError, match=r"key=\{'user_id': 'reporter_id'\}"):
+        BelongsTo("User", key=key)

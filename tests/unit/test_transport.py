@@ -29,7 +29,7 @@ from dynorm import (
 from dynorm._codec import Item
 from dynorm._model import info_of
 from dynorm._plans import Request
-from dynorm._retry import TOKEN_ATTRIBUTE, RetryQuota
+from dynorm._retry import TOKEN_ATTRIBUTE, RetryQuota, prepare
 from dynorm._transport import Transport
 from dynorm._writes import plan_delete, plan_put, plan_update
 
@@ -408,15 +408,46 @@ def add_one(**condition: Any) -> Request:
     return plan_update(INFO, INFO.values_of(PAGE), "app", add={"hits": 1}, **condition)
 
 
-async def test_an_add_whose_reply_was_lost_is_applied_once() -> None:
+async def test_an_add_whose_reply_was_lost_is_read_back_not_sent_again() -> None:
     server = FakeServer(item=stored(), lose=[reset])
     response = await transport(server, Sleeps()).send(add_one())
     assert server.item is not None
     assert server.item["hits"] == {"N": "4"}  # once, not twice
     assert response["Attributes"]["hits"] == {"N": "4"}
-    # The second attempt is refused (our token is stored), and the refusal carries the item.
-    assert [r.operation for r in server.sent] == ["UpdateItem"] * 2
-    assert server.sent[1].params["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
+    assert [r.operation for r in server.sent] == ["UpdateItem", "GetItem"]
+    assert server.sent[1].params["ConsistentRead"] is True
+
+
+async def test_an_add_whose_fate_is_unknown_and_not_stored_is_an_unknown_outcome() -> None:
+    # The reset came before the server applied it, but the client cannot know that.
+    server = FakeServer(item=stored(), before=[reset])
+    with pytest.raises(OutcomeUnknownError) as caught:
+        await transport(server, Sleeps()).send(add_one())
+    assert isinstance(caught.value.__cause__, TransportError)
+    assert server.item is not None
+    assert server.item["hits"] == {"N": "3"}
+    assert [r.operation for r in server.sent] == ["UpdateItem", "GetItem"]
+
+
+async def test_an_add_lost_while_another_add_replaced_the_token_never_counts_twice() -> None:
+    server = FakeServer(item=stored(), lose=[reset])
+    theirs = prepare(add_one(), "theirs")
+
+    async def send(request: Request) -> dict[str, Any]:
+        try:
+            return await server.send(request)
+        finally:
+            if request.operation == "UpdateItem":  # another client adds right after ours
+                await server.send(theirs)
+
+    sender = Transport(
+        send, key_attributes=("pk", "sk"), max_attempts=5, max_concurrency=1, sleep=Sleeps()
+    )
+    with pytest.raises(OutcomeUnknownError):
+        await sender.send(add_one())
+    assert server.item is not None
+    assert server.item["hits"] == {"N": "5"}  # ours and theirs, never ours twice
+    assert server.item[TOKEN_ATTRIBUTE] == {"S": "theirs"}
 
 
 async def test_every_attempt_of_an_add_carries_the_same_token() -> None:
@@ -429,21 +460,21 @@ async def test_every_attempt_of_an_add_carries_the_same_token() -> None:
     assert server.item["hits"] == {"N": "4"}
 
 
-async def test_an_add_without_the_old_item_reads_the_token_back() -> None:
-    server = FakeServer(item=stored(), lose=[reset], return_old=False)
+async def test_a_repeated_add_refused_by_its_own_token_is_done() -> None:
+    # Throttling means "not applied"; if a server applied it anyway, the token guard holds.
+    server = FakeServer(item=stored(), lose=[throttled])
     response = await transport(server, Sleeps()).send(add_one())
-    assert [r.operation for r in server.sent] == ["UpdateItem", "UpdateItem", "GetItem"]
     assert response["Attributes"]["hits"] == {"N": "4"}
+    assert server.item is not None
+    assert server.item["hits"] == {"N": "4"}
+    assert server.sent[1].params["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
 
 
-async def test_an_add_refused_without_our_token_stored_is_an_unknown_outcome() -> None:
-    # The retry is refused by the caller's condition, and the token there is someone else's.
+async def test_a_repeated_add_refused_by_the_callers_condition_is_a_real_refusal() -> None:
     server = FakeServer(
-        item={**stored(), "hits": {"N": "9"}, TOKEN_ATTRIBUTE: {"S": "someone"}},
-        before=[reset],
-        condition=three_hits,
+        item={**stored(), "hits": {"N": "9"}}, before=[throttled], condition=three_hits
     )
-    with pytest.raises(OutcomeUnknownError):
+    with pytest.raises(ConditionFailedError):
         await transport(server, Sleeps()).send(add_one(condition=Attr("hits") == 3))
     assert len(server.sent) == 2
 
@@ -454,3 +485,4 @@ async def test_a_refused_add_on_its_first_attempt_is_a_real_condition_failure() 
         await transport(server, Sleeps()).send(add_one(condition=Attr("hits") == 3))
     assert server.item is not None
     assert server.item["hits"] == {"N": "9"}
+    assert len(server.sent) == 1

@@ -1,0 +1,169 @@
+"""The package's three layers import downward only, and its modules import no cycle.
+
+::
+
+    io       transport, Database, batching, paging, queries, transactions, test servers
+    mapping  tables, models, relationships, strategies, read and write planning
+    core     keys, codecs, expressions, cursors, request values, plan steps, limits   (never awaits)
+
+Every module of ``dynorm`` must be placed in one layer here, so a new module is placed on
+purpose. Imports are read from the source with ``ast`` — those under ``TYPE_CHECKING`` and inside
+functions too — so no upward import hides anywhere. Cycles are checked on the imports that run
+(``TYPE_CHECKING`` ones excluded: annotations may name a sibling module of the same layer).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import dynorm
+
+PACKAGE = Path(dynorm.__file__).parent
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    "core": (
+        "_chunks",
+        "_codec",
+        "_cursor",
+        "_decoders",
+        "_errors",
+        "_expressions",
+        "_keys",
+        "_limits",
+        "_plans",
+        "_retry",
+        "_steps",
+    ),
+    "mapping": (
+        "_embedded",
+        "_explain",
+        "_loading",
+        "_model",
+        "_relations",
+        "_state",
+        "_strategies",
+        "_table",
+        "_writeplan",
+        "_writes",
+    ),
+    "io": (
+        "__init__",
+        "_batch",
+        "_database",
+        "_paging",
+        "_query",
+        "_servers",
+        "_transaction",
+        "_transport",
+        "testing",
+    ),
+}
+ORDER = ("core", "mapping", "io")
+LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
+
+
+def modules() -> list[str]:
+    return sorted(p.stem for p in PACKAGE.glob("*.py"))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(module: str) -> list[tuple[str, bool]]:
+    """(imported dynorm module, whether it runs: not under TYPE_CHECKING) for each import."""
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text(), filename=f"{module}.py")
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1:
+                names = [node.module or ""] if node.module else [a.name for a in node.names]
+            elif node.module and node.module.startswith("dynorm."):
+                names = [node.module.removeprefix("dynorm.").split(".")[0]]
+            elif node.module == "dynorm":
+                names = [a.name for a in node.names if a.name in LAYER_OF] or ["__init__"]
+        elif isinstance(node, ast.Import):
+            names = [
+                a.name.removeprefix("dynorm.").split(".")[0]
+                for a in node.names
+                if a.name.startswith("dynorm.")
+            ]
+        found += [(name, id(node) not in guarded) for name in names if name]
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = [m for m in modules() if m not in LAYER_OF]
+    assert unplaced == [], f"place these modules in a layer in {__file__}: {unplaced}"
+
+
+@pytest.mark.parametrize("module", modules())
+def test_imports_go_downward_only(module: str) -> None:
+    here = ORDER.index(LAYER_OF[module])
+    upward = [
+        name
+        for name, _ in imports(module)
+        if name in LAYER_OF and ORDER.index(LAYER_OF[name]) > here
+    ]
+    assert upward == [], f"{module} ({LAYER_OF[module]}) imports from a higher layer: {upward}"
+
+
+def test_the_modules_import_no_cycle() -> None:
+    graph = {
+        m: sorted({name for name, runs in imports(m) if runs and name in LAYER_OF})
+        for m in modules()
+    }
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            cycle = [*path[path.index(node) :], node]
+            raise AssertionError(f"import cycle: {' -> '.join(cycle)}")
+        if node in done:
+            return
+        for nxt in graph.get(node, []):
+            visit(nxt, [*path, node])
+        done.add(node)
+
+    for module in graph:
+        visit(module, [])
+
+
+def test_only_the_transport_talks_to_botocore() -> None:
+    talkers = [
+        m
+        for m in modules()
+        if any(
+            isinstance(n, ast.Import | ast.ImportFrom)
+            and any(
+                (getattr(n, "module", None) or a.name).split(".")[0] in {"aiobotocore", "botocore"}
+                for a in n.names
+            )
+            for n in ast.walk(ast.parse((PACKAGE / f"{m}.py").read_text()))
+        )
+    ]
+    assert talkers == ["_transport"]
+
+
+def test_the_core_never_awaits() -> None:
+    awaiting = [
+        m
+        for m in LAYERS["core"]
+        if (PACKAGE / f"{m}.py").exists()
+        and any(
+            isinstance(n, ast.AsyncFunctionDef | ast.Await)
+            for n in ast.walk(ast.parse((PACKAGE / f"{m}.py").read_text()))
+        )
+    ]
+    assert awaiting == []
