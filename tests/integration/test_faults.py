@@ -480,14 +480,28 @@ async def test_hundreds_of_coroutines_lose_no_item(crowd: Crowd) -> None:
     assert crowd.faults["partial_batch"] >= 5
 
 
-async def test_hundreds_of_coroutines_count_and_append_once(crowd: Crowd) -> None:
+async def test_hundreds_of_coroutines_apply_nothing_twice(crowd: Crowd) -> None:
     ledger = crowd.ledger
     for name in COUNTERS:
-        least = ledger.hits[name]
-        assert least <= crowd.hits[name] <= least + ledger.unknown_hits[name], name
+        assert crowd.hits[name] <= ledger.hits[name] + ledger.unknown_hits[name], name
     for name in JOURNALS:
         steps = [s.text for s in crowd.steps[name]]
         assert len(steps) == len(set(steps)), f"{name}: a step appended twice"
-        known = {s.text for s in ledger.steps[name]}
-        unknown = {s.text for s in ledger.unknown_steps[name]}
-        assert known <= set(steps) <= known | unknown
+        written = {s.text for s in [*ledger.steps[name], *ledger.unknown_steps[name]]}
+        assert set(steps) <= written
+
+
+async def test_hundreds_of_coroutines_lose_no_shared_write(
+    crowd: Crowd, dynorm_backend: str
+) -> None:
+    if dynorm_backend == "moto":
+        pytest.skip(
+            "moto's UpdateItem is not atomic: concurrent updates of one item can overwrite "
+            "each other without any fault (measured: 598 of 600 ADDs, ~150 of 200 list "
+            "appends stored), so only dynalite and DynamoDB can show that none is lost"
+        )
+    ledger = crowd.ledger
+    for name in COUNTERS:
+        assert crowd.hits[name] >= ledger.hits[name], name
+    for name in JOURNALS:
+        assert {s.text for s in ledger.steps[name]} <= {s.text for s in crowd.steps[name]}
