@@ -251,7 +251,7 @@ async def _run_collection(
         items, after = await session.read_page(
             read, accept, limit=limit, start=None, on_page=on_page, ahead=ahead
         )
-        loaded = {rel.name: Loaded(items, after, via=rel)}
+        loaded = {rel.name: Loaded(items, after, read_by=rel)}
         follow_ups: list[Awaitable[None]] = []
     else:
         loaded, follow_ups, after = await _run_shared(
@@ -314,7 +314,7 @@ async def _run_shared(
             after,
             crowded=bool(kept[i]) and order[0] != i,
         )
-        entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, via=rel)
+        entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, read_by=rel)
         loaded[rel.name] = entry
         if share.more:
             own = rel.children_read(session.table_name, key_values, consistent=read.consistent)
@@ -468,7 +468,7 @@ async def _run_children(
     read = rel.children_read(session.table_name, parent_values)
     accept = session.acceptor(rel.target_info, read.index)
     items, after = await session.read_page(read, accept, limit=option.limit, start=None)
-    return Loaded(items, after, via=rel)
+    return Loaded(items, after, read_by=rel)
 
 
 def _not_found(info: ModelInfo[Any], key_values: Mapping[str, object]) -> ItemNotFoundError:

@@ -19,6 +19,7 @@ __all__ = [
     "Request",
     "Retry",
     "check_limit",
+    "consistent_get",
     "existence_check",
     "upper_bound",
 ]
@@ -143,6 +144,11 @@ class CollectionRead:
     def key_of(self, item: Item) -> Item:
         """The ExclusiveStartKey that resumes right after ``item``."""
         return {name: item[name] for name in self.key_attrs if name in item}
+
+
+def consistent_get(key: Item, table_name: str) -> Request:
+    """A consistent GetItem of the whole item with ``key``."""
+    return Request("GetItem", {"TableName": table_name, "Key": key, "ConsistentRead": True})
 
 
 def existence_check(table_name: str, key: Item, key_attr: str) -> Request:

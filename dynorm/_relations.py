@@ -707,9 +707,9 @@ class RelationLoader(Generic[P, C]):
             return
         state = state_of(self.parent)
         loaded = None if state is None else state.loaded.get(self.relationship.name)
-        if loaded is not None and isinstance(loaded.via, HasMany):
+        if loaded is not None and isinstance(loaded.read_by, HasMany):
             # Loaded through a per-call override: the rest is read the same way.
-            rel = loaded.via
+            rel = loaded.read_by
         read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
         accept = session.acceptor(rel.target_info, read.index)
         if loaded is None:

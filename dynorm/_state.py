@@ -82,7 +82,7 @@ class Loaded:
     #: The relationship that read ``items`` when it differs from the declared one (a per-call
     #: ``.using(...)`` override): ``resume`` is a position in *its* read, so the rest of the
     #: children must be read the same way.
-    via: Any = None
+    read_by: Any = None
     #: How many of ``items`` a limited load shows as ``.loaded`` (embedded children all arrive
     #: with the parent and stay whole, since writes of the parent carry every one of them).
     shown: int | None = None

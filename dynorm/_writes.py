@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ._codec import AttributeValue, Item, encode_any
 from ._errors import KeyTemplateError
@@ -11,7 +11,7 @@ from ._expressions import Condition, ExpressionBuilder, render_update, top_field
 from ._model import ModelInfo
 from ._plans import Request, Retry
 
-__all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update"]
+__all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update", "transact_action"]
 
 
 def _builder(info: ModelInfo[Any]) -> ExpressionBuilder:
@@ -216,3 +216,12 @@ def plan_put_keeping(
     require = None if overwrite else "attribute_not_exists"
     _conditioned(params, builder, condition, require=require, key_attr=info.table.pk)
     return Request("UpdateItem", params, retry=_retry_for(condition, overwrite=overwrite))
+
+
+_TRANSACT_KINDS: Final = {"PutItem": "Put", "UpdateItem": "Update", "DeleteItem": "Delete"}
+
+
+def transact_action(request: Request) -> dict[str, Any]:
+    """The TransactWriteItems action for a single-item write (which takes no ReturnValues)."""
+    params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
+    return {_TRANSACT_KINDS.get(request.operation, "ConditionCheck"): params}

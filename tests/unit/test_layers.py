@@ -38,6 +38,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_steps",
     ),
     "mapping": (
+        "_copies",
         "_embedded",
         "_explain",
         "_loading",
