@@ -20,17 +20,20 @@ instead. The faults are what a client of the real DynamoDB meets:
     forwarded untouched (DynamoDB throttles such a batch with an error instead).
 
 Random faults come from a :class:`FaultPlan` (``proxy.use(FaultPlan(seed=7, rates={...}))``):
-each eligible request draws from one ``random.Random(seed)``, so a run whose requests arrive in
-the same order meets the same faults. Targeted faults come first: ``proxy.inject("lost_reply",
-operation="UpdateItem", times=1)`` hits the next matching request. Every injected fault is
-recorded in ``proxy.injected`` as ``Injected(operation, fault)``, so a test can assert that the
-fault it is about really happened; ``proxy.requests`` names every request that arrived.
-``proxy.pause(operation="UpdateItem", skip=1)`` holds a request (here: the second UpdateItem)
-until the test releases it, to put another client's write between an attempt and its retry.
+each eligible request draws from one ``random.Random(seed)``, so the n-th eligible request meets
+the same fault in every run (which request is n-th may vary when many are sent at once).
+Targeted faults come first: ``proxy.inject("lost_reply", operation="UpdateItem", times=1)`` hits
+the next matching request. Every injected fault is recorded in ``proxy.injected`` as
+``Injected(operation, fault)``, so a test can assert that the fault it is about really happened;
+``proxy.requests`` names every request that arrived. ``proxy.pause(skip=1)`` holds a request
+(here: the second one) until the test releases it, to put another client's write between an
+attempt and its retry.
 
-The proxy runs on the caller's event loop (start it with ``async with FaultProxy.running(url)``).
-It needs aiohttp (an aiobotocore dependency) for the upstream side; the client side is plain
-asyncio streams, so a connection can be reset or dropped at any byte.
+The proxy runs on the caller's event loop: ``async with FaultProxy.running(url) as proxy``, or
+``connect_through(server_url, table)`` (the ``faulty_connect`` fixture) for a fresh table with a
+Database through the proxy and one straight to the server. The client side is plain asyncio
+streams, so the proxy decides when a connection ends; aiohttp forwards to the server. A failure
+of the proxy itself is recorded in ``proxy.errors`` and fails the block that ran it.
 """
 
 from __future__ import annotations
@@ -110,6 +113,16 @@ _HOP_HEADERS: Final = frozenset(
     {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "expect"}
 )
 _REASONS: Final = {200: "OK", 400: "Bad Request", 500: "Internal Server Error"}
+# The faults answered with an error instead of forwarding: status, error type, message.
+_REFUSALS: Final[Mapping[Fault, tuple[int, str, str]]] = {
+    "throttle": (400, "ThrottlingException", "Rate of requests exceeds the allowed throughput"),
+    "provisioned": (
+        400,
+        "ProvisionedThroughputExceededException",
+        "The level of configured provisioned throughput for the table was exceeded",
+    ),
+    "error_500": (500, "InternalServerError", "Internal server error"),
+}
 
 
 class Injected(NamedTuple):
@@ -204,12 +217,12 @@ class FaultProxy:
     """Every fault injected, in order."""
     requests: list[str] = attrs.field(factory=list)
     """The operation of every request that reached the proxy, in order."""
+    errors: list[str] = attrs.field(factory=list)
+    """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     _plan: FaultPlan | None = None
     _random: random.Random = attrs.field(factory=random.Random)
     _targeted: list[_Targeted] = attrs.field(factory=list)
     _pauses: list[Pause] = attrs.field(factory=list)
-    errors: list[str] = attrs.field(factory=list)
-    """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     _connections: set[asyncio.Task[None]] = attrs.field(factory=set)
 
     @classmethod
@@ -308,15 +321,6 @@ class FaultProxy:
         """How many targeted faults are still waiting for their request."""
         return sum(t.times for t in self._targeted)
 
-    def count(self, fault: Fault | None = None, operation: str | None = None) -> int:
-        """How many faults were injected (of this kind, into this operation)."""
-        return sum(
-            1
-            for entry in self.injected
-            if (fault is None or entry.fault == fault)
-            and (operation is None or entry.operation == operation)
-        )
-
     def _choose(self, operation: str, body: bytes) -> Fault | None:
         parsed: dict[str, Any] | None = None
         for target in self._targeted:
@@ -378,19 +382,15 @@ class FaultProxy:
         if fault in (None, "partial_batch"):
             return await self._forward(request, request.body)
         self.injected.append(Injected(operation, fault))
-        if fault in ("throttle", "provisioned"):
-            kind = "ThrottlingException" if fault == "throttle" else "ProvisionedThroughput"
-            if fault == "provisioned":
-                kind += "ExceededException"
-            return _error(400, kind, "Rate of requests exceeds the allowed throughput (injected)")
-        if fault == "error_500":
-            return _error(500, "InternalServerError", "Internal server error (injected)")
+        if fault in _REFUSALS:
+            status, kind, message = _REFUSALS[fault]
+            return _error(status, kind, message)
         if fault == "reset":
             raise _DroppedError(reset=True)
         await self._forward(request, request.body)  # the server applies it; the answer is lost
         if fault == "lost_reply":
             raise _DroppedError(reset=False)
-        return _error(500, "InternalServerError", "Internal server error after applying (injected)")
+        return _error(500, "InternalServerError", "Internal server error after applying")
 
     async def _forward(self, request: _Request, body: bytes) -> _Response:
         headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
@@ -527,7 +527,7 @@ async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
 
 
 def _error(status: int, kind: str, message: str) -> _Response:
-    body = orjson.dumps({"__type": _ERROR_PREFIX + kind, "message": message})
+    body = orjson.dumps({"__type": _ERROR_PREFIX + kind, "message": f"{message} (injected)"})
     return _Response(status, body, uuid.uuid4().hex)
 
 
