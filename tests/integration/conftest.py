@@ -2,16 +2,19 @@
 
 ``db`` is an empty copy of the seed 000/001 table; ``seeded`` is the same with the seed items
 stored. The other fixtures open the tables of the other data sets in ``models.py``.
+``faulty_connect(table)`` opens a table through the fault proxy (``tests/faultproxy.py``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 
 import pytest
 
 from dynorm import Database
-from dynorm.testing import Connect
+from dynorm.testing import Connect, RunningServer
+from tests.faultproxy import FaultyConnect, connect_through
 from tests.seed_models import app
 
 from .models import forum, games, geo, kinds, library
@@ -58,3 +61,9 @@ async def forum_db(dynorm_connect: Connect) -> AsyncIterator[Database]:
 async def library_db(dynorm_connect: Connect) -> AsyncIterator[Database]:
     async with dynorm_connect(library) as database:
         yield database
+
+
+@pytest.fixture
+def faulty_connect(dynorm_server: RunningServer) -> FaultyConnect:
+    """``faulty_connect(table, **options)``: Databases through a fault proxy and not (Faulty)."""
+    return functools.partial(connect_through, dynorm_server.url)
