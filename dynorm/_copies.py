@@ -12,8 +12,10 @@ the copies equal to the stored parent on every write path (the write planner cal
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -38,9 +40,24 @@ from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
 from ._table import Table
 from ._writes import plan_update, transact_action
 
-__all__ = ["COPY_ATTEMPTS", "Copies", "Copying", "check_fanout"]
+__all__ = [
+    "COPY_ATTEMPTS",
+    "PENDING",
+    "Copies",
+    "Copying",
+    "Filled",
+    "check_fanout",
+    "parent_holds",
+    "unchanged",
+    "with_pending",
+]
 
 logger = logging.getLogger("dynorm")
+
+#: The attribute a parent carries while the copies its write changed are being rewritten in
+#: batches after it; removed once they all are. A write of the parent while it is there reads
+#: the children again, so writing the parent again repairs a fan-out that failed part-way.
+PENDING: Final = "dynorm:copies"
 
 #: How often a parent's write is retried when its children change while their copies are
 #: rewritten in the parent's transaction (each retry reads the children again).
@@ -58,10 +75,38 @@ class Copying:
     info: ModelInfo[Any]
     values: Mapping[str, object]
     rels: tuple[HasMany[Any, Any], ...]
+    #: the parent fields an update changes (None: a whole put); copies of the others are left
+    #: alone, since ``values`` holds the caller's object for them, which may be older.
+    only: frozenset[str] | None = None
+
+    def pairs(self, rel: HasMany[Any, Any]) -> list[tuple[str, str]]:
+        """(parent field, child field) of ``rel``'s copies that this write keeps equal."""
+        return [(p, c) for p, c in rel.copies.items() if self.only is None or p in self.only]
 
     def copied(self) -> dict[str, object]:
-        """The parent's values of the fields its children copy."""
-        return {f: self.values[f] for rel in self.rels for f in rel.copies}
+        """The parent's values of the fields its children copy (that this write changes)."""
+        return {p: self.values[p] for rel in self.rels for p, _ in self.pairs(rel)}
+
+
+class _Basis:
+    """A parent read for a child's copies: the child's position, the link, the item read."""
+
+    # A plain class: as an attrs field typed HasMany, ``rel`` would read through the descriptor.
+    __slots__ = ("index", "item", "key", "rel")
+
+    def __init__(self, index: int, rel: HasMany[Any, Any], key: Item, item: Item) -> None:
+        self.index = index
+        self.rel: HasMany[Any, Any] = rel
+        self.key = key
+        self.item = item
+
+
+@attrs.frozen
+class Filled:
+    """Objects with their copies filled, and the parents that were read to fill them."""
+
+    objs: list[object]
+    basis: tuple[_Basis, ...]
 
 
 class Copies:
@@ -108,15 +153,20 @@ class Copies:
         copying = Copying(info, values, rels)
         children = yield from self.children(copying)
         check_fanout(copying, children)
-        return (yield from self.rewrite_after(copying, children))
+        count = yield from self.rewrite_after(copying, children)
+        if PENDING in stored:
+            yield from self.settle(copying, stored[PENDING]["S"])
+        return count
 
     # -- denormalized copies: children -------------------------------------------------------------
 
-    def fill(self, objs: Sequence[object], parents: Sequence[object] = ()) -> Plan[list[object]]:
+    def fill(self, objs: Sequence[object], parents: Sequence[object] = ()) -> Plan[Filled]:
         """``objs`` with every copy of a parent's field filled from that parent (read by key).
 
-        Parents among ``objs`` themselves are used as they are written (a parent and its new
-        children in one ``put_all``); the others are read with one BatchGetItem.
+        Parents given (``parents``, and parents among ``objs``: a parent and its new children
+        in one ``put_all``) are used as they are written; the others are read with one
+        consistent BatchGetItem, and what was read is kept in ``Filled.basis`` so the write
+        can be checked against a rename that lands meanwhile (see :meth:`recheck`).
         """
         wants: list[tuple[int, HasMany[Any, Any], Item]] = []
         for i, obj in enumerate(objs):
@@ -126,13 +176,14 @@ class Copies:
                 if key is not None:
                     wants.append((i, rel, key))
         if not wants:
-            return list(objs)
+            return Filled(list(objs), ())
         given = {key_id(self.table.info(type(o)).key_of(o)): o for o in (*parents, *objs)}
         missing = tuple({key_id(k): k for _, _, k in wants if key_id(k) not in given}.values())
         stored: dict[Any, Item] = {}
         if missing:
             stored = yield Fetch(missing)
         out = list(objs)
+        basis = []
         for i, rel, key in wants:
             parent_values = _parent_values(rel, given.get(key_id(key)), stored.get(key_id(key)))
             if parent_values is None:
@@ -144,7 +195,51 @@ class Copies:
                     f"{rel.qualname}, child)"
                 )
             out[i] = rel.via.prepare_child(rel, parent_values, out[i])
-        return out
+            if key_id(key) not in given:
+                basis.append(_Basis(i, rel, key, stored[key_id(key)]))
+        return Filled(out, tuple(basis))
+
+    def recheck(self, filled: Filled) -> Plan[None]:
+        """After children were written: rewrite any copy whose parent was renamed meanwhile.
+
+        A rename reads the children after writing the parent, so it sees every child written
+        before that; a child written after the rename's read took its copy from the parent
+        read before it, which this consistent read of the parents shows. Repeated until the
+        parents read are the ones the copies hold.
+        """
+        basis = filled.basis
+        for _ in range(COPY_ATTEMPTS):
+            if not basis:
+                return
+            stored = yield Fetch(tuple({key_id(b.key): b.key for b in basis}.values()))
+            moved = [
+                (b, stored.get(key_id(b.key))) for b in basis if stored.get(key_id(b.key)) != b.item
+            ]
+            updates = []
+            for entry, item in moved:
+                values = _parent_values(entry.rel, None, item)
+                if values is None:
+                    continue  # the parent was deleted meanwhile: no value to follow
+                child = filled.objs[entry.index]
+                copying = Copying(entry.rel.owner_info, values, (entry.rel,))
+                for _, changes in _stale(entry.rel, copying, [child]):
+                    info = entry.rel.target_info
+                    updates.append(
+                        plan_update(info, info.values_of(child), self.table_name, set=changes)
+                    )
+            for outcome in (yield SendAll(tuple(updates))) if updates else ():
+                if isinstance(outcome, BaseException) and not isinstance(
+                    outcome,
+                    ConditionFailedError,  # the child was deleted meanwhile
+                ):
+                    raise outcome
+            basis = tuple(
+                _Basis(b.index, b.rel, b.key, item) for b, item in moved if item is not None
+            )
+        raise DatabaseError(
+            f"the parents of the children written kept changing ({COPY_ATTEMPTS} reads); "
+            "the children are written; call db.sync_copies(parent) once the renames settle"
+        )
 
     def moved(
         self,
@@ -183,7 +278,7 @@ class Copies:
         # Keeps request.retry: its own condition decides how a lost reply is settled (the added
         # one holds again once this write is stored, so a plain write stays safe to resend).
         optimistic = attrs.evolve(request, params=dict(request.params))
-        extend_condition(optimistic.params, lambda b: _unchanged(b, copying.info, new))  # type: ignore[arg-type]
+        extend_condition(optimistic.params, lambda b: unchanged(b, copying.info, new))  # type: ignore[arg-type]
         try:
             response = yield Send(optimistic)
         except ConditionFailedError:
@@ -194,12 +289,15 @@ class Copies:
             children = yield from self.children(copying)
             check_fanout(copying, children)
             if 1 + sum(len(c) for _, c in children) > TRANSACT_MAX:
-                response = yield Send(request)
+                token = secrets.token_hex(8)
+                response = yield Send(_with_pending(request, token))
                 # Read again now the parent is written: a copy an older write changed after the
                 # first read is seen (and no older write can change one any more).
                 children = yield from self.children(copying)
-                return (yield from self.rewrite_after(copying, children)), response
-            actions = [transact_action(request), *transaction_actions(self, copying, children, new)]
+                count = yield from self.rewrite_after(copying, children)
+                yield from self.settle(copying, token)
+                return count, response
+            actions = [transact_action(request), *transaction_actions(self, copying, children)]
             try:
                 yield Send(Request("TransactWriteItems", {"TransactItems": actions}))
             except TransactionCanceledError as exc:
@@ -212,13 +310,28 @@ class Copies:
                         operation=request.operation,
                     ) from exc
                 continue  # a child changed since it was read: read them again
-            count = sum(len(_stale(rel, copying.values, c)) for rel, c in children)
+            count = sum(len(_stale(rel, copying, c)) for rel, c in children)
             _log_rewritten(count)
             return count, None
         raise DatabaseError(
             f"{copying.info.name}: its children kept changing while their copies were rewritten "
             f"({COPY_ATTEMPTS} attempts); nothing was written. Try again"
         )
+
+    def settle(self, copying: Copying, token: str) -> Plan[None]:
+        """Remove the pending marker ``token`` once every copy is rewritten (if still ours)."""
+        builder = ExpressionBuilder()
+        name = builder.name(PENDING)
+        params = {
+            "TableName": self.table_name,
+            "Key": copying.info.primary_key(copying.values),
+            "UpdateExpression": f"REMOVE {name}",
+            "ConditionExpression": f"{name} = {builder.value({'S': token})}",
+            **builder.params(),
+        }
+        # Refused: a newer write of the parent owns the copies (and its own marker).
+        with contextlib.suppress(ConditionFailedError):
+            yield Send(Request("UpdateItem", params))
 
     def children(self, copying: Copying) -> Plan[list[tuple[HasMany[Any, Any], list[Any]]]]:
         out = []
@@ -237,10 +350,12 @@ class Copies:
         changed = []
         for parent, key in zip(parents, keys, strict=True):
             item = stored.get(key_id(key))
-            if item is not None and any(
-                item.get(f, _NULL) != parent.info.codec.encode_field[f](parent.values[f])
-                for rel in parent.rels
-                for f in rel.copies
+            if item is not None and (
+                PENDING in item
+                or any(
+                    item.get(f, _NULL) != parent.info.codec.encode_field[f](value)
+                    for f, value in parent.copied().items()
+                )
             ):
                 changed.append(parent)
         return changed
@@ -256,7 +371,7 @@ class Copies:
         cancels every transaction still in flight, and CopiesIncompleteError says how many
         copies were not rewritten.
         """
-        stale = [(rel, c, ch) for rel, cs in children for c, ch in _stale(rel, copying.values, cs)]
+        stale = [(rel, c, ch) for rel, cs in children for c, ch in _stale(rel, copying, cs)]
         if not stale:
             return 0
         check = _parent_check(self, copying)
@@ -310,6 +425,50 @@ class Copies:
         return done
 
 
+def parent_holds(table_name: str, basis: _Basis) -> dict[str, Any]:
+    """A ConditionCheck that a parent read for a child's copies still holds the copied values."""
+    builder = ExpressionBuilder()
+    parts = [
+        part
+        for parent_field in basis.rel.copies
+        for part in equal_to(
+            builder, builder.name(parent_field), basis.item.get(parent_field, _NULL)
+        )
+    ]
+    check = {
+        "TableName": table_name,
+        "Key": basis.key,
+        "ConditionExpression": " AND ".join(parts),
+        **builder.params(),
+    }
+    return {"ConditionCheck": check}
+
+
+def _with_pending(request: Request, token: str) -> Request:
+    """The parent's write, also storing the pending marker ``token``."""
+    params = dict(request.params)
+    if "Item" in params:
+        params["Item"] = {**params["Item"], PENDING: {"S": token}}
+    else:
+        names = {**params.get("ExpressionAttributeNames", {}), "#dynorm_pending": PENDING}
+        values = {**params.get("ExpressionAttributeValues", {}), ":dynorm_pending": {"S": token}}
+        assignment = "#dynorm_pending = :dynorm_pending"
+        expression = params["UpdateExpression"]
+        params["UpdateExpression"] = (
+            expression.replace("SET ", f"SET {assignment}, ", 1)
+            if expression.startswith("SET ")
+            else f"SET {assignment} {expression}"
+        )
+        params["ExpressionAttributeNames"] = names
+        params["ExpressionAttributeValues"] = values
+    return attrs.evolve(request, params=params)
+
+
+def with_pending(item: Item, token: str) -> Item:
+    """An item to put whole, also carrying the pending marker ``token``."""
+    return {**item, PENDING: {"S": token}}
+
+
 def _superseded(outcome: object) -> bool:
     """Whether a copy transaction failed because the parent no longer holds its values."""
     return isinstance(outcome, TransactionCanceledError) and _failed_at(
@@ -331,7 +490,7 @@ def _describe_key(copying: Copying) -> str:
     return "(" + ", ".join(f"{f}={copying.values[f]!r}" for f in fields) + ")"
 
 
-def _unchanged(builder: ExpressionBuilder, info: ModelInfo[Any], new: Mapping[str, object]) -> str:
+def unchanged(builder: ExpressionBuilder, info: ModelInfo[Any], new: Mapping[str, object]) -> str:
     """The stored item is new, or already holds ``new`` in the copied fields."""
     equal = [
         part
@@ -339,19 +498,20 @@ def _unchanged(builder: ExpressionBuilder, info: ModelInfo[Any], new: Mapping[st
         for part in equal_to(builder, builder.name(field), info.codec.encode_field[field](value))
     ]
     missing = f"attribute_not_exists({builder.name(info.table.pk)})"
-    return f"{missing} OR ({' AND '.join(equal)})" if equal else missing
+    settled = f"attribute_not_exists({builder.name(PENDING)})"
+    return f"{missing} OR ({' AND '.join([settled, *equal])})"
 
 
 def _stale(
-    rel: HasMany[Any, Any], parent_values: Mapping[str, object], children: Sequence[object]
+    rel: HasMany[Any, Any], copying: Copying, children: Sequence[object]
 ) -> list[tuple[object, dict[str, object]]]:
     """Each child whose copies differ from the parent's values, with the fields to rewrite."""
     out = []
     for child in children:
         changes = {
-            child_field: parent_values[parent_field]
-            for parent_field, child_field in rel.copies.items()
-            if getattr(child, child_field) != parent_values[parent_field]
+            child_field: copying.values[parent_field]
+            for parent_field, child_field in copying.pairs(rel)
+            if getattr(child, child_field) != copying.values[parent_field]
         }
         if changes:
             out.append((child, changes))
@@ -360,7 +520,7 @@ def _stale(
 
 def check_fanout(copying: Copying, children: Sequence[tuple[HasMany[Any, Any], list[Any]]]) -> None:
     for rel, found in children:
-        stale = _stale(rel, copying.values, found)
+        stale = _stale(rel, copying, found)
         limit = rel.via.fanout_limit()
         if limit is not None and len(stale) > limit:
             raise LimitExceededError(
@@ -382,7 +542,6 @@ def transaction_actions(
     planner: Copies,
     copying: Copying,
     children: Children,
-    changed: Mapping[str, object],
 ) -> list[dict[str, Any]]:
     """Transaction actions keeping children's copies equal to the parent's values.
 
@@ -391,7 +550,7 @@ def transaction_actions(
     """
     actions = []
     for rel, found in children:
-        stale = {id(c): ch for c, ch in _stale(rel, copying.values, found)}
+        stale = {id(c): ch for c, ch in _stale(rel, copying, found)}
         info = rel.target_info
         for child in found:
             if id(child) in stale:
@@ -400,7 +559,7 @@ def transaction_actions(
             builder = ExpressionBuilder()
             parts = [
                 part
-                for parent_field, child_field in rel.copies.items()
+                for parent_field, child_field in copying.pairs(rel)
                 for part in equal_to(
                     builder,
                     builder.name(child_field),
@@ -414,7 +573,6 @@ def transaction_actions(
                 **builder.params(),
             }
             actions.append({"ConditionCheck": check})
-    del changed  # every copy is kept equal, not only the changed fields'
     return actions
 
 

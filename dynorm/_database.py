@@ -121,7 +121,9 @@ class Database:
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         self.writes: Final = WritePlanner(table, self.table_name)
-        self.explain: Final = Explain(table, self.table_name, self.writes)
+        self.explain: Final = Explain(
+            table, self.table_name, self.writes, batch_write_size=batch_write_size
+        )
 
     def __repr__(self) -> str:
         return f"<Database table={self.table_name!r}>"
@@ -311,10 +313,10 @@ class Database:
         reads no child when no copied field changed); a child of one gets its copies filled from
         its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
-        await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
+        stored, _ = await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
         if self.table.info(type(obj)).relationships:
-            bind(obj, self)
-        return obj
+            bind(stored, self)
+        return cast("T", stored)
 
     async def sync_copies(self, parent: object) -> int:
         """Make every denormalized copy of ``parent``'s fields equal the stored parent's.
@@ -378,17 +380,20 @@ class Database:
         """Run a write plan: send each step it yields and hand it the result (or the error)."""
         result: Any = None
         error: DynormError | None = None
-        while True:
-            try:
-                step = plan.send(result) if error is None else plan.throw(error)
-            except StopIteration as stop:
-                value: T = stop.value
-                return value
-            result, error = None, None
-            try:
-                result = await self._step(step)
-            except DynormError as exc:
-                error = exc
+        try:
+            while True:
+                try:
+                    step = plan.send(result) if error is None else plan.throw(error)
+                except StopIteration as stop:
+                    value: T = stop.value
+                    return value
+                result, error = None, None
+                try:
+                    result = await self._step(step)
+                except DynormError as exc:
+                    error = exc
+        finally:
+            plan.close()  # cancelled, or failed outside dynorm: the plan's own cleanup runs
 
     async def _step(self, step: Step) -> Any:
         if isinstance(step, Send):
@@ -418,10 +423,18 @@ class Database:
                 except DynormError as exc:
                     outcomes[i] = exc
                     failed = True
+                except BaseException:
+                    failed = True
+                    raise
 
         # Requests already sent are awaited rather than cancelled: a cancelled HTTP request may
-        # still be applied by the server, and the plan must know what was written.
-        await asyncio.gather(*(one(i) for i in range(len(requests))))
+        # still be applied by the server, and the plan must know what was written. A failure
+        # outside dynorm's errors (a bug) is raised once every request has settled.
+        for result in await asyncio.gather(
+            *(one(i) for i in range(len(requests))), return_exceptions=True
+        ):
+            if isinstance(result, BaseException):
+                raise result
         return outcomes
 
     # -- many items ----------------------------------------------------------------------------

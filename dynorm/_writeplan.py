@@ -22,7 +22,9 @@ Plans are generators of steps (:mod:`dynorm._steps`); the Database runs them.
 
 from __future__ import annotations
 
+import functools
 import logging
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +32,16 @@ import attrs
 
 from ._chunks import TRANSACT_MAX, key_id
 from ._codec import AttributeValue, Item
-from ._copies import Copies, Copying, check_fanout, transaction_actions
+from ._copies import (
+    Copies,
+    Copying,
+    Filled,
+    check_fanout,
+    parent_holds,
+    transaction_actions,
+    unchanged,
+    with_pending,
+)
 from ._errors import (
     ConditionFailedError,
     DatabaseError,
@@ -39,7 +50,7 @@ from ._errors import (
     ItemNotFoundError,
     LimitExceededError,
 )
-from ._expressions import Condition, top_field
+from ._expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from ._model import ModelInfo
 from ._plans import Request, consistent_get, existence_check
 from ._relations import HasMany
@@ -111,21 +122,24 @@ class WritePlanner:
         condition: Condition | None = None,
         overwrite: bool = True,
         parents: Sequence[object] = (),
-    ) -> Plan[int]:
-        """Store ``obj`` (its copies filled); returns how many children's copies were rewritten.
+    ) -> Plan[tuple[object, int]]:
+        """Store ``obj`` (copies filled); returns it as stored and how many copies were rewritten.
 
         ``parents`` are objects to take copied values from instead of reading them.
         """
-        (obj,) = yield from self.copies.fill([obj], parents)
+        filled = yield from self.copies.fill([obj], parents)
+        (obj,) = filled.objs
         info = self.table.info(type(obj))
         request = self.put_request(obj, condition=condition, overwrite=overwrite)
         rels = self.copies.copying(info)
+        count = 0
         if not rels:
             yield Send(request)
-            return 0
-        copying = Copying(info, info.values_of(obj), rels)
-        count, _ = yield from self.copies.write_parent(copying, request, copying.copied())
-        return count
+        else:
+            copying = Copying(info, info.values_of(obj), rels)
+            count, _ = yield from self.copies.write_parent(copying, request, copying.copied())
+        yield from self.copies.recheck(filled)
+        return obj, count
 
     def update(
         self,
@@ -141,6 +155,7 @@ class WritePlanner:
         removals = tuple(remove)
         set_values = dict(set or {})
         current = info.values_of(obj)
+        self._refuse_copies(info, [*set_values, *removals, *(add or {})])
         set_values.update((yield from self.copies.moved(info, current, set_values, removals)))
         request = plan_update(
             info,
@@ -166,11 +181,13 @@ class WritePlanner:
                 raise
             item: Item = response["Attributes"]
             return item
+        _refuse_add_of_copied(info, add, copied)
         after = {**current, **set_values, **dict.fromkeys(removals)}
-        copying = Copying(info, after, rels)
+        changed = copied & {*set_values, *removals}
+        copying = Copying(info, after, rels, only=frozenset(changed))
         try:
             _, response = yield from self.copies.write_parent(
-                copying, request, {f: after[f] for f in copied & {*set_values, *removals}}
+                copying, request, {f: after[f] for f in changed}
             )
         except ConditionFailedError as exc:
             if not (yield from self._exists(info, current)):
@@ -197,11 +214,22 @@ class WritePlanner:
         """Delete one item (and with ``cascade``, its children); returns how many children went."""
         info, values = self._target(target, key)
         request = plan_delete(info, info.primary_key(values), self.table_name, condition=condition)
-        yield Send(request)
         if not cascade:
+            yield Send(request)
             return 0
-        if not _covers_links(info, values):
-            return 0  # addressed by key alone and the links need other fields: see _target
+        # The item as it was stored tells which children are its (the object, or the key
+        # alone, may not: a stale object, or links through fields outside the key).
+        response = yield Send(
+            Request(
+                request.operation,
+                {**request.params, "ReturnValues": "ALL_OLD"},
+                retry=request.retry,
+            )
+        )
+        old = response.get("Attributes")
+        if old is None:
+            return 0  # nothing was stored under this key, so no child of it either
+        values = info.values_of(info.decode(old))
         deletes: list[dict[str, Any]] = []
         for rel in info.relationships.values():
             if not isinstance(rel, HasMany):
@@ -241,13 +269,17 @@ class WritePlanner:
 
     # -- many items --------------------------------------------------------------------------------
 
-    def put_all(self, objs: Iterable[object]) -> Plan[int]:
+    def put_all(self, objs: Iterable[object], *, reads: bool = True) -> Plan[int]:
         """Store many objects with BatchWriteItem; returns how many items were written.
 
         Every object is encoded and checked before the first request; objects with the same key
         are written once (the last one wins), as DynamoDB refuses a batch naming a key twice.
+        ``reads=False`` plans the batches alone, objects as they are (for ``explain``): no
+        parent read for copies, no stored embedded children kept, no copies rewritten.
         """
-        filled = yield from self.copies.fill(list(objs))
+        objs = list(objs)
+        checked = (yield from self.copies.fill(objs)) if reads else Filled(objs, ())
+        filled = checked.objs
         writes: dict[Any, dict[str, Any]] = {}
         parents: dict[Any, Copying] = {}
         for obj in filled:
@@ -258,17 +290,29 @@ class WritePlanner:
             rels = self.copies.copying(info)
             if rels:
                 parents[ident] = Copying(info, info.values_of(obj), rels)
-        yield from self._keep_embedded(filled, writes)
+        if not reads:
+            yield WriteBatch(tuple(writes.values()))
+            return len(writes)
+        winners = {key_id(self.table.info(type(o)).key_of(o)): o for o in filled}
+        yield from self._keep_embedded(list(winners.values()), writes)
         changed = yield from self.copies.changed_parents(list(parents.values()))
+        tokens = {}
         for copying in changed:
             check_fanout(copying, (yield from self.copies.children(copying)))
+            # Marked pending until its copies are rewritten (see Copies.settle).
+            ident = key_id(copying.info.primary_key(copying.values))
+            tokens[ident] = secrets.token_hex(8)
+            put = writes[ident]["PutRequest"]
+            put["Item"] = with_pending(put["Item"], tokens[ident])
         if writes:
             yield WriteBatch(tuple(writes.values()))
         for copying in changed:
             # Read again after the parent is written: see Copies.rewrite_after.
-            yield from self.copies.rewrite_after(
-                copying, (yield from self.copies.children(copying))
-            )
+            children = yield from self.copies.children(copying)
+            yield from self.copies.rewrite_after(copying, children)
+            ident = key_id(copying.info.primary_key(copying.values))
+            yield from self.copies.settle(copying, tokens[ident])
+        yield from self.copies.recheck(checked)
         return len(writes)
 
     def delete_all(self, objs: Iterable[object]) -> Plan[int]:
@@ -341,42 +385,72 @@ class WritePlanner:
     # -- transactions ------------------------------------------------------------------------------
 
     def transaction(self, actions: Sequence[Action]) -> Plan[None]:
-        """One TransactWriteItems for ``actions``, with every copy their writes change."""
+        """One TransactWriteItems for ``actions``, with every copy their writes change.
+
+        A parent written in the transaction whose copied fields do not change (one consistent
+        BatchGetItem tells) is sent on that condition, and its children stay out of it; one
+        whose copied fields change brings an action for each of its children (a rewrite, or a
+        check that the copy holds). Children among the transaction's own writes get their
+        copies from the parents as the transaction leaves them.
+        """
+        after = [o for o in map(self._after, actions) if o is not None]
         puts = [a.obj for a in actions if a.kind == "put"]
-        filled = iter((yield from self.copies.fill(puts)))
+        checked = yield from self.copies.fill(puts, after)
+        filled = iter(checked.objs)
         items: list[dict[str, Any]] = []
-        copies: list[tuple[Copying, Mapping[str, object]]] = []
+        parents: list[tuple[int, Copying]] = []
         for action in actions:
             obj = next(filled) if action.kind == "put" else action.obj
-            request, copied = yield from self._action_request(action, obj)
+            request, copying = yield from self._action_request(action, obj)
+            if copying is not None:
+                parents.append((len(items), copying))
             items.append(transact_action(request))
-            if copied is not None:
-                copies.append(copied)
-        for copying, changed in copies:
+        changed = yield from self.copies.changed_parents([c for _, c in parents])
+        touched = {key_id(_key_of(self.table, action)) for action in items}
+        for position, copying in parents:
+            if copying not in changed:
+                ((_, params),) = items[position].items()
+                extend_condition(params, functools.partial(_unchanged_of, copying))
+                continue
             children = yield from self.copies.children(copying)
-            items += transaction_actions(self.copies, copying, children, changed)
+            items += [
+                action
+                for action in transaction_actions(self.copies, copying, children)
+                if key_id(_key_of(self.table, action)) not in touched
+            ]
+        # Parents read for children's copies must still hold them when the transaction commits.
+        checks = {key_id(b.key): parent_holds(self.table_name, b) for b in checked.basis}
+        items += [check for ident, check in checks.items() if ident not in touched]
         if len(items) > TRANSACT_MAX:
             raise LimitExceededError(
                 f"this transaction needs {len(items)} actions, counting the denormalized copies "
                 f"its writes change; DynamoDB allows {TRANSACT_MAX}. Write those parents with "
                 "db.put (which rewrites copies in batches) or split the transaction"
             )
-        _check_transaction_keys(self.table, items)
         if items:
             yield Send(Request("TransactWriteItems", {"TransactItems": items}))
 
-    def _action_request(
-        self, action: Action, obj: object
-    ) -> Plan[tuple[Request, tuple[Copying, Mapping[str, object]] | None]]:
+    def _after(self, action: Action) -> object | None:
+        """A parent as the action leaves it (for the copies of children written beside it)."""
+        info = self.table.info(type(action.obj))
+        if action.kind == "put":
+            return action.obj
+        if action.kind != "update" or not self.copies.copying(info):
+            return None
+        fields = {k: v for k, v in (action.set or {}).items() if top_field(k) == k}
+        fields.update({k: None for k in action.remove if top_field(k) == k})
+        return attrs.evolve(action.obj, **fields)  # type: ignore[misc]
+
+    def _action_request(self, action: Action, obj: object) -> Plan[tuple[Request, Copying | None]]:
         info = self.table.info(type(obj))
         values = info.values_of(obj)
         rels = self.copies.copying(info)
         if action.kind == "put":
             request = self.put_request(obj, condition=action.condition, overwrite=action.overwrite)
-            copying = Copying(info, values, rels) if rels else None
-            return request, (None if copying is None else (copying, values))
+            return request, (Copying(info, values, rels) if rels else None)
         if action.kind == "update":
             set_values = dict(action.set or {})
+            self._refuse_copies(info, [*set_values, *action.remove, *(action.add or {})])
             moved = yield from self.copies.moved(info, values, set_values, action.remove)
             set_values.update(moved)
             request = plan_update(
@@ -391,11 +465,12 @@ class WritePlanner:
             copied = {f for rel in rels for f in rel.copies}
             paths = [*set_values, *action.remove, *(action.add or {})]
             _refuse_paths_inside(info, paths, copied)
+            _refuse_add_of_copied(info, action.add, copied)
             after = {**values, **set_values, **dict.fromkeys(action.remove)}
             changed = {f: after[f] for f in copied & {*set_values, *action.remove}}
             if not changed:
                 return request, None
-            return request, (Copying(info, after, rels), changed)
+            return request, Copying(info, after, rels, only=frozenset(changed))
         request = plan_delete(info, info.key_of(obj), self.table_name, condition=action.condition)
         if action.kind == "check":
             if action.condition is None:  # pragma: no cover - Transaction.check requires one
@@ -403,6 +478,17 @@ class WritePlanner:
             params = dict(request.params)
             return Request("ConditionCheck", params), None
         return request, None
+
+    def _refuse_copies(self, info: ModelInfo[Any], paths: Sequence[str]) -> None:
+        """A copy follows its parent: an update may not give it a value of its own."""
+        for rel in self.copies.incoming(info):
+            for parent_field, child_field in rel.copies.items():
+                if any(top_field(p) == child_field for p in paths):
+                    raise ExpressionError(
+                        f"{info.name}.{child_field} is a copy of {rel.owner_name}.{parent_field} "
+                        f"({rel.qualname}) and follows it; change {rel.owner_name}.{parent_field} "
+                        "instead (db.sync_copies(parent) repairs a copy that differs)"
+                    )
 
     def _exists(self, info: ModelInfo[Any], values: Mapping[str, object]) -> Plan[bool]:
         pk_attr, _ = self.table.key_attributes(None)
@@ -418,8 +504,8 @@ class _ItemWrites:
         self._parent = parent
 
     def put(self, obj: object) -> Plan[object]:
-        yield from self._planner.put(obj, parents=(self._parent,))
-        return obj
+        stored, _ = yield from self._planner.put(obj, parents=(self._parent,))
+        return stored
 
     def delete(self, obj: object) -> Plan[None]:
         yield from self._planner.delete(obj)
@@ -448,29 +534,23 @@ def _refuse_paths_inside(info: ModelInfo[Any], paths: Sequence[str], copied: set
         )
 
 
-def _covers_links(info: ModelInfo[Any], values: Mapping[str, object]) -> bool:
-    return all(
-        all(f in values for f in rel.link.values())
-        for rel in info.relationships.values()
-        if isinstance(rel, HasMany)
-    )
+def _refuse_add_of_copied(
+    info: ModelInfo[Any], add: Mapping[str, object] | None, copied: set[str]
+) -> None:
+    added = [p for p in (add or {}) if top_field(p) in copied]
+    if added:
+        raise ExpressionError(
+            f"{info.name}: add= changes {added[0]!r}, which its children keep copies of, by an "
+            "amount the copies cannot follow; give the new value with set="
+        )
 
 
-def _key_of_put(planner: WritePlanner, request: Request) -> Item:
-    item = request.params["Item"]
-    return {a: item[a] for a in planner.table.primary_attributes}
+def _unchanged_of(copying: Copying, builder: ExpressionBuilder) -> str:
+    return unchanged(builder, copying.info, copying.copied())
 
 
-def _check_transaction_keys(table: Table, items: Sequence[dict[str, Any]]) -> None:
-    """Copies added to a transaction must not touch an item one of its actions writes."""
-    seen: set[Any] = set()
-    for action in items:
-        ((_, params),) = action.items()
-        key = params.get("Key") or {a: params["Item"][a] for a in table.primary_attributes}
-        ident = key_id(key)
-        if ident in seen:
-            raise LimitExceededError(
-                f"two actions of this transaction touch the item {key!r} (a write and one of "
-                "the copies it changes); DynamoDB allows one action per item in a transaction"
-            )
-        seen.add(ident)
+def _key_of(table: Table, action: Mapping[str, Any]) -> Item:
+    """The primary key of the item a transaction action touches."""
+    ((_, params),) = action.items()
+    key: Item = params.get("Key") or {a: params["Item"][a] for a in table.primary_attributes}
+    return key

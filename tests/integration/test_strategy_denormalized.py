@@ -452,9 +452,14 @@ async def test_put_beyond_a_transaction_writes_the_parent_then_checked_batches(
     await store_series(db, 120)
     with count_requests(db) as log:
         await db.put(Series("Expanse", "new"))
-    # Refused conditional put; the children counted; the parent alone; the children read again
-    # after it; the 120 copies in two transactions that each check the parent's value.
-    assert log.operations == ["PutItem", "Query", "PutItem", "Query"] + ["TransactWriteItems"] * 2
+    # Refused conditional put; the children counted; the parent alone (marked pending); the
+    # children read again after it; the 120 copies in two transactions that each check the
+    # parent's value; the pending mark removed.
+    assert log.operations == [
+        *["PutItem", "Query", "PutItem", "Query"],
+        *["TransactWriteItems"] * 2,
+        "UpdateItem",
+    ]
     assert (await db.get(Series, name="Expanse")).tagline == "new"
     assert await episode_taglines(db) == {"new"}
 
@@ -465,7 +470,8 @@ async def test_update_beyond_a_transaction_writes_the_parent_then_the_copies(db:
     with count_requests(db) as log:
         updated = await db.update(series, set={"tagline": "newer"})
     assert updated.tagline == "newer"
-    assert log.count("UpdateItem") == 2  # refused on the unchanged-copy condition, then sent
+    # Refused on the unchanged-copy condition, sent, and its pending mark removed at the end.
+    assert log.count("UpdateItem") == 3
     assert log.count("TransactWriteItems") == 2
     assert "GetItem" not in log.operations  # the update itself returned the item
     assert await episode_taglines(db) == {"newer"}
@@ -498,7 +504,11 @@ async def test_one_hundred_copies_and_the_parent_do_not(db: Database) -> None:
     await store_series(db, 100)
     with count_requests(db) as log:
         await db.put(Series("Expanse", "new"))
-    assert log.operations == ["PutItem", "Query", "PutItem", "Query"] + ["TransactWriteItems"] * 2
+    assert log.operations == [
+        *["PutItem", "Query", "PutItem", "Query"],
+        *["TransactWriteItems"] * 2,
+        "UpdateItem",
+    ]
     assert await episode_taglines(db) == {"new"}
 
 
