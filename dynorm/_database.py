@@ -538,6 +538,8 @@ class Database:
                         "loaded, so its children would be lost; use db.put (which keeps them)"
                     )
                 item[rel.embedded.attribute] = rel.embedded.encode(children)
+            if info.embedded:
+                info.check_item(item)  # again, with the children: every item before any request
             writes[key_id({a: item[a] for a in self.table.primary_attributes})] = {
                 "PutRequest": {"Item": item}
             }

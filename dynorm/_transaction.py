@@ -10,6 +10,7 @@ from ._batch import TRANSACT_MAX, key_id
 from ._codec import Item
 from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
+from ._limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
 from ._plans import Request
 from ._state import bind
 from ._writes import plan_update
@@ -28,6 +29,10 @@ class Transaction:
         self._actions: list[dict[str, Any]] = []
         self._keys: dict[Any, int] = {}
         self._bound: list[object] = []
+        #: A cheap upper bound of the transaction's size, then its exact size once the bound
+        #: passes MAX_TRANSACTION_BYTES (see _check_size).
+        self._size_bound = 0
+        self._size: int | None = None
 
     def _add(self, kind: str, request: Request, key: Item) -> None:
         if len(self._actions) >= TRANSACT_MAX:
@@ -42,9 +47,29 @@ class Transaction:
                 f"({key!r}); DynamoDB allows one action per item in a transaction",
                 operation="TransactWriteItems",
             )
-        self._keys[ident] = len(self._actions)
         params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
+        self._check_size(kind, params)
+        self._keys[ident] = len(self._actions)
         self._actions.append({kind: params})
+
+    def _check_size(self, kind: str, params: dict[str, Any]) -> None:
+        """Refuse the action that takes the transaction over MAX_TRANSACTION_BYTES."""
+        if self._size is None:
+            bound = json_bound(params)
+            if self._size_bound + bound <= MAX_TRANSACTION_BYTES:
+                self._size_bound += bound
+                return
+            # The loose bound is passed: measure exactly, from now on.
+            self._size = sum(request_bytes(p) for a in self._actions for p in a.values())
+        size = self._size + request_bytes(params)
+        if size > MAX_TRANSACTION_BYTES:
+            raise LimitExceededError(
+                f"action {len(self._actions)} ({kind}) would make the transaction {size} bytes, "
+                f"over DynamoDB's limit of {MAX_TRANSACTION_BYTES} bytes "
+                "(MAX_TRANSACTION_BYTES); split the work, or use db.put_all for writes that "
+                "need not be atomic"
+            )
+        self._size = size
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
@@ -93,6 +118,7 @@ class Transaction:
             return
         await self._db.send(self.explain())
         self._keys.clear()
+        self._size_bound, self._size = 0, None
         for obj in self._bound:
             if self._db.table.info(type(obj)).relationships:
                 bind(obj, self._db)

@@ -129,7 +129,7 @@ class Measured:
 
 SCALARS = Scalars(
     s="héllo #%",
-    i=2**130,
+    i=2**125,  # 38 digits, DynamoDB's most
     f=0.1,
     d=decimal.Decimal("3.1415926535897932384626433832795028841"),  # 38 significant digits
     flag=False,
@@ -144,7 +144,7 @@ SCALARS = Scalars(
 def test_scalars_encode_to_exact_attribute_values() -> None:
     assert build_codec(Scalars).encode(SCALARS) == {
         "s": {"S": "héllo #%"},
-        "i": {"N": "1361129467683753853853498429727072845824"},
+        "i": {"N": "42535295865117307932921825928971026432"},
         "f": {"N": "0.1"},
         "d": {"N": "3.1415926535897932384626433832795028841"},
         "flag": {"BOOL": False},
@@ -476,13 +476,19 @@ def test_encode_any_rejects_what_dynamodb_cannot_hold(value: object) -> None:
         encode_any(value)
 
 
+# Numbers DynamoDB holds: 38 significant digits, magnitudes 1E-130 .. 9.99…E+125, or zero.
+storable_ints = st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1)
+storable_decimals = st.builds(
+    lambda digits, exponent: decimal.Decimal(f"{digits}E{exponent}"),
+    storable_ints,
+    st.integers(min_value=-130, max_value=88),
+)
+storable_floats = st.floats(
+    min_value=-9.9e125, max_value=9.9e125, allow_nan=False, allow_infinity=False
+).filter(lambda f: f == 0 or abs(f) >= 1e-130)
+
 json_like = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.text()
-    | st.integers()
-    | st.binary()
-    | st.decimals(allow_nan=False, allow_infinity=False),
+    st.none() | st.booleans() | st.text() | storable_ints | st.binary() | storable_decimals,
     lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
     max_leaves=20,
 )
@@ -519,9 +525,9 @@ class Mixed:
 mixed = st.builds(
     Mixed,
     name=st.text(),
-    count=st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1),
-    ratio=st.floats(allow_nan=False, allow_infinity=False),
-    price=st.decimals(allow_nan=False, allow_infinity=False),
+    count=storable_ints,
+    ratio=storable_floats,
+    price=storable_decimals,
     active=st.booleans(),
     data=st.binary(),
     created=st.datetimes(timezones=st.sampled_from([None, datetime.UTC])),
@@ -529,9 +535,9 @@ mixed = st.builds(
     color=st.sampled_from(Color),
     level=st.sampled_from(Level),
     tags=st.lists(st.text()),
-    scores=st.dictionaries(st.text(), st.integers()),
+    scores=st.dictionaries(st.text(), storable_ints),
     labels=st.sets(st.text()),
-    ids=st.frozensets(st.integers()),
+    ids=st.frozensets(storable_ints),
     home=st.builds(Address, street=st.text(), number=st.none() | st.integers()),
     note=st.none() | st.text(),
 )
