@@ -228,6 +228,8 @@ def value_depth(av: Mapping[str, Any], limit: int = MAX_DEPTH) -> int:
         inner = av["L"]
     else:
         return 0
+    if limit <= 0:
+        return 1  # deeper than the caller asked to know
     deepest = 0
     for child in inner:
         if "M" in child or "L" in child:
@@ -322,11 +324,9 @@ def request_bytes(params: Mapping[str, Any]) -> int:
     The item a Put writes, else its key and the values it writes or compares: a lower bound for
     an Update, whose item DynamoDB measures after the change.
     """
-    total = 0
-    for part in ("Item", "Key", "ExpressionAttributeValues"):
-        if part in params:
-            total += item_size(params[part])
-    return total
+    total = sum(item_size(params[part]) for part in ("Item", "Key") if part in params)
+    values = params.get("ExpressionAttributeValues", {})
+    return total + sum(_value_size(av) for av in values.values())
 
 
 def json_bound(params: Mapping[str, Any]) -> int:
