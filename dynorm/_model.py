@@ -120,27 +120,36 @@ class ModelInfo(Generic[T]):
         if type(obj) is not self.cls:
             raise TypeError(f"expected a {self.name}, got {type(obj).__name__}")
         values = self.values_of(obj)
-        unfilled = [
-            attr
-            for attr, template in self.templates.items()
-            if any(values[f] is None for f in template.fields)
-        ]
-        for attr in unfilled:
-            if attr in self.table.primary_attributes:
-                template = self.templates[attr]
-                raise KeyTemplateError(
-                    f"{self.name}.{next(f for f in template.fields if values[f] is None)} "
-                    f"is None, but it is part of the key {attr!r} ({template.source!r})"
-                )
-        item = self.codec.encode(obj)  # refuses values of the wrong type, naming the field
-        for attr in self.templates:
-            if attr not in unfilled:
-                item[attr] = {"S": self.key_value(attr, values)}
+        try:
+            item = self.codec.encode(obj)  # refuses values of the wrong type, naming the field
+        except CodecError:
+            self._check_key_fields(values)  # a None in the key says more than its type
+            raise
+        unfilled = []
+        for attr, template in self.templates.items():
+            if any(values[f] is None for f in template.fields):
+                self._check_key_fields(values)
+                unfilled.append(attr)
+                continue
+            text = template.format(values)
+            if len(text) > SHORT_KEY:
+                check_key(text, self._key_limit(attr), attr, self.name)
+            item[attr] = {"S": text}
         # An index entry needs all of its key attributes: leave out the others of its key too.
         for attr in self.table.index_partners(unfilled):
             item.pop(attr, None)
         check_item(item, self.name, deep=self.codec.deep)
         return item
+
+    def _check_key_fields(self, values: Mapping[str, object]) -> None:
+        for attr in self.table.primary_attributes:
+            template = self.templates[attr]
+            missing = [f for f in template.fields if values[f] is None]
+            if missing:
+                raise KeyTemplateError(
+                    f"{self.name}.{missing[0]} is None, but it is part of the key {attr!r} "
+                    f"({template.source!r})"
+                )
 
     def check_item(self, item: Item) -> None:
         """Refuse an item of this model DynamoDB would not store (size, text, nesting)."""

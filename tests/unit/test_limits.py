@@ -4,12 +4,13 @@ import decimal
 import math
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import dynorm
-from dynorm import CodecError, LimitExceededError
+from dynorm import GSI, CodecError, LimitExceededError, Table
 from dynorm._limits import (
     MAX_DEPTH,
     MAX_ITEM_BYTES,
@@ -32,6 +33,7 @@ from dynorm._limits import (
     utf8_size,
     value_depth,
 )
+from dynorm._model import info_of
 
 D = decimal.Decimal
 
@@ -316,3 +318,21 @@ def test_request_bytes_counts_items_keys_and_values() -> None:
     assert request_bytes({"TableName": "t", "Key": key}) == 6
     update = {"Key": key, "ExpressionAttributeValues": {":v0": {"S": "123"}}}
     assert request_bytes(update) == 6 + 3  # placeholders are no attribute names
+
+
+def test_a_key_attribute_has_the_limit_of_every_key_it_serves() -> None:
+    # In an inverted index the table's partition key is the index's sort key: 1024 bytes.
+    games = Table("games", pk="pk", sk="sk", indexes=[GSI("inverted", pk="sk", sk="pk")])
+
+    @games.model(pk="{game}", sk="{user}")
+    @attrs.define
+    class Mapping:
+        game: str
+        user: str
+
+    info = info_of(Mapping)
+    info.encode(Mapping("g" * 1024, "u"))
+    with pytest.raises(LimitExceededError, match=r"'pk' would be 1025 bytes.*MAX_SORT_KEY_BYTES"):
+        info.encode(Mapping("g" * 1025, "u"))
+    with pytest.raises(LimitExceededError, match=r"'sk' would be 1025 bytes.*MAX_SORT_KEY_BYTES"):
+        info.primary_key({"game": "g", "user": "u" * 1025})
