@@ -890,7 +890,8 @@ _PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 
 
 def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]:
-    @functools.cache
+    # Bounded: map keys in paths (``scores.<user id>``) may be as many as the users.
+    @functools.lru_cache(maxsize=512)
     def encode_path(path: str) -> Callable[[Any], AttributeValue]:
         tp = _path_type(cls, path)
         where = f"{cls.__name__}.{path}"

@@ -116,7 +116,6 @@ def plan_update(
         raise KeyTemplateError(
             f"{info.name} has no field {unknown[0]!r}; fields: {', '.join(info.field_types)}"
         )
-    _check_additions(info, add_values)
     identity = info.identity_fields()
     touched_keys = [top_field(name) for name in changed if top_field(name) in identity]
     if touched_keys:
@@ -126,6 +125,7 @@ def plan_update(
         )
     if not changed:
         raise KeyTemplateError(f"update of {info.name} changes nothing; give set=, remove= or add=")
+    _check_additions(info, add_values)
     after = {**current, **set_values, **dict.fromkeys(removals)}
     primary = info.table.primary_attributes
     touched = {
