@@ -32,6 +32,16 @@ from ._errors import (
 )
 from ._expressions import Attr, Condition
 from ._keys import KeyTemplate
+from ._limits import (
+    MAX_DEPTH,
+    MAX_ITEM_BYTES,
+    MAX_NUMBER,
+    MAX_NUMBER_DIGITS,
+    MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES,
+    MAX_TRANSACTION_BYTES,
+    MIN_NUMBER,
+)
 from ._paging import Page
 from ._plans import Request
 from ._query import Query
@@ -51,6 +61,14 @@ __all__ = [
     "BATCH_WRITE_MAX",
     "GSI",
     "LSI",
+    "MAX_DEPTH",
+    "MAX_ITEM_BYTES",
+    "MAX_NUMBER",
+    "MAX_NUMBER_DIGITS",
+    "MAX_PARTITION_KEY_BYTES",
+    "MAX_SORT_KEY_BYTES",
+    "MAX_TRANSACTION_BYTES",
+    "MIN_NUMBER",
     "TRANSACT_MAX",
     "Attr",
     "BelongsTo",

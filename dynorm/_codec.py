@@ -16,7 +16,7 @@ import datetime
 import decimal
 import enum
 import functools
-import math
+import re
 import types
 import typing
 import uuid
@@ -25,23 +25,103 @@ from typing import Any, Final, cast
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._decoders import LIST_HOOK_MARK, NESTED_HOOK_MARK, generate_decoder
 from ._errors import CodecError, DefinitionError
+from ._limits import (
+    BIG_INT,
+    MAX_DEPTH,
+    MAX_ITEM_BYTES,
+    check_decimal,
+    check_float,
+    check_value,
+    int_text,
+    item_size,
+)
 
 __all__ = [
+    "MAX_ITEM_BYTES",
     "AttributeValue",
     "Item",
+    "ModelCodec",
+    "build_codec",
     "decode_any",
     "encode_any",
+    "item_size",
     "make_converter",
+    "type_text",
 ]
 
 AttributeValue = dict[str, Any]
 Item = dict[str, AttributeValue]
 
 _NULL: Final = {"NULL": True}
+
+
+# -- refusing values -----------------------------------------------------------------------------
+#
+# The unstructure hooks accept only values that read back as their type, and raise a CodecError
+# otherwise. They do not know which model or field they serve (cattrs shares them), so the
+# wrappers around a model's encoder and its field encoders name those, and containers add the
+# path inside a field (``.home.number``, ``[3]``) — all on the way out of a failure, never on
+# the way through.
+
+
+class _RefusedError(CodecError):
+    """A refused value and where it sits inside its field, filled in on the way out."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+        self.path: list[str] = []
+        self.declared: str | None = None
+
+    def __str__(self) -> str:
+        # Seen as is only where no model wrapper names the field (an embedded child, say).
+        where = "".join(self.path).lstrip(".")
+        return f"{where} ({self.declared}): {self.text}" if where else self.text
+
+
+def _at(exc: CodecError, step: str, declared: object) -> _RefusedError:
+    """``exc`` as refused at ``step`` (``.name`` or ``[i]``) of a value typed ``declared``."""
+    located = exc if isinstance(exc, _RefusedError) else _RefusedError(str(exc))
+    located.path.insert(0, step)
+    if located.declared is None:
+        located.declared = type_text(declared)
+    return located
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:48]}...{text[-8:]}"
+
+
+def _mismatch(value: object, expected: str, hint: str = "") -> _RefusedError:
+    if value is None:
+        return _RefusedError(f"None is not {expected}; declare the field `X | None` to allow None")
+    return _RefusedError(f"{_show(value)} is {_a(type(value).__name__)}, not {expected}{hint}")
+
+
+def type_text(tp: object) -> str:
+    """A type as a user wrote it: ``int | None``, ``list[Address]``, ``Color``."""
+    if tp is _NONE_TYPE:
+        return "None"
+    if tp is Any:
+        return "Any"
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(type_text(a) for a in args)
+    if origin is not None and args:
+        name = getattr(origin, "__name__", repr(origin))
+        return f"{name}[{', '.join('...' if a is Ellipsis else type_text(a) for a in args)}]"
+    if isinstance(tp, type):
+        return tp.__name__
+    return repr(tp).replace("typing.", "")
 
 
 # -- generic values (fields typed Any, dict[str, Any], condition operands) -------------------------
@@ -83,20 +163,23 @@ def decode_any(av: AttributeValue) -> Any:
     raise CodecError(f"unknown DynamoDB type tag {tag!r}")
 
 
-def _float_text(value: float) -> str:
-    if math.isnan(value) or math.isinf(value):
-        raise CodecError(f"DynamoDB numbers cannot be {value!r}; store None or a sentinel instead")
-    return float.__repr__(value)  # not repr(): a float-valued Enum member reprs as "<E.A: 0.5>"
+_NEG_BIG_INT: Final = -BIG_INT
 
 
-def _decimal_text(value: decimal.Decimal) -> str:
-    if not value.is_finite():
-        raise CodecError(f"DynamoDB numbers cannot be {value!r}; store None or a sentinel instead")
-    return str(value)
+def _number_av(value: int | float | decimal.Decimal) -> AttributeValue:
+    if isinstance(value, int):
+        return {"N": int.__repr__(value) if _NEG_BIG_INT < value < BIG_INT else int_text(value)}
+    if isinstance(value, float):
+        return {"N": check_float(value)}
+    return {"N": check_decimal(value)}
 
 
 def encode_any(value: object) -> AttributeValue:
-    """The AttributeValue for a Python value, chosen by its runtime type."""
+    """The AttributeValue for a Python value, chosen by its runtime type.
+
+    CodecError for what DynamoDB cannot hold (see ``dynorm._limits``) and for maps whose keys
+    are not strings (they would read back as strings, a different value).
+    """
     if value is None:
         return _NULL
     if isinstance(value, enum.Enum):
@@ -106,12 +189,8 @@ def encode_any(value: object) -> AttributeValue:
         return {"S": value}
     if isinstance(value, bool):
         return {"BOOL": value}
-    if isinstance(value, int):
-        return {"N": str(value)}
-    if isinstance(value, decimal.Decimal):
-        return {"N": _decimal_text(value)}
-    if isinstance(value, float):
-        return {"N": _float_text(value)}
+    if isinstance(value, int | float | decimal.Decimal):
+        return _number_av(value)
     if isinstance(value, bytes | bytearray):
         return {"B": bytes(value)}
     if isinstance(value, datetime.date | datetime.time):
@@ -125,12 +204,23 @@ def encode_any(value: object) -> AttributeValue:
             }
         }
     if isinstance(value, Mapping):
-        return {"M": {str(k): encode_any(v) for k, v in value.items()}}
+        return {"M": {_map_key(k): encode_any(v) for k, v in value.items()}}
     if isinstance(value, set | frozenset):
         return _encode_set(value)
     if isinstance(value, list | tuple):
         return {"L": [encode_any(v) for v in value]}
     raise CodecError(f"cannot store a {type(value).__name__} in DynamoDB")
+
+
+def _map_key(key: object) -> str:
+    if type(key) is str:
+        return key
+    if isinstance(key, str):
+        return str.__str__(key)
+    raise _RefusedError(
+        f"map key {_show(key)} is {_a(type(key).__name__)}; DynamoDB map keys are strings, "
+        "and it would read back as one: convert the keys with str()"
+    )
 
 
 def _encode_set(value: collections.abc.Set[Any]) -> AttributeValue:
@@ -227,8 +317,23 @@ def _configure_tuples(c: cattrs.Converter) -> None:
         return lambda v, _: tuple([h(x, t) for (h, t), x in zip(hooks, v["L"], strict=True)])
 
     def unstructure(tp: object) -> Callable[[Any], AttributeValue]:
-        hooks = [c.get_unstructure_hook(t) for t in _tuple_items(tp) or ()]
-        return lambda v: {"L": [h(x) for h, x in zip(hooks, v, strict=True)]}
+        items = _tuple_items(tp) or ()
+        hooks = [unstructure_hook(c, t) for t in items]
+
+        def unstructure_tuple(v: Any) -> AttributeValue:
+            if not isinstance(v, tuple | list) or len(v) != len(hooks):
+                raise _mismatch(v, f"a tuple of {len(hooks)}")
+            try:
+                return {"L": [h(x) for h, x in zip(hooks, v, strict=True)]}
+            except CodecError:
+                for i, (h, x, t) in enumerate(zip(hooks, v, items, strict=True)):
+                    try:
+                        h(x)
+                    except CodecError as inner:
+                        raise _at(inner, f"[{i}]", t) from None
+                raise
+
+        return unstructure_tuple
 
     def is_fixed(tp: object) -> bool:
         return _tuple_items(tp) is not None
@@ -238,8 +343,21 @@ def _configure_tuples(c: cattrs.Converter) -> None:
 
 
 @functools.cache
+def _member_values(tp: type[enum.Enum]) -> dict[enum.Enum, tuple[str, Any]]:
+    """Each member's stored (tag, value); members DynamoDB cannot hold are left out."""
+    out = {}
+    for member in tp:
+        try:
+            ((tag, value),) = encode_any(member.value).items()
+        except CodecError:
+            continue
+        out[member] = (tag, value)
+    return out
+
+
+@functools.cache
 def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], enum.Enum]:
-    by_text = {encode_any(m.value).get("S", encode_any(m.value).get("N")): m for m in tp}
+    by_text = {value: m for m, (tag, value) in _member_values(tp).items() if tag in ("S", "N")}
 
     def structure(v: AttributeValue, _: object) -> enum.Enum:
         text = v["S"] if "S" in v else v["N"]
@@ -366,44 +484,271 @@ def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook_factory(attrs.has, nested_hook)
 
 
+# -- unstructure hooks: strict, so that every value sent reads back as its field's type ----------
+#
+# Accepted besides the declared type itself: its subclasses (an IntEnum member in an int field,
+# a StrEnum member in a str field: stored as the plain value); an int in a float or Decimal
+# field; a tuple in a list field and a list in a tuple field; a frozenset in a set field and
+# the reverse; bytearray in a bytes field. Refused: bool in int/float/Decimal fields, float in a
+# Decimal field (it would not be the number written), datetime in a date field, a plain value in
+# an Enum field (give the member), anything else of another type.
+
+
+def _unstructure_str(v: Any) -> AttributeValue:
+    if type(v) is str:
+        return {"S": v}
+    if isinstance(v, str):
+        # str.__str__, not str(): a (str, Enum) member's str() is "Code.OK", not its value.
+        return {"S": str.__str__(v)}
+    raise _mismatch(v, "a str")
+
+
+def _unstructure_bool(v: Any) -> AttributeValue:
+    if v is True or v is False:
+        return {"BOOL": v}
+    raise _mismatch(v, "a bool")
+
+
+def _int_av(v: Any, expected: str) -> AttributeValue:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return {"N": int_text(v)}
+    raise _mismatch(v, expected)
+
+
+def _unstructure_int(v: Any) -> AttributeValue:
+    if type(v) is int and _NEG_BIG_INT < v < BIG_INT:
+        return {"N": int.__repr__(v)}
+    return _int_av(v, "an int")  # int subclasses (IntEnum members), big ints, wrong values
+
+
+def _unstructure_float(v: Any) -> AttributeValue:
+    if isinstance(v, float):
+        return {"N": check_float(v)}
+    return _int_av(v, "a float")
+
+
+def _unstructure_decimal(v: Any) -> AttributeValue:
+    if isinstance(v, decimal.Decimal):
+        return {"N": check_decimal(v)}
+    if isinstance(v, float):
+        raise _mismatch(v, "a Decimal", f"; give Decimal({float.__repr__(v)!r})")
+    return _int_av(v, "a Decimal")
+
+
+def _unstructure_bytes(v: Any) -> AttributeValue:
+    if type(v) is bytes:
+        return {"B": v}
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"B": bytes(v)}
+    raise _mismatch(v, "bytes")
+
+
+def _unstructure_uuid(v: Any) -> AttributeValue:
+    if isinstance(v, uuid.UUID):
+        return {"S": str(v)}
+    raise _mismatch(v, "a UUID")
+
+
+def _unstructure_datetime(v: Any) -> AttributeValue:
+    if isinstance(v, datetime.datetime):
+        return {"S": v.isoformat()}
+    raise _mismatch(v, "a datetime")
+
+
+def _unstructure_date(v: Any) -> AttributeValue:
+    if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+        return {"S": v.isoformat()}
+    hint = "; give value.date()" if isinstance(v, datetime.datetime) else ""
+    raise _mismatch(v, "a date", hint)
+
+
+def _unstructure_time(v: Any) -> AttributeValue:
+    if isinstance(v, datetime.time):
+        return {"S": v.isoformat()}
+    raise _mismatch(v, "a time")
+
+
+#: cattrs picks these for subclasses too, Enums with a str/int/float mixin included; an Enum
+#: field gets its own strict hook instead (see :func:`unstructure_hook`).
+_SCALAR_UNSTRUCTURE: Final[Mapping[type, Callable[[Any], AttributeValue]]] = {
+    str: _unstructure_str,
+    bool: _unstructure_bool,
+    int: _unstructure_int,
+    float: _unstructure_float,
+    decimal.Decimal: _unstructure_decimal,
+    bytes: _unstructure_bytes,
+    uuid.UUID: _unstructure_uuid,
+    datetime.datetime: _unstructure_datetime,
+    datetime.date: _unstructure_date,
+    datetime.time: _unstructure_time,
+}
+_MIXIN_HOOKS: Final = frozenset(_SCALAR_UNSTRUCTURE.values())
+
+
+@functools.cache
+def _enum_unstructure(tp: type[enum.Enum]) -> Callable[[Any], AttributeValue]:
+    members = _member_values(tp)
+
+    def unstructure_enum(v: Any) -> AttributeValue:
+        if isinstance(v, tp):
+            stored = members.get(v)
+            if stored is None:
+                return encode_any(v.value)  # refused with the reason
+            tag, value = stored
+            return {tag: value}  # a new dict each time: items may be changed by their users
+        hint = ""
+        try:
+            hint = f"; give {tp.__name__}.{tp(v).name}"
+        except (ValueError, TypeError):
+            names = ", ".join(m.name for m in tp)
+            hint = f" (members: {names})" if len(names) < 120 else ""
+        raise _mismatch(v, f"a {tp.__name__} member", hint)
+
+    return unstructure_enum
+
+
+def unstructure_hook(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+    """The converter's unstructure hook for ``tp``, strict for Enum fields.
+
+    cattrs dispatches an ``IntEnum``/``StrEnum`` (any Enum with a mixin) to the int/str hook,
+    which would accept a plain value that is no member; a hook a user registered is kept.
+    """
+    hook: Callable[[Any], AttributeValue] = c.get_unstructure_hook(tp)
+    if _is_enum(tp) and (hook in _MIXIN_HOOKS or not isinstance(tp, type)):
+        return _enum_unstructure(cast("type[enum.Enum]", tp))
+    return hook
+
+
+def _resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
+    fields = attrs.fields(cls)
+    if any(isinstance(f.type, str) for f in fields):
+        attrs.resolve_types(cls)  # what cattrs does for PEP 563 annotations
+        fields = attrs.fields(cls)
+    return tuple(fields)
+
+
+def _unstructure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any], Item]:
+    """The dict encoder cattrs generates for an attrs class, with strict Enum field hooks."""
+    overrides: dict[str, Any] = {
+        f.name: override(unstruct_hook=unstructure_hook(c, f.type))
+        for f in _resolved_fields(cls)
+        if _is_enum(f.type)
+    }
+    build: Callable[[Any], Item] = make_dict_unstructure_fn(cls, c, **overrides)
+    return build
+
+
+def _locate_field(c: cattrs.Converter, cls: type, obj: object, exc: CodecError) -> _RefusedError:
+    """The slow path after a failure: which field of ``obj`` holds the refused value."""
+    for f in attrs.fields(cls):
+        try:
+            unstructure_hook(c, f.type)(getattr(obj, f.name))
+        except CodecError as inner:
+            return _at(inner, f".{f.name}", f.type)
+    return _at(exc, "", cls)
+
+
+def _typed_set(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+    el_tp = _element(tp)
+    if el_tp not in (str, bytes, int, float, decimal.Decimal):
+        return _encode_set  # refused when the structure hook is made
+    tag = "SS" if el_tp is str else "BS" if el_tp is bytes else "NS"
+    inner = tag[0]
+    el = unstructure_hook(c, el_tp)
+    plain = el_tp if el_tp in (str, bytes) and el in _MIXIN_HOOKS else None
+
+    def unstructure_set(v: Any) -> AttributeValue:
+        if not isinstance(v, set | frozenset):
+            raise _mismatch(v, "a set")
+        if not v:
+            return _NULL  # DynamoDB has no empty sets; NULL reads back as an empty set
+        if plain is not None:
+            for x in v:
+                if type(x) is not plain:
+                    break
+            else:
+                return {tag: sorted(v)}  # the common case: no hook call per member
+        try:
+            return {tag: sorted([el(x)[inner] for x in v])}
+        except CodecError as exc:
+            for x in v:
+                try:
+                    el(x)
+                except CodecError as bad:
+                    raise _at(bad, f" member {_show(x)}", el_tp) from None
+            raise _at(exc, "", tp) from None
+
+    return unstructure_set
+
+
 def _configure_unstructure(c: cattrs.Converter) -> None:
-    # str.__str__/int.__repr__, not str(): these hooks also serve (str, Enum) and (int, Enum)
-    # members, whose str() is "Code.OK" rather than their value. A wrong value (None in a str
-    # field) passes through, for the key check or DynamoDB to report.
-    c.register_unstructure_hook(str, lambda v: {"S": str.__str__(v) if isinstance(v, str) else v})
-    c.register_unstructure_hook(bool, lambda v: {"BOOL": v})
-    c.register_unstructure_hook(
-        int, lambda v: {"N": int.__repr__(v) if isinstance(v, int) else str(v)}
-    )
-    c.register_unstructure_hook(float, lambda v: {"N": _float_text(v)})
-    c.register_unstructure_hook(decimal.Decimal, lambda v: {"N": _decimal_text(v)})
-    c.register_unstructure_hook(bytes, lambda v: {"B": v})
-    c.register_unstructure_hook(uuid.UUID, lambda v: {"S": str(v)})
-    c.register_unstructure_hook(datetime.datetime, lambda v: {"S": v.isoformat()})
-    c.register_unstructure_hook(datetime.date, lambda v: {"S": v.isoformat()})
-    c.register_unstructure_hook(datetime.time, lambda v: {"S": v.isoformat()})
+    for cls, hook in _SCALAR_UNSTRUCTURE.items():
+        c.register_unstructure_hook(cls, hook)
     c.register_unstructure_hook_func(lambda t: t is Any, encode_any)
-    c.register_unstructure_hook_factory(_is_enum, lambda _: lambda v: encode_any(v.value))
+    c.register_unstructure_hook_factory(_is_enum, _enum_unstructure)
 
     def optional_hook(tp: object) -> Callable[[Any], AttributeValue]:
-        inner = c.get_unstructure_hook(_optional_inner(tp))
+        inner = unstructure_hook(c, _optional_inner(tp))
         return lambda v: _NULL if v is None else inner(v)
 
     def list_hook(tp: object) -> Callable[[Any], AttributeValue]:
-        el = c.get_unstructure_hook(_element(tp))
-        return lambda v: {"L": [el(x) for x in v]}
+        el_tp = _element(tp)
+        el = unstructure_hook(c, el_tp)
+
+        def unstructure_list(v: Any) -> AttributeValue:
+            if type(v) is not list and not isinstance(v, list | tuple):
+                raise _mismatch(v, "a list")
+            try:
+                return {"L": [el(x) for x in v]}
+            except CodecError as exc:
+                for i, x in enumerate(v):
+                    try:
+                        el(x)
+                    except CodecError as inner:
+                        raise _at(inner, f"[{i}]", el_tp) from None
+                raise _at(exc, "", tp) from None
+
+        return unstructure_list
 
     def map_hook(tp: object) -> Callable[[Any], AttributeValue]:
-        val = c.get_unstructure_hook(_element(tp, 1))
-        return lambda v: {"M": {k: val(x) for k, x in v.items()}}
+        val_tp = _element(tp, 1)
+        val = unstructure_hook(c, val_tp)
+
+        def unstructure_map(v: Any) -> AttributeValue:
+            if type(v) is not dict and not isinstance(v, Mapping):
+                raise _mismatch(v, "a dict")
+            try:
+                return {"M": {k if type(k) is str else _map_key(k): val(x) for k, x in v.items()}}
+            except CodecError as exc:
+                for k, x in v.items():
+                    try:
+                        _map_key(k)
+                    except CodecError as inner:
+                        raise _at(inner, "", tp) from None
+                    try:
+                        val(x)
+                    except CodecError as inner:
+                        raise _at(inner, f".{k}", val_tp) from None
+                raise _at(exc, "", tp) from None
+
+        return unstructure_map
 
     def nested_hook(tp: type) -> Callable[[Any], AttributeValue]:
-        build: Callable[[Any], Item] = make_dict_unstructure_fn(tp, c)
-        return lambda v: {"M": build(v)}
+        build = _unstructure_fn(c, tp)
+
+        def unstructure_nested(v: Any) -> AttributeValue:
+            if type(v) is not tp and not isinstance(v, tp):
+                raise _mismatch(v, _a(tp.__name__))
+            try:
+                return {"M": build(v)}
+            except CodecError as exc:
+                raise _locate_field(c, tp, v, exc) from None
+
+        return unstructure_nested
 
     c.register_unstructure_hook_factory(lambda t: _optional_inner(t) is not None, optional_hook)
     c.register_unstructure_hook_factory(_is_list, list_hook)
-    c.register_unstructure_hook_factory(_is_set, lambda _: _encode_set)
+    c.register_unstructure_hook_factory(_is_set, lambda tp: _typed_set(c, tp))
     c.register_unstructure_hook_factory(_is_map, map_hook)
     c.register_unstructure_hook_factory(attrs.has, nested_hook)
 
@@ -424,17 +769,150 @@ converter: Final = make_converter()
 
 @attrs.frozen
 class ModelCodec:
-    """The generated functions that turn one model's instances into items and back."""
+    """The generated functions that turn one model's instances into items and back.
+
+    ``encode`` and the ``encode_field`` hooks refuse a value that would not read back as its
+    field's type with a CodecError naming the model, the field (and the path inside it), the
+    declared type and the value.
+    """
 
     decode: Callable[[Mapping[str, AttributeValue]], Any]
     encode: Callable[[Any], Item]
     encode_field: Mapping[str, Callable[[Any], AttributeValue]]
     #: Set fields, which ``encode`` leaves out of the item while they are empty.
     sets: tuple[str, ...] = ()
+    #: Whether a value may nest deeper than MAX_DEPTH (Any-typed fields, custom types), so
+    #: items need a depth check; typed fields have a depth known from their types.
+    deep: bool = False
+    #: The encoder for a document path (``address.city``, ``tags[0]``): typed where the path
+    #: can be followed through the field types, generic otherwise.
+    encode_path: Callable[[str], Callable[[Any], AttributeValue]] = lambda _: encode_any
 
 
-def build_codec(cls: type) -> ModelCodec:
-    """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold."""
+#: Exceptions a hook may raise on a value it cannot encode (a user's hook may raise any of them).
+_HOOK_ERRORS: Final = (CodecError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def _named(
+    hook: Callable[[Any], AttributeValue], where: str, declared: object
+) -> Callable[[Any], AttributeValue]:
+    """``hook``, with its errors naming ``where`` (``Issue.priority``) and the declared type."""
+
+    def encode(value: Any) -> AttributeValue:
+        try:
+            return hook(value)
+        except _HOOK_ERRORS as exc:
+            raise _describe(exc, where, declared, value) from (
+                None if isinstance(exc, CodecError) else exc
+            )
+
+    return encode
+
+
+def _describe(exc: BaseException, where: str, declared: object, value: object) -> CodecError:
+    if isinstance(exc, _RefusedError):
+        where += "".join(exc.path)
+        declared = exc.declared or type_text(declared)
+        text = exc.text
+    elif isinstance(exc, CodecError):
+        text = str(exc)
+    elif isinstance(exc, RecursionError):
+        text = (
+            f"the value nests too deeply to encode; DynamoDB allows {MAX_DEPTH} levels of maps "
+            "and lists (MAX_DEPTH)"
+        )
+    else:
+        text = f"cannot encode {_show(value)}: {type(exc).__name__}: {exc}"
+    declared = declared if isinstance(declared, str) else type_text(declared)
+    return CodecError(f"{where} ({declared}): {text}")
+
+
+def _nesting(tp: object, seen: frozenset[type] = frozenset()) -> int | None:
+    """How many maps and lists a value of type ``tp`` nests at most; None when unbounded."""
+    inner = _optional_inner(tp)
+    if inner is not None:
+        return _nesting(inner, seen)
+    if tp is Any or isinstance(tp, str):
+        return None
+    if _is_set(tp) or _is_enum(tp) or (isinstance(tp, type) and issubclass(tp, _SCALARS)):
+        return 0
+    parts: tuple[object, ...] | None = None
+    if _tuple_items(tp) is not None:
+        parts = _tuple_items(tp)
+    elif _is_list(tp):
+        parts = (_element(tp),)
+    elif _is_map(tp):
+        parts = (_element(tp, 1),)
+    elif isinstance(tp, type) and attrs.has(tp) and tp not in seen:
+        parts = tuple(f.type for f in _resolved_fields(tp))
+        seen |= {tp}
+    if parts is None:
+        return None  # a recursive class, or a type with hooks of the user's: unknown
+    depths = [_nesting(p, seen) for p in parts]
+    return None if None in depths else 1 + max(cast("list[int]", depths), default=0)
+
+
+_SCALARS: Final = tuple(_SCALAR_UNSTRUCTURE)
+
+
+def _path_type(cls: type, path: str) -> object | None:
+    """The declared type at a document path of ``cls``'s items, or None if it is not known."""
+    tp: object = cls
+    for step in path.split("."):
+        match = _PATH_STEP.fullmatch(step)
+        if match is None:
+            return None
+        tp = _optional_inner(tp) or tp
+        if tp is Any:
+            return Any
+        if isinstance(tp, type) and attrs.has(tp):
+            found = [f.type for f in _resolved_fields(tp) if f.name == match[1]]
+            if not found:
+                return None
+            tp = found[0]
+        elif _is_map(tp):
+            tp = _element(tp, 1)
+        else:
+            return None
+        for index in re.findall(r"\[(\d+)\]", match[2]):
+            tp = _optional_inner(tp) or tp
+            items = _tuple_items(tp)
+            if items is not None and int(index) < len(items):
+                tp = items[int(index)]
+            elif _is_list(tp):
+                tp = _element(tp)
+            elif tp is not Any:
+                return None
+    return tp
+
+
+_PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
+def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]:
+    # Bounded: map keys in paths (``scores.<user id>``) may be as many as the users.
+    @functools.lru_cache(maxsize=512)
+    def encode_path(path: str) -> Callable[[Any], AttributeValue]:
+        tp = _path_type(cls, path)
+        where = f"{cls.__name__}.{path}"
+        hook = _named(
+            encode_any if tp is None else unstructure_hook(converter, tp),
+            where,
+            "Any" if tp is None else tp,
+        )
+        room = MAX_DEPTH - path.count(".") - path.count("[")
+
+        def encode_checked(value: Any) -> AttributeValue:
+            av = hook(value)
+            check_value(av, where, room)  # a whole item is checked as one; a value alone here
+            return av
+
+        return encode_checked
+
+    return encode_path
+
+
+def _check_definable(cls: type) -> None:
     for field in attrs.fields(cls):
         # One field at a time, so the error can name the field to change.
         try:
@@ -448,7 +926,13 @@ def build_codec(cls: type) -> ModelCodec:
                 "class, or lists/sets/dicts of those, or register hooks for it on "
                 "dynorm.converter"
             ) from None
-    sets = tuple(f.name for f in attrs.fields(cls) if _is_set(f.type))
+
+
+def build_codec(cls: type) -> ModelCodec:
+    """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold."""
+    _check_definable(cls)
+    fields = attrs.fields(cls)
+    sets = tuple(f.name for f in fields if _is_set(f.type))
     try:
         decode = generate_decoder(
             cls,
@@ -460,53 +944,44 @@ def build_codec(cls: type) -> ModelCodec:
             # fill it. It reads back empty.
             empty_when_missing={
                 f.name: frozenset if _origin(f.type) is frozenset else set
-                for f in attrs.fields(cls)
+                for f in fields
                 if f.name in sets
             },
         )
-        encode: Callable[[Any], Item] = make_dict_unstructure_fn(cls, converter)
-        encode_field = {f.name: converter.get_unstructure_hook(f.type) for f in attrs.fields(cls)}
+        encode = _unstructure_fn(converter, cls)
+        encode_field = {
+            f.name: _named(unstructure_hook(converter, f.type), f"{cls.__name__}.{f.name}", f.type)
+            for f in fields
+        }
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
-    if not sets:
-        return ModelCodec(decode=decode, encode=encode, encode_field=encode_field)
 
     def encode_item(obj: Any) -> Item:
-        item = encode(obj)
+        try:
+            item = encode(obj)
+        except _HOOK_ERRORS as exc:
+            # The slow path, after a failure only: find the field and name it.
+            error = _field_error(obj, exc)
+            raise error from error.__cause__
         for name in sets:
             if item[name] is _NULL:
                 del item[name]
         return item
 
-    return ModelCodec(decode=decode, encode=encode_item, encode_field=encode_field, sets=sets)
+    def _field_error(obj: Any, exc: BaseException) -> CodecError:
+        for f in fields:
+            try:
+                encode_field[f.name](getattr(obj, f.name))
+            except CodecError as named:
+                return named
+        return _describe(exc, cls.__name__, cls, obj)
 
-
-#: DynamoDB's item size limit.
-MAX_ITEM_BYTES: Final = 400 * 1024
-
-
-def _value_size(av: AttributeValue) -> int:
-    ((tag, value),) = av.items()
-    if tag == "S":
-        return len(value.encode())
-    if tag == "N":
-        digits = len(value.lstrip("-").replace(".", "").lstrip("0")) or 1
-        return (digits + 1) // 2 + 1
-    if tag == "B":
-        return len(_binary(value))
-    if tag in {"BOOL", "NULL"}:
-        return 1
-    if tag == "M":
-        return 3 + sum(len(k.encode()) + _value_size(v) + 1 for k, v in value.items())
-    if tag == "L":
-        return 3 + sum(_value_size(v) + 1 for v in value)
-    if tag == "SS":
-        return sum(len(v.encode()) for v in value)
-    if tag == "NS":
-        return sum(_value_size({"N": v}) for v in value)
-    return sum(len(_binary(v)) for v in value)  # BS
-
-
-def item_size(item: Mapping[str, AttributeValue]) -> int:
-    """DynamoDB's size of an item in bytes, by its published rules (names count too)."""
-    return sum(len(name.encode()) + _value_size(av) for name, av in item.items())
+    depths = [_nesting(f.type) for f in fields]
+    return ModelCodec(
+        decode=decode,
+        encode=encode_item,
+        encode_field=encode_field,
+        sets=sets,
+        deep=any(d is None or d > MAX_DEPTH for d in depths),
+        encode_path=_path_encoder(cls),
+    )

@@ -81,9 +81,11 @@ class ExpressionBuilder:
         return placeholder
 
     def typed_value(self, path: str, value: object) -> str:
-        """A value encoded as the field ``path`` is typed (generic inside maps and lists)."""
-        encode = self.encoder(path) if top_field(path) == path else encode_any
-        return self.value(encode(value))
+        """A value encoded as the document at ``path`` is typed.
+
+        The encoder follows the path; a model's refuses a value of another type.
+        """
+        return self.value(self.encoder(path)(value))
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

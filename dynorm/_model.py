@@ -14,6 +14,13 @@ import attrs
 from ._codec import AttributeValue, Item, ModelCodec
 from ._errors import CodecError, DefinitionError, KeyTemplateError
 from ._keys import KeyTemplate, key_value_parser
+from ._limits import (
+    MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES,
+    SHORT_KEY,
+    check_item,
+    check_key,
+)
 
 if TYPE_CHECKING:
     from ._relations import HasMany, Relationship
@@ -71,9 +78,9 @@ class ModelInfo(Generic[T]):
     def primary_key(self, values: Mapping[str, object]) -> Item:
         """The table key (``{"pk": {"S": ...}, "sk": {"S": ...}}``) for field values."""
         pk_attr, sk_attr = self.table.key_attributes(None)
-        key = {pk_attr: {"S": self.templates[pk_attr].format(values)}}
+        key = {pk_attr: {"S": self.key_value(pk_attr, values)}}
         if sk_attr is not None:
-            key[sk_attr] = {"S": self.templates[sk_attr].format(values)}
+            key[sk_attr] = {"S": self.key_value(sk_attr, values)}
         return key
 
     def identity_fields(self) -> tuple[str, ...]:
@@ -110,23 +117,58 @@ class ModelInfo(Generic[T]):
         """
         if type(obj) is not self.cls:
             raise TypeError(f"expected a {self.name}, got {type(obj).__name__}")
-        item = self.codec.encode(obj)
         values = self.values_of(obj)
+        try:
+            item = self.codec.encode(obj)  # refuses values of the wrong type, naming the field
+        except CodecError:
+            self._check_key_fields(values)  # a None in the key says more than its type
+            raise
         unfilled = []
         for attr, template in self.templates.items():
             if any(values[f] is None for f in template.fields):
-                if attr in self.table.primary_attributes:
-                    raise KeyTemplateError(
-                        f"{self.name}.{next(f for f in template.fields if values[f] is None)} "
-                        f"is None, but it is part of the key {attr!r} ({template.source!r})"
-                    )
+                self._check_key_fields(values)
                 unfilled.append(attr)
                 continue
-            item[attr] = {"S": template.format(values)}
+            text = template.format(values)
+            if len(text) > SHORT_KEY:
+                check_key(text, self._key_limit(attr), attr, self.name)
+            item[attr] = {"S": text}
         # An index entry needs all of its key attributes: leave out the others of its key too.
         for attr in self.table.index_partners(unfilled):
             item.pop(attr, None)
+        check_item(item, self.name, deep=self.codec.deep)
         return item
+
+    def _check_key_fields(self, values: Mapping[str, object]) -> None:
+        for attr in self.table.primary_attributes:
+            template = self.templates[attr]
+            missing = [f for f in template.fields if values[f] is None]
+            if missing:
+                raise KeyTemplateError(
+                    f"{self.name}.{missing[0]} is None, but it is part of the key {attr!r} "
+                    f"({template.source!r})"
+                )
+
+    def check_item(self, item: Item) -> None:
+        """Refuse an item of this model DynamoDB would not store (size, text, nesting)."""
+        check_item(item, self.name, deep=self.codec.deep)
+
+    def key_value(self, attr: str, values: Mapping[str, object]) -> str:
+        """The key attribute ``attr`` made from ``values``, within DynamoDB's key size limits."""
+        text = self.templates[attr].format(values)
+        if len(text) > SHORT_KEY:
+            check_key(text, self._key_limit(attr), attr, self.name)
+        return text
+
+    def _key_limit(self, attr: str) -> int:
+        # An attribute may be one index's partition key and another's sort key: the lower wins.
+        scopes: list[str | None] = [None, *self.table.indexes]
+        limits = [
+            MAX_PARTITION_KEY_BYTES if attr == pk else MAX_SORT_KEY_BYTES
+            for pk, sk in map(self.table.key_attributes, scopes)
+            if attr in (pk, sk)
+        ]
+        return min(limits, default=MAX_PARTITION_KEY_BYTES)
 
     def decode(self, item: Mapping[str, AttributeValue]) -> T:
         """Build the instance from an item; fields stored only inside keys are parsed back."""

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 from ._chunks import TRANSACT_MAX, key_id
 from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
+from ._limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
 from ._plans import Request
 from ._state import bind
 from ._steps import Send, run_sync
 from ._writeplan import Action
+from ._writes import plan_update, transact_action
 
 if TYPE_CHECKING:
     from ._database import Database
@@ -32,8 +34,13 @@ class Transaction:
         self._db = db
         self._actions: list[Action] = []
         self._keys: dict[Any, int] = {}
+        #: A cheap upper bound of the transaction's size, then its exact size once the bound
+        #: passes MAX_TRANSACTION_BYTES (see _check_size).
+        self._size_bound = 0
+        self._size: int | None = None
+        self._params: list[dict[str, Any]] = []
 
-    def _add(self, action: Action) -> None:
+    def _add(self, action: Action, request: Request) -> None:
         if len(self._actions) >= TRANSACT_MAX:
             raise LimitExceededError(
                 f"a transaction holds at most {TRANSACT_MAX} actions; split the work or use "
@@ -48,19 +55,43 @@ class Transaction:
                 f"({key!r}); DynamoDB allows one action per item in a transaction",
                 operation="TransactWriteItems",
             )
+        params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
+        kind = "ConditionCheck" if action.kind == "check" else next(iter(transact_action(request)))
+        self._check_size(kind, params)
         self._keys[ident] = len(self._actions)
         self._actions.append(action)
+        self._params.append(params)
+
+    def _check_size(self, kind: str, params: dict[str, Any]) -> None:
+        """Refuse the action that takes the transaction over MAX_TRANSACTION_BYTES."""
+        if self._size is None:
+            bound = json_bound(params)
+            if self._size_bound + bound <= MAX_TRANSACTION_BYTES:
+                self._size_bound += bound
+                return
+            # The loose bound is passed: measure exactly, from now on.
+            self._size = sum(request_bytes(p) for p in self._params)
+        size = self._size + request_bytes(params)
+        if size > MAX_TRANSACTION_BYTES:
+            raise LimitExceededError(
+                f"action {len(self._actions)} ({kind}) would make the transaction {size} bytes, "
+                f"over DynamoDB's limit of {MAX_TRANSACTION_BYTES} bytes "
+                "(MAX_TRANSACTION_BYTES); split the work, or use db.put_all for writes that "
+                "need not be atomic"
+            )
+        self._size = size
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> None:
         """Store ``obj`` (its copies filled, copies of its fields rewritten) in the transaction."""
-        self._db.writes.put_request(obj, condition=condition, overwrite=overwrite)  # checks it
-        self._add(Action("put", obj, condition=condition, overwrite=overwrite))
+        request = self._db.writes.put_request(obj, condition=condition, overwrite=overwrite)
+        self._add(Action("put", obj, condition=condition, overwrite=overwrite), request)
 
     def delete(self, obj: object, *, condition: Condition | None = None) -> None:
         """Delete ``obj``'s item in the transaction."""
-        self._add(Action("delete", obj, condition=condition))
+        request = self._db.writes.delete_request(obj, condition=condition)
+        self._add(Action("delete", obj, condition=condition), request)
 
     def update(
         self,
@@ -73,11 +104,22 @@ class Transaction:
     ) -> None:
         """Change some fields of ``obj``'s item in the transaction (copies follow)."""
         action = Action("update", obj, condition=condition, set=set, remove=tuple(remove), add=add)
-        self._add(action)
+        info = self._db.table.info(type(obj))
+        request = plan_update(  # checks the values now, not at commit
+            info,
+            info.values_of(obj),
+            self._db.table_name,
+            set=set,
+            remove=action.remove,
+            add=add,
+            condition=condition,
+        )
+        self._add(action, request)
 
     def check(self, obj: object, condition: Condition) -> None:
         """Require ``condition`` to hold for ``obj``'s item, without writing it."""
-        self._add(Action("check", obj, condition=condition))
+        request = self._db.writes.delete_request(obj, condition=condition)
+        self._add(Action("check", obj, condition=condition), request)
 
     def explain(self) -> Request:
         """The TransactWriteItems this would send, when no copy needs reading to plan it.
@@ -113,6 +155,8 @@ class Transaction:
                 bind(action.obj, self._db)
         self._actions.clear()
         self._keys.clear()
+        self._params.clear()
+        self._size_bound, self._size = 0, None
 
     async def __aenter__(self) -> Transaction:
         return self

@@ -340,6 +340,8 @@ class WritePlanner:
                     "db.put (which keeps them)"
                 )
             item[codec.attribute] = codec.encode(children or [])
+        if info.embedded:
+            info.check_item(item)  # again, with the children: every item before any request
         return item
 
     def _keep_embedded(
@@ -366,7 +368,9 @@ class WritePlanner:
             ident = key_id(self.table.info(type(obj)).key_of(obj))
             found = stored.get(ident, {}).get(codec.attribute)
             if found is not None and ident in writes:
-                writes[ident]["PutRequest"]["Item"][codec.attribute] = found
+                item = writes[ident]["PutRequest"]["Item"]
+                item[codec.attribute] = found
+                self.table.info(type(obj)).check_item(item)
 
     # -- relationships -----------------------------------------------------------------------------
 

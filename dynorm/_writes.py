@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ._codec import AttributeValue, Item, encode_any
-from ._errors import KeyTemplateError
+from ._codec import AttributeValue, Item
+from ._errors import ExpressionError, KeyTemplateError
 from ._expressions import Condition, ExpressionBuilder, render_update, top_field
 from ._model import ModelInfo
 from ._plans import Request, Retry
@@ -15,10 +15,28 @@ __all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update", "transa
 
 
 def _builder(info: ModelInfo[Any]) -> ExpressionBuilder:
-    def encoder(name: str) -> Any:
-        return info.codec.encode_field.get(name, encode_any)
+    # Typed and strict: a value that would not read back as its field's type is refused.
+    return ExpressionBuilder(encoder=info.codec.encode_path)
 
-    return ExpressionBuilder(encoder=encoder)
+
+#: What DynamoDB's ADD works on: numbers and sets.
+_ADDABLE = frozenset({"N", "SS", "NS", "BS"})
+
+
+def _check_additions(info: ModelInfo[Any], add: Mapping[str, object]) -> None:
+    """Refuse ``add=`` values DynamoDB's ADD cannot apply, or that break the field's type."""
+    for path, value in add.items():
+        if isinstance(value, set | frozenset) and not value:
+            raise ExpressionError(
+                f"{info.name}: add={{{path!r}: {value!r}}} adds nothing, and DynamoDB refuses an "
+                "empty set; leave the path out of add="
+            )
+        tag = next(iter(info.codec.encode_path(path)(value)))
+        if tag not in _ADDABLE:
+            raise ExpressionError(
+                f"{info.name}: add= adds numbers to numbers and sets to sets; {path!r} gets "
+                f"{value!r}. Use set= to replace a value"
+            )
 
 
 def _conditioned(
@@ -115,6 +133,7 @@ def plan_update(
         )
     if not changed:
         raise KeyTemplateError(f"update of {info.name} changes nothing; give set=, remove= or add=")
+    _check_additions(info, add_values)
     after = {**current, **set_values, **dict.fromkeys(removals)}
     primary = info.table.primary_attributes
     touched = {
@@ -143,7 +162,7 @@ def plan_update(
     ]
     raw_remove = sorted(info.table.index_partners(unfillable) | {*unfillable})
     raw_set: dict[str, Any] = {
-        attr: {"S": info.templates[attr].format(after)}
+        attr: {"S": info.key_value(attr, after)}
         for attr in sorted(touched)
         if attr not in raw_remove
     }
@@ -186,6 +205,9 @@ def plan_put_keeping(
     as ``empty[attr]`` (a list form needs ``{"L": []}``), by default an empty map.
     """
     item = info.encode(obj)
+    known = {attr: value for attr, value in embedded.items() if value is not None}
+    if known:
+        info.check_item({**item, **known})  # the item as it will be stored, children included
     builder = _builder(info)
     primary = set(info.table.primary_attributes)
     assignments = [

@@ -5,15 +5,17 @@ import datetime
 import decimal
 import enum
 import math
+import typing
 import uuid
 from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynorm import CodecError, DefinitionError
+from dynorm import _codec as codec_module
 from dynorm._codec import build_codec, decode_any, encode_any
 
 
@@ -129,7 +131,7 @@ class Measured:
 
 SCALARS = Scalars(
     s="héllo #%",
-    i=2**130,
+    i=2**125,  # 38 digits, DynamoDB's most
     f=0.1,
     d=decimal.Decimal("3.1415926535897932384626433832795028841"),  # 38 significant digits
     flag=False,
@@ -144,7 +146,7 @@ SCALARS = Scalars(
 def test_scalars_encode_to_exact_attribute_values() -> None:
     assert build_codec(Scalars).encode(SCALARS) == {
         "s": {"S": "héllo #%"},
-        "i": {"N": "1361129467683753853853498429727072845824"},
+        "i": {"N": "42535295865117307932921825928971026432"},
         "f": {"N": "0.1"},
         "d": {"N": "3.1415926535897932384626433832795028841"},
         "flag": {"BOOL": False},
@@ -476,13 +478,19 @@ def test_encode_any_rejects_what_dynamodb_cannot_hold(value: object) -> None:
         encode_any(value)
 
 
+# Numbers DynamoDB holds: 38 significant digits, magnitudes 1E-130 .. 9.99…E+125, or zero.
+storable_ints = st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1)
+storable_decimals = st.builds(
+    lambda digits, exponent: decimal.Decimal(f"{digits}E{exponent}"),
+    storable_ints,
+    st.integers(min_value=-130, max_value=88),
+)
+storable_floats = st.floats(
+    min_value=-9.9e125, max_value=9.9e125, allow_nan=False, allow_infinity=False
+).filter(lambda f: f == 0 or abs(f) >= 1e-130)
+
 json_like = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.text()
-    | st.integers()
-    | st.binary()
-    | st.decimals(allow_nan=False, allow_infinity=False),
+    st.none() | st.booleans() | st.text() | storable_ints | st.binary() | storable_decimals,
     lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
     max_leaves=20,
 )
@@ -519,9 +527,9 @@ class Mixed:
 mixed = st.builds(
     Mixed,
     name=st.text(),
-    count=st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1),
-    ratio=st.floats(allow_nan=False, allow_infinity=False),
-    price=st.decimals(allow_nan=False, allow_infinity=False),
+    count=storable_ints,
+    ratio=storable_floats,
+    price=storable_decimals,
     active=st.booleans(),
     data=st.binary(),
     created=st.datetimes(timezones=st.sampled_from([None, datetime.UTC])),
@@ -529,9 +537,9 @@ mixed = st.builds(
     color=st.sampled_from(Color),
     level=st.sampled_from(Level),
     tags=st.lists(st.text()),
-    scores=st.dictionaries(st.text(), st.integers()),
+    scores=st.dictionaries(st.text(), storable_ints),
     labels=st.sets(st.text()),
-    ids=st.frozensets(st.integers()),
+    ids=st.frozensets(storable_ints),
     home=st.builds(Address, street=st.text(), number=st.none() | st.integers()),
     note=st.none() | st.text(),
 )
@@ -545,3 +553,254 @@ def test_typed_round_trip(value: Mixed) -> None:
     assert back == value
     assert back.level is value.level
     assert str(back.price) == str(value.price)  # same digits and exponent, not just equal
+
+
+# -- refusing values that would not read back -----------------------------------------------------
+
+
+def _holder(tp: Any) -> type:
+    """An attrs class with one field ``value`` of type ``tp``."""
+    return attrs.make_class("Holder", {"value": attrs.field(type=tp)})
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "message"),
+    [
+        (int, 2.5, r"Holder\.value \(int\): 2\.5 is a float, not an int"),
+        (int, True, r"Holder\.value \(int\): True is a bool, not an int"),
+        (int, "3", r"Holder\.value \(int\): '3' is a str, not an int"),
+        (int, None, r"Holder\.value \(int\): None is not an int"),
+        (int, decimal.Decimal(1), r"Decimal\('1'\) is a Decimal, not an int"),
+        (float, "0.5", r"Holder\.value \(float\): '0\.5' is a str, not a float"),
+        (float, False, "False is a bool, not a float"),
+        (decimal.Decimal, 1.5, r"1\.5 is a float, not a Decimal; give Decimal\('1\.5'\)"),
+        (decimal.Decimal, True, "True is a bool, not a Decimal"),
+        (str, 5, r"Holder\.value \(str\): 5 is an int, not a str"),
+        (str, b"x", "b'x' is a bytes, not a str"),
+        (bool, 1, r"Holder\.value \(bool\): 1 is an int, not a bool"),
+        (bytes, "x", "'x' is a str, not bytes"),
+        (datetime.date, datetime.datetime(2024, 1, 1), r"not a date; give value\.date\(\)"),
+        (datetime.datetime, "2024-01-01", "'2024-01-01' is a str, not a datetime"),
+        (datetime.time, 5, "5 is an int, not a time"),
+        (uuid.UUID, "1234", "'1234' is a str, not a UUID"),
+        (Color, "red", r"Holder\.value \(Color\): 'red' is a str, not a Color member; "),
+        (Level, 5, r"Holder\.value \(Level\): 5 is an int, not a Level member \(members: LOW"),
+        (Level, 1, r"1 is an int, not a Level member; give Level\.LOW"),
+        (Shade, "dark", r"'dark' is a str, not a Shade member; give Shade\.DARK"),
+        (Code, Level.LOW, "is a Level, not a Code member"),
+        (list[str], "abc", r"Holder\.value \(list\[str\]\): 'abc' is a str, not a list"),
+        (list[str], ["a", 5], r"Holder\.value\[1\] \(str\): 5 is an int, not a str"),
+        (list[int], [1, None], r"Holder\.value\[1\] \(int\): None is not an int"),
+        (list[list[int]], [[1], [2, "x"]], r"Holder\.value\[1\]\[1\] \(int\): 'x' is a str"),
+        (tuple[int, str], (1, 2), r"Holder\.value\[1\] \(str\): 2 is an int, not a str"),
+        (tuple[int, str], (1,), r"\(1,\) is a tuple, not a tuple of 2"),
+        (dict[str, int], {"a": "1"}, r"Holder\.value\.a \(int\): '1' is a str, not an int"),
+        (dict[str, int], {1: 1}, r"Holder\.value \(dict\[str, int\]\): map key 1 is an int"),
+        (dict[str, int], [("a", 1)], "is a list, not a dict"),
+        (set[str], {"a", 1}, r"Holder\.value member 1 \(str\): 1 is an int, not a str"),
+        (set[int], {1.5}, r"Holder\.value member 1\.5 \(int\): 1\.5 is a float, not an int"),
+        (set[str], ["a"], r"\['a'\] is a list, not a set"),
+        (Address, {"street": "x"}, r"\{'street': 'x'\} is a dict, not an Address"),
+        (
+            Address,
+            Address("Main", "7"),  # type: ignore[arg-type]
+            r"Holder\.value\.number \(int \| None\): '7' is a str",
+        ),
+        (Address | None, Address(5), r"Holder\.value\.street \(str\): 5 is an int"),  # type: ignore[arg-type]
+        (list[Address], [Address("a"), Address("b", 2.0)], r"value\[1\]\.number"),  # type: ignore[arg-type]
+        (dict[str, Any], {1: "x"}, "map key 1 is an int"),
+        (Any, {2: "x"}, "map key 2 is an int"),
+    ],
+)
+def test_values_that_would_not_read_back_are_refused(tp: Any, value: object, message: str) -> None:
+    codec = build_codec(_holder(tp))
+    obj = _holder(tp)(value)
+    with pytest.raises(CodecError, match=message):
+        codec.encode(obj)
+    with pytest.raises(CodecError, match=message):
+        codec.encode_field["value"](value)
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "back"),
+    [
+        (float, 3, 3.0),  # ints read back as floats
+        (decimal.Decimal, 3, decimal.Decimal(3)),
+        (int, Level.HIGH, 2),  # int subclasses: stored as the plain number
+        (int, Code.OK, 200),
+        (str, Shade.DARK, "dark"),
+        (float, Ratio.HALF, 0.5),
+        (list[int], (1, 2), [1, 2]),
+        (tuple[int, ...], [1, 2], (1, 2)),
+        (set[str], frozenset({"a"}), {"a"}),
+        (frozenset[int], {1}, frozenset({1})),
+        (bytes, bytearray(b"x"), b"x"),
+        (datetime.date, datetime.date(2024, 1, 1), datetime.date(2024, 1, 1)),
+        (int, 10**100, 10**100),  # one significant digit, in range
+    ],
+)
+def test_values_that_read_back_are_accepted(tp: Any, value: object, back: object) -> None:
+    codec = build_codec(_holder(tp))
+    decoded = codec.decode(codec.encode(_holder(tp)(value))).value
+    assert decoded == back
+    assert type(decoded) is type(back)
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "message"),
+    [
+        (int, 10**38 + 1, r"Holder\.value \(int\): 1000.* has 39 significant digits.*MAX_NUMBER_D"),
+        (float, 1e300, r"Holder\.value \(float\): 1e\+300 is outside .*MAX_NUMBER"),
+        (decimal.Decimal, decimal.Decimal("1E-131"), r"1E-131 is outside .*MIN_NUMBER"),
+        (list[int], [1, -(10**127)], r"Holder\.value\[1\] \(int\): .*outside"),
+        (Any, [decimal.Decimal("1." + "0" * 37 + "1")], "39 significant digits"),
+        (set[int], {10**40 + 1}, r"Holder\.value member .*41 significant digits"),
+    ],
+)
+def test_numbers_dynamodb_cannot_hold_are_refused(tp: Any, value: object, message: str) -> None:
+    with pytest.raises(CodecError, match=message):
+        build_codec(_holder(tp)).encode(_holder(tp)(value))
+
+
+def test_a_users_hook_error_names_the_field() -> None:
+    class Money:
+        pass
+
+    converter = codec_module.converter
+    converter.register_unstructure_hook(Money, lambda v: {"N": v.cents})  # AttributeError on None
+    converter.register_structure_hook(Money, lambda v, _: Money())
+    codec = build_codec(_holder(Money))
+    with pytest.raises(CodecError, match=r"Holder\.value \(Money\): cannot encode None: Attrib"):
+        codec.encode(_holder(Money)(None))
+
+
+def test_paths_are_encoded_as_their_document_is_typed() -> None:
+    @attrs.define
+    class Doc:
+        home: Address
+        homes: list[Address]
+        by_name: dict[str, Address]
+        pairs: list[tuple[int, str]]
+        loose: Any
+
+    path = build_codec(Doc).encode_path
+    assert path("home.number")(7) == {"N": "7"}
+    assert path("homes[0].street")("x") == {"S": "x"}
+    assert path("by_name.work.number")(None) == {"NULL": True}
+    assert path("pairs[2][1]")("b") == {"S": "b"}
+    assert path("loose.anything[3]")(1.5) == {"N": "1.5"}
+    assert path("home.unknown")(1.5) == {"N": "1.5"}  # not a field: encoded generically
+    with pytest.raises(CodecError, match=r"Doc\.home\.number \(int \| None\): 'x' is a str"):
+        path("home.number")("x")
+    with pytest.raises(CodecError, match=r"Doc\.homes\[0\]\.street \(str\): 1 is an int"):
+        path("homes[0].street")(1)
+    with pytest.raises(CodecError, match=r"Doc\.pairs\[2\]\[0\] \(int\): 'b' is a str"):
+        path("pairs[2][0]")("b")
+    with pytest.raises(CodecError, match=r"Doc\.home\.street: .* lone surrogate"):
+        path("home.street")("\ud800")
+
+
+def test_only_types_that_nest_without_bound_need_a_depth_check() -> None:
+    @attrs.define
+    class Typed:
+        home: Address
+        grid: list[list[dict[str, int]]]
+        tags: set[str]
+
+    @attrs.define
+    class Loose:
+        data: dict[str, Any]
+
+    assert not build_codec(Typed).deep
+    assert not build_codec(Collections).deep
+    assert build_codec(Loose).deep
+
+
+anything = st.recursive(
+    st.none()
+    | st.booleans()
+    | storable_ints
+    | storable_floats
+    | storable_decimals
+    | st.text(max_size=5)
+    | st.binary(max_size=5)
+    | st.sampled_from([Color.RED, Level.LOW, Shade.DARK, Code.OK, Ratio.HALF])
+    | st.dates()
+    | st.datetimes(),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3)
+        | st.frozensets(st.integers(-5, 5) | st.text(max_size=2), max_size=3)
+        | st.builds(Address, street=inner, number=inner)
+    ),
+    max_leaves=6,
+)
+
+FIELD_TYPES: list[Any] = [
+    int,
+    float,
+    decimal.Decimal,
+    str,
+    bool,
+    bytes,
+    datetime.date,
+    datetime.datetime,
+    Color,
+    Level,
+    Shade,
+    int | None,
+    list[int],
+    tuple[int, str],
+    dict[str, int],
+    set[str],
+    frozenset[int],
+    Address,
+    list[Address] | None,
+]
+HOLDER_CLASSES = {tp: _holder(tp) for tp in FIELD_TYPES}
+HOLDER_CODECS = {tp: build_codec(cls) for tp, cls in HOLDER_CLASSES.items()}
+
+
+def _conforms(value: object, tp: Any) -> bool:
+    """Whether ``value`` is a value of ``tp``, the way mypy would see it."""
+    inner = codec_module._optional_inner(tp)
+    if inner is not None:
+        return value is None or _conforms(value, inner)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is list:
+        return isinstance(value, list) and all(_conforms(v, args[0]) for v in value)
+    if origin is tuple:
+        return isinstance(value, tuple) and all(map(_conforms, value, args))
+    if origin is dict:
+        return isinstance(value, dict) and all(
+            type(k) is str and _conforms(v, args[1]) for k, v in value.items()
+        )
+    if origin in (set, frozenset):
+        return isinstance(value, origin) and all(_conforms(v, args[0]) for v in value)
+    if tp is Address:
+        return (
+            type(value) is Address
+            and _conforms(value.street, str)
+            and _conforms(value.number, int | None)
+        )
+    if tp is bool:
+        return type(value) is bool
+    return isinstance(value, tp) and (tp is not int or type(value) is int)
+
+
+@pytest.mark.parametrize("tp", FIELD_TYPES, ids=codec_module.type_text)
+@settings(max_examples=50)
+@given(value=anything)
+def test_whatever_is_accepted_reads_back_as_its_type(tp: Any, value: Any) -> None:
+    # The promise behind the strict hooks: never an item that later fails to read.
+    cls = HOLDER_CLASSES[tp]
+    codec = HOLDER_CODECS[tp]
+    try:
+        item = codec.encode(cls(value))
+    except CodecError:
+        return
+    back = codec.decode(item).value
+    assert _conforms(back, tp), (tp, value, back)
+    if not isinstance(value, float | tuple | list | frozenset):  # equal up to the widenings
+        assert back == value
