@@ -15,7 +15,7 @@ from typing import Any
 from ._chunks import backoff
 from ._codec import Item
 from ._errors import ThrottledError
-from ._paging import Send
+from ._paging import Sender
 from ._plans import Request
 
 __all__ = ["Sleep", "drain_get", "drain_write"]
@@ -24,7 +24,7 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 async def drain_get(
-    send: Send,
+    send: Sender,
     table_name: str,
     keys: Sequence[Item],
     *,
@@ -57,7 +57,7 @@ async def drain_get(
 
 
 async def drain_write(
-    send: Send,
+    send: Sender,
     table_name: str,
     writes: Sequence[dict[str, Any]],
     *,

@@ -43,7 +43,7 @@ from ._writes import plan_update, transact_action
 __all__ = [
     "COPY_ATTEMPTS",
     "PENDING",
-    "Copies",
+    "CopyPlanner",
     "Copying",
     "Filled",
     "check_fanout",
@@ -109,7 +109,7 @@ class Filled:
     basis: tuple[_Basis, ...]
 
 
-class Copies:
+class CopyPlanner:
     """Plans the copy-keeping part of writes to one table."""
 
     def __init__(self, table: Table, table_name: str) -> None:
@@ -248,7 +248,7 @@ class Copies:
         set_values: Mapping[str, object],
         removals: Sequence[str],
     ) -> Plan[dict[str, object]]:
-        """Copies to set when an update moves a child to another parent (or out of one)."""
+        """CopyPlanner to set when an update moves a child to another parent (or out of one)."""
         changes: dict[str, object] = {}
         for rel in self.incoming(info):
             links = set(rel.link)
@@ -531,15 +531,15 @@ def check_fanout(copying: Copying, children: Sequence[tuple[HasMany[Any, Any], l
 
 
 def _child_update(
-    planner: Copies, rel: HasMany[Any, Any], child: object, changes: Mapping[str, object]
+    copier: CopyPlanner, rel: HasMany[Any, Any], child: object, changes: Mapping[str, object]
 ) -> dict[str, Any]:
     info = rel.target_info
-    request = plan_update(info, info.values_of(child), planner.table_name, set=changes)
+    request = plan_update(info, info.values_of(child), copier.table_name, set=changes)
     return transact_action(request)
 
 
 def transaction_actions(
-    planner: Copies,
+    copier: CopyPlanner,
     copying: Copying,
     children: Children,
 ) -> list[dict[str, Any]]:
@@ -554,7 +554,7 @@ def transaction_actions(
         info = rel.target_info
         for child in found:
             if id(child) in stale:
-                actions.append(_child_update(planner, rel, child, stale[id(child)]))
+                actions.append(_child_update(copier, rel, child, stale[id(child)]))
                 continue
             builder = ExpressionBuilder()
             parts = [
@@ -567,7 +567,7 @@ def transaction_actions(
                 )
             ]
             check = {
-                "TableName": planner.table_name,
+                "TableName": copier.table_name,
                 "Key": info.key_of(child),
                 "ConditionExpression": " AND ".join(parts),
                 **builder.params(),
@@ -576,7 +576,7 @@ def transaction_actions(
     return actions
 
 
-def _parent_check(planner: Copies, copying: Copying) -> dict[str, Any]:
+def _parent_check(copier: CopyPlanner, copying: Copying) -> dict[str, Any]:
     """A ConditionCheck that the stored parent holds the copied values being spread."""
     builder = ExpressionBuilder()
     new = copying.copied()
@@ -589,7 +589,7 @@ def _parent_check(planner: Copies, copying: Copying) -> dict[str, Any]:
     ]
     return {
         "ConditionCheck": {
-            "TableName": planner.table_name,
+            "TableName": copier.table_name,
             "Key": copying.info.primary_key(copying.values),
             "ConditionExpression": " AND ".join(parts),
             **builder.params(),

@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 from ._codec import Item
 from ._plans import CollectionRead, Page, Request
 
-__all__ = ["Page", "Send", "iterate", "read_page", "released"]
+__all__ = ["Page", "Sender", "iterate", "read_page", "released"]
 
 T = TypeVar("T")
 
 #: Sends one request and returns the parsed response (the Database's single I/O seam).
-Send = Callable[[Request], Awaitable[dict[str, Any]]]
+Sender = Callable[[Request], Awaitable[dict[str, Any]]]
 #: Decodes a raw item into the wanted object, or None for items of other kinds.
 Accept = Callable[[Item], T | None]
 
@@ -49,7 +49,7 @@ def _with(request: Request, **extra: Any) -> Request:
 
 
 async def read_page(
-    send: Send,
+    send: Sender,
     read: CollectionRead,
     accept: Accept[T],
     *,
@@ -96,7 +96,7 @@ async def read_page(
 
 
 async def iterate(
-    send: Send, read: CollectionRead, accept: Accept[T], *, start: Item | None = None
+    send: Sender, read: CollectionRead, accept: Accept[T], *, start: Item | None = None
 ) -> AsyncGenerator[T, None]:
     """Every accepted item from ``start`` to the end of the collection, a page at a time.
 

@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 import attrs
 
 from ._cursor import CursorCodec
-from ._paging import Accept, Page, Send, iterate, read_page
+from ._paging import Accept, Page, Sender, iterate, read_page
 from ._plans import CollectionRead, Request, check_limit
 
 __all__ = ["Query"]
@@ -24,7 +24,7 @@ class Query(Generic[T]):
     exactly one page of ``limit`` items; ``await query.all()`` reads everything.
     """
 
-    _send: Send = attrs.field(alias="send")
+    _send: Sender = attrs.field(alias="send")
     read: CollectionRead
     _accept: Accept[T] = attrs.field(alias="accept")
     _cursors: CursorCodec = attrs.field(alias="cursors")

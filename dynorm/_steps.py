@@ -9,7 +9,7 @@ condition, say) the same way it reacts to a response.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from typing import Any, Final, TypeAlias, TypeVar
 
 import attrs
@@ -118,13 +118,3 @@ def run_sync(plan: Plan[T], answer: Callable[[Step], Any]) -> T:
     except StopIteration as stop:
         result: T = stop.value
         return result
-
-
-def first_steps(plan: Plan[Any]) -> Sequence[Step]:
-    """The first step of a plan, which depends on no response (what ``explain`` can show)."""
-    try:
-        return [next(plan)]
-    except StopIteration:
-        return []
-    finally:
-        plan.close()

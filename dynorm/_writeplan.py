@@ -23,7 +23,6 @@ Plans are generators of steps (:mod:`dynorm._steps`); the Database runs them.
 from __future__ import annotations
 
 import functools
-import logging
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -33,8 +32,8 @@ import attrs
 from ._chunks import TRANSACT_MAX, key_id
 from ._codec import AttributeValue, Item
 from ._copies import (
-    Copies,
     Copying,
+    CopyPlanner,
     Filled,
     check_fanout,
     parent_holds,
@@ -62,8 +61,6 @@ from ._writes import plan_delete, plan_put, plan_put_keeping, plan_update, trans
 
 __all__ = ["Action", "WritePlanner"]
 
-logger = logging.getLogger("dynorm")
-
 
 @attrs.frozen
 class Action:
@@ -84,7 +81,7 @@ class WritePlanner:
     def __init__(self, table: Table, table_name: str) -> None:
         self.table = table
         self.table_name = table_name
-        self.copies = Copies(table, table_name)
+        self.copier = CopyPlanner(table, table_name)
 
     # -- which rules apply -------------------------------------------------------------------------
     # -- single items ------------------------------------------------------------------------------
@@ -127,18 +124,18 @@ class WritePlanner:
 
         ``parents`` are objects to take copied values from instead of reading them.
         """
-        filled = yield from self.copies.fill([obj], parents)
+        filled = yield from self.copier.fill([obj], parents)
         (obj,) = filled.objs
         info = self.table.info(type(obj))
         request = self.put_request(obj, condition=condition, overwrite=overwrite)
-        rels = self.copies.copying(info)
+        rels = self.copier.copying(info)
         count = 0
         if not rels:
             yield Send(request)
         else:
             copying = Copying(info, info.values_of(obj), rels)
-            count, _ = yield from self.copies.write_parent(copying, request, copying.copied())
-        yield from self.copies.recheck(filled)
+            count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
+        yield from self.copier.recheck(filled)
         return obj, count
 
     def update(
@@ -152,25 +149,10 @@ class WritePlanner:
     ) -> Plan[Item]:
         """Change some fields; returns the stored item afterwards (ALL_NEW)."""
         info = self.table.info(type(obj))
-        removals = tuple(remove)
-        set_values = dict(set or {})
         current = info.values_of(obj)
-        self._refuse_copies(info, [*set_values, *removals, *(add or {})])
-        set_values.update((yield from self.copies.moved(info, current, set_values, removals)))
-        request = plan_update(
-            info,
-            current,
-            self.table_name,
-            set=set_values,
-            remove=removals,
-            add=add,
-            condition=condition,
-        )
-        rels = self.copies.copying(info)
-        copied = {f for rel in rels for f in rel.copies}
-        paths = [*set_values, *removals, *(add or {})]
-        _refuse_paths_inside(info, paths, copied)
-        if not copied & {top_field(p) for p in paths}:
+        action = Action("update", obj, condition=condition, set=set, remove=tuple(remove), add=add)
+        request, copying = yield from self._update_request(action)
+        if copying is None:
             try:
                 response = yield Send(request)
             except ConditionFailedError as exc:
@@ -181,14 +163,8 @@ class WritePlanner:
                 raise
             item: Item = response["Attributes"]
             return item
-        _refuse_add_of_copied(info, add, copied)
-        after = {**current, **set_values, **dict.fromkeys(removals)}
-        changed = copied & {*set_values, *removals}
-        copying = Copying(info, after, rels, only=frozenset(changed))
         try:
-            _, response = yield from self.copies.write_parent(
-                copying, request, {f: after[f] for f in changed}
-            )
+            _, response = yield from self.copier.write_parent(copying, request, copying.copied())
         except ConditionFailedError as exc:
             if not (yield from self._exists(info, current)):
                 raise _not_found(info, current, exc) from exc
@@ -265,7 +241,7 @@ class WritePlanner:
 
     def sync_copies(self, parent: object) -> Plan[int]:
         """Make every copy of ``parent``'s fields equal what is stored for the parent now."""
-        return (yield from self.copies.sync(parent))
+        return (yield from self.copier.sync(parent))
 
     # -- many items --------------------------------------------------------------------------------
 
@@ -278,7 +254,7 @@ class WritePlanner:
         parent read for copies, no stored embedded children kept, no copies rewritten.
         """
         objs = list(objs)
-        checked = (yield from self.copies.fill(objs)) if reads else Filled(objs, ())
+        checked = (yield from self.copier.fill(objs)) if reads else Filled(objs, ())
         filled = checked.objs
         writes: dict[Any, dict[str, Any]] = {}
         parents: dict[Any, Copying] = {}
@@ -287,7 +263,7 @@ class WritePlanner:
             item = self._whole_item(info, obj)
             ident = key_id({a: item[a] for a in self.table.primary_attributes})
             writes[ident] = {"PutRequest": {"Item": item}}
-            rels = self.copies.copying(info)
+            rels = self.copier.copying(info)
             if rels:
                 parents[ident] = Copying(info, info.values_of(obj), rels)
         if not reads:
@@ -295,11 +271,11 @@ class WritePlanner:
             return len(writes)
         winners = {key_id(self.table.info(type(o)).key_of(o)): o for o in filled}
         yield from self._keep_embedded(list(winners.values()), writes)
-        changed = yield from self.copies.changed_parents(list(parents.values()))
+        changed = yield from self.copier.changed_parents(list(parents.values()))
         tokens = {}
         for copying in changed:
-            check_fanout(copying, (yield from self.copies.children(copying)))
-            # Marked pending until its copies are rewritten (see Copies.settle).
+            check_fanout(copying, (yield from self.copier.children(copying)))
+            # Marked pending until its copies are rewritten (see CopyPlanner.settle).
             ident = key_id(copying.info.primary_key(copying.values))
             tokens[ident] = secrets.token_hex(8)
             put = writes[ident]["PutRequest"]
@@ -307,12 +283,12 @@ class WritePlanner:
         if writes:
             yield WriteBatch(tuple(writes.values()))
         for copying in changed:
-            # Read again after the parent is written: see Copies.rewrite_after.
-            children = yield from self.copies.children(copying)
-            yield from self.copies.rewrite_after(copying, children)
+            # Read again after the parent is written: see CopyPlanner.rewrite_after.
+            children = yield from self.copier.children(copying)
+            yield from self.copier.rewrite_after(copying, children)
             ident = key_id(copying.info.primary_key(copying.values))
-            yield from self.copies.settle(copying, tokens[ident])
-        yield from self.copies.recheck(checked)
+            yield from self.copier.settle(copying, tokens[ident])
+        yield from self.copier.recheck(checked)
         return len(writes)
 
     def delete_all(self, objs: Iterable[object]) -> Plan[int]:
@@ -399,7 +375,7 @@ class WritePlanner:
         """
         after = [o for o in map(self._after, actions) if o is not None]
         puts = [a.obj for a in actions if a.kind == "put"]
-        checked = yield from self.copies.fill(puts, after)
+        checked = yield from self.copier.fill(puts, after)
         filled = iter(checked.objs)
         items: list[dict[str, Any]] = []
         parents: list[tuple[int, Copying]] = []
@@ -409,17 +385,17 @@ class WritePlanner:
             if copying is not None:
                 parents.append((len(items), copying))
             items.append(transact_action(request))
-        changed = yield from self.copies.changed_parents([c for _, c in parents])
+        changed = yield from self.copier.changed_parents([c for _, c in parents])
         touched = {key_id(_key_of(self.table, action)) for action in items}
         for position, copying in parents:
             if copying not in changed:
                 ((_, params),) = items[position].items()
                 extend_condition(params, functools.partial(_unchanged_of, copying))
                 continue
-            children = yield from self.copies.children(copying)
+            children = yield from self.copier.children(copying)
             items += [
                 action
-                for action in transaction_actions(self.copies, copying, children)
+                for action in transaction_actions(self.copier, copying, children)
                 if key_id(_key_of(self.table, action)) not in touched
             ]
         # Parents read for children's copies must still hold them when the transaction commits.
@@ -439,7 +415,7 @@ class WritePlanner:
         info = self.table.info(type(action.obj))
         if action.kind == "put":
             return action.obj
-        if action.kind != "update" or not self.copies.copying(info):
+        if action.kind != "update" or not self.copier.copying(info):
             return None
         fields = {k: v for k, v in (action.set or {}).items() if top_field(k) == k}
         fields.update({k: None for k in action.remove if top_field(k) == k})
@@ -448,33 +424,12 @@ class WritePlanner:
     def _action_request(self, action: Action, obj: object) -> Plan[tuple[Request, Copying | None]]:
         info = self.table.info(type(obj))
         values = info.values_of(obj)
-        rels = self.copies.copying(info)
+        rels = self.copier.copying(info)
         if action.kind == "put":
             request = self.put_request(obj, condition=action.condition, overwrite=action.overwrite)
             return request, (Copying(info, values, rels) if rels else None)
         if action.kind == "update":
-            set_values = dict(action.set or {})
-            self._refuse_copies(info, [*set_values, *action.remove, *(action.add or {})])
-            moved = yield from self.copies.moved(info, values, set_values, action.remove)
-            set_values.update(moved)
-            request = plan_update(
-                info,
-                values,
-                self.table_name,
-                set=set_values,
-                remove=action.remove,
-                add=action.add,
-                condition=action.condition,
-            )
-            copied = {f for rel in rels for f in rel.copies}
-            paths = [*set_values, *action.remove, *(action.add or {})]
-            _refuse_paths_inside(info, paths, copied)
-            _refuse_add_of_copied(info, action.add, copied)
-            after = {**values, **set_values, **dict.fromkeys(action.remove)}
-            changed = {f: after[f] for f in copied & {*set_values, *action.remove}}
-            if not changed:
-                return request, None
-            return request, Copying(info, after, rels, only=frozenset(changed))
+            return (yield from self._update_request(action))
         request = plan_delete(info, info.key_of(obj), self.table_name, condition=action.condition)
         if action.kind == "check":
             if action.condition is None:  # pragma: no cover - Transaction.check requires one
@@ -483,9 +438,40 @@ class WritePlanner:
             return Request("ConditionCheck", params), None
         return request, None
 
+    def _update_request(self, action: Action) -> Plan[tuple[Request, Copying | None]]:
+        """The UpdateItem of an update, and the copies it changes (None when it changes none).
+
+        A copy of the child's may not be given a value of its own; a move to another parent
+        takes that parent's values (read by key).
+        """
+        info = self.table.info(type(action.obj))
+        values = info.values_of(action.obj)
+        set_values = dict(action.set or {})
+        paths = [*set_values, *action.remove, *(action.add or {})]
+        self._refuse_copies(info, paths)
+        set_values.update((yield from self.copier.moved(info, values, set_values, action.remove)))
+        request = plan_update(
+            info,
+            values,
+            self.table_name,
+            set=set_values,
+            remove=action.remove,
+            add=action.add,
+            condition=action.condition,
+        )
+        rels = self.copier.copying(info)
+        copied = {f for rel in rels for f in rel.copies}
+        _refuse_paths_inside(info, paths, copied)
+        _refuse_add_of_copied(info, action.add, copied)
+        changed = copied & {*set_values, *action.remove}
+        if not changed:
+            return request, None
+        after = {**values, **set_values, **dict.fromkeys(action.remove)}
+        return request, Copying(info, after, rels, only=frozenset(changed))
+
     def _refuse_copies(self, info: ModelInfo[Any], paths: Sequence[str]) -> None:
         """A copy follows its parent: an update may not give it a value of its own."""
-        for rel in self.copies.incoming(info):
+        for rel in self.copier.incoming(info):
             for parent_field, child_field in rel.copies.items():
                 if any(top_field(p) == child_field for p in paths):
                     raise ExpressionError(
