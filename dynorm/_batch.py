@@ -16,7 +16,7 @@ from ._chunks import backoff
 from ._codec import Item
 from ._errors import ThrottledError
 from ._paging import Sender
-from ._plans import Request
+from ._plans import batch_get, batch_write
 
 __all__ = ["Sleep", "drain_get", "drain_write"]
 
@@ -41,7 +41,7 @@ async def drain_get(
     if projection:
         pending.update(projection)
     for attempt in range(max_attempts):
-        response = await send(Request("BatchGetItem", {"RequestItems": {table_name: pending}}))
+        response = await send(batch_get(table_name, pending))
         found += response.get("Responses", {}).get(table_name, [])
         rest = response.get("UnprocessedKeys", {}).get(table_name)
         if not rest or not rest.get("Keys"):
@@ -67,7 +67,7 @@ async def drain_write(
     """Send ``writes`` (at most BATCH_WRITE_MAX PutRequest/DeleteRequest), retrying the rest."""
     pending = list(writes)
     for attempt in range(max_attempts):
-        response = await send(Request("BatchWriteItem", {"RequestItems": {table_name: pending}}))
+        response = await send(batch_write(table_name, pending))
         pending = response.get("UnprocessedItems", {}).get(table_name) or []
         if not pending:
             return

@@ -34,7 +34,7 @@ from ._errors import (
 )
 from ._expressions import ExpressionBuilder, equal_to, extend_condition
 from ._model import ModelInfo
-from ._plans import Request, consistent_get
+from ._plans import Request, consistent_get, transact_write
 from ._relations import HasMany
 from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
 from ._table import Table
@@ -299,7 +299,7 @@ class CopyPlanner:
                 return count, response
             actions = [transact_action(request), *transaction_actions(self, copying, children)]
             try:
-                yield Send(Request("TransactWriteItems", {"TransactItems": actions}))
+                yield Send(transact_write(actions))
             except TransactionCanceledError as exc:
                 if _failed_at(exc, 0, "ConditionalCheckFailed"):
                     # The parent's own write was refused: the same error as when sent alone.
@@ -380,10 +380,7 @@ class CopyPlanner:
         first: BaseException | None = None
         for _ in range(COPY_ATTEMPTS):
             requests = tuple(
-                Request(
-                    "TransactWriteItems",
-                    {"TransactItems": [check, *(_child_update(self, *entry) for entry in chunk)]},
-                )
+                transact_write([check, *(_child_update(self, *entry) for entry in chunk)])
                 for chunk in chunks
             )
             outcomes = yield SendAll(requests)

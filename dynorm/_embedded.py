@@ -16,7 +16,7 @@ from ._codec import MAX_ITEM_BYTES, AttributeValue, Item, converter, item_size
 from ._errors import DefinitionError, LimitExceededError
 from ._expressions import ExpressionBuilder, equal_to
 from ._model import resolve_field_types
-from ._plans import Request
+from ._plans import Request, get_item
 
 __all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
 
@@ -97,16 +97,7 @@ class EmbeddedCodec:
 
     def read_request(self, table_name: str, key: Item) -> Request:
         """A GetItem that reads only this attribute of the parent item."""
-        return Request(
-            "GetItem",
-            {
-                "TableName": table_name,
-                "Key": key,
-                "ConsistentRead": True,
-                "ProjectionExpression": "#e",
-                "ExpressionAttributeNames": {"#e": self.attribute},
-            },
-        )
+        return get_item(table_name, key, consistent=True, attribute=self.attribute)
 
     def check_child(self, child: object) -> None:
         if type(child) is not self.child:

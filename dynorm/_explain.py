@@ -12,7 +12,7 @@ from ._errors import KeyTemplateError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
 from ._model import ModelInfo, not_key_fields
-from ._plans import CollectionRead, KeyRange, Request
+from ._plans import CollectionRead, KeyRange, Request, batch_write
 from ._relations import LoadOption, Relationship, collection_read
 from ._steps import Plan, Step, WriteBatch, run_sync
 from ._table import Table
@@ -87,7 +87,7 @@ class Explain:
             if not isinstance(step, WriteBatch):  # pragma: no cover - planned without reads
                 raise TypeError(f"a batch plan without reads sent {step!r}")
             batches.extend(
-                Request("BatchWriteItem", {"RequestItems": {self.table_name: list(chunk)}})
+                batch_write(self.table_name, chunk)
                 for chunk in chunked(step.writes, self.batch_write_size)
             )
 

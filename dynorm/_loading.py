@@ -18,7 +18,7 @@ from ._chunks import key_id
 from ._codec import Item
 from ._errors import DefinitionError, ItemNotFoundError
 from ._model import ModelInfo
-from ._plans import CollectionRead, KeyRange, Request, upper_bound
+from ._plans import CollectionRead, KeyRange, Request, batch_get, get_item, upper_bound
 from ._relations import BelongsTo, HasMany, LoadOption, Relationship
 from ._state import Loaded, Session, state_of
 
@@ -86,10 +86,7 @@ class GetPlan:
 
 
 def _get_item(key: Item, table_name: str, *, consistent: bool) -> Request:
-    params: dict[str, Any] = {"TableName": table_name, "Key": key}
-    if consistent:
-        params["ConsistentRead"] = True
-    return Request("GetItem", params)
+    return get_item(table_name, key, consistent=consistent)
 
 
 def plan_get(
@@ -163,7 +160,7 @@ def _batch_get(keys: Sequence[Item], table_name: str, *, consistent: bool) -> Re
     batch: dict[str, Any] = {"Keys": list({key_id(k): k for k in keys}.values())}
     if consistent:
         batch["ConsistentRead"] = True
-    return Request("BatchGetItem", {"RequestItems": {table_name: batch}})
+    return batch_get(table_name, batch)
 
 
 async def _nothing() -> dict[Any, Item]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
 import attrs
@@ -146,23 +146,47 @@ class CollectionRead:
         return {name: item[name] for name in self.key_attrs if name in item}
 
 
+# -- the one builder of each request kind not built by a planner of its own ----------------------
+#
+# Query: CollectionRead.request; PutItem, UpdateItem, DeleteItem: dynorm/_writes.py.
+
+
+def get_item(
+    table_name: str, key: Item, *, consistent: bool = False, attribute: str | None = None
+) -> Request:
+    """GetItem of the item with ``key`` (only ``attribute`` of it, when given)."""
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    if consistent:
+        params["ConsistentRead"] = True
+    if attribute is not None:
+        params["ProjectionExpression"] = "#a"
+        params["ExpressionAttributeNames"] = {"#a": attribute}
+    return Request("GetItem", params)
+
+
 def consistent_get(key: Item, table_name: str) -> Request:
     """A consistent GetItem of the whole item with ``key``."""
-    return Request("GetItem", {"TableName": table_name, "Key": key, "ConsistentRead": True})
+    return get_item(table_name, key, consistent=True)
 
 
 def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
     """A consistent GetItem that reads back only ``key_attr``: is the item with ``key`` stored?"""
-    return Request(
-        "GetItem",
-        {
-            "TableName": table_name,
-            "Key": key,
-            "ConsistentRead": True,
-            "ProjectionExpression": "#k",
-            "ExpressionAttributeNames": {"#k": key_attr},
-        },
-    )
+    return get_item(table_name, key, consistent=True, attribute=key_attr)
+
+
+def batch_get(table_name: str, entry: Mapping[str, Any]) -> Request:
+    """BatchGetItem of one table's ``entry`` (``{"Keys": [...], "ConsistentRead": ...}``)."""
+    return Request("BatchGetItem", {"RequestItems": {table_name: dict(entry)}})
+
+
+def batch_write(table_name: str, writes: Sequence[Mapping[str, Any]]) -> Request:
+    """BatchWriteItem of PutRequest/DeleteRequest entries (at most BATCH_WRITE_MAX)."""
+    return Request("BatchWriteItem", {"RequestItems": {table_name: list(writes)}})
+
+
+def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:
+    """TransactWriteItems of Put/Update/Delete/ConditionCheck actions (at most TRANSACT_MAX)."""
+    return Request("TransactWriteItems", {"TransactItems": list(actions)})
 
 
 @attrs.frozen

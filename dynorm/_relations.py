@@ -25,7 +25,7 @@ from ._errors import (
     NotLoadedError,
 )
 from ._model import LocalScope, ModelInfo, info_of, is_model
-from ._plans import CollectionRead, KeyRange, Page, Request, check_limit
+from ._plans import CollectionRead, KeyRange, Page, check_limit, get_item
 from ._state import Loaded, Session, state_of
 from ._strategies import Partition, Strategy
 
@@ -540,7 +540,7 @@ class ParentLoader(Generic[P, C]):
             )
         key = rel.parent_key(self.child)
         if rel.name not in state.loaded and key is not None:
-            request = Request("GetItem", {"TableName": state.session.table_name, "Key": key})
+            request = get_item(state.session.table_name, key)
             raw = (await state.session.send(request)).get("Item")
             accept = state.session.acceptor(rel.target_info, None)
             found = accept(raw) if raw is not None else None
@@ -643,15 +643,7 @@ class RelationLoader(Generic[P, C]):
         if state is not None and self.relationship.name in state.loaded:
             return list(state.loaded[self.relationship.name].items)
         info = self.relationship.owner_info
-        request = Request(
-            "GetItem",
-            {
-                "TableName": session.table_name,
-                "Key": info.key_of(self.parent),
-                "ProjectionExpression": "#e",
-                "ExpressionAttributeNames": {"#e": codec.attribute},
-            },
-        )
+        request = get_item(session.table_name, info.key_of(self.parent), attribute=codec.attribute)
         item = (await session.send(request)).get("Item")
         if item is None:
             raise ItemNotFoundError(

@@ -15,7 +15,7 @@ from ._chunks import TRANSACT_MAX, key_id
 from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
 from ._limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
-from ._plans import Request
+from ._plans import Request, transact_write
 from ._state import bind
 from ._steps import Send, run_sync
 from ._writeplan import Action
@@ -143,7 +143,7 @@ class Transaction:
             return refuse(step)
 
         run_sync(self._db.writes.transaction(self._actions), answer)
-        return sent[0] if sent else Request("TransactWriteItems", {"TransactItems": []})
+        return sent[0] if sent else transact_write([])
 
     async def commit(self) -> None:
         """Send the transaction (nothing when it holds no action)."""

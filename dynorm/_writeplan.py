@@ -51,7 +51,7 @@ from ._errors import (
 )
 from ._expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from ._model import ModelInfo
-from ._plans import Request, consistent_get, existence_check
+from ._plans import Request, consistent_get, existence_check, transact_write
 from ._relations import HasMany
 from ._state import held_items, state_of
 from ._steps import Fetch, Plan, Send, WriteBatch, read_all
@@ -408,7 +408,7 @@ class WritePlanner:
                 "db.put (which rewrites copies in batches) or split the transaction"
             )
         if items:
-            yield Send(Request("TransactWriteItems", {"TransactItems": items}))
+            yield Send(transact_write(items))
 
     def _after(self, action: Action) -> object | None:
         """A parent as the action leaves it (for the copies of children written beside it)."""
