@@ -599,8 +599,8 @@ def test_existence_check_reads_one_key_attribute_consistently() -> None:
         "TableName": "app",
         "Key": key,
         "ConsistentRead": True,
-        "ProjectionExpression": "#k",
-        "ExpressionAttributeNames": {"#k": "pk"},
+        "ProjectionExpression": "#a",
+        "ExpressionAttributeNames": {"#a": "pk"},
     }
 
 
