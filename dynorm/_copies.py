@@ -37,6 +37,7 @@ from ._model import ModelInfo
 from ._plans import Request, consistent_get, transact_write
 from ._relations import HasMany
 from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
+from ._strategies import copy_changes
 from ._table import Table
 from ._writes import plan_update, transact_action
 
@@ -503,13 +504,10 @@ def _stale(
     rel: HasMany[Any, Any], copying: Copying, children: Sequence[object]
 ) -> list[tuple[object, dict[str, object]]]:
     """Each child whose copies differ from the parent's values, with the fields to rewrite."""
+    pairs = copying.pairs(rel)
     out = []
     for child in children:
-        changes = {
-            child_field: copying.values[parent_field]
-            for parent_field, child_field in copying.pairs(rel)
-            if getattr(child, child_field) != copying.values[parent_field]
-        }
+        changes = copy_changes(pairs, copying.values, child)
         if changes:
             out.append((child, changes))
     return out

@@ -12,9 +12,10 @@ from typing import Any
 
 import attrs
 
-from ._codec import MAX_ITEM_BYTES, AttributeValue, Item, converter, item_size
+from ._codec import AttributeValue, Item, converter
 from ._errors import DefinitionError, LimitExceededError
 from ._expressions import ExpressionBuilder, equal_to
+from ._limits import MAX_ITEM_BYTES, item_size
 from ._model import resolve_field_types
 from ._plans import Request, get_item
 

@@ -12,7 +12,7 @@ in C (``orjson``), with the exact walk only for items near the limit or holding 
 from __future__ import annotations
 
 import decimal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import orjson
@@ -189,12 +189,17 @@ def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
 
     CodecError (naming the attribute) if some text has no UTF-8 form.
     """
+    return _measured(item, lambda name: f"attribute {name!r}")
+
+
+def _measured(item: Mapping[str, Mapping[str, Any]], where: Callable[[str], str]) -> int:
+    """The item's size; a CodecError for text of no UTF-8 form says ``where(attribute)``."""
     total = 0
     for name, av in item.items():
         try:
             total += utf8_size(name) + _value_size(av)
         except CodecError as exc:
-            raise CodecError(f"attribute {name!r}: {exc}") from None
+            raise CodecError(f"{where(name)}: {exc}") from None
     return total
 
 
@@ -259,12 +264,7 @@ def check_item(item: Mapping[str, Mapping[str, Any]], what: str, *, deep: bool =
     """
     bound = _json_bound(item)
     if bound is None or bound > MAX_ITEM_BYTES:
-        size = 0
-        for name, av in item.items():
-            try:
-                size += utf8_size(name) + _value_size(av)
-            except CodecError as exc:
-                raise CodecError(f"{what}.{name}: {exc}") from None
+        size = _measured(item, lambda name: f"{what}.{name}")
         if size > MAX_ITEM_BYTES:
             raise LimitExceededError(
                 f"{what}: the item is {size} bytes, over DynamoDB's item limit of "

@@ -9,7 +9,7 @@ strategy; none of them inspects which strategy it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -179,6 +179,17 @@ class Index(Strategy):
         return f"Index({self.name!r})"
 
 
+def copy_changes(
+    pairs: Iterable[tuple[str, str]], parent_values: Mapping[str, object], child: object
+) -> dict[str, object]:
+    """Child field -> parent value, for each copy (parent field, child field) the child lacks."""
+    return {
+        child_field: parent_values[parent_field]
+        for parent_field, child_field in pairs
+        if getattr(child, child_field) != parent_values[parent_field]
+    }
+
+
 def _check_positive(name: str, value: int | None) -> None:
     if value is not None and (type(value) is not int or value < 1):
         raise DefinitionError(f"{name} must be a positive int; got {value!r}")
@@ -326,11 +337,7 @@ class Denormalized(Strategy):
     def prepare_child(
         self, rel: HasMany[Any, Any], parent_values: Mapping[str, object], child: object
     ) -> object:
-        changes = {
-            child_field: parent_values[parent_field]
-            for parent_field, child_field in self.copy.items()
-            if getattr(child, child_field) != parent_values[parent_field]
-        }
+        changes = copy_changes(self.copy.items(), parent_values, child)
         return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
 
     def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:

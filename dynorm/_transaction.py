@@ -19,7 +19,7 @@ from ._plans import Request, transact_write
 from ._state import bind
 from ._steps import Send, run_sync
 from ._writeplan import Action
-from ._writes import plan_update, transact_action
+from ._writes import transact_action
 
 if TYPE_CHECKING:
     from ._database import Database
@@ -104,16 +104,7 @@ class Transaction:
     ) -> None:
         """Change some fields of ``obj``'s item in the transaction (copies follow)."""
         action = Action("update", obj, condition=condition, set=set, remove=tuple(remove), add=add)
-        info = self._db.table.info(type(obj))
-        request = plan_update(  # checks the values now, not at commit
-            info,
-            info.values_of(obj),
-            self._db.table_name,
-            set=set,
-            remove=action.remove,
-            add=add,
-            condition=condition,
-        )
+        request, _ = self._db.writes.update_request(action)  # checked now, not at commit
         self._add(action, request)
 
     def check(self, obj: object, condition: Condition) -> None:

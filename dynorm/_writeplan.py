@@ -441,15 +441,29 @@ class WritePlanner:
     def _update_request(self, action: Action) -> Plan[tuple[Request, Copying | None]]:
         """The UpdateItem of an update, and the copies it changes (None when it changes none).
 
-        A copy of the child's may not be given a value of its own; a move to another parent
-        takes that parent's values (read by key).
+        A move to another parent takes that parent's values (read by key).
+        """
+        info = self.table.info(type(action.obj))
+        set_values = dict(action.set or {})
+        self._refuse_copies(info, [*set_values, *action.remove, *(action.add or {})])
+        values = info.values_of(action.obj)
+        moved = yield from self.copier.moved(info, values, set_values, action.remove)
+        return self.update_request(action, moved)
+
+    def update_request(
+        self, action: Action, moved: Mapping[str, object] | None = None
+    ) -> tuple[Request, Copying | None]:
+        """The UpdateItem of an update whose move copies are ``moved``; checked, never sent.
+
+        A copy of the child's may not be given a value of its own, nor a copied field of the
+        parent an ``add=``, nor a path inside one.
         """
         info = self.table.info(type(action.obj))
         values = info.values_of(action.obj)
         set_values = dict(action.set or {})
         paths = [*set_values, *action.remove, *(action.add or {})]
         self._refuse_copies(info, paths)
-        set_values.update((yield from self.copier.moved(info, values, set_values, action.remove)))
+        set_values.update(moved or {})
         request = plan_update(
             info,
             values,
