@@ -787,6 +787,10 @@ class ModelCodec:
     #: The encoder for a document path (``address.city``, ``tags[0]``): typed where the path
     #: can be followed through the field types, generic otherwise.
     encode_path: Callable[[str], Callable[[Any], AttributeValue]] = lambda _: encode_any
+    #: Field name -> the attribute it is stored under.
+    attributes: Mapping[str, str] = attrs.field(factory=dict)
+    #: Field path -> stored attribute steps (``shelf.room`` -> ``[("Shelf", ""), ("Room", "")]``).
+    attribute_steps: Callable[[str], list[tuple[str, str]]] | None = None
 
 
 #: Exceptions a hook may raise on a value it cannot encode (a user's hook may raise any of them).
@@ -984,4 +988,5 @@ def build_codec(cls: type) -> ModelCodec:
         sets=sets,
         deep=any(d is None or d > MAX_DEPTH for d in depths),
         encode_path=_path_encoder(cls),
+        attributes={f.name: f.name for f in fields},
     )

@@ -322,7 +322,7 @@ class CopyPlanner:
     def settle(self, copying: Copying, token: str) -> Plan[None]:
         """Remove the pending marker ``token`` once every copy is rewritten (if still ours)."""
         builder = ExpressionBuilder()
-        name = builder.name(PENDING)
+        name = builder.attribute(PENDING)
         params = {
             "TableName": self.table_name,
             "Key": copying.info.primary_key(copying.values),
@@ -495,8 +495,8 @@ def unchanged(builder: ExpressionBuilder, info: ModelInfo[Any], new: Mapping[str
         for field, value in new.items()
         for part in equal_to(builder, builder.name(field), info.codec.encode_field[field](value))
     ]
-    missing = f"attribute_not_exists({builder.name(info.table.pk)})"
-    settled = f"attribute_not_exists({builder.name(PENDING)})"
+    missing = f"attribute_not_exists({builder.attribute(info.table.pk)})"
+    settled = f"attribute_not_exists({builder.attribute(PENDING)})"
     return f"{missing} OR ({' AND '.join([settled, *equal])})"
 
 

@@ -133,15 +133,15 @@ def plan_add(
 ) -> Request:
     """UpdateItem that adds (or replaces, for a map) one embedded child."""
     builder = ExpressionBuilder()
-    attr = builder.name(codec.attribute)
-    conditions = [f"attribute_exists({builder.name(pk_attr)})"]
+    attr = builder.attribute(codec.attribute)
+    conditions = [f"attribute_exists({builder.attribute(pk_attr)})"]
     member = None
     if codec.key is None:
         empty = builder.value(codec.empty())
         new = builder.value(codec.encode([child]))
         update = f"SET {attr} = list_append(if_not_exists({attr}, {empty}), {new})"
     else:
-        member = f"{attr}.{builder.name(str(getattr(child, codec.key)))}"
+        member = f"{attr}.{builder.attribute(str(getattr(child, codec.key)))}"
         update = f"SET {member} = {builder.value(codec.encode_child(child))}"
         # A nested SET needs the map to exist; dynorm's put always creates it.
         conditions.append(f"attribute_exists({attr})")
@@ -169,7 +169,7 @@ def plan_remove(
 ) -> Request:
     """UpdateItem that removes one embedded child (by key in a map, by position in a list)."""
     builder = ExpressionBuilder()
-    attr = builder.name(codec.attribute)
+    attr = builder.attribute(codec.attribute)
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     if codec.key is None:
         # Positions shift when others write: only remove if that slot still holds this child.
@@ -179,7 +179,8 @@ def plan_remove(
             equal_to(builder, slot, codec.encode_child(child))
         )
     else:
-        params["UpdateExpression"] = f"REMOVE {attr}.{builder.name(str(getattr(child, codec.key)))}"
+        member = builder.attribute(str(getattr(child, codec.key)))
+        params["UpdateExpression"] = f"REMOVE {attr}.{member}"
     params.update(builder.params())
     # Removing by position removes the next child when repeated (or fails its condition).
     return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")

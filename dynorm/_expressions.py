@@ -20,11 +20,15 @@ __all__ = [
     "Condition",
     "ExpressionBuilder",
     "equal_to",
+    "path_steps",
     "render_update",
     "top_field",
 ]
 
 Encoder = Callable[[str], Callable[[Any], AttributeValue]]
+#: Turns a field path (``shelf.room``) into the steps of the stored attribute path
+#: (``[("Shelf", ""), ("Room", "")]``); raises ExpressionError for a path no field maps.
+Renamer = Callable[[str], list[tuple[str, str]]]
 
 
 def _generic_encoder(_: str) -> Callable[[Any], AttributeValue]:
@@ -35,7 +39,7 @@ def _generic_encoder(_: str) -> Callable[[Any], AttributeValue]:
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 
 
-def _steps(path: str) -> list[tuple[str, str]]:
+def path_steps(path: str) -> list[tuple[str, str]]:
     """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
     steps = []
     for step in path.split("."):
@@ -51,7 +55,7 @@ def _steps(path: str) -> list[tuple[str, str]]:
 
 def top_field(path: str) -> str:
     """The attribute a document path starts at: ``address`` for ``address.lines[0]``."""
-    return _steps(path)[0][0]
+    return path_steps(path)[0][0]
 
 
 @attrs.define
@@ -59,21 +63,29 @@ class ExpressionBuilder:
     """Collects the placeholder maps shared by all expressions of one request."""
 
     encoder: Encoder = _generic_encoder
+    #: Field paths -> stored attribute steps; None: paths name stored attributes already.
+    renamer: Renamer | None = None
     names: dict[str, str] = attrs.field(factory=dict)
     values: dict[str, AttributeValue] = attrs.field(factory=dict)
     _name_ids: dict[str, str] = attrs.field(factory=dict)
 
     def name(self, path: str) -> str:
-        """Placeholder path for ``a.b[0].c`` (map members after dots, list elements in brackets)."""
-        parts = []
-        for name, indexes in _steps(path):
-            placeholder = self._name_ids.get(name)
-            if placeholder is None:
-                placeholder = f"#n{len(self._name_ids)}"
-                self._name_ids[name] = placeholder
-                self.names[placeholder] = name
-            parts.append(placeholder + indexes)
-        return ".".join(parts)
+        """The placeholder path for the field path ``a.b[0].c``.
+
+        Map members follow dots, list elements are in brackets; the path is sent under the
+        attribute names its fields are stored as.
+        """
+        steps = path_steps(path) if self.renamer is None else self.renamer(path)
+        return ".".join(self.attribute(name) + indexes for name, indexes in steps)
+
+    def attribute(self, name: str) -> str:
+        """The placeholder for one stored attribute name, taken as it is (dots and all)."""
+        placeholder = self._name_ids.get(name)
+        if placeholder is None:
+            placeholder = f"#n{len(self._name_ids)}"
+            self._name_ids[name] = placeholder
+            self.names[placeholder] = name
+        return placeholder
 
     def value(self, av: AttributeValue) -> str:
         placeholder = f":v{len(self.values)}"

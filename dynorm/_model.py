@@ -13,6 +13,7 @@ import attrs
 
 from ._codec import AttributeValue, Item, ModelCodec
 from ._errors import CodecError, DefinitionError, KeyTemplateError
+from ._expressions import ExpressionBuilder
 from ._keys import KeyTemplate, key_value_parser
 from ._limits import (
     MAX_PARTITION_KEY_BYTES,
@@ -107,6 +108,16 @@ class ModelInfo(Generic[T]):
 
     def key_of(self, obj: T) -> Item:
         return self.primary_key(self.values_of(obj))
+
+    def builder(self) -> ExpressionBuilder:
+        """An expression builder for this model's items.
+
+        Conditions, filters and updates name fields, sent as the attributes they are stored
+        under; values are encoded as their fields are typed, and a value that would not read
+        back as its field's type is refused.
+        """
+        codec = self.codec
+        return ExpressionBuilder(encoder=codec.encode_path, renamer=codec.attribute_steps)
 
     # -- items -------------------------------------------------------------------------------
 

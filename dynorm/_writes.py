@@ -14,11 +14,6 @@ from ._plans import Request, Retry
 __all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update", "transact_action"]
 
 
-def _builder(info: ModelInfo[Any]) -> ExpressionBuilder:
-    # Typed and strict: a value that would not read back as its field's type is refused.
-    return ExpressionBuilder(encoder=info.codec.encode_path)
-
-
 #: What DynamoDB's ADD works on: numbers and sets.
 _ADDABLE = frozenset({"N", "SS", "NS", "BS"})
 
@@ -52,7 +47,7 @@ def _conditioned(
     ``require`` (``"attribute_exists"`` or ``"attribute_not_exists"``) is applied to
     ``key_attr`` and ANDed with the caller's ``condition``.
     """
-    parts = [] if require is None else [f"{require}({builder.name(key_attr)})"]
+    parts = [] if require is None else [f"{require}({builder.attribute(key_attr)})"]
     if condition is not None:
         rendered = condition.render(builder)
         parts.append(f"({rendered})" if parts else rendered)
@@ -81,7 +76,7 @@ def plan_put(
     require = None if overwrite else "attribute_not_exists"
     return Request(
         "PutItem",
-        _conditioned(params, _builder(info), condition, require=require, key_attr=info.table.pk),
+        _conditioned(params, info.builder(), condition, require=require, key_attr=info.table.pk),
         retry=_retry_for(condition, overwrite=overwrite),
     )
 
@@ -91,7 +86,7 @@ def plan_delete(
 ) -> Request:
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     return Request(
-        "DeleteItem", _conditioned(params, _builder(info), condition), retry=_retry_for(condition)
+        "DeleteItem", _conditioned(params, info.builder(), condition), retry=_retry_for(condition)
     )
 
 
@@ -166,7 +161,7 @@ def plan_update(
         for attr in sorted(touched)
         if attr not in raw_remove
     }
-    builder = _builder(info)
+    builder = info.builder()
     expression = render_update(
         builder,
         set_values=set_values,
@@ -208,15 +203,15 @@ def plan_put_keeping(
     known = {attr: value for attr, value in embedded.items() if value is not None}
     if known:
         info.check_item({**item, **known})  # the item as it will be stored, children included
-    builder = _builder(info)
+    builder = info.builder()
     primary = set(info.table.primary_attributes)
     assignments = [
-        f"{builder.name(name)} = {builder.value(av)}"
+        f"{builder.attribute(name)} = {builder.value(av)}"
         for name, av in item.items()
         if name not in primary
     ]
     for attr, value in embedded.items():
-        name = builder.name(attr)
+        name = builder.attribute(attr)
         if value is None:
             initial = builder.value((empty or {}).get(attr, {"M": {}}))
             assignments.append(f"{name} = if_not_exists({name}, {initial})")
@@ -225,7 +220,7 @@ def plan_put_keeping(
     # Attributes the object no longer fills must go, as PutItem would: index keys whose field
     # became None, and set fields that became empty (the codec leaves those out).
     stale = [
-        builder.name(a)
+        builder.attribute(a)
         for a in (*info.templates, *info.field_types)
         if a not in item and a not in primary
     ]
