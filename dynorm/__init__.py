@@ -31,6 +31,7 @@ from ._errors import (
     ValidationError,
 )
 from ._expressions import Attr, Condition
+from ._fields import field
 from ._keys import KeyTemplate
 from ._limits import (
     MAX_DEPTH,
@@ -112,4 +113,5 @@ __all__ = [
     "ValidationError",
     "connect",
     "converter",
+    "field",
 ]

@@ -14,6 +14,7 @@ import base64
 import collections.abc
 import datetime
 import decimal
+import difflib
 import enum
 import functools
 import re
@@ -28,7 +29,8 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._decoders import LIST_HOOK_MARK, NESTED_HOOK_MARK, generate_decoder
-from ._errors import CodecError, DefinitionError
+from ._errors import CodecError, DefinitionError, ExpressionError
+from ._fields import is_key_only, stored_name
 from ._limits import (
     BIG_INT,
     MAX_DEPTH,
@@ -50,6 +52,7 @@ __all__ = [
     "encode_any",
     "item_size",
     "make_converter",
+    "path_steps",
     "type_text",
 ]
 
@@ -469,7 +472,7 @@ def _configure_structure(c: cattrs.Converter) -> None:
         return lambda v, _: {k: val(x, val_tp) for k, x in v["M"].items()}
 
     def nested_hook(tp: type) -> Callable[[AttributeValue, object], object]:
-        build: Callable[[Any, Any], object] = make_dict_structure_fn(tp, c)
+        build = _structure_fn(c, tp)
 
         def structure_nested(v: AttributeValue, _: object) -> object:
             return build(v["M"], tp)
@@ -629,12 +632,26 @@ def _resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
 
 def _unstructure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any], Item]:
     """The dict encoder cattrs generates for an attrs class, with strict Enum field hooks."""
-    overrides: dict[str, Any] = {
-        f.name: override(unstruct_hook=unstructure_hook(c, f.type))
-        for f in _resolved_fields(cls)
-        if _is_enum(f.type)
-    }
+    overrides: dict[str, Any] = {}
+    for f in _resolved_fields(cls):
+        hook = unstructure_hook(c, f.type) if _is_enum(f.type) else None
+        rename = stored_name(f)
+        if hook is not None or rename != f.name:
+            overrides[f.name] = override(
+                unstruct_hook=hook, rename=None if rename == f.name else rename
+            )
     build: Callable[[Any], Item] = make_dict_unstructure_fn(cls, c, **overrides)
+    return build
+
+
+def _structure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any, Any], object]:
+    """The dict decoder cattrs generates for a nested attrs class, reading stored names."""
+    overrides: dict[str, Any] = {
+        f.name: override(rename=stored_name(f))
+        for f in _resolved_fields(cls)
+        if stored_name(f) != f.name
+    }
+    build: Callable[[Any, Any], object] = make_dict_structure_fn(cls, c, **overrides)
     return build
 
 
@@ -789,6 +806,8 @@ class ModelCodec:
     encode_path: Callable[[str], Callable[[Any], AttributeValue]] = lambda _: encode_any
     #: Field name -> the attribute it is stored under.
     attributes: Mapping[str, str] = attrs.field(factory=dict)
+    #: Fields kept only inside key attributes (``dynorm.field(key_only=True)``).
+    key_only: tuple[str, ...] = ()
     #: Field path -> stored attribute steps (``shelf.room`` -> ``[("Shelf", ""), ("Room", "")]``).
     attribute_steps: Callable[[str], list[tuple[str, str]]] | None = None
 
@@ -859,26 +878,51 @@ def _nesting(tp: object, seen: frozenset[type] = frozenset()) -> int | None:
 _SCALARS: Final = tuple(_SCALAR_UNSTRUCTURE)
 
 
-def _path_type(cls: type, path: str) -> object | None:
-    """The declared type at a document path of ``cls``'s items, or None if it is not known."""
-    tp: object = cls
+#: One step of a document path: a name, then any list indexes (``tags``, ``lines[0]``, ``m[1][2]``).
+_PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
+def path_steps(path: str) -> list[tuple[str, str]]:
+    """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
+    steps = []
     for step in path.split("."):
         match = _PATH_STEP.fullmatch(step)
         if match is None:
-            return None
+            raise ExpressionError(
+                f"{path!r} is not an attribute path: write map members as a.b and list "
+                "elements as a[0] (a name, then indexes in brackets)"
+            )
+        steps.append((match[1], match[2]))
+    return steps
+
+
+def _walk(cls: type, path: str) -> tuple[list[tuple[str, str]], object | None]:
+    """The stored steps of a field path of ``cls``'s items, and the declared type it reaches.
+
+    Field names become the attribute names they are stored under; map keys and steps below a
+    type dynorm cannot follow are kept as written. The type is None where it is not known.
+    ExpressionError for a name no field of an attrs class maps, or a key-only field.
+    """
+    steps = []
+    tp: object = cls
+    for name, indexes in path_steps(path):
         tp = _optional_inner(tp) or tp
-        if tp is Any:
-            return Any
         if isinstance(tp, type) and attrs.has(tp):
-            found = [f.type for f in _resolved_fields(tp) if f.name == match[1]]
+            found = [f for f in _resolved_fields(tp) if f.name == name]
             if not found:
-                return None
-            tp = found[0]
-        elif _is_map(tp):
-            tp = _element(tp, 1)
+                raise _unknown_field(tp, name, path)
+            if is_key_only(found[0]):
+                raise ExpressionError(
+                    f"{tp.__name__}.{name} is kept only inside key attributes "
+                    "(dynorm.field(key_only=True)), so no condition, filter or update can name "
+                    "it; address items by it through their key instead"
+                )
+            steps.append((stored_name(found[0]), indexes))
+            tp = found[0].type
         else:
-            return None
-        for index in re.findall(r"\[(\d+)\]", match[2]):
+            steps.append((name, indexes))
+            tp = _element(tp, 1) if _is_map(tp) else Any if tp is Any else None
+        for index in re.findall(r"\[(\d+)\]", indexes):
             tp = _optional_inner(tp) or tp
             items = _tuple_items(tp)
             if items is not None and int(index) < len(items):
@@ -886,11 +930,27 @@ def _path_type(cls: type, path: str) -> object | None:
             elif _is_list(tp):
                 tp = _element(tp)
             elif tp is not Any:
-                return None
-    return tp
+                tp = None
+    return steps, tp
 
 
-_PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+def _unknown_field(cls: type, name: str, path: str) -> ExpressionError:
+    names = [f.name for f in attrs.fields(cls)]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    where = "" if path == name else f" in {path!r}"
+    return ExpressionError(
+        f"{cls.__name__} has no field {name!r}{where}{hint}; name fields, not stored attribute "
+        f"names: {', '.join(names)}"
+    )
+
+
+def _path_type(cls: type, path: str) -> object | None:
+    """The declared type at a document path of ``cls``'s items, or None if it is not known."""
+    try:
+        return _walk(cls, path)[1]
+    except ExpressionError:
+        return None
 
 
 def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]:
@@ -959,6 +1019,9 @@ def build_codec(cls: type) -> ModelCodec:
         }
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
+    attributes = {f.name: stored_name(f) for f in fields}
+    set_attributes = [attributes[name] for name in sets]
+    key_only = [attributes[f.name] for f in fields if is_key_only(f)]
 
     def encode_item(obj: Any) -> Item:
         try:
@@ -967,9 +1030,11 @@ def build_codec(cls: type) -> ModelCodec:
             # The slow path, after a failure only: find the field and name it.
             error = _field_error(obj, exc)
             raise error from error.__cause__
-        for name in sets:
+        for name in set_attributes:
             if item[name] is _NULL:
                 del item[name]
+        for name in key_only:
+            del item[name]  # its value is in the key attributes, which the model adds
         return item
 
     def _field_error(obj: Any, exc: BaseException) -> CodecError:
@@ -988,5 +1053,11 @@ def build_codec(cls: type) -> ModelCodec:
         sets=sets,
         deep=any(d is None or d > MAX_DEPTH for d in depths),
         encode_path=_path_encoder(cls),
-        attributes={f.name: f.name for f in fields},
+        attributes=attributes,
+        key_only=tuple(f.name for f in fields if is_key_only(f)),
+        attribute_steps=functools.partial(_attribute_steps, cls),
     )
+
+
+def _attribute_steps(cls: type, path: str) -> list[tuple[str, str]]:
+    return _walk(cls, path)[0]

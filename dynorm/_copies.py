@@ -354,7 +354,8 @@ class CopyPlanner:
             if item is not None and (
                 PENDING in item
                 or any(
-                    item.get(f, _NULL) != parent.info.codec.encode_field[f](value)
+                    item.get(parent.info.codec.attributes[f], _NULL)
+                    != parent.info.codec.encode_field[f](value)
                     for f, value in parent.copied().items()
                 )
             ):
@@ -426,11 +427,14 @@ class CopyPlanner:
 def parent_holds(table_name: str, basis: _Basis) -> dict[str, Any]:
     """A ConditionCheck that a parent read for a child's copies still holds the copied values."""
     builder = ExpressionBuilder()
+    stored = basis.rel.owner_info.codec.attributes
     parts = [
         part
         for parent_field in basis.rel.copies
         for part in equal_to(
-            builder, builder.name(parent_field), basis.item.get(parent_field, _NULL)
+            builder,
+            builder.attribute(stored[parent_field]),
+            basis.item.get(stored[parent_field], _NULL),
         )
     ]
     check = {
@@ -493,7 +497,11 @@ def unchanged(builder: ExpressionBuilder, info: ModelInfo[Any], new: Mapping[str
     equal = [
         part
         for field, value in new.items()
-        for part in equal_to(builder, builder.name(field), info.codec.encode_field[field](value))
+        for part in equal_to(
+            builder,
+            builder.attribute(info.codec.attributes[field]),
+            info.codec.encode_field[field](value),
+        )
     ]
     missing = f"attribute_not_exists({builder.attribute(info.table.pk)})"
     settled = f"attribute_not_exists({builder.attribute(PENDING)})"
@@ -557,7 +565,7 @@ def transaction_actions(
                 for parent_field, child_field in copying.pairs(rel)
                 for part in equal_to(
                     builder,
-                    builder.name(child_field),
+                    builder.attribute(info.codec.attributes[child_field]),
                     info.codec.encode_field[child_field](copying.values[parent_field]),
                 )
             ]
@@ -579,7 +587,9 @@ def _parent_check(copier: CopyPlanner, copying: Copying) -> dict[str, Any]:
         part
         for field, value in new.items()
         for part in equal_to(
-            builder, builder.name(field), copying.info.codec.encode_field[field](value)
+            builder,
+            builder.attribute(copying.info.codec.attributes[field]),
+            copying.info.codec.encode_field[field](value),
         )
     ]
     return {

@@ -19,6 +19,8 @@ from typing import Any
 import attrs
 import cattrs
 
+from ._fields import NAME_KEY as STORED_NAME_KEY
+
 __all__ = ["LIST_HOOK_MARK", "NESTED_HOOK_MARK", "Inline", "generate_decoder"]
 
 #: Set on the structure hooks dynorm makes for nested attrs classes (and for lists), so the
@@ -88,21 +90,22 @@ def generate_decoder(
     positional = not any(f.kw_only for f in fields)
     args = []
     for f in fields:
-        present = builder.expression(f.type, f"o[{f.name!r}]")
+        stored = f.metadata.get(STORED_NAME_KEY, f.name)
+        present = builder.expression(f.type, f"o[{stored!r}]")
         if f.name in empty_when_missing:
             empty = builder.bind("empty", empty_when_missing[f.name])
-            present = f"({present} if {f.name!r} in o else {empty}())"
+            present = f"({present} if {stored!r} in o else {empty}())"
         elif f.default is not attrs.NOTHING:
             if isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
                 if f.default.takes_self:
                     # Needs the half-built instance: leave it to attrs when the item lacks it.
-                    args.append(f"**({{{f.alias!r}: {present}}} if {f.name!r} in o else {{}})")
+                    args.append(f"**({{{f.alias!r}: {present}}} if {stored!r} in o else {{}})")
                     positional = False
                     continue
                 missing = f"{builder.bind('factory', f.default.factory)}()"
             else:
                 missing = builder.bind("default", f.default)
-            present = f"({present} if {f.name!r} in o else {missing})"
+            present = f"({present} if {stored!r} in o else {missing})"
         args.append(present if positional else f"{f.alias}={present}")
     filename = f"<dynorm decoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
     source = f"def decode(o):\n    return __cls({', '.join(args)})\n"

@@ -6,13 +6,12 @@ every value becomes ``:v<i>``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from ._codec import AttributeValue, encode_any
+from ._codec import AttributeValue, encode_any, path_steps
 from ._errors import ExpressionError
 
 __all__ = [
@@ -33,24 +32,6 @@ Renamer = Callable[[str], list[tuple[str, str]]]
 
 def _generic_encoder(_: str) -> Callable[[Any], AttributeValue]:
     return encode_any
-
-
-#: One step of a document path: a name, then any list indexes (``tags``, ``lines[0]``, ``m[1][2]``).
-_STEP = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
-
-
-def path_steps(path: str) -> list[tuple[str, str]]:
-    """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
-    steps = []
-    for step in path.split("."):
-        match = _STEP.fullmatch(step)
-        if match is None:
-            raise ExpressionError(
-                f"{path!r} is not an attribute path: write map members as a.b and list "
-                "elements as a[0] (a name, then indexes in brackets)"
-            )
-        steps.append((match[1], match[2]))
-    return steps
 
 
 def top_field(path: str) -> str:
@@ -250,16 +231,21 @@ def render_update(
     set_raw: Mapping[str, AttributeValue],
     remove: Iterable[str],
     add: Mapping[str, object],
+    remove_raw: Iterable[str] = (),
 ) -> str:
-    """An UpdateExpression from typed SET values, pre-encoded SET values, REMOVE and ADD."""
+    """An UpdateExpression from typed SET values, pre-encoded SET values, REMOVE and ADD.
+
+    ``set_values``, ``remove`` and ``add`` name field paths; ``set_raw`` and ``remove_raw``
+    name stored attributes (key attributes rebuilt from the fields).
+    """
     clauses = []
     assignments = [
         f"{builder.name(p)} = {builder.typed_value(p, v)}" for p, v in set_values.items()
     ]
-    assignments += [f"{builder.name(p)} = {builder.value(av)}" for p, av in set_raw.items()]
+    assignments += [f"{builder.attribute(a)} = {builder.value(av)}" for a, av in set_raw.items()]
     if assignments:
         clauses.append("SET " + ", ".join(assignments))
-    removals = [builder.name(p) for p in remove]
+    removals = [builder.name(p) for p in remove] + [builder.attribute(a) for a in remove_raw]
     if removals:
         clauses.append("REMOVE " + ", ".join(removals))
     additions = [f"{builder.name(p)} {builder.value(encode_any(v))}" for p, v in add.items()]
@@ -280,7 +266,7 @@ def equal_to(builder: ExpressionBuilder, path: str, value: AttributeValue) -> li
         size = builder.value({"N": str(len(inner))})
         out = [f"size({path}) = {size}"]
         for name, member in inner.items():
-            out += equal_to(builder, f"{path}.{builder.name(name)}", member)
+            out += equal_to(builder, f"{path}.{builder.attribute(name)}", member)
         return out
     if kind == "L":
         size = builder.value({"N": str(len(inner))})

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ._relations import HasMany, Relationship
     from ._table import Table
 
-__all__ = ["LocalScope", "ModelInfo", "info_of", "is_model", "not_key_fields"]
+__all__ = ["LocalScope", "ModelInfo", "check_layout", "info_of", "is_model", "not_key_fields"]
 
 T = TypeVar("T")
 
@@ -52,6 +52,8 @@ class ModelInfo(Generic[T]):
     relationships: dict[str, Relationship[Any, Any]] = attrs.field(factory=dict)
     #: HasMany relationships whose children are stored inside this model's items.
     embedded: list[HasMany[Any, Any]] = attrs.field(factory=list)
+    #: The value this model's items hold in the table's type attribute (None: the table has none).
+    entity: str | None = None
 
     @property
     def name(self) -> str:
@@ -135,6 +137,8 @@ class ModelInfo(Generic[T]):
             self._check_key_fields(values)  # a None in the key says more than its type
             raise
         unfilled = []
+        if self.entity is not None:
+            item[self.table.type_attribute] = {"S": self.entity}  # type: ignore[index]
         for attr, template in self.templates.items():
             if any(values[f] is None for f in template.fields):
                 self._check_key_fields(values)
@@ -183,6 +187,8 @@ class ModelInfo(Generic[T]):
 
     def decode(self, item: Mapping[str, AttributeValue]) -> T:
         """Build the instance from an item; fields stored only inside keys are parsed back."""
+        if self.codec.key_only:
+            return self._decode_with_key_fields(item)
         try:
             obj: T = self.codec.decode(item)
         except KeyError:
@@ -196,13 +202,14 @@ class ModelInfo(Generic[T]):
     def _decode_with_key_fields(self, item: Mapping[str, AttributeValue]) -> T:
         # Tables written by other tools may keep a field only inside a key ("USER#alice").
         merged = dict(item)
+        attributes = self.codec.attributes
         for attr, template in self.templates.items():
             stored = item.get(attr, {}).get("S")
             parsed = template.parse(stored) if isinstance(stored, str) else None
             for name, text in (parsed or {}).items():
-                if name not in merged:
+                if attributes[name] not in merged:
                     value = self.key_parsers[name](text)
-                    merged[name] = self.codec.encode_field[name](value)
+                    merged[attributes[name]] = self.codec.encode_field[name](value)
         try:
             obj: T = self.codec.decode(merged)
         except (KeyError, TypeError, ValueError) as exc:
@@ -227,6 +234,8 @@ class ModelInfo(Generic[T]):
         For templates like ``USER#{username}``; per-item loops inline this test.
         """
         attr, template = self._sort_key(index)
+        if self.entity is not None:
+            return None  # the type attribute decides first
         shape = template.tail_only_shape() if template is not None else None
         return None if shape is None else (attr, *shape)
 
@@ -241,6 +250,18 @@ class ModelInfo(Generic[T]):
         if template is None:
             return lambda _item: False
         fits = template.matches
+        if self.entity is not None:
+            type_attr, entity = self.table.type_attribute, {"S": self.entity}
+
+            def of_entity(item: Mapping[str, AttributeValue]) -> bool:
+                # Decided by the type attribute; by the key only for items written without it.
+                stored = item.get(type_attr)  # type: ignore[arg-type]
+                if stored is not None:
+                    return stored == entity
+                value = item.get(attr)
+                return value is not None and "S" in value and fits(value["S"])
+
+            return of_entity
 
         def matches(item: Mapping[str, AttributeValue]) -> bool:
             value = item.get(attr)
@@ -259,7 +280,15 @@ class ModelInfo(Generic[T]):
         return {a: item[a] for a in self.table.primary_attributes}
 
     def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
-        """Whether the item's keys fit this model's templates (how mixed results are told apart)."""
+        """Whether the item is one of this model's.
+
+        Decided by the table's type attribute when the item holds it, else by whether the
+        item's keys fit this model's templates (how mixed results are told apart).
+        """
+        if self.entity is not None:
+            stored = item.get(self.table.type_attribute)  # type: ignore[arg-type]
+            if stored is not None:
+                return stored.get("S") == self.entity
         pk_attr, sk_attr = self.table.key_attributes(index)
         for attr in (sk_attr, pk_attr):
             if attr is None:
@@ -272,6 +301,63 @@ class ModelInfo(Generic[T]):
             if text is None or not template.matches(text):
                 return False
         return True
+
+
+def check_layout(info: ModelInfo[Any]) -> None:
+    """Refuse a model whose fields and key attributes cannot share its items.
+
+    Each stored name holds one thing: one field, or one key attribute, or the type attribute. A
+    key attribute may also be a field's own attribute when its template is exactly that field
+    (``"{site}"`` on ``Site``): the key is the field, stored once.
+    """
+    owners: dict[str, str] = {}
+    for name, stored in info.codec.attributes.items():
+        if stored in owners:
+            raise DefinitionError(
+                f"{info.name}.{name} and {info.name}.{owners[stored]} are both stored as "
+                f"{stored!r}; give one of them another dynorm.field(name=...)"
+            )
+        owners[stored] = name
+    type_attr = info.table.type_attribute
+    if type_attr is not None and type_attr in owners:
+        raise DefinitionError(
+            f"{info.name}.{owners[type_attr]} is stored as {type_attr!r}, the table's type "
+            "attribute, which holds the entity name; store the field under another name"
+        )
+    key_attrs = info.table.attribute_names()
+    for stored, name in owners.items():
+        if name in info.codec.key_only or stored not in key_attrs:
+            continue
+        template = info.templates.get(stored)
+        if template is not None and template.source != "{" + name + "}":
+            raise DefinitionError(
+                f"{info.name}.{name} is stored as {stored!r}, which its key template "
+                f"{template.source!r} fills; a key attribute is a field only when its template "
+                f"is exactly {'{' + name + '}'!r}: change one of the two names"
+            )
+        # Without a template the field still fills the attribute (an index the model is not
+        # read through); either way the value must be a string, as every key attribute is.
+        tp = info.field_types[name]
+        if _without_none(tp) is not str:
+            raise DefinitionError(
+                f"{info.name}.{name} is stored as the key attribute {stored!r}, and dynorm's key "
+                f"attributes hold strings; declare it as str (it is {tp!r}), or store it under "
+                "another name"
+            )
+    for name in info.codec.key_only:
+        holders = [a for a, t in info.templates.items() if name in t.fields]
+        if not holders:
+            raise DefinitionError(
+                f"{info.name}.{name} is key_only, but no key template of {info.name} holds it; "
+                f"add {'{' + name + '}'!r} to a template or drop key_only=True"
+            )
+
+
+def _without_none(tp: object) -> object:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return args[0] if len(args) == 1 else tp
+    return tp
 
 
 def not_key_fields(

@@ -10,11 +10,13 @@ import attrs
 
 from ._codec import build_codec
 from ._errors import DefinitionError
+from ._fields import field
 from ._keys import KeyTemplate
 from ._model import (
     LocalScope,
     ModelInfo,
     attach_info,
+    check_layout,
     info_of,
     key_parsers_for,
     resolve_field_types,
@@ -64,6 +66,11 @@ class Table:
     """One DynamoDB table shared by many models (single-table design).
 
     ``Table("app", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])``
+
+    Key attributes may have any name (``"PK"``, ``"GSI1-PK"``, ``"State#Date"``).
+    ``type_attribute``: an attribute in which every model's items store the model's entity
+    name (``@table.model(..., entity="order")``, by default the class name); reads tell
+    models apart by it first, by key templates second.
     """
 
     def __init__(
@@ -74,11 +81,13 @@ class Table:
         sk: str | None = "sk",
         indexes: Sequence[Index] = (),
         delimiter: str = "#",
+        type_attribute: str | None = None,
     ) -> None:
         self.name = name
         self.pk = pk
         self.sk = sk
         self.delimiter = delimiter
+        self.type_attribute = type_attribute
         self.indexes: dict[str, Index] = {}
         for index in indexes:
             if index.name in self.indexes:
@@ -88,6 +97,11 @@ class Table:
                     f"Table {name!r}: local index {index.name!r} needs a table with a sort key"
                 )
             self.indexes[index.name] = index
+        if type_attribute is not None and type_attribute in self.attribute_names():
+            raise DefinitionError(
+                f"Table {name!r}: type_attribute {type_attribute!r} is a key attribute; the "
+                "type attribute needs an attribute of its own"
+            )
         self.models: dict[str, ModelInfo[Any]] = {}
         self._pending: list[Relationship[Any, Any]] = []
 
@@ -135,22 +149,36 @@ class Table:
 
     # -- declaring models --------------------------------------------------------------------
 
-    @dataclass_transform(field_specifiers=(attrs.field,))  # for checkers that support methods
+    @dataclass_transform(field_specifiers=(attrs.field, field))  # for checkers that support it
     def model(
-        self, *, pk: str, sk: str | None = None, **indexes: str | tuple[str, ...]
+        self,
+        *,
+        pk: str,
+        sk: str | None = None,
+        entity: str | None = None,
+        **indexes: str | tuple[str, ...],
     ) -> Callable[[type[T]], type[T]]:
         """Declare a model stored in this table.
 
         ``pk``/``sk`` are key templates; each index keyword gives that index's templates:
         ``GSI1=("ORG#{org_name}", "USER#{username}")`` for a global index, a single template for
-        a local index. The class becomes an attrs class unless it already is one.
+        a local index. ``entity`` is the name this model's items store in the table's
+        ``type_attribute`` (default: the class name). The class becomes an attrs class unless
+        it already is one.
         """
+        if entity is not None and (self.type_attribute is None or not entity):
+            raise DefinitionError(
+                f"entity={entity!r} needs a Table with a type attribute to store it in; "
+                f"declare Table({self.name!r}, ..., type_attribute='EntityType')"
+                if entity
+                else "entity= takes a non-empty name"
+            )
         # This call runs in the declaring frame (the decorator factory is called there), so a
         # model declared in a function can name classes local to it in string annotations.
         scope = LocalScope.of_caller()
 
         def declare(target: type[T]) -> type[T]:
-            return self._declare(target, pk, sk, indexes, scope)
+            return self._declare(target, pk=pk, sk=sk, indexes=indexes, scope=scope, entity=entity)
 
         return declare
 
@@ -200,10 +228,12 @@ class Table:
     def _declare(
         self,
         cls: type[T],
+        *,
         pk: str,
         sk: str | None,
         indexes: dict[str, str | tuple[str, ...]],
         scope: LocalScope | None = None,
+        entity: str | None = None,
     ) -> type[T]:
         templates = self._templates(cls.__name__, pk, sk, indexes)
         relationships = {
@@ -214,8 +244,8 @@ class Table:
             annotations = vars(cls).get("__annotations__", {})
             for name in relationships:
                 annotations.pop(name, None)
-            return self._register(attrs.define(cls), templates, relationships, scope)
-        return self._register(cast("type[T]", cls), templates, relationships, scope)
+            cls = attrs.define(cls)
+        return self._register(cast("type[T]", cls), templates, relationships, scope, entity)
 
     def _register(
         self,
@@ -223,6 +253,7 @@ class Table:
         templates: dict[str, KeyTemplate],
         relationships: dict[str, Relationship[Any, Any]],
         scope: LocalScope | None,
+        entity: str | None,
     ) -> type[T]:
         if cls.__name__ in self.models:
             raise DefinitionError(
@@ -241,7 +272,9 @@ class Table:
             codec=build_codec(cls),
             field_types=field_types,
             key_parsers=key_parsers_for(cls, field_types, templates.values()),
+            entity=self._entity_of(cls, entity),
         )
+        check_layout(info)
         self._check_distinct(info)
         attach_info(cls, info)
         self.models[cls.__name__] = info
@@ -258,8 +291,26 @@ class Table:
             raise
         return cls
 
+    def _entity_of(self, cls: type, entity: str | None) -> str | None:
+        if self.type_attribute is None:
+            return None
+        name = entity or cls.__name__
+        for other in self.models.values():
+            if other.entity == name:
+                raise DefinitionError(
+                    f"{cls.__name__} and {other.name} would both store entity {name!r} in "
+                    f"{self.type_attribute!r}; give one of them another "
+                    "@table.model(..., entity=...)"
+                )
+        return name
+
     def _check_distinct(self, new: ModelInfo[Any]) -> None:
-        """Two models that share an item collection must be told apart by their keys."""
+        """Two models that share an item collection must be told apart by their keys.
+
+        With a type attribute they are told apart by their entity names instead.
+        """
+        if self.type_attribute is not None:
+            return
         scopes: list[str | None] = [None, *self.indexes]
         for other, scope in itertools.product(self.models.values(), scopes):
             if scope is not None and not (new.in_index(scope) and other.in_index(scope)):

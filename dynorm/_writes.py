@@ -162,11 +162,14 @@ def plan_update(
         if attr not in raw_remove
     }
     builder = info.builder()
+    # A key-only field has no attribute of its own: only the key attributes it fills change.
+    key_only = info.codec.key_only
     expression = render_update(
         builder,
-        set_values=set_values,
+        set_values={p: v for p, v in set_values.items() if p not in key_only},
         set_raw=raw_set,
-        remove=[*removals, *raw_remove],
+        remove=[p for p in removals if p not in key_only],
+        remove_raw=raw_remove,
         add=add_values,
     )
     params: dict[str, Any] = {
@@ -221,7 +224,7 @@ def plan_put_keeping(
     # became None, and set fields that became empty (the codec leaves those out).
     stale = [
         builder.attribute(a)
-        for a in (*info.templates, *info.field_types)
+        for a in (*info.templates, *info.codec.attributes.values())
         if a not in item and a not in primary
     ]
     expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")

@@ -61,6 +61,7 @@ EXPECTED = {
     "ValidationError",
     "connect",
     "converter",
+    "field",
 }
 
 # The names DESIGN.md's public contract imports from dynorm.

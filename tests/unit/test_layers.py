@@ -30,6 +30,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_cursor",
         "_decoders",
         "_errors",
+        "_fields",
         "_expressions",
         "_keys",
         "_limits",

@@ -123,7 +123,7 @@ def test_index_collection_not_derivable_from_the_parent(table: Table) -> None:
 
 
 def test_collection_without_a_sort_key_cannot_hold_children() -> None:
-    table = Table("flat", pk="pk", sk="sk", indexes=[GSI("BYTAG", pk="tag")])
+    table = Table("flat", pk="pk", sk="sk", indexes=[GSI("BYTAG", pk="tag_key")])
 
     @table.model(pk="TAG#{tag}", sk="TAG#{tag}")
     class Tag:
