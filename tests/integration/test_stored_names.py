@@ -1,0 +1,195 @@
+"""Fields stored under other attribute names, key-only fields and a type attribute, end to end.
+
+Every write path (put, update, put_all, transactions, denormalized copies, embedded children)
+must write the stored names and every read path must read them back; the raw items are checked
+as DynamoDB holds them.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import AsyncIterator
+
+import attrs
+import pytest
+
+import dynorm
+from dynorm import (
+    GSI,
+    Attr,
+    ConditionFailedError,
+    Database,
+    Denormalized,
+    Embedded,
+    HasMany,
+    Index,
+    Partition,
+    Table,
+)
+from dynorm.testing import Connect, count_requests
+
+from .raw import raw_item
+
+pytestmark = pytest.mark.integration
+
+table = Table(
+    "stored-names",
+    pk="PK",
+    sk="SK",
+    indexes=[GSI("GSI1", pk="GSI1-PK", sk="GSI1-SK")],
+    type_attribute="Entity Type",
+)
+
+
+@attrs.define
+class Address:
+    nickname: str = dynorm.field(name="Nick")
+    city: str = dynorm.field(name="City.Name")
+
+
+@table.model(pk="AUTHOR#{name}", sk="AUTHOR#{name}", entity="author")
+@attrs.define
+class Author:
+    name: str = dynorm.field(name="Name")
+    born: datetime.date = dynorm.field(name="Born")
+    books = HasMany["Author", "Book"]("Book", via=Denormalized(copy={"born": "author_born"}))
+    addresses = HasMany["Author", Address](Address, via=Embedded(key="nickname"))
+    drafts = HasMany["Author", "Draft"]("Draft", via=Partition())
+
+
+@table.model(
+    pk="AUTHOR#{author}",
+    sk="BOOK#{title}",
+    GSI1=("GENRE#{genre}", "BOOK#{title}"),
+    entity="book",
+)
+@attrs.define
+class Book:
+    author: str = dynorm.field(key_only=True)
+    title: str = dynorm.field(name="Title")
+    genre: str = dynorm.field(key_only=True)
+    author_born: datetime.date | None = dynorm.field(name="Author-Born", default=None)
+    pages: int = dynorm.field(name="Page Count", default=0)
+
+
+# Same templates as Book, told apart only by the type attribute.
+@table.model(pk="AUTHOR#{author}", sk="BOOK#{title}", entity="draft")
+@attrs.define
+class Draft:
+    author: str
+    title: str
+
+
+@table.model(pk="GENRE#{genre}", sk="GENRE#{genre}", GSI1=("GENRE#{genre}", "#"), entity="genre")
+@attrs.define
+class Genre:
+    genre: str = dynorm.field(name="Genre")
+    books = HasMany["Genre", Book](Book, via=Index("GSI1"))
+
+
+@pytest.fixture
+async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
+    async with dynorm_connect(table) as database:
+        yield database
+
+
+BORN = datetime.date(1950, 1, 2)
+
+
+async def test_items_are_written_under_stored_names(db: Database) -> None:
+    author = Author("ann", BORN)
+    await db.put(author)
+    await db.add(author, Author.books, Book("ann", "Dune", "scifi", pages=300))
+    book = await raw_item(db, {"PK": "AUTHOR#ann", "SK": "BOOK#Dune"})
+    assert book == {
+        "PK": {"S": "AUTHOR#ann"},
+        "SK": {"S": "BOOK#Dune"},
+        "GSI1-PK": {"S": "GENRE#scifi"},
+        "GSI1-SK": {"S": "BOOK#Dune"},
+        "Entity Type": {"S": "book"},
+        "Title": {"S": "Dune"},
+        "Author-Born": {"S": "1950-01-02"},
+        "Page Count": {"N": "300"},
+    }
+    assert await db.get(Book, author="ann", title="Dune") == Book("ann", "Dune", "scifi", BORN, 300)
+
+
+async def test_updates_and_conditions_name_fields(db: Database) -> None:
+    await db.put_all([Author("ann", BORN), Book("ann", "Dune", "scifi", pages=300)])
+    book = await db.get(Book, author="ann", title="Dune")
+    updated = await db.update(
+        book, set={"pages": 320, "genre": "classic"}, condition=Attr("pages") == 300
+    )
+    assert updated.pages == 320
+    assert updated.genre == "classic"
+    raw = await raw_item(db, {"PK": "AUTHOR#ann", "SK": "BOOK#Dune"})
+    assert raw is not None
+    assert raw["Page Count"] == {"N": "320"}
+    assert raw["GSI1-PK"] == {"S": "GENRE#classic"}
+    assert "genre" not in raw
+    with pytest.raises(ConditionFailedError):
+        await db.update(updated, set={"pages": 1}, condition=Attr("pages") == 300)
+
+
+@pytest.mark.transactions  # dynalite has no transactions
+async def test_denormalized_copies_follow_stored_names(db: Database) -> None:
+    author = Author("ann", BORN)
+    await db.put(author)
+    await db.add(author, Author.books, Book("ann", "Dune", "scifi"))
+    author.born = datetime.date(1951, 3, 4)
+    await db.put(author)
+    raw = await raw_item(db, {"PK": "AUTHOR#ann", "SK": "BOOK#Dune"})
+    assert raw is not None
+    assert raw["Author-Born"] == {"S": "1951-03-04"}
+    parent = await raw_item(db, {"PK": "AUTHOR#ann", "SK": "AUTHOR#ann"})
+    assert parent is not None
+    assert parent["Born"] == {"S": "1951-03-04"}
+
+
+async def test_embedded_children_keep_nested_stored_names(db: Database) -> None:
+    author = Author("ann", BORN)
+    await db.put(author)
+    await db.add(author, Author.addresses, Address("home", "Paris"))
+    raw = await raw_item(db, {"PK": "AUTHOR#ann", "SK": "AUTHOR#ann"})
+    assert raw is not None
+    assert raw["addresses"] == {
+        "M": {"home": {"M": {"Nick": {"S": "home"}, "City.Name": {"S": "Paris"}}}}
+    }
+    loaded = await db.get(Author, name="ann", load=[Author.addresses])
+    assert loaded.addresses.loaded == [Address("home", "Paris")]
+
+
+async def test_index_children_decode_key_only_fields(db: Database) -> None:
+    authors = [Author("ann", BORN), Author("bob", BORN)]
+    books = [Book("ann", "Dune", "scifi"), Book("bob", "Solaris", "scifi")]
+    await db.put_all([*authors, Genre("scifi"), *books])
+    with count_requests(db) as log:
+        genre = await db.get(Genre, genre="scifi", load=[Genre.books])
+    assert len(log) == 1
+    assert sorted(b.title for b in genre.books.loaded) == ["Dune", "Solaris"]
+    assert {b.author for b in genre.books.loaded} == {"ann", "bob"}
+
+
+@pytest.mark.transactions  # dynalite has no transactions
+async def test_the_type_attribute_tells_models_with_one_template_apart(db: Database) -> None:
+    await db.put(Author("ann", BORN))
+    async with db.transaction() as tx:
+        tx.put(Book("ann", "Dune", "scifi"))
+        tx.put(Draft("ann", "Dune 2"))
+    await db.put_all([Draft("ann", f"Draft {i}") for i in range(3)])
+    books = await db.query(Book, author="ann").all()
+    assert [b.title for b in books] == ["Dune"]
+    drafts = await db.query(Draft, author="ann").page(limit=2)
+    assert [d.title for d in drafts.items] == ["Draft 0", "Draft 1"]
+    assert len(await db.query(Draft, author="ann").all()) == 4
+
+
+async def test_a_parent_loads_only_its_models_children_from_a_shared_template(
+    db: Database,
+) -> None:
+    author = Author("ann", BORN)
+    await db.put_all([author, Book("ann", "A", "scifi"), Draft("ann", "B"), Draft("ann", "C")])
+    with count_requests(db) as log:
+        loaded = await db.get(Author, name="ann", load=[Author.drafts])
+    assert len(log) == 1
+    assert [d.title for d in loaded.drafts.loaded] == ["B", "C"]
