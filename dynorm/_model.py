@@ -279,6 +279,13 @@ class ModelInfo(Generic[T]):
             return None
         return {a: item[a] for a in self.table.primary_attributes}
 
+    def is_entity_of(self, item: Mapping[str, AttributeValue]) -> bool:
+        """False when the item's type attribute names another model's entity."""
+        if self.entity is None:
+            return True
+        stored = item.get(self.table.type_attribute)  # type: ignore[arg-type]
+        return stored is None or stored.get("S") == self.entity
+
     def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
         """Whether the item is one of this model's.
 

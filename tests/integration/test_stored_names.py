@@ -23,6 +23,7 @@ from dynorm import (
     Embedded,
     HasMany,
     Index,
+    ItemNotFoundError,
     Partition,
     Table,
 )
@@ -193,3 +194,11 @@ async def test_a_parent_loads_only_its_models_children_from_a_shared_template(
         loaded = await db.get(Author, name="ann", load=[Author.drafts])
     assert len(log) == 1
     assert [d.title for d in loaded.drafts.loaded] == ["B", "C"]
+
+
+async def test_get_of_one_model_does_not_return_another_models_item(db: Database) -> None:
+    await db.put(Draft("ann", "Dune"))
+    with pytest.raises(ItemNotFoundError):
+        await db.get(Book, author="ann", title="Dune")
+    assert await db.get_many(Book, [{"author": "ann", "title": "Dune"}]) == [None]
+    assert await db.get(Draft, author="ann", title="Dune") == Draft("ann", "Dune")
