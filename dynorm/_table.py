@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
-from ._codec import build_codec
+from ._codec import AttributeValue, build_codec
 from ._errors import DefinitionError
 from ._keys import KeyTemplate
 from ._model import (
@@ -20,6 +20,7 @@ from ._model import (
     resolve_field_types,
 )
 from ._relations import Relationship
+from ._streams import Change, StreamRecord, decode_change
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -296,6 +297,29 @@ class Table:
             raise DefinitionError(
                 f"Table {self.name!r}: relationships name models that are not declared: {missing}"
             )
+
+    def model_of(
+        self, item: Mapping[str, AttributeValue], index: str | None = None
+    ) -> ModelInfo[Any] | None:
+        """The model an item of this table (or of ``index``) belongs to, or None.
+
+        The one place that decides it for reads of mixed items (scans, stream records): each
+        model is asked whether the item fits it; models that can share a collection were checked
+        at declaration to be told apart, so at most one answers yes.
+        """
+        for info in self.models.values():
+            if (index is None or info.in_index(index)) and info.matches(item, index):
+                return info
+        return None
+
+    def decode_record(self, record: StreamRecord) -> Change[Any]:
+        """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.
+
+        ``Change(event, model, keys, old, new)``: ``old``/``new`` are the images decoded by the
+        model the item belongs to (None when the stream does not carry that image); an item of
+        no model gives ``model=None`` and no instances. Pure: nothing is sent.
+        """
+        return decode_change(self, record)
 
     def info(self, cls: type[T]) -> ModelInfo[T]:
         info = info_of(cls)

@@ -46,6 +46,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_relations",
         "_state",
         "_strategies",
+        "_streams",
         "_table",
         "_writeplan",
         "_writes",
