@@ -43,6 +43,9 @@ from ._writeplan import WritePlanner
 __all__ = ["Database", "Transaction", "connect"]
 
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
 
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
@@ -505,6 +508,50 @@ class Database:
                 for chunk in chunked(writes, self._batch_write_size)
             )
         )
+
+    # -- consistent reads of several items (TransactGetItems) ----------------------------------
+
+    @overload
+    async def transact_get(self, a: tuple[type[A], Mapping[str, object]], /) -> tuple[A | None]: ...
+    @overload
+    async def transact_get(
+        self, a: tuple[type[A], Mapping[str, object]], b: tuple[type[B], Mapping[str, object]], /
+    ) -> tuple[A | None, B | None]: ...
+    @overload
+    async def transact_get(
+        self,
+        a: tuple[type[A], Mapping[str, object]],
+        b: tuple[type[B], Mapping[str, object]],
+        c: tuple[type[C], Mapping[str, object]],
+        /,
+    ) -> tuple[A | None, B | None, C | None]: ...
+    @overload
+    async def transact_get(
+        self, *wanted: tuple[type[T], Mapping[str, object]]
+    ) -> tuple[T | None, ...]: ...
+    async def transact_get(
+        self, *wanted: tuple[type[Any], Mapping[str, object]]
+    ) -> tuple[Any, ...]:
+        """Read items of any models at one point in time (one TransactGetItems).
+
+        ``org, user = await db.transact_get((Org, {"name": "ACME"}), (User, {...}))``: the
+        items in the order given, None where missing; at most TRANSACT_MAX (100) distinct items,
+        checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
+        two of the reads; it costs twice the read capacity.
+        """
+        plan = self.explain.transact_get_plan(wanted)
+        responses = (await self.send(plan.request)).get("Responses", [])
+        request_keys = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
+        found = {
+            key_id(k): r["Item"]
+            for k, r in zip(request_keys, responses, strict=True)
+            if r.get("Item")
+        }
+        result: list[Any] = []
+        for info, key in zip(plan.infos, plan.keys, strict=True):
+            raw = found.get(key_id(key))
+            result.append(None if raw is None else self.acceptor(info, None)(raw))
+        return tuple(result)
 
     def transaction(self) -> Transaction:
         """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing."""

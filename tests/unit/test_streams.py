@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import attrs
 import pytest
 
 from dynorm import Change, CodecError, HasMany, Partition, Table
@@ -13,6 +14,7 @@ table = Table("streams", pk="PK", sk="SK")
 
 
 @table.model(pk="ORDER#{order_id}", sk="CUSTOMER#{customer_id}")
+@attrs.define
 class Order:
     order_id: str
     customer_id: str
@@ -21,6 +23,7 @@ class Order:
 
 
 @table.model(pk="ORDER#{order_id}", sk="LINE#{n:03d}")
+@attrs.define
 class Line:
     order_id: str
     n: int
