@@ -31,6 +31,7 @@ from ._model import ModelInfo, info_of
 from ._paging import iterate, read_page
 from ._plans import CollectionRead, Request
 from ._query import Query
+from ._queryload import QueryLoad
 from ._relations import HasMany, LoadOption, Relationship
 from ._retry import QUOTA_CAPACITY, RetryQuota
 from ._state import InstanceState, Loaded, bind, state_of
@@ -565,17 +566,23 @@ class Database:
         index: str | None = None,
         *,
         consistent: bool = False,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
         **components: object,
     ) -> Query[T]:
         """Items of ``model`` in one collection: full partition fields, leading sort fields.
 
         Leading sort key fields make ``begins_with`` (ending at a component boundary); all of them
-        make an equality. Nothing is sent until the query is iterated or paged.
+        make an equality. Nothing is sent until the query is iterated or paged. ``load=`` loads
+        relationships of every item returned: children in the same collection come with the
+        same Query, others are read per page (see docs/relationships.md).
         """
         info = self.table.info(model)
         accept = self.acceptor(info, index)
         read = self.explain.query_read(info, index, components, consistent=consistent)
-        return Query(send=self.send, read=read, accept=accept, cursors=self.cursors)
+        loads = None
+        if load:
+            loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
+        return Query(send=self.send, read=read, accept=accept, cursors=self.cursors, loads=loads)
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption

@@ -14,6 +14,7 @@ from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
 from ._model import ModelInfo, not_key_fields
 from ._plans import CollectionRead, KeyRange, Request, batch_write, transact_get
+from ._queryload import plan_query_load
 from ._relations import LoadOption, Relationship, collection_read
 from ._steps import Plan, Step, WriteBatch, run_sync
 from ._table import Table
@@ -144,10 +145,15 @@ class Explain:
         index: str | None = None,
         *,
         consistent: bool = False,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
         **components: object,
     ) -> Request:
+        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
         info = self.table.info(model)
-        return self.query_read(info, index, components, consistent=consistent).request()
+        read = self.query_read(info, index, components, consistent=consistent)
+        if load:
+            read = plan_query_load(info, read, components, normalize_options(info, load)).read
+        return read.request()
 
     def query_read(
         self,

@@ -22,7 +22,14 @@ from ._plans import CollectionRead, KeyRange, Request, batch_get, get_item, uppe
 from ._relations import BelongsTo, HasMany, LoadOption, Relationship
 from ._state import Loaded, Session, state_of
 
-__all__ = ["GetPlan", "execute_get", "load_all", "normalize_options", "plan_get"]
+__all__ = [
+    "GetPlan",
+    "execute_get",
+    "load_all",
+    "normalize_options",
+    "plan_get",
+    "range_passed",
+]
 
 P = TypeVar("P")
 
@@ -362,7 +369,7 @@ def share_of_page(
     n = len(children)
     if limit is not None and n > limit:
         return PageShare(limit, read.key_of(children[limit - 1]))
-    if after is None or _passed(read, prefix, after):
+    if after is None or range_passed(read, prefix, after):
         return PageShare(n, None)
     last = read.key_of(children[-1]) if children else None
     if limit is not None and n == limit:
@@ -372,7 +379,7 @@ def share_of_page(
     return PageShare(n, None, more=True, start=last, want=None if limit is None else limit - n)
 
 
-def _passed(read: CollectionRead, prefix: str, after: Item) -> bool:
+def range_passed(read: CollectionRead, prefix: str, after: Item) -> bool:
     """Whether a page that ended at ``after`` read every sort key that starts with ``prefix``."""
     value = after.get(read.sk_attr) if read.sk_attr and prefix else None
     sk: str | None = None if value is None else value.get("S")

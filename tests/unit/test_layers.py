@@ -43,6 +43,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_explain",
         "_loading",
         "_model",
+        "_queryload",
         "_relations",
         "_state",
         "_strategies",
