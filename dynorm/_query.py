@@ -10,7 +10,7 @@ import attrs
 from ._codec import Item
 from ._cursor import CursorCodec
 from ._paging import Accept, Page, Sender, iterate, read_page
-from ._plans import CollectionRead, Request, check_limit
+from ._plans import CollectionRead, Request, batch_get, check_limit
 from ._queryload import QueryLoad
 
 __all__ = ["Query"]
@@ -32,6 +32,8 @@ class Query(Generic[T]):
     _cursors: CursorCodec = attrs.field(alias="cursors")
     #: The relationships ``load=`` asked for, loaded for each page's parents.
     _loads: QueryLoad[T] | None = attrs.field(default=None, alias="loads")
+    #: The index holds the items in part: each page's items are then read whole.
+    _fetches: bool = attrs.field(default=False, alias="fetches")
 
     def reverse(self) -> Query[T]:
         """The same query read from the end of the collection backwards."""
@@ -45,6 +47,18 @@ class Query(Generic[T]):
         if self._loads is not None:
             return self._loads.plan(self.read).read.request()
         return self.read.request()
+
+    def requests(self) -> list[Request]:
+        """The requests of one page: the Query, and the BatchGetItem that may follow it.
+
+        On an index that holds the items in part (KEYS_ONLY, INCLUDE), a BatchGetItem reads them
+        whole: its Keys, shown empty, are the table keys of the Query's items. ``load_costs``
+        tells what ``load=`` adds.
+        """
+        query = self.explain()
+        if not self._fetches:
+            return [query]
+        return [query, batch_get(self.read.table_name, {"Keys": []})]
 
     def load_costs(self) -> dict[str, str]:
         """How each relationship of ``load=`` is read: in the same Query, or what it costs."""

@@ -91,6 +91,8 @@ class Table:
             self.indexes[index.name] = index
         self.models: dict[str, ModelInfo[Any]] = {}
         self._pending: list[Relationship[Any, Any]] = []
+        #: index name -> the models it holds only in part (see partial_models), once asked.
+        self._partial: dict[str, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
@@ -125,6 +127,35 @@ class Table:
             if any(a in attributes for a in keys):
                 partners.update(keys)
         return partners
+
+    def partial_models(self, index: str) -> frozenset[str]:
+        """Names of the models whose items ``index`` holds only in part.
+
+        A KEYS_ONLY or INCLUDE projection copies the keys and the attributes it names; a model
+        with a field (or embedded children) stored elsewhere, and not readable from a projected
+        key, is read whole by its table key after each Query of the index (BatchGetItem).
+        """
+        found = self._partial.get(index)
+        if found is None:
+            found = self._partial[index] = frozenset(
+                info.name
+                for info in self.models.values()
+                if info.in_index(index) and not self._holds(info, index)
+            )
+        return found
+
+    def _holds(self, info: ModelInfo[Any], index: str) -> bool:
+        projection = self.index(index).projection
+        if projection == "ALL":
+            return True
+        projected = {a for a in (*self.primary_attributes, *self.key_attributes(index)) if a}
+        parsed = {f for a in projected if a in info.templates for f in info.templates[a].fields}
+        projected |= set(projection) if isinstance(projection, tuple) else set()
+        stored = info.codec.attributes
+        fields = all(f in parsed or stored.get(f, f) in projected for f in info.field_types)
+        return fields and all(
+            r.embedded is None or r.embedded.attribute in projected for r in info.embedded
+        )
 
     def attribute_names(self) -> list[str]:
         """Every key attribute of the table and its indexes (all strings)."""
@@ -280,6 +311,7 @@ class Table:
                 )
 
     def _resolve_pending(self) -> None:
+        self._partial.clear()  # a model or an embedded relationship may have been added
         still: list[Relationship[Any, Any]] = []
         for relationship in self._pending:
             if relationship.try_resolve(self):
