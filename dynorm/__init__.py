@@ -55,6 +55,7 @@ from ._relations import (
     Relationship,
 )
 from ._strategies import Denormalized, Embedded, Index, Partition, Strategy
+from ._streams import Change
 from ._table import GSI, LSI, Table
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "Attr",
     "BelongsTo",
     "CancellationReason",
+    "Change",
     "CodecError",
     "Condition",
     "ConditionFailedError",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast, overload
@@ -28,9 +29,10 @@ from ._explain import Explain
 from ._expressions import Condition
 from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
-from ._paging import iterate, read_page
+from ._paging import Sender, iterate, read_page
 from ._plans import CollectionRead, Request
 from ._query import Query
+from ._queryload import QueryLoad
 from ._relations import HasMany, LoadOption, Relationship
 from ._retry import QUOTA_CAPACITY, RetryQuota
 from ._state import InstanceState, Loaded, bind, state_of
@@ -43,6 +45,9 @@ from ._writeplan import WritePlanner
 __all__ = ["Database", "Transaction", "connect"]
 
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
 
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
@@ -195,15 +200,49 @@ class Database:
         ahead: int = 0,
     ) -> Awaitable[tuple[list[T], Item | None]]:
         """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        return read_page(
-            self.send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead
-        )
+        send = self.send if read.index is None else self.reader(read)
+        return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
 
     def iterate(
         self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
     ) -> AsyncIterator[T]:
         """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        return iterate(self.send, read, accept, start=start)
+        return iterate(self.reader(read), read, accept, start=start)
+
+    def reader(self, read: CollectionRead) -> Sender:
+        """What sends ``read``'s Queries, reading whole items where the index holds them in part.
+
+        On an index that holds some models' items only in part (KEYS_ONLY, INCLUDE), each page's
+        items of those models are read whole by their table keys (BatchGetItem, 100 keys a
+        request), in the page's order.
+        """
+        partial = frozenset[str]() if read.index is None else self.table.partial_models(read.index)
+        if not partial:
+            return self.send
+        return functools.partial(self._send_whole, cast("str", read.index), partial)
+
+    async def _send_whole(
+        self, index: str, partial: frozenset[str], request: Request
+    ) -> dict[str, Any]:
+        response = await self.send(request)
+        items: list[Item] = response.get("Items") or []
+        model_of = self.table.model_of
+        wanted = [
+            (info := model_of(raw, index)) is not None and info.name in partial for raw in items
+        ]
+        primary = self.table.primary_attributes
+        keys = [{a: raw[a] for a in primary} for raw, w in zip(items, wanted, strict=True) if w]
+        if not keys:
+            return response
+        found = await self.fetch(keys)
+        index_keys = [a for a in self.table.key_attributes(index) if a]
+        whole = []
+        for raw, fetch in zip(items, wanted, strict=True):
+            full = found.get(key_id({a: raw[a] for a in primary})) if fetch else raw
+            # Gone since the index was read, or moved out of this index collection: left out.
+            if full is not None and all(full.get(a) == raw.get(a) for a in index_keys):
+                whole.append(full)
+        return {**response, "Items": whole}
 
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""
@@ -506,6 +545,50 @@ class Database:
             )
         )
 
+    # -- consistent reads of several items (TransactGetItems) ----------------------------------
+
+    @overload
+    async def transact_get(self, a: tuple[type[A], Mapping[str, object]], /) -> tuple[A | None]: ...
+    @overload
+    async def transact_get(
+        self, a: tuple[type[A], Mapping[str, object]], b: tuple[type[B], Mapping[str, object]], /
+    ) -> tuple[A | None, B | None]: ...
+    @overload
+    async def transact_get(
+        self,
+        a: tuple[type[A], Mapping[str, object]],
+        b: tuple[type[B], Mapping[str, object]],
+        c: tuple[type[C], Mapping[str, object]],
+        /,
+    ) -> tuple[A | None, B | None, C | None]: ...
+    @overload
+    async def transact_get(
+        self, *wanted: tuple[type[T], Mapping[str, object]]
+    ) -> tuple[T | None, ...]: ...
+    async def transact_get(
+        self, *wanted: tuple[type[Any], Mapping[str, object]]
+    ) -> tuple[Any, ...]:
+        """Read items of any models at one point in time (one TransactGetItems).
+
+        ``org, user = await db.transact_get((Org, {"name": "ACME"}), (User, {...}))``: the
+        items in the order given, None where missing; at most TRANSACT_MAX (100) distinct items,
+        checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
+        two of the reads; it costs twice the read capacity.
+        """
+        plan = self.explain.transact_get_plan(wanted)
+        responses = (await self.send(plan.request)).get("Responses", [])
+        request_keys = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
+        found = {
+            key_id(k): r["Item"]
+            for k, r in zip(request_keys, responses, strict=True)
+            if r.get("Item")
+        }
+        result: list[Any] = []
+        for info, key in zip(plan.infos, plan.keys, strict=True):
+            raw = found.get(key_id(key))
+            result.append(None if raw is None else self.acceptor(info, None)(raw))
+        return tuple(result)
+
     def transaction(self) -> Transaction:
         """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing."""
         return Transaction(self)
@@ -518,17 +601,31 @@ class Database:
         index: str | None = None,
         *,
         consistent: bool = False,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
         **components: object,
     ) -> Query[T]:
         """Items of ``model`` in one collection: full partition fields, leading sort fields.
 
         Leading sort key fields make ``begins_with`` (ending at a component boundary); all of them
-        make an equality. Nothing is sent until the query is iterated or paged.
+        make an equality. Nothing is sent until the query is iterated or paged. ``load=`` loads
+        relationships of every item returned: children in the same collection come with the
+        same Query, others are read per page (see docs/relationships.md).
         """
         info = self.table.info(model)
         accept = self.acceptor(info, index)
         read = self.explain.query_read(info, index, components, consistent=consistent)
-        return Query(send=self.send, read=read, accept=accept, cursors=self.cursors)
+        loads = None
+        if load:
+            loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
+        send = self.reader(read)
+        return Query(
+            send=send,
+            read=read,
+            accept=accept,
+            cursors=self.cursors,
+            loads=loads,
+            fetches=index is not None and info.name in self.table.partial_models(index),
+        )
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption

@@ -7,18 +7,32 @@ from typing import Any
 
 import attrs
 
-from ._chunks import BATCH_WRITE_MAX, chunked
-from ._errors import KeyTemplateError
+from ._chunks import BATCH_WRITE_MAX, TRANSACT_MAX, chunked, key_id
+from ._codec import Item
+from ._errors import DefinitionError, KeyTemplateError, LimitExceededError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
 from ._model import ModelInfo, not_key_fields
-from ._plans import CollectionRead, KeyRange, Request, batch_write
+from ._plans import CollectionRead, KeyRange, Request, batch_write, transact_get
+from ._queryload import plan_query_load
 from ._relations import LoadOption, Relationship, collection_read
 from ._steps import Plan, Step, WriteBatch, run_sync
 from ._table import Table
 from ._writeplan import WritePlanner
 
-__all__ = ["Explain"]
+__all__ = ["Explain", "TransactGetPlan"]
+
+#: One item ``db.transact_get`` reads: its model and its key fields.
+KeyOf = tuple[type[Any], Mapping[str, object]]
+
+
+@attrs.frozen
+class TransactGetPlan:
+    """A TransactGetItems and, for each item asked for, its model and key (in order)."""
+
+    request: Request
+    infos: tuple[ModelInfo[Any], ...]
+    keys: tuple[Item, ...]
 
 
 @attrs.define
@@ -53,6 +67,37 @@ class Explain:
     ) -> list[Request]:
         """The first round of requests ``db.get`` would send (sent concurrently)."""
         return self.get_plan(model, load=load, consistent=consistent, **key).requests
+
+    def transact_get_plan(self, wanted: Sequence[KeyOf]) -> TransactGetPlan:
+        """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
+        infos: list[ModelInfo[Any]] = []
+        keys: list[Item] = []
+        for i, entry in enumerate(wanted):
+            shape: object = entry  # callers without a type checker pass anything
+            if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
+                raise DefinitionError(
+                    f"db.transact_get takes (Model, {{key field: value}}) pairs, such as "
+                    f"(Org, {{'name': 'ACME'}}); item {i} is {entry!r}"
+                )
+            info = self.table.info(entry[0])
+            info.check_key_values(entry[1])
+            infos.append(info)
+            keys.append(info.primary_key(entry[1]))
+        # Each distinct item is read once (DynamoDB refuses a transaction naming one twice).
+        unique = list({key_id(k): k for k in keys}.values())
+        if not unique:
+            raise LimitExceededError("db.transact_get needs at least one (Model, key) pair")
+        if len(unique) > TRANSACT_MAX:
+            raise LimitExceededError(
+                f"db.transact_get reads at most {TRANSACT_MAX} items in one transaction "
+                f"(TRANSACT_MAX); got {len(unique)}: split them, or use db.get_many when the "
+                "items need not be read at one point in time"
+            )
+        return TransactGetPlan(transact_get(self.table_name, unique), tuple(infos), tuple(keys))
+
+    def transact_get(self, *wanted: KeyOf) -> Request:
+        """The TransactGetItems ``db.transact_get`` sends."""
+        return self.transact_get_plan(wanted).request
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
@@ -100,10 +145,15 @@ class Explain:
         index: str | None = None,
         *,
         consistent: bool = False,
+        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
         **components: object,
     ) -> Request:
+        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
         info = self.table.info(model)
-        return self.query_read(info, index, components, consistent=consistent).request()
+        read = self.query_read(info, index, components, consistent=consistent)
+        if load:
+            read = plan_query_load(info, read, components, normalize_options(info, load)).read
+        return read.request()
 
     def query_read(
         self,

@@ -22,7 +22,14 @@ from ._plans import CollectionRead, KeyRange, Request, batch_get, get_item, uppe
 from ._relations import BelongsTo, HasMany, LoadOption, Relationship
 from ._state import Loaded, Session, state_of
 
-__all__ = ["GetPlan", "execute_get", "load_all", "normalize_options", "plan_get"]
+__all__ = [
+    "GetPlan",
+    "execute_get",
+    "load_all",
+    "normalize_options",
+    "plan_get",
+    "range_passed",
+]
 
 P = TypeVar("P")
 
@@ -54,6 +61,8 @@ class CollectionLoad:
     options: tuple[LoadOption, ...]
     #: where the parent sits in read order when this Query carries it, else None.
     parent_at: Position | None
+    #: the index holds some of the items in part: each page is followed by a BatchGetItem.
+    fetches: bool = False
 
 
 @attrs.frozen
@@ -82,7 +91,12 @@ class GetPlan:
         if self.fetch_keys and not self.fetch_self:
             table_name = self.collections[0].read.table_name
             first.append(_batch_get(self.fetch_keys, table_name, consistent=self.consistent))
-        return first + [c.read.request() for c in self.collections]
+        for c in self.collections:
+            first.append(c.read.request())
+            if c.fetches:
+                # Its Keys are the table keys of the Query's items: shown empty here.
+                first.append(batch_get(c.read.table_name, {"Keys": []}))
+        return first
 
 
 def _get_item(key: Item, table_name: str, *, consistent: bool) -> Request:
@@ -133,7 +147,9 @@ def plan_get(
         carried = carried or take is not None
         if consistent and index is None:
             read = attrs.evolve(read, consistent=True)
-        collections.append(CollectionLoad(read, tuple(group), take))
+        partial = info.table.partial_models(index) if index is not None else frozenset()
+        names = {info.name, *(r.target_info.name for r in rels)}
+        collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names)))
     get_parent = None if carried else _get_item(parent_key, table_name, consistent=consistent)
     early = [o for o in belongs if _belongs(o).parent_key_from(key_values) is not None]
     fetch_keys = tuple(_belongs(o).parent_key_from(key_values) or {} for o in early)
@@ -362,7 +378,7 @@ def share_of_page(
     n = len(children)
     if limit is not None and n > limit:
         return PageShare(limit, read.key_of(children[limit - 1]))
-    if after is None or _passed(read, prefix, after):
+    if after is None or range_passed(read, prefix, after):
         return PageShare(n, None)
     last = read.key_of(children[-1]) if children else None
     if limit is not None and n == limit:
@@ -372,7 +388,7 @@ def share_of_page(
     return PageShare(n, None, more=True, start=last, want=None if limit is None else limit - n)
 
 
-def _passed(read: CollectionRead, prefix: str, after: Item) -> bool:
+def range_passed(read: CollectionRead, prefix: str, after: Item) -> bool:
     """Whether a page that ended at ``after`` read every sort key that starts with ``prefix``."""
     value = after.get(read.sk_attr) if read.sk_attr and prefix else None
     sk: str | None = None if value is None else value.get("S")

@@ -21,6 +21,7 @@ __all__ = [
     "check_limit",
     "consistent_get",
     "existence_check",
+    "transact_get",
     "upper_bound",
 ]
 
@@ -182,6 +183,12 @@ def batch_get(table_name: str, entry: Mapping[str, Any]) -> Request:
 def batch_write(table_name: str, writes: Sequence[Mapping[str, Any]]) -> Request:
     """BatchWriteItem of PutRequest/DeleteRequest entries (at most BATCH_WRITE_MAX)."""
     return Request("BatchWriteItem", {"RequestItems": {table_name: list(writes)}})
+
+
+def transact_get(table_name: str, keys: Sequence[Item]) -> Request:
+    """TransactGetItems of whole items by primary key (at most TRANSACT_MAX, each key once)."""
+    items = [{"Get": {"TableName": table_name, "Key": key}} for key in keys]
+    return Request("TransactGetItems", {"TransactItems": items})
 
 
 def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
-from ._codec import build_codec
+from ._codec import AttributeValue, build_codec
 from ._errors import DefinitionError
 from ._fields import field
 from ._keys import KeyTemplate
@@ -22,6 +22,7 @@ from ._model import (
     resolve_field_types,
 )
 from ._relations import Relationship
+from ._streams import Change, StreamRecord, decode_change
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -104,6 +105,8 @@ class Table:
             )
         self.models: dict[str, ModelInfo[Any]] = {}
         self._pending: list[Relationship[Any, Any]] = []
+        #: index name -> the models it holds only in part (see partial_models), once asked.
+        self._partial: dict[str, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
@@ -138,6 +141,35 @@ class Table:
             if any(a in attributes for a in keys):
                 partners.update(keys)
         return partners
+
+    def partial_models(self, index: str) -> frozenset[str]:
+        """Names of the models whose items ``index`` holds only in part.
+
+        A KEYS_ONLY or INCLUDE projection copies the keys and the attributes it names; a model
+        with a field (or embedded children) stored elsewhere, and not readable from a projected
+        key, is read whole by its table key after each Query of the index (BatchGetItem).
+        """
+        found = self._partial.get(index)
+        if found is None:
+            found = self._partial[index] = frozenset(
+                info.name
+                for info in self.models.values()
+                if info.in_index(index) and not self._holds(info, index)
+            )
+        return found
+
+    def _holds(self, info: ModelInfo[Any], index: str) -> bool:
+        projection = self.index(index).projection
+        if projection == "ALL":
+            return True
+        projected = {a for a in (*self.primary_attributes, *self.key_attributes(index)) if a}
+        parsed = {f for a in projected if a in info.templates for f in info.templates[a].fields}
+        projected |= set(projection) if isinstance(projection, tuple) else set()
+        stored = info.codec.attributes
+        fields = all(f in parsed or stored.get(f, f) in projected for f in info.field_types)
+        return fields and all(
+            r.embedded is None or r.embedded.attribute in projected for r in info.embedded
+        )
 
     def attribute_names(self) -> list[str]:
         """Every key attribute of the table and its indexes (all strings)."""
@@ -330,6 +362,7 @@ class Table:
                 )
 
     def _resolve_pending(self) -> None:
+        self._partial.clear()  # a model or an embedded relationship may have been added
         still: list[Relationship[Any, Any]] = []
         for relationship in self._pending:
             if relationship.try_resolve(self):
@@ -347,6 +380,29 @@ class Table:
             raise DefinitionError(
                 f"Table {self.name!r}: relationships name models that are not declared: {missing}"
             )
+
+    def model_of(
+        self, item: Mapping[str, AttributeValue], index: str | None = None
+    ) -> ModelInfo[Any] | None:
+        """The model an item of this table (or of ``index``) belongs to, or None.
+
+        The one place that decides it for reads of mixed items (scans, stream records): each
+        model is asked whether the item fits it; models that can share a collection were checked
+        at declaration to be told apart, so at most one answers yes.
+        """
+        for info in self.models.values():
+            if (index is None or info.in_index(index)) and info.matches(item, index):
+                return info
+        return None
+
+    def decode_record(self, record: StreamRecord) -> Change[Any]:
+        """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.
+
+        ``Change(event, model, keys, old, new)``: ``old``/``new`` are the images decoded by the
+        model the item belongs to (None when the stream does not carry that image); an item of
+        no model gives ``model=None`` and no instances. Pure: nothing is sent.
+        """
+        return decode_change(self, record)
 
     def info(self, cls: type[T]) -> ModelInfo[T]:
         info = info_of(cls)

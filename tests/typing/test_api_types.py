@@ -56,6 +56,10 @@ async def _typed_usage(db: Database) -> None:
     assert_type(await db.query(User, org_name="MICROSOFT").first(), User | None)
     assert_type(await db.get_many(Org, [{"name": "A"}]), list[Org | None])
     assert_type(await db.add(org, Org.users, User("MICROSOFT", "SATYA")), User)
+    pair = await db.transact_get((Org, {"name": "A"}), (User, {"org_name": "A", "username": "B"}))
+    assert_type(pair, tuple[Org | None, User | None])
+    many = await db.transact_get(*[(Org, {"name": n}) for n in "ABCD"])
+    assert_type(many, tuple[Org | None, ...])
 
 
 def test_models_declare_with_typed_relationships() -> None:

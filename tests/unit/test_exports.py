@@ -22,6 +22,7 @@ EXPECTED = {
     "Attr",
     "BelongsTo",
     "CancellationReason",
+    "Change",
     "CodecError",
     "Condition",
     "ConditionFailedError",
