@@ -44,7 +44,8 @@ from ._limits import (
 )
 from ._paging import Page
 from ._plans import Request
-from ._query import Query
+from ._query import Query, Scan
+from ._ranges import SortCondition, begins_with, between, ge, gt, le, lt
 from ._relations import (
     BelongsTo,
     HasMany,
@@ -102,6 +103,8 @@ __all__ = [
     "RelationLoader",
     "Relationship",
     "Request",
+    "Scan",
+    "SortCondition",
     "Strategy",
     "Table",
     "TableNotFoundError",
@@ -110,6 +113,12 @@ __all__ = [
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "begins_with",
+    "between",
     "connect",
     "converter",
+    "ge",
+    "gt",
+    "le",
+    "lt",
 ]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
-from ._codec import build_codec
+from ._codec import AttributeValue, build_codec
 from ._errors import DefinitionError
 from ._keys import KeyTemplate
 from ._model import (
@@ -296,6 +296,20 @@ class Table:
             raise DefinitionError(
                 f"Table {self.name!r}: relationships name models that are not declared: {missing}"
             )
+
+    def model_of(
+        self, item: Mapping[str, AttributeValue], index: str | None = None
+    ) -> ModelInfo[Any] | None:
+        """The model a stored item belongs to (read through ``index``), or None for no model.
+
+        The one place that decides it for items read without a key condition (scans): models
+        that could share a collection have keys that cannot be confused (checked when they are
+        declared), so at most one model's templates fit an item.
+        """
+        for info in self.models.values():
+            if (index is None or info.in_index(index)) and info.matches(item, index):
+                return info
+        return None
 
     def info(self, cls: type[T]) -> ModelInfo[T]:
         info = info_of(cls)

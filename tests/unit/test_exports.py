@@ -51,6 +51,8 @@ EXPECTED = {
     "RelationLoader",
     "Relationship",
     "Request",
+    "Scan",
+    "SortCondition",
     "Strategy",
     "Table",
     "TableNotFoundError",
@@ -59,8 +61,14 @@ EXPECTED = {
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "begins_with",
+    "between",
     "connect",
     "converter",
+    "ge",
+    "gt",
+    "le",
+    "lt",
 }
 
 # The names DESIGN.md's public contract imports from dynorm.
