@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import attrs
 import pytest
 
@@ -30,6 +32,7 @@ sensors = Table("Readings", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="site", sk
 
 
 @sensors.model(pk="SENSOR#{sensor_id}", sk="META")
+@attrs.define
 class Sensor:
     sensor_id: str
     site: str = "north"
@@ -37,6 +40,7 @@ class Sensor:
 
 
 @sensors.model(pk="SENSOR#{sensor_id}", sk="R#{status}#{time}", GSI1=("{site}", "{time}"))
+@attrs.define
 class Reading:
     sensor_id: str
     status: str
@@ -46,6 +50,7 @@ class Reading:
 
 
 @sensors.model(pk="SENSOR#{sensor_id}", sk="R#{status}#{time}#FLAG")
+@attrs.define
 class Flag:
     """Sorts among readings (a longer key under the same prefix): counts must skip it."""
 
@@ -55,6 +60,7 @@ class Flag:
 
 
 @sensors.model(pk="SENSOR#{sensor_id}", sk="N#{n:04d}")
+@attrs.define
 class Note:
     sensor_id: str
     n: int
@@ -78,9 +84,11 @@ NOTES = [Note("s1", n, f"note {n}") for n in (1, 2, 10, 200)]
 
 
 @pytest.fixture
-async def db(dynorm_connect: Connect) -> Database:
+async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
     async with dynorm_connect(sensors) as database:
-        await database.put_all([Sensor("s1"), *OK_READINGS, *ALARMS, *NOTES, reading(5, sensor="s2"), FLAG])
+        await database.put_all(
+            [Sensor("s1"), *OK_READINGS, *ALARMS, *NOTES, reading(5, sensor="s2"), FLAG]
+        )
         yield database
 
 
@@ -94,16 +102,43 @@ async def test_range_markers_on_the_last_component(db: Database) -> None:
         found = await q.all()
     assert [r.value for r in found] == [5, 6, 7]
     assert log.operations == ["Query"]
-    assert [r.value for r in await db.query(Reading, sensor_id="s1", status="OK", time=gt("2026-04-18T00")).all()] == [19, 20]
-    assert [r.value for r in await db.query(Reading, sensor_id="s1", status="OK", time=ge("2026-04-19T00")).all()] == [19, 20]
-    assert [r.value for r in await db.query(Reading, sensor_id="s1", status="OK", time=lt("2026-04-03T00")).all()] == [1, 2]
-    assert [r.value for r in await db.query(Reading, sensor_id="s1", status="OK", time=le("2026-04-02T00")).all()] == [1, 2]
+    assert [
+        r.value
+        for r in await db.query(
+            Reading, sensor_id="s1", status="OK", time=gt("2026-04-18T00")
+        ).all()
+    ] == [19, 20]
+    assert [
+        r.value
+        for r in await db.query(
+            Reading, sensor_id="s1", status="OK", time=ge("2026-04-19T00")
+        ).all()
+    ] == [19, 20]
+    assert [
+        r.value
+        for r in await db.query(
+            Reading, sensor_id="s1", status="OK", time=lt("2026-04-03T00")
+        ).all()
+    ] == [1, 2]
+    assert [
+        r.value
+        for r in await db.query(
+            Reading, sensor_id="s1", status="OK", time=le("2026-04-02T00")
+        ).all()
+    ] == [1, 2]
     # gt/lt stay inside the status's prefix: no ALARM reading, no Note, no Sensor
-    assert [r.status for r in await db.query(Reading, sensor_id="s1", status="ALARM", time=gt("2026-04-03T00")).all()] == ["ALARM", "ALARM"]
+    assert [
+        r.status
+        for r in await db.query(
+            Reading, sensor_id="s1", status="ALARM", time=gt("2026-04-03T00")
+        ).all()
+    ] == ["ALARM", "ALARM"]
 
 
 async def test_begins_with_a_partial_component(db: Database) -> None:
-    found = await db.query(Reading, sensor_id="s1", status="OK", time=begins_with("2026-04-1")).all()
+    found = await db.query(
+        Reading, sensor_id="s1", status="OK", time=begins_with("2026-04-1")
+    ).all()
     assert [r.value for r in found] == list(range(10, 20))
 
 
@@ -153,7 +188,11 @@ async def test_filter_limit_counts_matches(db: Database) -> None:
 
 
 async def test_filter_on_a_whole_partition_and_combined(db: Database) -> None:
-    q = db.query(Reading, sensor_id="s1").filter(Attr("status") == "ALARM").filter(Attr("value") > 5)
+    q = (
+        db.query(Reading, sensor_id="s1")
+        .filter(Attr("status") == "ALARM")
+        .filter(Attr("value") > 5)
+    )
     assert [r.value for r in await q.all()] == [7, 27]
 
 
@@ -178,7 +217,9 @@ async def test_count(db: Database) -> None:
     ok = db.query(Reading, sensor_id="s1", status="OK")
     assert await ok.filter(Attr("value") > 10).count() == 10
     # gt inside a prefix lets the bound through: it is not counted
-    assert await db.query(Reading, sensor_id="s1", status="OK", time=gt("2026-04-18T00")).count() == 2
+    assert (
+        await db.query(Reading, sensor_id="s1", status="OK", time=gt("2026-04-18T00")).count() == 2
+    )
 
 
 async def test_page_reports_capacity_when_asked(db: Database) -> None:
@@ -188,18 +229,26 @@ async def test_page_reports_capacity_when_asked(db: Database) -> None:
     assert plain.scanned == 6
     measured = await q.with_capacity().page(limit=5)
     assert q.with_capacity().explain().params["ReturnConsumedCapacity"] == "TOTAL"
-    assert measured.consumed is not None and measured.consumed > 0
+    assert measured.consumed is not None
+    assert measured.consumed > 0
 
 
 async def test_projection_reads_only_the_view(db: Database) -> None:
     q = db.query(Reading, sensor_id="s1", status="ALARM").project(ReadingValue)
     params = q.explain().params
-    projected = {params["ExpressionAttributeNames"][p] for p in params["ProjectionExpression"].split(", ")}
+    projected = {
+        params["ExpressionAttributeNames"][p] for p in params["ProjectionExpression"].split(", ")
+    }
     assert projected == {"pk", "sk", "time", "value"}
     found = await q.all()
-    assert found == [ReadingValue("2026-04-03T00", 3), ReadingValue("2026-04-07T00", 7), ReadingValue("2026-04-27T00", 27)]
+    assert found == [
+        ReadingValue("2026-04-03T00", 3),
+        ReadingValue("2026-04-07T00", 7),
+        ReadingValue("2026-04-27T00", 27),
+    ]
     page = await q.page(limit=2)
-    assert len(page) == 2 and page.cursor is not None
+    assert len(page) == 2
+    assert page.cursor is not None
     assert [v.value for v in (await q.page(limit=2, cursor=page.cursor))] == [27]
 
 
@@ -210,4 +259,3 @@ async def test_relationship_query(db: Database) -> None:
         assert [r.value for r in await q.all()] == [7, 27]
     assert log.operations == ["Query"]
     assert await sensor.readings.query(status="OK").filter(Attr("value") < 3).count() == 2
-
