@@ -45,7 +45,8 @@ from ._limits import (
 )
 from ._paging import Page
 from ._plans import Request
-from ._query import Query
+from ._query import Query, Scan
+from ._ranges import SortCondition, begins_with, between, ge, gt, le, lt
 from ._relations import (
     BelongsTo,
     HasMany,
@@ -105,6 +106,8 @@ __all__ = [
     "RelationLoader",
     "Relationship",
     "Request",
+    "Scan",
+    "SortCondition",
     "Strategy",
     "Table",
     "TableNotFoundError",
@@ -113,7 +116,13 @@ __all__ = [
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "begins_with",
+    "between",
     "connect",
     "converter",
     "field",
+    "ge",
+    "gt",
+    "le",
+    "lt",
 ]

@@ -24,7 +24,7 @@ import orjson
 
 from ._codec import Item
 from ._errors import CursorError
-from ._plans import CollectionRead
+from ._plans import CollectionRead, ScanRead
 
 __all__ = ["CURSOR_SECRET_ENV", "CursorCodec", "scope_fingerprint", "secret_from"]
 
@@ -119,6 +119,22 @@ class CursorCodec:
         body = self._open(cursor, read.fingerprint())
         key = _start_key(body.get("k"))
         _check_position(key, read)
+        return key
+
+    # -- keys of a scan segment -----------------------------------------------------------------
+
+    def encode_scan(self, key: Item, read: ScanRead) -> str:
+        """A cursor resuming the scan segment ``read`` after ``key`` (a LastEvaluatedKey)."""
+        return self._seal({"v": _VERSION, "q": read.fingerprint(), "k": _jsonable(key)})
+
+    def decode_scan(self, cursor: str, read: ScanRead) -> Item:
+        """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
+        key = _start_key(self._open(cursor, read.fingerprint()).get("k"))
+        if read.key_attrs and set(key) != set(read.key_attrs):
+            raise CursorError(
+                f"this cursor's key names {', '.join(sorted(key))}, but this scan resumes from "
+                f"{', '.join(sorted(read.key_attrs))}; {_RESTART}"
+            )
         return key
 
     # -- offsets into embedded children --------------------------------------------------------

@@ -31,8 +31,9 @@ from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
 from ._paging import Sender, iterate, read_page
 from ._plans import CollectionRead, Request
-from ._query import Query
+from ._query import Query, Scan
 from ._queryload import QueryLoad
+from ._reading import narrowed, scan_read
 from ._relations import HasMany, LoadOption, Relationship
 from ._retry import QUOTA_CAPACITY, RetryQuota
 from ._state import InstanceState, Loaded, bind, state_of
@@ -612,20 +613,100 @@ class Database:
         same Query, others are read per page (see docs/relationships.md).
         """
         info = self.table.info(model)
-        accept = self.acceptor(info, index)
         read = self.explain.query_read(info, index, components, consistent=consistent)
         loads = None
         if load:
             loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
-        send = self.reader(read)
+        return self.query_collection(info, read, loads=loads)
+
+    # -- filters, scans, counts (docs/queries.md) -----------------------------------------------
+
+    def query_collection(
+        self, info: ModelInfo[T], read: CollectionRead, *, loads: QueryLoad[T] | None = None
+    ) -> Query[T]:
+        """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()`` too).
+
+        On an index that holds the items in part, each page's items are read whole.
+        """
+        accept = self.acceptor(info, read.index)
+        index = read.index
         return Query(
-            send=send,
+            send=self.reader(read),
             read=read,
-            accept=accept,
+            accept=narrowed(accept, read),
             cursors=self.cursors,
+            info=info,
             loads=loads,
             fetches=index is not None and info.name in self.table.partial_models(index),
         )
+
+    @overload
+    def scan(
+        self,
+        model: type[T],
+        *,
+        segments: int = 1,
+        index: str | None = None,
+        consistent: bool = False,
+    ) -> Scan[T]: ...
+    @overload
+    def scan(
+        self,
+        model: None,
+        *,
+        segments: int = 1,
+        index: str | None = None,
+        consistent: bool = False,
+    ) -> Scan[Any]: ...
+    def scan(
+        self,
+        model: type[T] | None,
+        *,
+        segments: int = 1,
+        index: str | None = None,
+        consistent: bool = False,
+    ) -> Scan[Any]:
+        """Every item of ``model`` in the table (or ``index``); ``None``: of every model.
+
+        ``segments=N`` reads N parallel segments. Items that belong to no declared model are
+        skipped. Nothing is sent until the scan is iterated, paged or counted.
+        """
+        info = None if model is None else self.table.info(model)
+        models = () if info is None else (info.name,)
+        read = scan_read(
+            self.table,
+            self.table_name,
+            index,
+            segments=segments,
+            consistent=consistent,
+            models=models,
+        )
+        return Scan(
+            send=self.send,
+            read=read,
+            accept=self._scan_acceptor(info, index),
+            cursors=self.cursors,
+            table=self.table,
+            info=info,
+        )
+
+    def _scan_acceptor(
+        self, info: ModelInfo[Any] | None, index: str | None
+    ) -> Callable[[Item], Any]:
+        if info is not None:
+            matches, accept = info.matches, self.acceptor(info, index)
+            return lambda raw: accept(raw) if matches(raw, index) else None
+        table, accepts = self.table, {}
+
+        def accept_any(raw: Item) -> Any:
+            found = table.model_of(raw, index)
+            if found is None:
+                return None
+            if found.name not in accepts:
+                accepts[found.name] = self.acceptor(found, index)
+            return accepts[found.name](raw)
+
+        return accept_any
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption

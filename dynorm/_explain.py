@@ -13,8 +13,9 @@ from ._errors import DefinitionError, KeyTemplateError, LimitExceededError
 from ._expressions import Condition
 from ._loading import GetPlan, normalize_options, plan_get
 from ._model import ModelInfo, not_key_fields
-from ._plans import CollectionRead, KeyRange, Request, batch_write, transact_get
+from ._plans import CollectionRead, Request, batch_write, transact_get
 from ._queryload import plan_query_load
+from ._ranges import SortCondition, SortRange, sort_range
 from ._relations import LoadOption, Relationship, collection_read
 from ._steps import Plan, Step, WriteBatch, run_sync
 from ._table import Table
@@ -176,7 +177,20 @@ class Explain:
                 f"{call} needs every field of the partition key {pk.source!r}: "
                 f"give {', '.join(missing)}"
             )
-        range_ = KeyRange.from_template(sk, components) if sk is not None else None
-        return collection_read(
-            info, index, self.table_name, pk.format(components), range_, consistent=consistent
+        marked = [f for f in pk.fields if isinstance(components[f], SortCondition)]
+        if marked:
+            raise KeyTemplateError(
+                f"{call}: {marked[0]}={components[marked[0]]!r} is part of the partition key "
+                f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
+                "(conditions go on the sort key's last component given)"
+            )
+        sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
+        read = collection_read(
+            info,
+            index,
+            self.table_name,
+            pk.format(components),
+            sorted_.range,
+            consistent=consistent,
         )
+        return read if sorted_.excluded is None else attrs.evolve(read, excluded=sorted_.excluded)

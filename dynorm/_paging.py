@@ -10,13 +10,22 @@ LastEvaluatedKey, so a skipped item is never lost.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from ._codec import Item
-from ._plans import CollectionRead, Page, Request
+from ._plans import Page, Request, Tally
 
-__all__ = ["Page", "Sender", "iterate", "read_page", "released"]
+__all__ = [
+    "Page",
+    "Read",
+    "Sender",
+    "count_items",
+    "iterate",
+    "iterate_segments",
+    "read_page",
+    "released",
+]
 
 T = TypeVar("T")
 
@@ -24,6 +33,20 @@ T = TypeVar("T")
 Sender = Callable[[Request], Awaitable[dict[str, Any]]]
 #: Decodes a raw item into the wanted object, or None for items of other kinds.
 Accept = Callable[[Item], T | None]
+
+#: How much a filtered read's Limit may grow over the one it started with.
+MAX_FILTER_SCALE: Final = 64
+
+
+class Read(Protocol):
+    """A Query or Scan read page by page (CollectionRead, ScanRead)."""
+
+    @property
+    def filtered(self) -> bool: ...
+
+    def request(self) -> Request: ...
+
+    def key_of(self, item: Item) -> Item: ...
 
 
 def released(page: list[Item]) -> Iterator[Item]:
@@ -50,28 +73,38 @@ def _with(request: Request, **extra: Any) -> Request:
 
 async def read_page(
     send: Sender,
-    read: CollectionRead,
+    read: Read,
     accept: Accept[T],
     *,
     limit: int | None,
     start: Item | None,
     on_page: Callable[[list[Item]], None] | None = None,
     ahead: int = 0,
+    tally: Tally | None = None,
 ) -> tuple[list[T], Item | None]:
     """Up to ``limit`` accepted items starting after ``start``, and the key to resume from.
 
     ``on_page`` sees each response's raw items (to spot a parent riding along, for instance). With
     ``limit=None`` one DynamoDB page is read. ``ahead`` counts items known to come first that
     will not be accepted (that parent): the first request asks for them on top, so its one-item
-    look-ahead is not spent on them.
+    look-ahead is not spent on them. ``tally`` adds up what the responses report.
+
+    DynamoDB applies a Limit before a filter, so a filtered read that comes back short asks for
+    twice as many items each time (up to MAX_FILTER_SCALE times): a selective filter then costs
+    a few requests, not one per match.
     """
     base = read.request()
     items: list[T] = []
     last: Item | None = None
+    scale = 1
     while True:
-        want = None if limit is None else limit - len(items) + 1 + ahead
+        want = None if limit is None else (limit - len(items) + 1) * scale + ahead
         ahead = 0
         response = await send(_with(base, ExclusiveStartKey=start, Limit=want))
+        if tally is not None:
+            tally.add(response)
+        if read.filtered and scale < MAX_FILTER_SCALE:
+            scale *= 2
         page = response.get("Items", [])
         if on_page is not None:
             on_page(page)
@@ -96,7 +129,7 @@ async def read_page(
 
 
 async def iterate(
-    send: Sender, read: CollectionRead, accept: Accept[T], *, start: Item | None = None
+    send: Sender, read: Read, accept: Accept[T], *, start: Item | None = None
 ) -> AsyncGenerator[T, None]:
     """Every accepted item from ``start`` to the end of the collection, a page at a time.
 
@@ -133,3 +166,77 @@ def _discard(pending: asyncio.Future[Any]) -> None:
             pending.exception()  # retrieved, so asyncio does not log it as forgotten
     else:
         pending.cancel()
+
+
+async def count_items(
+    send: Sender, request: Request, match: Callable[[Item], bool] | None, tally: Tally
+) -> int:
+    """How many items ``request`` reads, over every page.
+
+    With ``match`` None the request is a Select=COUNT and DynamoDB counts; otherwise it reads
+    (key attributes, say) and the items ``match`` accepts are counted.
+    """
+    total = 0
+    start: Item | None = None
+    while True:
+        response = await send(_with(request, ExclusiveStartKey=start))
+        tally.add(response)
+        if match is None:
+            total += response.get("Count", 0)
+        else:
+            total += sum(1 for raw in response.get("Items", []) if match(raw))
+        start = response.get("LastEvaluatedKey")
+        if start is None:
+            return total
+
+
+_DONE: Final = object()
+
+
+async def iterate_segments(
+    send: Sender, reads: Sequence[Read], accept: Accept[T]
+) -> AsyncGenerator[T, None]:
+    """Every accepted item of several scan segments, the segments read concurrently.
+
+    Each segment reads its next page only once its previous one was taken (one page ahead per
+    segment at most); items come in the order pages arrive. Stopping the iteration, or a
+    segment failing, cancels every request in flight; the failure is raised here.
+    """
+    if len(reads) == 1:
+        async for obj in iterate(send, reads[0], accept):
+            yield obj
+        return
+    pages: asyncio.Queue[Any] = asyncio.Queue(maxsize=len(reads))
+
+    async def segment(read: Read) -> None:
+        base = read.request()
+        start: Item | None = None
+        try:
+            while True:
+                response = await send(_with(base, ExclusiveStartKey=start))
+                await pages.put(response.get("Items", []))
+                start = response.get("LastEvaluatedKey")
+                if start is None:
+                    break
+        except Exception as exc:  # noqa: BLE001 - handed to the reader, who raises it
+            await pages.put(exc)
+            return
+        await pages.put(_DONE)
+
+    tasks = [asyncio.ensure_future(segment(read)) for read in reads]
+    running = len(tasks)
+    try:
+        while running:
+            page = await pages.get()
+            if page is _DONE:
+                running -= 1
+                continue
+            if isinstance(page, BaseException):
+                raise page
+            for raw in released(page):
+                found = accept(raw)
+                if found is not None:
+                    yield found
+    finally:
+        for task in tasks:
+            _discard(task)

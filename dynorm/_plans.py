@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import attrs
 
-from ._codec import Item
+from ._codec import AttributeValue, Item
 from ._errors import LimitExceededError
 from ._keys import KeyTemplate
 
@@ -16,8 +16,11 @@ __all__ = [
     "CollectionRead",
     "KeyRange",
     "Page",
+    "Rendered",
     "Request",
     "Retry",
+    "ScanRead",
+    "Tally",
     "check_limit",
     "consistent_get",
     "existence_check",
@@ -67,9 +70,9 @@ def upper_bound(prefix: str) -> str:
 
 @attrs.frozen
 class KeyRange:
-    """A sort key condition: equality, a prefix, or an inclusive range."""
+    """A sort key condition as sent: equality, a prefix, an inclusive range or one bound."""
 
-    op: Literal["eq", "begins_with", "between"]
+    op: Literal["eq", "begins_with", "between", "gt", "ge", "lt", "le"]
     values: tuple[str, ...]
 
     @classmethod
@@ -85,11 +88,93 @@ class KeyRange:
 
         Python orders strings by code point, which is the order of their UTF-8 bytes.
         """
-        if self.op == "eq":
-            return value == self.values[0]
+        low, high = self.span()
         if self.op == "begins_with":
-            return value.startswith(self.values[0])
-        return self.values[0] <= value <= self.values[1]
+            return value.startswith(low)
+        if self.op == "gt":
+            return value > low
+        if self.op == "lt":
+            return value < high
+        return low <= value <= high
+
+    def span(self) -> tuple[str, str]:
+        """The smallest and largest sort key the condition may let through (both included)."""
+        first = self.values[0]
+        if self.op == "eq":
+            return first, first
+        if self.op == "begins_with":
+            return first, upper_bound(first)
+        if self.op == "between":
+            return first, self.values[1]
+        if self.op in ("gt", "ge"):
+            return first, upper_bound("")
+        return "", first
+
+    def render(self) -> tuple[str, dict[str, AttributeValue]]:
+        """The condition on ``#sk`` and the values it names."""
+        values = {":sk": {"S": self.values[0]}}
+        if self.op == "between":
+            values[":sk2"] = {"S": self.values[1]}
+            return "#sk BETWEEN :sk AND :sk2", values
+        if self.op == "begins_with":
+            return "begins_with(#sk, :sk)", values
+        return f"#sk {_OPERATORS[self.op]} :sk", values
+
+
+_OPERATORS: Final = {"eq": "=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+@attrs.frozen
+class Rendered:
+    """An expression rendered with its placeholders (a filter), ready to merge into a request."""
+
+    text: str
+    names: Mapping[str, str] = attrs.field(factory=dict)
+    values: Mapping[str, AttributeValue] = attrs.field(factory=dict)
+
+    def __repr__(self) -> str:
+        # Part of cursor fingerprints: the text, the attribute names and the values, in order.
+        return repr((self.text, sorted(self.names.items()), sorted(self.values.items())))
+
+
+def _read_options(
+    params: dict[str, Any],
+    *,
+    filter_: Rendered | None,
+    projection: tuple[str, ...] | None,
+    capacity: bool,
+) -> dict[str, Any]:
+    """Add a FilterExpression, a ProjectionExpression and ReturnConsumedCapacity to ``params``."""
+    names = params.setdefault("ExpressionAttributeNames", {})
+    if filter_ is not None:
+        params["FilterExpression"] = filter_.text
+        names.update(filter_.names)
+        params.setdefault("ExpressionAttributeValues", {}).update(filter_.values)
+    if projection:
+        placeholders = [f"#p{i}" for i in range(len(projection))]
+        names.update(zip(placeholders, projection, strict=True))
+        params["ProjectionExpression"] = ", ".join(placeholders)
+    if not names:
+        del params["ExpressionAttributeNames"]
+    if capacity:
+        params["ReturnConsumedCapacity"] = "TOTAL"
+    return params
+
+
+def _counting(request: Request) -> Request:
+    """The same read asking for the number of matching items only (Select=COUNT)."""
+    params = dict(request.params)
+    projection = params.pop("ProjectionExpression", None)
+    if projection is not None:
+        names = dict(params["ExpressionAttributeNames"])
+        for placeholder in projection.split(", "):
+            del names[placeholder]
+        if names:
+            params["ExpressionAttributeNames"] = names
+        else:
+            del params["ExpressionAttributeNames"]
+    params["Select"] = "COUNT"
+    return Request(request.operation, params)
 
 
 @attrs.frozen
@@ -108,6 +193,18 @@ class CollectionRead:
     key_attrs: tuple[str, ...] = ()
     #: the models whose items the read returns (part of a cursor's fingerprint).
     models: tuple[str, ...] = ()
+    #: a sort key ``range`` lets through that the query excludes (``gt``/``lt`` in a prefix).
+    excluded: str | None = None
+    filter: Rendered | None = None
+    #: the attributes to read (None: whole items).
+    projection: tuple[str, ...] | None = None
+    #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
+    capacity: bool = False
+
+    @property
+    def filtered(self) -> bool:
+        """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""
+        return self.filter is not None
 
     def request(self) -> Request:
         names = {"#pk": self.pk_attr}
@@ -115,14 +212,9 @@ class CollectionRead:
         condition = "#pk = :pk"
         if self.range is not None and self.sk_attr is not None:
             names["#sk"] = self.sk_attr
-            if self.range.op == "eq":
-                condition += " AND #sk = :sk"
-            elif self.range.op == "begins_with":
-                condition += " AND begins_with(#sk, :sk)"
-            else:
-                condition += " AND #sk BETWEEN :sk AND :sk2"
-                values[":sk2"] = {"S": self.range.values[1]}
-            values[":sk"] = {"S": self.range.values[0]}
+            text, range_values = self.range.render()
+            condition += " AND " + text
+            values.update(range_values)
         params: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": condition,
@@ -135,12 +227,84 @@ class CollectionRead:
             params["ScanIndexForward"] = False
         if self.consistent:
             params["ConsistentRead"] = True
-        return Request("Query", params)
+        if self.filter is None and self.projection is None and not self.capacity:
+            return Request("Query", params)
+        return Request(
+            "Query",
+            _read_options(
+                params, filter_=self.filter, projection=self.projection, capacity=self.capacity
+            ),
+        )
+
+    def count_request(self) -> Request:
+        """The Query that counts the items (Select=COUNT) instead of returning them."""
+        return _counting(self.request())
 
     def fingerprint(self) -> str:
         """Identifies the query for cursors (the table name is left out: tests rename tables)."""
-        text = repr((self.models, self.index, self.pk_value, self.range, self.forward))
+        parts: tuple[object, ...] = (
+            self.models,
+            self.index,
+            self.pk_value,
+            self.range,
+            self.forward,
+        )
+        if self.filter is not None:
+            parts += (self.filter,)
+        text = repr(parts)
         return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
+
+    def key_of(self, item: Item) -> Item:
+        """The ExclusiveStartKey that resumes right after ``item``."""
+        return {name: item[name] for name in self.key_attrs if name in item}
+
+
+@attrs.frozen
+class ScanRead:
+    """A Scan of the table or an index, one segment of ``segments`` (parallel scans)."""
+
+    table_name: str
+    index: str | None = None
+    segment: int = 0
+    segments: int = 1
+    consistent: bool = False
+    #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
+    key_attrs: tuple[str, ...] = ()
+    #: the models whose items the scan returns (part of a cursor's fingerprint; () for all).
+    models: tuple[str, ...] = ()
+    filter: Rendered | None = None
+    projection: tuple[str, ...] | None = None
+    capacity: bool = False
+
+    @property
+    def filtered(self) -> bool:
+        """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""
+        return self.filter is not None
+
+    def request(self) -> Request:
+        params: dict[str, Any] = {"TableName": self.table_name}
+        if self.index is not None:
+            params["IndexName"] = self.index
+        if self.segments > 1:
+            params["Segment"] = self.segment
+            params["TotalSegments"] = self.segments
+        if self.consistent:
+            params["ConsistentRead"] = True
+        return Request(
+            "Scan",
+            _read_options(
+                params, filter_=self.filter, projection=self.projection, capacity=self.capacity
+            ),
+        )
+
+    def count_request(self) -> Request:
+        """The Scan that counts the items (Select=COUNT) instead of returning them."""
+        return _counting(self.request())
+
+    def fingerprint(self) -> str:
+        """Identifies the scan and segment for cursors (the table name is left out)."""
+        parts = (self.models, self.index, self.segment, self.segments, self.filter)
+        return hashlib.blake2s(repr(parts).encode(), digest_size=8).hexdigest()
 
     def key_of(self, item: Item) -> Item:
         """The ExclusiveStartKey that resumes right after ``item``."""
@@ -198,16 +362,38 @@ def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:
 
 @attrs.frozen
 class Page(Generic[T]):
-    """One page of results and the cursor for the next (None when nothing follows)."""
+    """One page of results and the cursor for the next (None when nothing follows).
+
+    ``scanned`` is how many items DynamoDB read for it (ScannedCount, summed over the requests
+    the page took; more than ``len(items)`` when a filter or other models' items were skipped);
+    ``consumed`` the capacity units those requests consumed, when the query asked for them
+    (``.with_capacity()``), else None.
+    """
 
     items: list[T]
     cursor: str | None
+    scanned: int = attrs.field(default=0, kw_only=True)
+    consumed: float | None = attrs.field(default=None, kw_only=True)
 
     def __iter__(self) -> Any:
         return iter(self.items)
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+@attrs.define
+class Tally:
+    """What the responses of one page (or count) report: items read and capacity consumed."""
+
+    scanned: int = 0
+    consumed: float | None = None
+
+    def add(self, response: Mapping[str, Any]) -> None:
+        self.scanned += response.get("ScannedCount", 0)
+        capacity = response.get("ConsumedCapacity")
+        if capacity is not None:
+            self.consumed = (self.consumed or 0.0) + float(capacity.get("CapacityUnits", 0.0))
 
 
 def check_limit(limit: int | None) -> None:

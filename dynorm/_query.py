@@ -1,21 +1,28 @@
-"""The lazy query returned by ``db.query(...)``: nothing is sent until it is iterated or paged."""
+"""Lazy reads: ``db.query()`` and ``db.scan()`` send nothing until iterated, paged or counted."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
-from typing import Generic, TypeVar
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, TypeVar
 
 import attrs
 
 from ._codec import Item
 from ._cursor import CursorCodec
-from ._paging import Accept, Page, Sender, iterate, read_page
-from ._plans import CollectionRead, Request, batch_get, check_limit
+from ._errors import DefinitionError
+from ._expressions import Condition
+from ._model import ModelInfo
+from ._paging import Accept, Page, Sender, count_items, iterate, iterate_segments, read_page
+from ._plans import CollectionRead, Request, ScanRead, Tally, batch_get, check_limit
 from ._queryload import QueryLoad
+from ._reading import count_match, narrowed, render_filter, scan_match, view_of
+from ._table import Table
 
-__all__ = ["Query"]
+__all__ = ["Query", "Scan"]
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 @attrs.frozen
@@ -23,13 +30,17 @@ class Query(Generic[T]):
     """Items of one model in one item collection, read lazily.
 
     ``async for item in query`` reads page after page; ``await query.page(limit, cursor)`` reads
-    exactly one page of ``limit`` items; ``await query.all()`` reads everything.
+    exactly one page of ``limit`` items; ``await query.all()`` reads everything;
+    ``await query.count()`` counts. ``filter``, ``project``, ``reverse`` and ``with_capacity``
+    return a new query.
     """
 
     _send: Sender = attrs.field(alias="send")
     read: CollectionRead
     _accept: Accept[T] = attrs.field(alias="accept")
     _cursors: CursorCodec = attrs.field(alias="cursors")
+    _info: ModelInfo[Any] | None = attrs.field(default=None, alias="info")
+    _where: Condition | None = attrs.field(default=None, alias="where")
     #: The relationships ``load=`` asked for, loaded for each page's parents.
     _loads: QueryLoad[T] | None = attrs.field(default=None, alias="loads")
     #: The index holds the items in part: each page's items are then read whole.
@@ -39,11 +50,58 @@ class Query(Generic[T]):
         """The same query read from the end of the collection backwards."""
         return attrs.evolve(self, read=attrs.evolve(self.read, forward=not self.read.forward))
 
-    def explain(self) -> Request:
+    def _model(self, call: str) -> ModelInfo[Any]:
+        if self._info is None:  # pragma: no cover - every Query dynorm builds has its model
+            raise DefinitionError(f"{call} needs the query's model")
+        return self._info
+
+    def filter(self, condition: Condition) -> Query[T]:
+        """Only items that meet ``condition`` (a FilterExpression; ``&`` with earlier filters).
+
+        DynamoDB still reads the items it drops: pages report it in ``Page.scanned``. ``limit=N``
+        means N matching items. The key attributes this query addresses cannot be filtered on.
+        """
+        info = self._model(".filter()")
+        where = condition if self._where is None else self._where & condition
+        keys = tuple(a for a in (self.read.pk_attr, self.read.sk_attr) if a)
+        rendered = render_filter(info, where, keys=keys)
+        return attrs.evolve(self, read=attrs.evolve(self.read, filter=rendered), where=where)
+
+    def project(self, view: type[V]) -> Query[V]:
+        """The same items read as ``view``: an attrs class with some of the model's fields.
+
+        Only those fields' attributes are read (ProjectionExpression), plus the key attributes
+        needed to tell models apart and to resume; fields kept only inside keys are parsed.
+        """
+        info = self._model(".project()")
+        found = view_of(info, view)
+        matches, decode = info.sort_key_matcher(self.read.index), found.decode
+
+        def accept(raw: Item) -> V | None:
+            return decode(raw) if matches(raw) else None
+
+        read = attrs.evolve(self.read, projection=found.projection(self.read.key_attrs))
+        return Query(
+            send=self._send,
+            read=read,
+            accept=narrowed(accept, read),
+            cursors=self._cursors,
+            info=info,
+            where=self._where,
+        )
+
+    def with_capacity(self) -> Query[T]:
+        """The same query asking for ReturnConsumedCapacity=TOTAL: ``Page.consumed`` is set."""
+        return attrs.evolve(self, read=attrs.evolve(self.read, capacity=True))
+
+    def explain(self, *, count: bool = False) -> Request:
         """The Query request this would send first (without Limit or ExclusiveStartKey).
 
-        With ``load=``, the Query that also reads the children it shares (see ``load_costs``).
+        ``count=True``: the request ``count()`` sends. With ``load=``, the Query that also
+        reads the children it shares (see ``load_costs``).
         """
+        if count:
+            return self._counting()[0]
         if self._loads is not None:
             return self._loads.plan(self.read).read.request()
         return self.read.request()
@@ -64,6 +122,13 @@ class Query(Generic[T]):
         """How each relationship of ``load=`` is read: in the same Query, or what it costs."""
         return {} if self._loads is None else self._loads.plan(self.read).costs()
 
+    def _counting(self) -> tuple[Request, Callable[[Item], bool] | None]:
+        match = None if self._info is None else count_match(self._info, self.read)
+        if match is None:
+            return self.read.count_request(), None
+        keys = attrs.evolve(self.read, projection=self.read.key_attrs, capacity=self.read.capacity)
+        return keys.request(), match
+
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
         """One page of up to ``limit`` items after ``cursor`` (None: from the start).
 
@@ -71,15 +136,21 @@ class Query(Generic[T]):
         """
         check_limit(limit)
         start = None if cursor is None else self._cursors.decode(cursor, self.read)
-        items, after = await self._read_page(limit, start)
-        return Page(items, None if after is None else self._cursors.encode(after, self.read))
+        tally = Tally()
+        items, after = await self._read_page(limit, start, tally)
+        return Page(
+            items,
+            None if after is None else self._cursors.encode(after, self.read),
+            scanned=tally.scanned,
+            consumed=tally.consumed,
+        )
 
     def _read_page(
-        self, limit: int | None, start: Item | None
+        self, limit: int | None, start: Item | None, tally: Tally | None = None
     ) -> Awaitable[tuple[list[T], Item | None]]:
         if self._loads is not None:
             return self._loads.page(self._send, self.read, limit=limit, start=start)
-        return read_page(self._send, self.read, self._accept, limit=limit, start=start)
+        return read_page(self._send, self.read, self._accept, limit=limit, start=start, tally=tally)
 
     async def all(self) -> list[T]:
         """Every item, reading all pages."""
@@ -89,6 +160,15 @@ class Query(Generic[T]):
         """The first item, or None when the collection holds none."""
         items, _ = await self._read_page(1, None)
         return items[0] if items else None
+
+    async def count(self) -> int:
+        """How many items the query holds (filter applied), over every page.
+
+        Select=COUNT when the key range holds only this model's items; where another model's
+        items may share it, the key attributes are read and the model's items counted.
+        """
+        request, match = self._counting()
+        return await count_items(self._send, request, match, Tally())
 
     def __aiter__(self) -> AsyncIterator[T]:
         if self._loads is not None:
@@ -104,3 +184,139 @@ class Query(Generic[T]):
                 yield item
             if start is None:
                 return
+
+
+@attrs.frozen
+class Scan(Generic[T]):
+    """Every item of one model (or of every model) in the table or an index, read lazily.
+
+    With ``segments=N`` the table is read in N parallel segments. ``async for`` reads them all
+    concurrently, a page ahead per segment; ``page`` reads one segment (``segment(i)``).
+    """
+
+    _send: Sender = attrs.field(alias="send")
+    read: ScanRead
+    _accept: Accept[T] = attrs.field(alias="accept")
+    _cursors: CursorCodec = attrs.field(alias="cursors")
+    _table: Table = attrs.field(alias="table")
+    _info: ModelInfo[Any] | None = attrs.field(default=None, alias="info")
+    _where: Condition | None = attrs.field(default=None, alias="where")
+    #: The segments this scan reads (all of them unless ``segment(i)`` chose one).
+    _only: int | None = attrs.field(default=None, alias="only")
+
+    def _reads(self) -> list[ScanRead]:
+        if self._only is not None:
+            return [attrs.evolve(self.read, segment=self._only)]
+        return [attrs.evolve(self.read, segment=i) for i in range(self.read.segments)]
+
+    def segment(self, number: int) -> Scan[T]:
+        """Only segment ``number`` of ``segments`` (to share a scan among workers)."""
+        if type(number) is not int or not 0 <= number < self.read.segments:
+            raise DefinitionError(
+                f"segment must be an int from 0 to {self.read.segments - 1} (segments="
+                f"{self.read.segments}); got {number!r}"
+            )
+        return attrs.evolve(self, only=number)
+
+    def filter(self, condition: Condition) -> Scan[T]:
+        """Only items that meet ``condition`` (a FilterExpression; ``&`` with earlier filters).
+
+        On a scan of one model, paths are field paths; on ``db.scan(None)`` they name stored
+        attributes. ``limit=N`` means N matching items.
+        """
+        where = condition if self._where is None else self._where & condition
+        rendered = render_filter(self._info, where)
+        return attrs.evolve(self, read=attrs.evolve(self.read, filter=rendered), where=where)
+
+    def project(self, view: type[V]) -> Scan[V]:
+        """The model's items read as ``view`` (see Query.project); not on ``db.scan(None)``."""
+        if self._info is None:
+            raise DefinitionError(
+                "project() needs the scan's model: db.scan(Model).project(View), not db.scan(None)"
+            )
+        info, index = self._info, self.read.index
+        found = view_of(info, view)
+        decode = found.decode
+
+        def accept(raw: Item) -> V | None:
+            return decode(raw) if info.matches(raw, index) else None
+
+        return Scan(
+            send=self._send,
+            read=attrs.evolve(self.read, projection=found.projection(self.read.key_attrs)),
+            accept=accept,
+            cursors=self._cursors,
+            table=self._table,
+            info=info,
+            where=self._where,
+            only=self._only,
+        )
+
+    def with_capacity(self) -> Scan[T]:
+        """The same scan asking for ReturnConsumedCapacity=TOTAL: ``Page.consumed`` is set."""
+        return attrs.evolve(self, read=attrs.evolve(self.read, capacity=True))
+
+    def explain(self, *, count: bool = False) -> list[Request]:
+        """The first Scan request of each segment (``count=True``: what ``count()`` sends)."""
+        return (
+            [request for request, _ in self._counting()]
+            if count
+            else [read.request() for read in self._reads()]
+        )
+
+    def _counting(self) -> list[tuple[Request, Callable[[Item], bool] | None]]:
+        index = self.read.index
+        if self._info is None:
+            table = self._table
+
+            def any_model(raw: Item) -> bool:
+                return table.model_of(raw, index) is not None
+
+            match: Callable[[Item], bool] | None = any_model
+        else:
+            match = scan_match(self._info, index)
+        if match is None:
+            return [(read.count_request(), None) for read in self._reads()]
+        return [
+            (attrs.evolve(read, projection=read.key_attrs).request(), match)
+            for read in self._reads()
+        ]
+
+    async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
+        """One page of up to ``limit`` items of one segment after ``cursor`` (None: the start)."""
+        check_limit(limit)
+        reads = self._reads()
+        if len(reads) != 1:
+            raise DefinitionError(
+                f"a scan of {len(reads)} segments has a page in each; read one with "
+                "scan.segment(i).page(...), or iterate the whole scan with async for"
+            )
+        (read,) = reads
+        start = None if cursor is None else self._cursors.decode_scan(cursor, read)
+        tally = Tally()
+        items, after = await read_page(
+            self._send, read, self._accept, limit=limit, start=start, tally=tally
+        )
+        return Page(
+            items,
+            None if after is None else self._cursors.encode_scan(after, read),
+            scanned=tally.scanned,
+            consumed=tally.consumed,
+        )
+
+    async def all(self) -> list[T]:
+        """Every item, reading all segments."""
+        return [item async for item in self]
+
+    async def count(self) -> int:
+        """How many items the scan holds (filter applied); segments are counted concurrently."""
+        counts = await asyncio.gather(
+            *(
+                count_items(self._send, request, match, Tally())
+                for request, match in self._counting()
+            )
+        )
+        return sum(counts)
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return iterate_segments(self._send, self._reads(), self._accept)

@@ -24,9 +24,11 @@ from ._errors import (
     KeyTemplateError,
     NotLoadedError,
 )
-from ._model import LocalScope, ModelInfo, info_of, is_model
+from ._keys import KeyTemplate
+from ._model import LocalScope, ModelInfo, info_of, is_model, not_key_fields
 from ._plans import CollectionRead, KeyRange, Page, check_limit, get_item
-from ._state import Loaded, Session, state_of
+from ._ranges import sort_range
+from ._state import Loaded, Reader, Session, state_of
 from ._strategies import Partition, Strategy
 
 if TYPE_CHECKING:
@@ -269,21 +271,49 @@ class HasMany(Relationship[P, C]):
         return sk.prefix(self.link_values(parent_values)) if sk is not None else ""
 
     def children_read(
-        self, table_name: str, parent_values: Mapping[str, object], *, consistent: bool = False
+        self,
+        table_name: str,
+        parent_values: Mapping[str, object],
+        *,
+        consistent: bool = False,
+        where: Mapping[str, object] | None = None,
     ) -> CollectionRead:
-        """The Query that reads only this relationship's children."""
+        """The Query that reads only this relationship's children.
+
+        ``where`` gives further components of the children's sort key, the last one perhaps a
+        condition (``between``, ``gt``, ``begins_with`` ...), as in ``db.query``.
+        """
         child = self.target_info
-        pk, _ = child.key_templates(self.via.index)
-        prefix = self.child_prefix(parent_values)
-        return collection_read(
+        pk, sk = child.key_templates(self.via.index)
+        link = self.link_values(parent_values)
+        excluded = None
+        if where:
+            values = {**link, **self._sort_components(sk, link, where)}
+            assert sk is not None  # noqa: S101 - checked by _sort_components
+            found = sort_range(sk, values, f"{self.qualname}.query()")
+            range_, excluded = found.range, found.excluded
+        else:
+            prefix = self.child_prefix(parent_values)
+            range_ = KeyRange("begins_with", (prefix,)) if prefix else None
+        read = collection_read(
             child,
             self.via.index,
             table_name,
-            pk.format(self.link_values(parent_values)),
-            KeyRange("begins_with", (prefix,)) if prefix else None,
+            pk.format(link),
+            range_,
             forward=not self.newest_first,
             consistent=consistent,
         )
+        return read if excluded is None else attrs.evolve(read, excluded=excluded)
+
+    def _sort_components(
+        self, sk: KeyTemplate | None, link: Mapping[str, object], where: Mapping[str, object]
+    ) -> Mapping[str, object]:
+        free = [f for f in (sk.fields if sk is not None else ()) if f not in link]
+        unknown = [name for name in where if name not in free]
+        if unknown:
+            raise not_key_fields(self.target_name, f"{self.qualname}.query() takes", unknown, free)
+        return where
 
     def check_child(self, parent: P, child: C) -> None:
         """A child handed to add/remove must belong to this parent's collection."""
@@ -685,6 +715,24 @@ class RelationLoader(Generic[P, C]):
         if end < len(children):
             after = session.cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
+
+    def query(self, **where: object) -> Reader[C]:
+        """The children as a lazy Query, narrowed by further sort key components.
+
+        ``user.tickets.query(ticket_id=gt("100"))``: the last component given may be a
+        condition (``between``, ``gt``, ``ge``, ``lt``, ``le``, ``begins_with``); chain
+        ``.filter()``, ``.project()``, ``.count()``, ``.page()`` as on ``db.query``.
+        """
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            raise DefinitionError(
+                f"{rel.qualname}: embedded children come inside the parent item and are not "
+                f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
+            )
+        values = rel.owner_info.values_of(self.parent)
+        read = rel.children_read(session.table_name, values, where=where)
+        return session.query_collection(rel.target_info, read)
 
     async def all(self) -> list[C]:
         """Every child (loaded ones first, then the rest from the database)."""

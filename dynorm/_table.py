@@ -386,9 +386,9 @@ class Table:
     ) -> ModelInfo[Any] | None:
         """The model an item of this table (or of ``index``) belongs to, or None.
 
-        The one place that decides it for reads of mixed items (scans, stream records): each
-        model is asked whether the item fits it; models that can share a collection were checked
-        at declaration to be told apart, so at most one answers yes.
+        The one place that decides it for reads of mixed items (scans, stream records): by the
+        table's type attribute when the item holds it, else by which model's key templates fit
+        (models that can share a collection were checked at declaration to be told apart).
         """
         for info in self.models.values():
             if (index is None or info.in_index(index)) and info.matches(item, index):

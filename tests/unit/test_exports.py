@@ -52,6 +52,8 @@ EXPECTED = {
     "RelationLoader",
     "Relationship",
     "Request",
+    "Scan",
+    "SortCondition",
     "Strategy",
     "Table",
     "TableNotFoundError",
@@ -60,9 +62,15 @@ EXPECTED = {
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "begins_with",
+    "between",
     "connect",
     "converter",
     "field",
+    "ge",
+    "gt",
+    "le",
+    "lt",
 }
 
 # The names DESIGN.md's public contract imports from dynorm.

@@ -1,0 +1,236 @@
+"""Planning reads beyond a key: filters, projections into views, counts, scans.
+
+Pure: everything here decides what a Query or Scan sends and how its items become objects;
+``dynorm/_query.py`` sends.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from ._codec import AttributeValue, Item, ModelCodec, build_codec
+from ._errors import CodecError, DefinitionError, ExpressionError, LimitExceededError
+from ._expressions import Condition, ExpressionBuilder, path_steps
+from ._model import ModelInfo, resolve_field_types
+from ._plans import CollectionRead, Rendered, ScanRead, upper_bound
+from ._table import Table
+
+__all__ = [
+    "View",
+    "count_match",
+    "narrowed",
+    "render_filter",
+    "scan_match",
+    "scan_read",
+    "view_of",
+]
+
+T = TypeVar("T")
+V = TypeVar("V")
+
+
+def render_filter(
+    info: ModelInfo[Any] | None, condition: Condition, *, keys: tuple[str, ...] = ()
+) -> Rendered:
+    """A FilterExpression for ``condition``; field paths are sent as their stored attributes.
+
+    Without a model (``db.scan(None)``) paths name stored attributes. A path that starts at one
+    of ``keys`` (the key attributes a Query addresses, which DynamoDB refuses in its filters) is
+    an ExpressionError.
+    """
+    if not isinstance(condition, Condition):
+        raise ExpressionError(
+            f".filter() takes a condition such as Attr('status') == 'OK'; got {condition!r}"
+        )
+    builder = info.builder() if info is not None else ExpressionBuilder()
+    translate = builder.renamer or path_steps
+    touched: list[str] = []
+
+    def recording(path: str) -> list[tuple[str, str]]:
+        steps = translate(path)
+        touched.append(steps[0][0])
+        if steps[0][0] in keys:
+            what = f"{info.name}.{path}" if info is not None else repr(path)
+            raise ExpressionError(
+                f"{what} is stored in the key attribute {steps[0][0]!r}, which a Query "
+                "addresses by its key condition and cannot filter on: give it as a key "
+                "component (a value, or between/gt/begins_with...) instead of in .filter()"
+            )
+        return steps
+
+    builder.renamer = recording
+    text = condition.render(builder)
+    return Rendered(text, dict(builder.names), dict(builder.values))
+
+
+def narrowed(
+    accept: Callable[[Item], T | None], read: CollectionRead
+) -> Callable[[Item], T | None]:
+    """``accept``, also dropping the one sort key a ``gt``/``lt`` range lets through."""
+    excluded, attr = read.excluded, read.sk_attr
+    if excluded is None or attr is None:
+        return accept
+
+    def accept_in_range(raw: Item) -> T | None:
+        if raw.get(attr, {}).get("S") == excluded:
+            return None
+        return accept(raw)
+
+    return accept_in_range
+
+
+def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], bool] | None:
+    """How to count ``info``'s items of ``read``: None when DynamoDB's Select=COUNT is exact.
+
+    It is exact when no other declared model can have items in the queried key range of this
+    partition and the range lets nothing through that the query excludes. Otherwise the count
+    reads the key attributes only and counts the items whose keys fit the model (the same
+    requests; more bytes come back). Items no declared model wrote are counted by Select=COUNT
+    when their keys fall inside the range.
+    """
+    matches = info.sort_key_matcher(read.index)
+    if read.excluded is not None:
+        attr, excluded = read.sk_attr, read.excluded
+        return lambda raw: matches(raw) and raw.get(attr or "", {}).get("S") != excluded
+    low, high = read.range.span() if read.range is not None else ("", upper_bound(""))
+    for other in info.table.models.values():
+        if other is info or (read.index is not None and not other.in_index(read.index)):
+            continue
+        pk, sk = other.key_templates(read.index)
+        if not pk.matches(read.pk_value):
+            continue
+        first = sk.literal_prefix if sk is not None else ""
+        if first <= high and low <= upper_bound(first):
+            return matches
+    return None
+
+
+def scan_match(info: ModelInfo[Any], index: str | None) -> Callable[[Item], bool] | None:
+    """How to count a scan of ``info``'s items: None when every scanned item is the model's."""
+    others = [m for m in info.table.models.values() if m is not info]
+    if index is not None:
+        others = [m for m in others if m.in_index(index)]
+    if not others:
+        return None
+    return functools.partial(info.matches, index=index)
+
+
+def scan_read(
+    table: Table,
+    table_name: str,
+    index: str | None,
+    *,
+    segments: int,
+    consistent: bool,
+    models: tuple[str, ...],
+) -> ScanRead:
+    """The first segment's Scan of the table or ``index``."""
+    if type(segments) is not int or not 1 <= segments <= 1_000_000:
+        raise LimitExceededError(
+            f"segments must be an int from 1 to 1000000 (DynamoDB's TotalSegments); "
+            f"got {segments!r}"
+        )
+    key_attrs = list(table.primary_attributes)
+    if index is not None:
+        key_attrs += [a for a in table.key_attributes(index) if a and a not in key_attrs]
+    return ScanRead(
+        table_name=table_name,
+        index=index,
+        segments=segments,
+        consistent=consistent and index is None,
+        key_attrs=tuple(key_attrs),
+        models=models,
+    )
+
+
+@attrs.frozen(eq=False)
+class View(Generic[V]):
+    """How a projection reads a model's items into a view class of some of its fields."""
+
+    cls: type[V]
+    #: the stored attributes to read: each field's own and the key attributes holding it.
+    attributes: tuple[str, ...]
+    decode: Callable[[Mapping[str, AttributeValue]], V]
+
+    def projection(self, key_attrs: tuple[str, ...]) -> tuple[str, ...]:
+        """What to project: the view's attributes and the keys that tell models apart and page."""
+        return tuple(dict.fromkeys((*key_attrs, *self.attributes)))
+
+
+_views: dict[tuple[ModelInfo[Any], type], View[Any]] = {}
+
+
+def view_of(info: ModelInfo[Any], cls: type[V]) -> View[V]:
+    """The view of ``info``'s model as ``cls``: an attrs class with some of the model's fields.
+
+    Each field of ``cls`` must be a field of the model of the same type, so every field a view
+    holds is read from the database, never a placeholder.
+    """
+    found: View[V] | None = _views.get((info, cls))
+    if found is None:
+        found = _views[info, cls] = _build_view(info, cls)
+    return found
+
+
+def _build_view(info: ModelInfo[Any], cls: type[V]) -> View[V]:
+    candidate: object = cls
+    if not (isinstance(candidate, type) and attrs.has(candidate)):
+        raise DefinitionError(
+            f"project() takes an attrs class whose fields are some of {info.name}'s; got {cls!r}"
+        )
+    types = resolve_field_types(cls)
+    for name, tp in types.items():
+        if name not in info.field_types:
+            raise DefinitionError(
+                f"{cls.__name__}.{name} is not a field of {info.name}; a view holds some of "
+                f"{info.name}'s fields ({', '.join(info.field_types)}) under their names"
+            )
+        if tp != info.field_types[name]:
+            raise DefinitionError(
+                f"{cls.__name__}.{name} is {tp!r}, but {info.name}.{name} is "
+                f"{info.field_types[name]!r}; declare it with the model's type"
+            )
+    codec = build_codec(cls)
+    attributes: list[str] = []
+    in_keys: dict[str, list[str]] = {}
+    for name in types:
+        attributes.append(info.codec.attributes[name])
+        for attr, template in info.templates.items():
+            if name in template.fields:
+                in_keys.setdefault(name, []).append(attr)
+                attributes.append(attr)
+    decode = _view_decoder(info, cls, codec, in_keys)
+    return View(cls, tuple(dict.fromkeys(attributes)), decode)
+
+
+def _view_decoder(
+    info: ModelInfo[Any], cls: type[V], codec: ModelCodec, in_keys: Mapping[str, list[str]]
+) -> Callable[[Mapping[str, AttributeValue]], V]:
+    moves = [(info.codec.attributes[f], codec.attributes[f]) for f in codec.attributes]
+
+    def decode(item: Mapping[str, AttributeValue]) -> V:
+        out = {mine: item[theirs] for theirs, mine in moves if theirs in item}
+        for name, key_attrs in in_keys.items():
+            if codec.attributes[name] in out:
+                continue
+            for attr in key_attrs:
+                # A field kept only inside a key attribute is parsed back from it.
+                stored = item.get(attr, {}).get("S")
+                parsed = info.templates[attr].parse(stored) if isinstance(stored, str) else None
+                if parsed is not None and name in parsed:
+                    value = info.key_parsers[name](parsed[name])
+                    out[codec.attributes[name]] = codec.encode_field[name](value)
+                    break
+        try:
+            found: V = codec.decode(out)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CodecError(
+                f"{cls.__name__} (a view of {info.name}): an item lacks or mangles field {exc}"
+            ) from exc
+        return found
+
+    return decode
