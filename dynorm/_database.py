@@ -14,6 +14,8 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast, overload
 
+import attrs
+
 from ._batch import drain_get, drain_write
 from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from ._codec import Item
@@ -33,7 +35,7 @@ from ._paging import Sender, iterate, read_page
 from ._plans import CollectionRead, Request
 from ._query import Query, Scan
 from ._queryload import QueryLoad
-from ._reading import narrowed, scan_read
+from ._reading import entity_filter, narrowed, render_filter, scan_read
 from ._relations import HasMany, LoadOption, Relationship
 from ._retry import QUOTA_CAPACITY, RetryQuota
 from ._state import InstanceState, Loaded, bind, state_of
@@ -630,12 +632,19 @@ class Database:
         """
         accept = self.acceptor(info, read.index)
         index = read.index
+        # Items of a model with the same templates are dropped by DynamoDB, not sent back (with
+        # load=, the read carries other models' items: the children).
+        where = entity_filter(info, read) if loads is None else None
+        if where is not None:
+            keys = tuple(a for a in (read.pk_attr, read.sk_attr) if a)
+            read = attrs.evolve(read, filter=render_filter(info, where, keys=keys))
         return Query(
             send=self.reader(read),
             read=read,
             accept=narrowed(accept, read),
             cursors=self.cursors,
             info=info,
+            where=where,
             loads=loads,
             fetches=index is not None and info.name in self.table.partial_models(index),
         )
@@ -681,6 +690,9 @@ class Database:
             consistent=consistent,
             models=models,
         )
+        where = None if info is None else entity_filter(info, None)
+        if where is not None:
+            read = attrs.evolve(read, filter=render_filter(info, where))
         return Scan(
             send=self.send,
             read=read,
@@ -688,6 +700,7 @@ class Database:
             cursors=self.cursors,
             table=self.table,
             info=info,
+            where=where,
         )
 
     def _scan_acceptor(

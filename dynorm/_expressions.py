@@ -18,6 +18,7 @@ __all__ = [
     "Attr",
     "Condition",
     "ExpressionBuilder",
+    "entity_is",
     "equal_to",
     "path_steps",
     "render_update",
@@ -169,6 +170,25 @@ class _In(Condition):
     def render(self, builder: ExpressionBuilder) -> str:
         values = ", ".join(builder.typed_value(self.path, v) for v in self.options)
         return f"{builder.name(self.path)} IN ({values})"
+
+
+@attrs.frozen
+class _Entity(Condition):
+    attribute: str
+    entity: str
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        name = builder.attribute(self.attribute)
+        value = builder.value({"S": self.entity})
+        return f"{name} = {value} OR attribute_not_exists({name})"
+
+
+def entity_is(attribute: str, entity: str) -> Condition:
+    """The item holds ``entity`` in the type attribute ``attribute`` (a stored name).
+
+    An item without a type attribute passes too: another tool wrote it, and its keys decide.
+    """
+    return _Entity(attribute, entity)
 
 
 @attrs.frozen(eq=False)

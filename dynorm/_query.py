@@ -16,7 +16,7 @@ from ._model import ModelInfo
 from ._paging import Accept, Page, Sender, count_items, iterate, iterate_segments, read_page
 from ._plans import CollectionRead, Request, ScanRead, Tally, batch_get, check_limit
 from ._queryload import QueryLoad
-from ._reading import count_match, narrowed, render_filter, scan_match, view_of
+from ._reading import count_match, identifying, narrowed, render_filter, scan_match, view_of
 from ._table import Table
 
 __all__ = ["Query", "Scan"]
@@ -123,10 +123,12 @@ class Query(Generic[T]):
         return {} if self._loads is None else self._loads.plan(self.read).costs()
 
     def _counting(self) -> tuple[Request, Callable[[Item], bool] | None]:
-        match = None if self._info is None else count_match(self._info, self.read)
-        if match is None:
+        info = self._info
+        match = None if info is None else count_match(info, self.read)
+        if info is None or match is None:
             return self.read.count_request(), None
-        keys = attrs.evolve(self.read, projection=self.read.key_attrs, capacity=self.read.capacity)
+        projection = identifying(info.table, self.read.key_attrs)
+        keys = attrs.evolve(self.read, projection=projection, capacity=self.read.capacity)
         return keys.request(), match
 
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
@@ -278,7 +280,10 @@ class Scan(Generic[T]):
         if match is None:
             return [(read.count_request(), None) for read in self._reads()]
         return [
-            (attrs.evolve(read, projection=read.key_attrs).request(), match)
+            (
+                attrs.evolve(read, projection=identifying(self._table, read.key_attrs)).request(),
+                match,
+            )
             for read in self._reads()
         ]
 

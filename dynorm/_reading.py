@@ -14,7 +14,7 @@ import attrs
 
 from ._codec import AttributeValue, Item, ModelCodec, build_codec
 from ._errors import CodecError, DefinitionError, ExpressionError, LimitExceededError
-from ._expressions import Condition, ExpressionBuilder, path_steps
+from ._expressions import Condition, ExpressionBuilder, entity_is, path_steps
 from ._model import ModelInfo, resolve_field_types
 from ._plans import CollectionRead, Rendered, ScanRead, upper_bound
 from ._table import Table
@@ -22,6 +22,8 @@ from ._table import Table
 __all__ = [
     "View",
     "count_match",
+    "entity_filter",
+    "identifying",
     "narrowed",
     "render_filter",
     "scan_match",
@@ -83,6 +85,40 @@ def narrowed(
     return accept_in_range
 
 
+def identifying(table: Table, key_attrs: tuple[str, ...]) -> tuple[str, ...]:
+    """The attributes that tell an item's model and place: its keys and the type attribute."""
+    if table.type_attribute is None:
+        return key_attrs
+    return (*key_attrs, table.type_attribute)
+
+
+def entity_filter(info: ModelInfo[Any], read: CollectionRead | None) -> Condition | None:
+    """The filter on the type attribute a read of ``info``'s items needs, if any.
+
+    Needed where another model's items may fall into the read (a scan; a query whose key range
+    other models' templates reach): DynamoDB then drops them rather than sending them back.
+    """
+    if info.entity is None or info.table.type_attribute is None:
+        return None
+    others = len(info.table.models) > 1 if read is None else _others_in_range(info, read)
+    return entity_is(info.table.type_attribute, info.entity) if others else None
+
+
+def _others_in_range(info: ModelInfo[Any], read: CollectionRead) -> bool:
+    """Whether another declared model can have items in ``read``'s key range."""
+    low, high = read.range.span() if read.range is not None else ("", upper_bound(""))
+    for other in info.table.models.values():
+        if other is info or (read.index is not None and not other.in_index(read.index)):
+            continue
+        pk, sk = other.key_templates(read.index)
+        if not pk.matches(read.pk_value):
+            continue
+        first = sk.literal_prefix if sk is not None else ""
+        if first <= high and low <= upper_bound(first):
+            return True
+    return False
+
+
 def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], bool] | None:
     """How to count ``info``'s items of ``read``: None when DynamoDB's Select=COUNT is exact.
 
@@ -96,17 +132,7 @@ def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], 
     if read.excluded is not None:
         attr, excluded = read.sk_attr, read.excluded
         return lambda raw: matches(raw) and raw.get(attr or "", {}).get("S") != excluded
-    low, high = read.range.span() if read.range is not None else ("", upper_bound(""))
-    for other in info.table.models.values():
-        if other is info or (read.index is not None and not other.in_index(read.index)):
-            continue
-        pk, sk = other.key_templates(read.index)
-        if not pk.matches(read.pk_value):
-            continue
-        first = sk.literal_prefix if sk is not None else ""
-        if first <= high and low <= upper_bound(first):
-            return matches
-    return None
+    return matches if _others_in_range(info, read) else None
 
 
 def scan_match(info: ModelInfo[Any], index: str | None) -> Callable[[Item], bool] | None:
@@ -204,6 +230,8 @@ def _build_view(info: ModelInfo[Any], cls: type[V]) -> View[V]:
                 in_keys.setdefault(name, []).append(attr)
                 attributes.append(attr)
     decode = _view_decoder(info, cls, codec, in_keys)
+    # The type attribute too: it decides which model an item is.
+    attributes = list(identifying(info.table, tuple(attributes)))
     return View(cls, tuple(dict.fromkeys(attributes)), decode)
 
 

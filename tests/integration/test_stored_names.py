@@ -202,3 +202,31 @@ async def test_get_of_one_model_does_not_return_another_models_item(db: Database
         await db.get(Book, author="ann", title="Dune")
     assert await db.get_many(Book, [{"author": "ann", "title": "Dune"}]) == [None]
     assert await db.get(Draft, author="ann", title="Dune") == Draft("ann", "Dune")
+
+
+@attrs.define
+class DraftTitle:
+    title: str
+
+
+async def test_a_query_of_one_model_filters_on_the_type_attribute(db: Database) -> None:
+    await db.put(Author("ann", BORN))
+    books = [Book("ann", f"Book {i}", "scifi") for i in range(3)]
+    await db.put_all([*books, *(Draft("ann", f"Draft {i}") for i in range(3))])
+    query = db.query(Draft, author="ann")
+    request = query.explain()
+    assert request.params["FilterExpression"] == "#n0 = :v0 OR attribute_not_exists(#n0)"
+    assert request.params["ExpressionAttributeNames"]["#n0"] == "Entity Type"
+    page = await query.page(limit=2)
+    assert [d.title for d in page.items] == ["Draft 0", "Draft 1"]
+    # Other models' items were dropped by DynamoDB: the page scanned them but did not send them.
+    assert page.scanned >= 5
+    with count_requests(db) as log:
+        count = await query.count()
+        titles = await query.project(DraftTitle).all()
+        scanned = await db.scan(Draft).all()
+    assert count == 3
+    assert [t.title for t in titles] == ["Draft 0", "Draft 1", "Draft 2"]
+    assert sorted(d.title for d in scanned) == ["Draft 0", "Draft 1", "Draft 2"]
+    assert log.operations == ["Query", "Query", "Scan"]
+    assert await db.query(Book, author="ann").filter(Attr("pages") == 0).count() == 3
