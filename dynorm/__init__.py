@@ -29,6 +29,7 @@ from ._errors import (
     TransactionCanceledError,
     TransportError,
     ValidationError,
+    VersionConflictError,
 )
 from ._expressions import Attr, Condition
 from ._keys import KeyTemplate
@@ -110,6 +111,7 @@ __all__ = [
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "VersionConflictError",
     "connect",
     "converter",
 ]

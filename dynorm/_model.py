@@ -15,6 +15,7 @@ from ._codec import AttributeValue, Item, ModelCodec
 from ._errors import CodecError, DefinitionError, KeyTemplateError
 from ._expressions import ExpressionBuilder
 from ._keys import KeyTemplate, key_value_parser
+from ._stamps import Stamps
 from ._limits import (
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
@@ -52,6 +53,8 @@ class ModelInfo(Generic[T]):
     relationships: dict[str, Relationship[Any, Any]] = attrs.field(factory=dict)
     #: HasMany relationships whose children are stored inside this model's items.
     embedded: list[HasMany[Any, Any]] = attrs.field(factory=list)
+    #: The fields named for versions, time to live and timestamps (see ``_stamps``).
+    stamps: Stamps = attrs.field(factory=Stamps)
 
     @property
     def name(self) -> str:

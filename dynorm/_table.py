@@ -20,6 +20,7 @@ from ._model import (
     resolve_field_types,
 )
 from ._relations import Relationship
+from ._stamps import ROLES, Stamps
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -59,6 +60,9 @@ class LSI:
 
 Index = GSI | LSI
 
+#: Keywords of ``Table.model`` that are not index names (so no index may be named one of them).
+MODEL_OPTIONS = ("pk", "sk", *ROLES)
+
 
 class Table:
     """One DynamoDB table shared by many models (single-table design).
@@ -83,6 +87,12 @@ class Table:
         for index in indexes:
             if index.name in self.indexes:
                 raise DefinitionError(f"Table {name!r} declares index {index.name!r} twice")
+            if index.name in MODEL_OPTIONS:
+                raise DefinitionError(
+                    f"Table {name!r}: an index cannot be named {index.name!r}, since "
+                    f"@table.model(...) takes {', '.join(MODEL_OPTIONS)} as options and index "
+                    "templates by index name; rename the index"
+                )
             if isinstance(index, LSI) and sk is None:
                 raise DefinitionError(
                     f"Table {name!r}: local index {index.name!r} needs a table with a sort key"
@@ -137,20 +147,34 @@ class Table:
 
     @dataclass_transform(field_specifiers=(attrs.field,))  # for checkers that support methods
     def model(
-        self, *, pk: str, sk: str | None = None, **indexes: str | tuple[str, ...]
+        self,
+        *,
+        pk: str,
+        sk: str | None = None,
+        version: str | None = None,
+        ttl: str | None = None,
+        created: str | None = None,
+        updated: str | None = None,
+        **indexes: str | tuple[str, ...],
     ) -> Callable[[type[T]], type[T]]:
         """Declare a model stored in this table.
 
         ``pk``/``sk`` are key templates; each index keyword gives that index's templates:
         ``GSI1=("ORG#{org_name}", "USER#{username}")`` for a global index, a single template for
         a local index. The class becomes an attrs class unless it already is one.
+
+        ``version`` names an int field for optimistic locking (every write requires the stored
+        version to be the one read, and stores the next); ``ttl`` a datetime field stored as
+        epoch seconds, which ``create_table`` makes the table's time to live; ``created`` and
+        ``updated`` datetime fields dynorm fills (UTC). See docs/writes.md.
         """
         # This call runs in the declaring frame (the decorator factory is called there), so a
         # model declared in a function can name classes local to it in string annotations.
         scope = LocalScope.of_caller()
+        roles = {"version": version, "ttl": ttl, "created": created, "updated": updated}
 
         def declare(target: type[T]) -> type[T]:
-            return self._declare(target, pk, sk, indexes, scope)
+            return self._declare(target, pk, sk, indexes, scope, roles)
 
         return declare
 
@@ -204,6 +228,7 @@ class Table:
         sk: str | None,
         indexes: dict[str, str | tuple[str, ...]],
         scope: LocalScope | None = None,
+        roles: dict[str, str | None] | None = None,
     ) -> type[T]:
         templates = self._templates(cls.__name__, pk, sk, indexes)
         relationships = {
@@ -214,8 +239,8 @@ class Table:
             annotations = vars(cls).get("__annotations__", {})
             for name in relationships:
                 annotations.pop(name, None)
-            return self._register(attrs.define(cls), templates, relationships, scope)
-        return self._register(cast("type[T]", cls), templates, relationships, scope)
+            return self._register(attrs.define(cls), templates, relationships, scope, roles)
+        return self._register(cast("type[T]", cls), templates, relationships, scope, roles)
 
     def _register(
         self,
@@ -223,6 +248,7 @@ class Table:
         templates: dict[str, KeyTemplate],
         relationships: dict[str, Relationship[Any, Any]],
         scope: LocalScope | None,
+        roles: dict[str, str | None] | None = None,
     ) -> type[T]:
         if cls.__name__ in self.models:
             raise DefinitionError(
@@ -234,13 +260,16 @@ class Table:
                 "references; use attrs.define(weakref_slot=True) (the default)"
             )
         field_types = resolve_field_types(cls, scope.names() if scope is not None else None)
+        key_fields = [f for t in templates.values() for f in t.fields]
+        stamps = Stamps.declare(cls.__name__, field_types, key_fields, **(roles or {}))
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,
             templates=templates,
-            codec=build_codec(cls),
+            codec=build_codec(cls, epoch=stamps.epoch),
             field_types=field_types,
             key_parsers=key_parsers_for(cls, field_types, templates.values()),
+            stamps=stamps,
         )
         self._check_distinct(info)
         attach_info(cls, info)

@@ -59,6 +59,7 @@ EXPECTED = {
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "VersionConflictError",
     "connect",
     "converter",
 }

@@ -44,6 +44,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_loading",
         "_model",
         "_relations",
+        "_stamps",
         "_state",
         "_strategies",
         "_table",
