@@ -15,7 +15,6 @@ from ._codec import AttributeValue, Item, ModelCodec
 from ._errors import CodecError, DefinitionError, KeyTemplateError
 from ._expressions import ExpressionBuilder
 from ._keys import KeyTemplate, key_value_parser
-from ._stamps import Stamps
 from ._limits import (
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
@@ -23,6 +22,7 @@ from ._limits import (
     check_item,
     check_key,
 )
+from ._stamps import Stamps
 
 if TYPE_CHECKING:
     from ._relations import HasMany, Relationship

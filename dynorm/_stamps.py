@@ -1,5 +1,6 @@
-"""Versions, time to live and timestamps: what ``@table.model(version=..., ttl=..., created=...,
-updated=...)`` declares, and what each write adds for them.
+"""Versions, time to live and timestamps: what a model declares, and what each write adds.
+
+``@table.model(version=..., ttl=..., created=..., updated=...)`` names the fields:
 
 - ``version``: an int field for optimistic locking. Every write of an object requires the stored
   version to be the one the object was read with (a new object: that no item exists) and
@@ -90,7 +91,7 @@ class Stamps:
             name = roles.get(role)
             if name is None:
                 continue
-            if not isinstance(name, str) or name not in field_types:
+            if name not in field_types:
                 fields = ", ".join(field_types) or "none"
                 raise DefinitionError(
                     f"{model}: {role}={name!r} names no field of {model}; fields: {fields}"
@@ -159,7 +160,7 @@ class Stamps:
             values[self.version] = (getattr(obj, self.version) or 0) + 1
         if self.updated is not None:
             values[self.updated] = now
-        missing = {} if self.created is None else {self.created: now}
+        missing: dict[str, object] = {} if self.created is None else {self.created: now}
         return values, missing
 
 

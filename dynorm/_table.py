@@ -174,7 +174,7 @@ class Table:
         roles = {"version": version, "ttl": ttl, "created": created, "updated": updated}
 
         def declare(target: type[T]) -> type[T]:
-            return self._declare(target, pk, sk, indexes, scope, roles)
+            return self._declare(target, pk, sk, indexes, scope, roles=roles)
 
         return declare
 
@@ -228,6 +228,7 @@ class Table:
         sk: str | None,
         indexes: dict[str, str | tuple[str, ...]],
         scope: LocalScope | None = None,
+        *,
         roles: dict[str, str | None] | None = None,
     ) -> type[T]:
         templates = self._templates(cls.__name__, pk, sk, indexes)
@@ -239,8 +240,8 @@ class Table:
             annotations = vars(cls).get("__annotations__", {})
             for name in relationships:
                 annotations.pop(name, None)
-            return self._register(attrs.define(cls), templates, relationships, scope, roles)
-        return self._register(cast("type[T]", cls), templates, relationships, scope, roles)
+            return self._register(attrs.define(cls), templates, relationships, scope, roles=roles)
+        return self._register(cast("type[T]", cls), templates, relationships, scope, roles=roles)
 
     def _register(
         self,
@@ -248,6 +249,7 @@ class Table:
         templates: dict[str, KeyTemplate],
         relationships: dict[str, Relationship[Any, Any]],
         scope: LocalScope | None,
+        *,
         roles: dict[str, str | None] | None = None,
     ) -> type[T]:
         if cls.__name__ in self.models:
