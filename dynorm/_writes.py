@@ -377,6 +377,7 @@ def plan_put_keeping(
     empty: Mapping[str, AttributeValue] | None = None,
     condition: Condition | None = None,
     overwrite: bool = True,
+    version: VersionCheck | None = None,
 ) -> Request:
     """A put for a model with embedded children, as an UpdateItem that keeps them.
 
@@ -416,9 +417,12 @@ def plan_put_keeping(
         "Key": {name: item[name] for name in info.table.primary_attributes},
         "UpdateExpression": expression,
     }
-    require = None if overwrite else "attribute_not_exists"
-    _conditioned(params, builder, condition, require=require, key_attr=info.table.pk)
-    return Request("UpdateItem", params, retry=_retry_for(condition, overwrite=overwrite))
+    require, check = _put_require(overwrite=overwrite, version=version)
+    _conditioned(params, builder, condition, require=require, key_attr=info.table.pk, version=check)
+    if version is not None:
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    retry = _retry_for(condition, overwrite=overwrite, version=version)
+    return Request("UpdateItem", params, retry=retry)
 
 
 _TRANSACT_KINDS: Final = {"PutItem": "Put", "UpdateItem": "Update", "DeleteItem": "Delete"}
