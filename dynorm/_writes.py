@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from ._codec import AttributeValue, Item
-from ._errors import ExpressionError, KeyTemplateError
+from ._errors import CodecError, ExpressionError, KeyTemplateError
 from ._expressions import Condition, ExpressionBuilder, render_update, top_field
 from ._model import ModelInfo
 from ._plans import Request, Retry
@@ -168,7 +168,7 @@ def _check_ops(info: ModelInfo[Any], ops: UpdateOps) -> None:
                     f"{info.name}: {option}={{{path!r}: {value!r}}} takes a non-empty list of the "
                     "elements to add"
                 )
-            if "L" not in info.codec.encode_path(path)(value):
+            if not _holds(info, path, [], "L"):
                 raise ExpressionError(
                     f"{info.name}: {option}= adds elements to lists; {path!r} is not a list field"
                 )
@@ -178,10 +178,20 @@ def _check_ops(info: ModelInfo[Any], ops: UpdateOps) -> None:
                 f"{info.name}: discard={{{path!r}: {value!r}}} takes a non-empty set of the "
                 "elements to take out"
             )
-        if next(iter(info.codec.encode_path(path)(value))) not in _ADDABLE - {"N"}:
+        if not _holds(info, path, value, "SS", "NS", "BS"):
             raise ExpressionError(
-                f"{info.name}: discard= takes elements out of sets; {path!r} is not a set field"
+                f"{info.name}: discard= takes elements out of sets; {path!r} is not a set field "
+                f"that can hold {value!r}"
             )
+
+
+def _holds(info: ModelInfo[Any], path: str, value: object, *tags: str) -> bool:
+    """Whether the field at ``path`` stores ``value`` as one of the DynamoDB types ``tags``."""
+    try:
+        encoded = info.codec.encode_path(path)(value)
+    except CodecError:
+        return False
+    return next(iter(encoded)) in tags
 
 
 def _check_overlaps(info: ModelInfo[Any], paths: Iterable[str]) -> None:

@@ -189,10 +189,11 @@ async def test_a_transaction_with_a_stale_version_writes_nothing(db: Database) -
     doc = await db.put(Doc(doc_id="1"))
     stale = attrs.evolve(doc)
     await db.put(doc)
+    tx = db.transaction()
+    tx.put(Note(note_id="n"))
+    tx.update(stale, set={"title": "lost"})
     with count_requests(db) as log, pytest.raises(VersionConflictError, match="action 1"):
-        async with db.transaction() as tx:
-            tx.put(Note(note_id="n"))
-            tx.update(stale, set={"title": "lost"})
+        await tx.commit()
     assert log.operations == ["TransactWriteItems"]
     with pytest.raises(ItemNotFoundError):
         await db.get(Note, note_id="n")
