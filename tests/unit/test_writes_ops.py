@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -32,12 +33,12 @@ INFO = info_of(Doc)
 KEY = {"doc_id": "1"}
 
 
-def _names(params: dict[str, Any]) -> dict[str, str]:
+def _names(params: Mapping[str, Any]) -> dict[str, str]:
     names: dict[str, str] = params.get("ExpressionAttributeNames", {})
     return names
 
 
-def _readable(params: dict[str, Any], expression: str) -> str:
+def _readable(params: Mapping[str, Any], expression: str) -> str:
     """An expression with its name placeholders replaced (values stay placeholders)."""
     text = str(params[expression])
     for placeholder, name in sorted(_names(params).items(), key=lambda p: -len(p[0])):
