@@ -29,6 +29,7 @@ from ._errors import (
     TransactionCanceledError,
     TransportError,
     ValidationError,
+    VersionConflictError,
 )
 from ._expressions import Attr, Condition
 from ._fields import field
@@ -116,6 +117,7 @@ __all__ = [
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "VersionConflictError",
     "begins_with",
     "between",
     "connect",

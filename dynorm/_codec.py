@@ -17,11 +17,12 @@ import decimal
 import difflib
 import enum
 import functools
+import math
 import re
 import types
 import typing
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, cast
 
 import attrs
@@ -50,6 +51,8 @@ __all__ = [
     "build_codec",
     "decode_any",
     "encode_any",
+    "epoch_decoder",
+    "epoch_encoder",
     "item_size",
     "make_converter",
     "path_steps",
@@ -784,6 +787,41 @@ def make_converter() -> cattrs.Converter:
 converter: Final = make_converter()
 
 
+def epoch_encoder(*, optional: bool) -> Callable[[Any], AttributeValue]:
+    """Encodes an aware datetime as whole epoch seconds (``{"N": "1767225600"}``).
+
+    DynamoDB's time to live reads a number of seconds. A naive datetime is refused: its
+    instant depends on the machine's time zone, and an item would expire hours early or late.
+    Sub-second parts are dropped (rounded down), as TTL works in whole seconds.
+    """
+
+    def encode_epoch(value: Any) -> AttributeValue:
+        if value is None and optional:
+            return _NULL
+        if not isinstance(value, datetime.datetime):
+            raise _mismatch(value, "a datetime")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise _RefusedError(
+                f"{_show(value)} is a naive datetime; a time-to-live field is stored as epoch "
+                "seconds, so give an aware one, e.g. datetime.datetime.now(datetime.UTC)"
+            )
+        return {"N": str(math.floor(value.timestamp()))}
+
+    return encode_epoch
+
+
+def epoch_decoder(*, optional: bool) -> Callable[[AttributeValue], Any]:
+    """Reads epoch seconds back as an aware UTC datetime (``NULL`` as None when ``optional``)."""
+    utc = datetime.UTC
+
+    def decode_epoch(av: AttributeValue) -> Any:
+        if optional and "NULL" in av:
+            return None
+        return datetime.datetime.fromtimestamp(int(decimal.Decimal(av["N"])), utc)
+
+    return decode_epoch
+
+
 @attrs.frozen
 class ModelCodec:
     """The generated functions that turn one model's instances into items and back.
@@ -810,6 +848,8 @@ class ModelCodec:
     key_only: tuple[str, ...] = ()
     #: Field path -> stored attribute steps (``shelf.room`` -> ``[("Shelf", ""), ("Room", "")]``).
     attribute_steps: Callable[[str], list[tuple[str, str]]] | None = None
+    #: Field name -> a function reading that field's AttributeValue alone.
+    decode_field: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
 
 
 #: Exceptions a hook may raise on a value it cannot encode (a user's hook may raise any of them).
@@ -992,11 +1032,28 @@ def _check_definable(cls: type) -> None:
             ) from None
 
 
-def build_codec(cls: type) -> ModelCodec:
-    """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold."""
+def _epoch_codecs(
+    fields: tuple[attrs.Attribute[Any], ...], epoch: Collection[str]
+) -> tuple[dict[str, Callable[[Any], AttributeValue]], dict[str, Callable[[AttributeValue], Any]]]:
+    """Encoders and decoders of the fields stored as epoch seconds (a time to live)."""
+    encoders, decoders = {}, {}
+    for f in fields:
+        if f.name in epoch:
+            optional = _optional_inner(f.type) is not None
+            encoders[f.name] = epoch_encoder(optional=optional)
+            decoders[f.name] = epoch_decoder(optional=optional)
+    return encoders, decoders
+
+
+def build_codec(cls: type, *, epoch: Collection[str] = ()) -> ModelCodec:
+    """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold.
+
+    ``epoch`` names datetime fields stored as epoch seconds (a number) instead of ISO text.
+    """
     _check_definable(cls)
     fields = attrs.fields(cls)
     sets = tuple(f.name for f in fields if _is_set(f.type))
+    epoch_encode, epoch_decode = _epoch_codecs(fields, epoch)
     try:
         decode = generate_decoder(
             cls,
@@ -1011,21 +1068,30 @@ def build_codec(cls: type) -> ModelCodec:
                 for f in fields
                 if f.name in sets
             },
+            overrides=epoch_decode,
         )
         encode = _unstructure_fn(converter, cls)
         encode_field = {
-            f.name: _named(unstructure_hook(converter, f.type), f"{cls.__name__}.{f.name}", f.type)
+            f.name: _named(
+                epoch_encode.get(f.name) or unstructure_hook(converter, f.type),
+                f"{cls.__name__}.{f.name}",
+                f.type,
+            )
             for f in fields
         }
+        decode_field = {f.name: _field_decoder(f.type) for f in fields} | epoch_decode
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
     attributes = {f.name: stored_name(f) for f in fields}
     set_attributes = [attributes[name] for name in sets]
     key_only = [attributes[f.name] for f in fields if is_key_only(f)]
+    epoch_fields = tuple(epoch_encode)
 
     def encode_item(obj: Any) -> Item:
         try:
             item = encode(obj)
+            for name in epoch_fields:
+                item[attributes[name]] = epoch_encode[name](getattr(obj, name))
         except _HOOK_ERRORS as exc:
             # The slow path, after a failure only: find the field and name it.
             error = _field_error(obj, exc)
@@ -1052,12 +1118,29 @@ def build_codec(cls: type) -> ModelCodec:
         encode_field=encode_field,
         sets=sets,
         deep=any(d is None or d > MAX_DEPTH for d in depths),
-        encode_path=_path_encoder(cls),
+        encode_path=_with_fields(_path_encoder(cls), encode_field, epoch_fields),
         attributes=attributes,
         key_only=tuple(f.name for f in fields if is_key_only(f)),
         attribute_steps=functools.partial(_attribute_steps, cls),
+        decode_field=decode_field,
     )
 
 
 def _attribute_steps(cls: type, path: str) -> list[tuple[str, str]]:
     return _walk(cls, path)[0]
+
+
+def _field_decoder(tp: object) -> Callable[[AttributeValue], Any]:
+    hook = converter.get_structure_hook(tp)
+    return lambda av: hook(av, tp)
+
+
+def _with_fields(
+    encode_path: Callable[[str], Callable[[Any], AttributeValue]],
+    encode_field: Mapping[str, Callable[[Any], AttributeValue]],
+    names: Collection[str],
+) -> Callable[[str], Callable[[Any], AttributeValue]]:
+    """``encode_path``, except that the whole fields ``names`` encode with their own hooks."""
+    if not names:
+        return encode_path
+    return lambda path: encode_field[path] if path in names else encode_path(path)

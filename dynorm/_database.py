@@ -12,7 +12,8 @@ import contextlib
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar, cast, overload
+from collections.abc import Set as AbstractSet
+from typing import Any, Final, Literal, TypeVar, cast, overload
 
 import attrs
 
@@ -24,11 +25,12 @@ from ._errors import (
     DatabaseError,
     DefinitionError,
     DynormError,
+    ExpressionError,
     LimitExceededError,
     TableNotFoundError,
 )
 from ._explain import Explain
-from ._expressions import Condition
+from ._expressions import Condition, top_field
 from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
 from ._paging import Sender, iterate, read_page
@@ -43,14 +45,47 @@ from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, Step, WriteBatch
 from ._table import GSI, LSI, Table
 from ._transaction import Transaction
 from ._transport import RequestListener, Transport, open_client
-from ._writeplan import WritePlanner
+from ._writeplan import WritePlanner, returned_fields
+from ._writes import ReturnValues, UpdateOps
 
-__all__ = ["Database", "Transaction", "connect"]
+__all__ = ["Database", "Returns", "Transaction", "connect"]
 
 T = TypeVar("T")
 A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
+
+#: What ``db.update(..., returns=...)`` gives back.
+Returns = Literal["new", "old", "updated_new", "updated_old"] | None
+_WIRE: Final[dict[object, ReturnValues]] = {
+    "new": "ALL_NEW",
+    "old": "ALL_OLD",
+    "updated_new": "UPDATED_NEW",
+    "updated_old": "UPDATED_OLD",
+    None: "NONE",
+}
+
+
+#: What a DynamoDB implementation without time to live (dynalite) answers UpdateTimeToLive with.
+_NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClientException"})
+
+
+def return_values(returns: object, paths: Sequence[str]) -> ReturnValues:
+    """DynamoDB's ReturnValues for ``returns=``; ExpressionError for anything else.
+
+    The ``updated_*`` forms ask for whole items when a path reaches inside a field: DynamoDB
+    would return only part of that field, which cannot be read as its type.
+    """
+    try:
+        wire = _WIRE[returns]
+    except (KeyError, TypeError):
+        raise ExpressionError(
+            f"returns={returns!r}: give 'new', 'old', 'updated_new', 'updated_old' or None"
+        ) from None
+    if wire.startswith("UPDATED_") and any(top_field(p) != p for p in paths):
+        return "ALL_NEW" if wire == "UPDATED_NEW" else "ALL_OLD"
+    return wire
+
 
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
@@ -296,10 +331,40 @@ class Database:
             ]
         return Request("CreateTable", params)
 
+    def _ttl_request(self) -> Request | None:
+        """UpdateTimeToLive for the attribute models name with ``ttl=`` (None if none does)."""
+        names = {
+            info.codec.attributes.get(info.stamps.ttl, info.stamps.ttl)
+            for info in self.table.models.values()
+            if info.stamps.ttl is not None
+        }
+        if len(names) > 1:
+            raise DefinitionError(
+                f"Table {self.table.name!r}: models name different ttl attributes "
+                f"({', '.join(sorted(names))}); DynamoDB reads one per table, so give them one"
+            )
+        if not names:
+            return None
+        spec = {"Enabled": True, "AttributeName": names.pop()}
+        return Request(
+            "UpdateTimeToLive", {"TableName": self.table_name, "TimeToLiveSpecification": spec}
+        )
+
     async def create_table(self, *, timeout: float = 60.0) -> None:
-        """Create the table with every declared index (on-demand billing) and wait until active."""
+        """Create the table with every declared index (on-demand billing) and wait until active.
+
+        When a model declares ``ttl=``, time to live is then enabled on that attribute (a
+        server without UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
+        """
+        ttl = self._ttl_request()
         await self.send(self._create_table_request())
         await self._wait_for(lambda status: status == "ACTIVE", timeout)
+        if ttl is not None:
+            try:
+                await self.send(ttl)
+            except DatabaseError as exc:
+                if exc.code not in _NO_TTL_CODES:
+                    raise
 
     async def delete_table(self, *, timeout: float = 60.0) -> None:
         """Delete the table and wait until it is gone."""
@@ -398,6 +463,70 @@ class Database:
         """
         await self.run(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
 
+    @overload
+    async def update(
+        self,
+        obj: T,
+        *,
+        set: Mapping[str, object] | None = None,
+        remove: Iterable[str] = (),
+        add: Mapping[str, object] | None = None,
+        append: Mapping[str, Sequence[object]] | None = None,
+        prepend: Mapping[str, Sequence[object]] | None = None,
+        discard: Mapping[str, AbstractSet[object]] | None = None,
+        if_not_exists: Mapping[str, object] | None = None,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Literal["new"] = "new",
+    ) -> T: ...
+    @overload
+    async def update(
+        self,
+        obj: T,
+        *,
+        set: Mapping[str, object] | None = None,
+        remove: Iterable[str] = (),
+        add: Mapping[str, object] | None = None,
+        append: Mapping[str, Sequence[object]] | None = None,
+        prepend: Mapping[str, Sequence[object]] | None = None,
+        discard: Mapping[str, AbstractSet[object]] | None = None,
+        if_not_exists: Mapping[str, object] | None = None,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Literal["old"],
+    ) -> T | None: ...
+    @overload
+    async def update(
+        self,
+        obj: T,
+        *,
+        set: Mapping[str, object] | None = None,
+        remove: Iterable[str] = (),
+        add: Mapping[str, object] | None = None,
+        append: Mapping[str, Sequence[object]] | None = None,
+        prepend: Mapping[str, Sequence[object]] | None = None,
+        discard: Mapping[str, AbstractSet[object]] | None = None,
+        if_not_exists: Mapping[str, object] | None = None,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Literal["updated_new", "updated_old"],
+    ) -> dict[str, Any]: ...
+    @overload
+    async def update(
+        self,
+        obj: T,
+        *,
+        set: Mapping[str, object] | None = None,
+        remove: Iterable[str] = (),
+        add: Mapping[str, object] | None = None,
+        append: Mapping[str, Sequence[object]] | None = None,
+        prepend: Mapping[str, Sequence[object]] | None = None,
+        discard: Mapping[str, AbstractSet[object]] | None = None,
+        if_not_exists: Mapping[str, object] | None = None,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: None,
+    ) -> None: ...
     async def update(
         self,
         obj: T,
@@ -405,14 +534,56 @@ class Database:
         set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
         remove: Iterable[str] = (),
         add: Mapping[str, object] | None = None,
+        append: Mapping[str, Sequence[object]] | None = None,
+        prepend: Mapping[str, Sequence[object]] | None = None,
+        discard: Mapping[str, AbstractSet[object]] | None = None,
+        if_not_exists: Mapping[str, object] | None = None,
+        upsert: bool = False,
         condition: Condition | None = None,
-    ) -> T:
-        """Change some fields of a stored item (UpdateItem) and return the item as stored now."""
+        returns: Returns = "new",
+    ) -> T | dict[str, Any] | None:
+        """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
+
+        Paths name fields (``"address.city"``, ``"tags[0]"``); values are encoded as the
+        fields are typed. ``set`` replaces values, ``remove`` deletes them, ``add`` adds to
+        numbers and sets, ``append``/``prepend`` add elements at the end/start of lists (a
+        missing list counts as empty), ``discard`` takes elements out of sets, and
+        ``if_not_exists`` sets values only where the item has none. The item must exist
+        (ItemNotFoundError), unless ``upsert=True``: then an absent item is created from
+        ``obj`` with the changes applied.
+
+        ``returns``: ``"new"`` the item as stored now (default), ``"old"`` as it was (None when
+        the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
+        fields after/before, None nothing (the cheapest reply).
+        """
         info = self.table.info(type(obj))
-        plan = self.writes.update(obj, set=set, remove=remove, add=add, condition=condition)
+        more = UpdateOps(
+            append=dict(append or {}),
+            prepend=dict(prepend or {}),
+            discard=dict(discard or {}),
+            if_not_exists=dict(if_not_exists or {}),
+        )
+        wire = return_values(returns, [*(set or {}), *remove, *(add or {}), *more.paths()])
+        plan = self.writes.update(
+            obj,
+            set=set,
+            remove=remove,
+            add=add,
+            condition=condition,
+            more=more,
+            upsert=upsert,
+            returns=wire,
+        )
         item = await self.run(plan)
-        updated = info.decode(item)
-        if info.relationships:
+        if returns is None:
+            return None
+        if returns in ("updated_new", "updated_old"):
+            paths = [*(set or {}), *remove, *(add or {}), *more.paths()]
+            return returned_fields(info, item, paths)
+        if item is None:
+            return None  # "old" of an item the upsert created
+        updated: T = info.decode(item)
+        if info.relationships and returns == "new":
             self.adopt(info, updated, item)
         return updated
 

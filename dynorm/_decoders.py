@@ -76,14 +76,18 @@ def generate_decoder(
     inline: Inline,
     helpers: Mapping[str, object],
     empty_when_missing: Mapping[str, type] | None = None,
+    overrides: Mapping[str, Callable[[AttributeValue], Any]] | None = None,
 ) -> Callable[[Mapping[str, AttributeValue]], Any]:
     """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
 
     ``inline`` gives the expression templates, ``helpers`` the names they use.
     ``empty_when_missing`` names fields (with the collection type to build) that read back
     empty when absent from the item: dynorm leaves empty sets out of stored items.
+    ``overrides`` decode the named fields with a function of their own (a time to live stored
+    as epoch seconds), instead of by their type.
     """
     empty_when_missing = empty_when_missing or {}
+    overrides = overrides or {}
     builder = _Builder(converter, inline, helpers)
     builder.namespace["__cls"] = cls
     fields = [f for f in attrs.fields(cls) if f.init]
@@ -91,7 +95,10 @@ def generate_decoder(
     args = []
     for f in fields:
         stored = f.metadata.get(STORED_NAME_KEY, f.name)
-        present = builder.expression(f.type, f"o[{stored!r}]")
+        if f.name in overrides:
+            present = f"{builder.bind('field', overrides[f.name])}(o[{stored!r}])"
+        else:
+            present = builder.expression(f.type, f"o[{stored!r}]")
         if f.name in empty_when_missing:
             empty = builder.bind("empty", empty_when_missing[f.name])
             present = f"({present} if {stored!r} in o else {empty}())"

@@ -15,6 +15,7 @@
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
         ├── ConditionFailedError
+        │   └── VersionConflictError         a versioned item changed since it was read
         ├── CopiesIncompleteError            a parent is written, some copies of it are not
         ├── OutcomeUnknownError              a write's reply was lost: it may or may not be stored
         ├── TransactionCanceledError
@@ -51,6 +52,7 @@ __all__ = [
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "VersionConflictError",
 ]
 
 
@@ -127,6 +129,19 @@ class ConditionFailedError(DatabaseError):
     """
 
     item: dict[str, Any] | None = None
+
+
+class VersionConflictError(ConditionFailedError):
+    """A versioned item changed (or was deleted, or already exists) since the object was read.
+
+    Nothing was written. Read the item again (``await db.get(...)``), apply the change to what
+    is stored now, and write that. ``expected`` is the version the write required (None: that
+    no item existed) and ``stored`` the version found, where it is known (None if the item is
+    absent or was not read back).
+    """
+
+    expected: int | None = None
+    stored: int | None = None
 
 
 class OutcomeUnknownError(DatabaseError):

@@ -252,17 +252,40 @@ def render_update(
     remove: Iterable[str],
     add: Mapping[str, object],
     remove_raw: Iterable[str] = (),
+    append: Mapping[str, object] | None = None,
+    prepend: Mapping[str, object] | None = None,
+    discard: Mapping[str, object] | None = None,
+    if_not_exists: Mapping[str, object] | None = None,
+    missing_raw: Mapping[str, AttributeValue] | None = None,
 ) -> str:
-    """An UpdateExpression from typed SET values, pre-encoded SET values, REMOVE and ADD.
+    """An UpdateExpression; every path is a field path except those of ``*_raw`` (attributes).
 
-    ``set_values``, ``remove`` and ``add`` name field paths; ``set_raw`` and ``remove_raw``
-    name stored attributes (key attributes rebuilt from the fields).
+    ``set_values`` are typed SET values and ``set_raw`` pre-encoded ones (stored attribute
+    names); ``append``/``prepend`` add list elements at the end/start (a missing list counts as
+    empty); ``discard`` takes elements out of sets (DELETE); ``if_not_exists`` sets typed values
+    only where the path holds none, ``missing_raw`` likewise for stored attributes;
+    ``remove_raw`` removes stored attributes (key attributes rebuilt from the fields).
     """
     clauses = []
     assignments = [
         f"{builder.name(p)} = {builder.typed_value(p, v)}" for p, v in set_values.items()
     ]
     assignments += [f"{builder.attribute(a)} = {builder.value(av)}" for a, av in set_raw.items()]
+    for path, value in (if_not_exists or {}).items():
+        name = builder.name(path)
+        assignments.append(f"{name} = if_not_exists({name}, {builder.typed_value(path, value)})")
+    for attr, av in (missing_raw or {}).items():
+        name = builder.attribute(attr)
+        assignments.append(f"{name} = if_not_exists({name}, {builder.value(av)})")
+    for path, elements, at_end in [
+        *((p, v, True) for p, v in (append or {}).items()),
+        *((p, v, False) for p, v in (prepend or {}).items()),
+    ]:
+        name = builder.name(path)
+        existing = f"if_not_exists({name}, {builder.value({'L': []})})"
+        added = builder.typed_value(path, elements)
+        pair = f"{existing}, {added}" if at_end else f"{added}, {existing}"
+        assignments.append(f"{name} = list_append({pair})")
     if assignments:
         clauses.append("SET " + ", ".join(assignments))
     removals = [builder.name(p) for p in remove] + [builder.attribute(a) for a in remove_raw]
@@ -271,6 +294,11 @@ def render_update(
     additions = [f"{builder.name(p)} {builder.value(encode_any(v))}" for p, v in add.items()]
     if additions:
         clauses.append("ADD " + ", ".join(additions))
+    deletions = [
+        f"{builder.name(p)} {builder.typed_value(p, v)}" for p, v in (discard or {}).items()
+    ]
+    if deletions:
+        clauses.append("DELETE " + ", ".join(deletions))
     return " ".join(clauses)
 
 

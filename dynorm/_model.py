@@ -22,6 +22,7 @@ from ._limits import (
     check_item,
     check_key,
 )
+from ._stamps import Stamps
 
 if TYPE_CHECKING:
     from ._relations import HasMany, Relationship
@@ -54,6 +55,8 @@ class ModelInfo(Generic[T]):
     embedded: list[HasMany[Any, Any]] = attrs.field(factory=list)
     #: The value this model's items hold in the table's type attribute (None: the table has none).
     entity: str | None = None
+    #: The fields named for versions, time to live and timestamps (see ``_stamps``).
+    stamps: Stamps = attrs.field(factory=Stamps)
 
     @property
     def name(self) -> str:

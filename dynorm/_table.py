@@ -22,6 +22,7 @@ from ._model import (
     resolve_field_types,
 )
 from ._relations import Relationship
+from ._stamps import ROLES, Stamps
 from ._streams import Change, StreamRecord, decode_change
 
 __all__ = ["GSI", "LSI", "Table"]
@@ -62,6 +63,9 @@ class LSI:
 
 Index = GSI | LSI
 
+#: Keywords of ``Table.model`` that are not index names (so no index may be named one of them).
+MODEL_OPTIONS = ("pk", "sk", "entity", *ROLES)
+
 
 class Table:
     """One DynamoDB table shared by many models (single-table design).
@@ -93,6 +97,12 @@ class Table:
         for index in indexes:
             if index.name in self.indexes:
                 raise DefinitionError(f"Table {name!r} declares index {index.name!r} twice")
+            if index.name in MODEL_OPTIONS:
+                raise DefinitionError(
+                    f"Table {name!r}: an index cannot be named {index.name!r}, since "
+                    f"@table.model(...) takes {', '.join(MODEL_OPTIONS)} as options and index "
+                    "templates by index name; rename the index"
+                )
             if isinstance(index, LSI) and sk is None:
                 raise DefinitionError(
                     f"Table {name!r}: local index {index.name!r} needs a table with a sort key"
@@ -188,15 +198,24 @@ class Table:
         pk: str,
         sk: str | None = None,
         entity: str | None = None,
+        version: str | None = None,
+        ttl: str | None = None,
+        created: str | None = None,
+        updated: str | None = None,
         **indexes: str | tuple[str, ...],
     ) -> Callable[[type[T]], type[T]]:
         """Declare a model stored in this table.
 
         ``pk``/``sk`` are key templates; each index keyword gives that index's templates:
         ``GSI1=("ORG#{org_name}", "USER#{username}")`` for a global index, a single template for
-        a local index. ``entity`` is the name this model's items store in the table's
-        ``type_attribute`` (default: the class name). The class becomes an attrs class unless
-        it already is one.
+        a local index. The class becomes an attrs class unless it already is one.
+
+        ``entity`` is the name this model's items store in the table's ``type_attribute``
+        (default: the class name). ``version`` names an int field for optimistic locking (every
+        write requires the stored version to be the one read, and stores the next); ``ttl`` a
+        datetime field stored as epoch seconds, which ``create_table`` makes the table's time to
+        live; ``created`` and ``updated`` datetime fields dynorm fills (UTC). See
+        docs/writes.md.
         """
         if entity is not None and (self.type_attribute is None or not entity):
             raise DefinitionError(
@@ -208,9 +227,18 @@ class Table:
         # This call runs in the declaring frame (the decorator factory is called there), so a
         # model declared in a function can name classes local to it in string annotations.
         scope = LocalScope.of_caller()
+        roles = {"version": version, "ttl": ttl, "created": created, "updated": updated}
 
         def declare(target: type[T]) -> type[T]:
-            return self._declare(target, pk=pk, sk=sk, indexes=indexes, scope=scope, entity=entity)
+            return self._declare(
+                target,
+                pk=pk,
+                sk=sk,
+                indexes=indexes,
+                scope=scope,
+                entity=entity,
+                roles=roles,
+            )
 
         return declare
 
@@ -266,6 +294,7 @@ class Table:
         indexes: dict[str, str | tuple[str, ...]],
         scope: LocalScope | None = None,
         entity: str | None = None,
+        roles: dict[str, str | None] | None = None,
     ) -> type[T]:
         templates = self._templates(cls.__name__, pk, sk, indexes)
         relationships = {
@@ -277,7 +306,9 @@ class Table:
             for name in relationships:
                 annotations.pop(name, None)
             cls = attrs.define(cls)
-        return self._register(cast("type[T]", cls), templates, relationships, scope, entity)
+        return self._register(
+            cast("type[T]", cls), templates, relationships, scope, entity, roles=roles
+        )
 
     def _register(
         self,
@@ -286,6 +317,8 @@ class Table:
         relationships: dict[str, Relationship[Any, Any]],
         scope: LocalScope | None,
         entity: str | None,
+        *,
+        roles: dict[str, str | None] | None = None,
     ) -> type[T]:
         if cls.__name__ in self.models:
             raise DefinitionError(
@@ -297,14 +330,17 @@ class Table:
                 "references; use attrs.define(weakref_slot=True) (the default)"
             )
         field_types = resolve_field_types(cls, scope.names() if scope is not None else None)
+        key_fields = [f for t in templates.values() for f in t.fields]
+        stamps = Stamps.declare(cls.__name__, field_types, key_fields, **(roles or {}))
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,
             templates=templates,
-            codec=build_codec(cls),
+            codec=build_codec(cls, epoch=stamps.epoch),
             field_types=field_types,
             key_parsers=key_parsers_for(cls, field_types, templates.values()),
             entity=self._entity_of(cls, entity),
+            stamps=stamps,
         )
         check_layout(info)
         self._check_distinct(info)

@@ -22,10 +22,11 @@ Plans are generators of steps (:mod:`dynorm._steps`); the Database runs them.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -48,18 +49,31 @@ from ._errors import (
     ExpressionError,
     ItemNotFoundError,
     LimitExceededError,
+    TransactionCanceledError,
+    VersionConflictError,
 )
 from ._expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from ._model import ModelInfo
 from ._plans import Request, consistent_get, existence_check, transact_write
 from ._relations import HasMany
+from ._stamps import VersionCheck, utc_now
 from ._state import held_items, state_of
 from ._steps import Fetch, Plan, Send, WriteBatch, read_all
 from ._strategies import ChildChange
 from ._table import Table
-from ._writes import plan_delete, plan_put, plan_put_keeping, plan_update, transact_action
+from ._writes import (
+    ReturnValues,
+    UpdateOps,
+    plan_delete,
+    plan_put,
+    plan_put_keeping,
+    plan_update,
+    transact_action,
+)
 
-__all__ = ["Action", "WritePlanner"]
+__all__ = ["Action", "WritePlanner", "returned_fields"]
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -73,6 +87,19 @@ class Action:
     set: Mapping[str, object] | None = None
     remove: tuple[str, ...] = ()
     add: Mapping[str, object] | None = None
+    #: The list and set operations and if_not_exists of an update (set/remove/add above).
+    more: UpdateOps | None = None
+    upsert: bool = False
+    returns: ReturnValues = "ALL_NEW"
+    #: The time written into the item's timestamps (None: when planned).
+    at: datetime.datetime | None = None
+
+    def ops(self) -> UpdateOps:
+        """Every operation of an update, as one value."""
+        more = self.more or UpdateOps()
+        return attrs.evolve(
+            more, set=dict(self.set or {}), remove=self.remove, add=dict(self.add or {})
+        )
 
 
 class WritePlanner:
@@ -86,13 +113,33 @@ class WritePlanner:
     # -- which rules apply -------------------------------------------------------------------------
     # -- single items ------------------------------------------------------------------------------
 
+    def stamped(self, obj: T, now: datetime.datetime | None = None) -> T:
+        """``obj`` as a put stores it: its next version and its timestamps (a copy, if any)."""
+        info = self.table.info(type(obj))
+        values = info.stamps.put_values(obj, now or utc_now()) if info.stamps else {}
+        return attrs.evolve(obj, **values) if values else obj  # type: ignore[misc]
+
     def put_request(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> Request:
         """The PutItem (or, to keep embedded children, UpdateItem) that stores ``obj``."""
+        return self._put_request(self.stamped(obj), condition=condition, overwrite=overwrite)
+
+    def _put_request(
+        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
+    ) -> Request:
+        """The write of ``obj`` as stamped (its version is the one to store)."""
         info = self.table.info(type(obj))
+        version = info.stamps.put_check(obj)
         if not info.embedded:
-            return plan_put(info, obj, self.table_name, condition=condition, overwrite=overwrite)
+            return plan_put(
+                info,
+                obj,
+                self.table_name,
+                condition=condition,
+                overwrite=overwrite,
+                version=version,
+            )
         embedded: dict[str, AttributeValue | None] = {}
         empty: dict[str, AttributeValue] = {}
         for rel in info.embedded:
@@ -110,6 +157,7 @@ class WritePlanner:
             empty=empty,
             condition=condition,
             overwrite=overwrite,
+            version=version,
         )
 
     def put(
@@ -124,17 +172,27 @@ class WritePlanner:
 
         ``parents`` are objects to take copied values from instead of reading them.
         """
+        original = obj
         filled = yield from self.copier.fill([obj], parents)
         (obj,) = filled.objs
         info = self.table.info(type(obj))
-        request = self.put_request(obj, condition=condition, overwrite=overwrite)
+        obj = self.stamped(obj)
+        request = self._put_request(obj, condition=condition, overwrite=overwrite)
         rels = self.copier.copying(info)
         count = 0
-        if not rels:
-            yield Send(request)
-        else:
-            copying = Copying(info, info.values_of(obj), rels)
-            count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
+        try:
+            if not rels:
+                yield Send(request)
+            else:
+                copying = Copying(info, info.values_of(obj), rels)
+                count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
+        except ConditionFailedError as exc:
+            check = info.stamps.put_check(obj)
+            if check is None:
+                raise
+            key = info.key_of(obj)
+            raise (yield from self._refused(info, key, check, exc, "put")) from exc
+        _keep_stamps(info, original, obj)
         yield from self.copier.recheck(filled)
         return obj, count
 
@@ -146,37 +204,56 @@ class WritePlanner:
         remove: Iterable[str] = (),
         add: Mapping[str, object] | None = None,
         condition: Condition | None = None,
-    ) -> Plan[Item]:
-        """Change some fields; returns the stored item afterwards (ALL_NEW)."""
+        more: UpdateOps | None = None,
+        upsert: bool = False,
+        returns: ReturnValues = "ALL_NEW",
+    ) -> Plan[Item | None]:
+        """Change some fields; returns the item as ``returns`` asks (None: nothing asked for).
+
+        ``more`` holds the list and set operations and ``if_not_exists``; ``upsert`` creates
+        the item from ``obj`` when none is stored.
+        """
         info = self.table.info(type(obj))
         current = info.values_of(obj)
-        action = Action("update", obj, condition=condition, set=set, remove=tuple(remove), add=add)
+        action = Action(
+            "update",
+            obj,
+            condition=condition,
+            set=set,
+            remove=tuple(remove),
+            add=add,
+            more=more,
+            upsert=upsert,
+            returns=returns,
+            at=utc_now(),
+        )
         request, copying = yield from self._update_request(action)
-        if copying is None:
-            try:
-                response = yield Send(request)
-            except ConditionFailedError as exc:
-                # A plain update checks only that the item exists; with a condition of the
-                # caller's, a consistent read tells the failures apart (on failure only).
-                if condition is None or not (yield from self._exists(info, current)):
-                    raise _not_found(info, current, exc) from exc
-                raise
-            item: Item = response["Attributes"]
-            return item
+        check = info.stamps.check_of(obj)
         try:
-            _, response = yield from self.copier.write_parent(copying, request, copying.copied())
+            if copying is None:
+                response = yield Send(request)
+            else:
+                _, response = yield from self.copier.write_parent(
+                    copying, request, copying.copied()
+                )
         except ConditionFailedError as exc:
-            if not (yield from self._exists(info, current)):
-                raise _not_found(info, current, exc) from exc
-            raise
+            if check is None and condition is None and copying is None:
+                # A plain update checks only that the item exists.
+                raise _not_found(info, info.primary_key(current), exc) from exc
+            # Else the stored item tells the failures apart (read on failure only).
+            error = yield from self._refused(info, info.key_of(obj), check, exc, "update")
+            raise error from exc
+        _keep_stamps(info, obj, _after_update(info, action))
         if response is not None:
-            item = response["Attributes"]
-            return item
+            returned: Item | None = response.get("Attributes")
+            return returned
+        if returns == "NONE":
+            return None
         # Written in a transaction, which returns no item: read it back.
         found = yield Send(consistent_get(info.primary_key(current), self.table_name))
         stored: Item | None = found.get("Item")
         if stored is None:  # pragma: no cover - deleted between the write and the read
-            raise _not_found(info, current, None)
+            raise _not_found(info, info.primary_key(current), None)
         return stored
 
     def delete(
@@ -189,19 +266,29 @@ class WritePlanner:
     ) -> Plan[int]:
         """Delete one item (and with ``cascade``, its children); returns how many children went."""
         info, values = self._target(target, key)
-        request = plan_delete(info, info.primary_key(values), self.table_name, condition=condition)
-        if not cascade:
-            yield Send(request)
-            return 0
-        # The item as it was stored tells which children are its (the object, or the key
-        # alone, may not: a stale object, or links through fields outside the key).
-        response = yield Send(
-            Request(
-                request.operation,
-                {**request.params, "ReturnValues": "ALL_OLD"},
-                retry=request.retry,
-            )
+        check = None if isinstance(target, type) else info.stamps.check_of(target)
+        request = plan_delete(
+            info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
+        try:
+            if not cascade:
+                yield Send(request)
+                return 0
+            response = yield Send(
+                Request(
+                    request.operation,
+                    {**request.params, "ReturnValues": "ALL_OLD"},
+                    retry=request.retry,
+                )
+            )
+        except ConditionFailedError as exc:
+            if check is None:
+                raise
+            key_ = info.primary_key(values)
+            raise (yield from self._refused(info, key_, check, exc, "delete")) from exc
+        # The item as it was stored (asked for above) tells which children are its (the
+        # object, or the key alone, may not: a stale object, or links through fields outside
+        # the key).
         old = response.get("Attributes")
         if old is None:
             return 0  # nothing was stored under this key, so no child of it either
@@ -225,7 +312,10 @@ class WritePlanner:
     ) -> Request:
         """The DeleteItem for ``db.delete(obj)`` or ``db.delete(Model, **key)``."""
         info, values = self._target(target, key)
-        return plan_delete(info, info.primary_key(values), self.table_name, condition=condition)
+        check = None if isinstance(target, type) else info.stamps.check_of(target)
+        return plan_delete(
+            info, info.primary_key(values), self.table_name, condition=condition, version=check
+        )
 
     def _target(
         self, target: object, key: Mapping[str, object] | None
@@ -253,7 +343,9 @@ class WritePlanner:
         ``reads=False`` plans the batches alone, objects as they are (for ``explain``): no
         parent read for copies, no stored embedded children kept, no copies rewritten.
         """
-        objs = list(objs)
+        now = utc_now()
+        originals = [o for o in objs if _unversioned(self.table, o, "put_all", "put")]
+        objs = [self.stamped(o, now) for o in originals]
         checked = (yield from self.copier.fill(objs)) if reads else Filled(objs, ())
         filled = checked.objs
         writes: dict[Any, dict[str, Any]] = {}
@@ -288,6 +380,8 @@ class WritePlanner:
             yield from self.copier.rewrite_after(copying, children)
             ident = key_id(copying.info.primary_key(copying.values))
             yield from self.copier.settle(copying, tokens[ident])
+        for original, written in zip(originals, objs, strict=True):
+            _keep_stamps(self.table.info(type(original)), original, written)
         yield from self.copier.recheck(checked)
         return len(writes)
 
@@ -295,6 +389,7 @@ class WritePlanner:
         """Delete many items with BatchWriteItem; returns how many keys were deleted."""
         writes: dict[Any, dict[str, Any]] = {}
         for obj in objs:
+            _unversioned(self.table, obj, "delete_all", "delete")
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
         if writes:
@@ -373,14 +468,18 @@ class WritePlanner:
         check that the copy holds). Children among the transaction's own writes get their
         copies from the parents as the transaction leaves them.
         """
+        now = utc_now()
+        actions = [attrs.evolve(a, at=a.at or now) for a in actions]
         after = [o for o in map(self._after, actions) if o is not None]
         puts = [a.obj for a in actions if a.kind == "put"]
         checked = yield from self.copier.fill(puts, after)
         filled = iter(checked.objs)
         items: list[dict[str, Any]] = []
         parents: list[tuple[int, Copying]] = []
+        written: list[object] = []
         for action in actions:
-            obj = next(filled) if action.kind == "put" else action.obj
+            obj = self.stamped(next(filled), now) if action.kind == "put" else action.obj
+            written.append(obj)
             request, copying = yield from self._action_request(action, obj)
             if copying is not None:
                 parents.append((len(items), copying))
@@ -408,7 +507,16 @@ class WritePlanner:
                 "db.put (which rewrites copies in batches) or split the transaction"
             )
         if items:
-            yield Send(transact_write(items))
+            try:
+                yield Send(transact_write(items))
+            except TransactionCanceledError as exc:
+                raise _conflict_in(self.table, actions, written, exc) or exc from exc
+        for action, obj in zip(actions, written, strict=True):
+            info = self.table.info(type(action.obj))
+            if action.kind == "put":
+                _keep_stamps(info, action.obj, obj)
+            elif action.kind == "update":
+                _keep_stamps(info, action.obj, _after_update(info, action))
 
     def _after(self, action: Action) -> object | None:
         """A parent as the action leaves it (for the copies of children written beside it)."""
@@ -426,11 +534,14 @@ class WritePlanner:
         values = info.values_of(obj)
         rels = self.copier.copying(info)
         if action.kind == "put":
-            request = self.put_request(obj, condition=action.condition, overwrite=action.overwrite)
+            request = self._put_request(obj, condition=action.condition, overwrite=action.overwrite)
             return request, (Copying(info, values, rels) if rels else None)
         if action.kind == "update":
             return (yield from self._update_request(action))
-        request = plan_delete(info, info.key_of(obj), self.table_name, condition=action.condition)
+        check = info.stamps.check_of(obj) if action.kind == "delete" else None
+        request = plan_delete(
+            info, info.key_of(obj), self.table_name, condition=action.condition, version=check
+        )
         if action.kind == "check":
             if action.condition is None:  # pragma: no cover - Transaction.check requires one
                 raise ExpressionError("a condition check needs a condition")
@@ -445,7 +556,7 @@ class WritePlanner:
         """
         info = self.table.info(type(action.obj))
         set_values = dict(action.set or {})
-        self._refuse_copies(info, [*set_values, *action.remove, *(action.add or {})])
+        self._refuse_copies(info, action.ops().paths())
         values = info.values_of(action.obj)
         moved = yield from self.copier.moved(info, values, set_values, action.remove)
         return self.update_request(action, moved)
@@ -460,26 +571,36 @@ class WritePlanner:
         """
         info = self.table.info(type(action.obj))
         values = info.values_of(action.obj)
-        set_values = dict(action.set or {})
-        paths = [*set_values, *action.remove, *(action.add or {})]
+        ops = action.ops()
+        paths = ops.paths()
         self._refuse_copies(info, paths)
-        set_values.update(moved or {})
+        ops = attrs.evolve(ops, set={**ops.set, **(moved or {})})
+        stamped, missing = info.stamps.update_values(action.obj, action.at or utc_now())
         request = plan_update(
             info,
             values,
             self.table_name,
-            set=set_values,
-            remove=action.remove,
-            add=action.add,
+            ops=ops,
             condition=action.condition,
+            upsert=self._upsert_item(info, action.obj) if action.upsert else None,
+            returns=action.returns,
+            stamped={**stamped, **missing},
+            version=info.stamps.check_of(action.obj),
         )
         rels = self.copier.copying(info)
         copied = {f for rel in rels for f in rel.copies}
         _refuse_paths_inside(info, paths, copied)
-        _refuse_add_of_copied(info, action.add, copied)
+        _refuse_by_amount_of_copied(info, ops, copied)
+        set_values = ops.set
         changed = copied & {*set_values, *action.remove}
         if not changed:
             return request, None
+        if action.returns in ("ALL_OLD", "UPDATED_OLD"):
+            raise ExpressionError(
+                f"{info.name}: this update changes fields its children keep copies of, so it "
+                "may be written in a transaction, which returns no old values; read the item "
+                "first, or ask for returns='new'"
+            )
         after = {**values, **set_values, **dict.fromkeys(action.remove)}
         return request, Copying(info, after, rels, only=frozenset(changed))
 
@@ -493,6 +614,37 @@ class WritePlanner:
                         f"({rel.qualname}) and follows it; change {rel.owner_name}.{parent_field} "
                         "instead (db.sync_copies(parent) repairs a copy that differs)"
                     )
+
+    def _upsert_item(self, info: ModelInfo[Any], obj: object) -> Item:
+        """The item an upsert creates when none is stored: ``obj``, embedded children empty."""
+        item = info.encode(obj)
+        for rel in info.embedded:
+            if rel.embedded is not None:
+                item[rel.embedded.attribute] = rel.embedded.empty()
+        return item
+
+    def _refused(
+        self,
+        info: ModelInfo[Any],
+        key: Item,
+        check: VersionCheck | None,
+        exc: ConditionFailedError,
+        verb: str,
+    ) -> Plan[DatabaseError]:
+        """Why a single-item write was refused: a version conflict, no item, or a condition.
+
+        The stored item tells (sent back with the refusal, else read consistently).
+        """
+        stored = exc.item
+        if stored is None:
+            found = yield Send(consistent_get(key, self.table_name))
+            stored = found.get("Item")
+        if stored is None and verb == "update" and (check is None or check.expected is None):
+            return _not_found(info, key, exc)
+        if check is None:
+            return exc
+        conflict = _conflict(info, key, check, stored, verb=verb, cause=exc)
+        return exc if conflict is None else conflict
 
     def _exists(self, info: ModelInfo[Any], values: Mapping[str, object]) -> Plan[bool]:
         pk_attr, _ = self.table.key_attributes(None)
@@ -518,14 +670,138 @@ class _ItemWrites:
 # -- pure helpers -------------------------------------------------------------------------------
 
 
-def _not_found(
-    info: ModelInfo[Any], values: Mapping[str, object], exc: DatabaseError | None
-) -> ItemNotFoundError:
+def _not_found(info: ModelInfo[Any], key: Item, exc: DatabaseError | None) -> ItemNotFoundError:
     return ItemNotFoundError(
-        f"update of {info.name}: no item with key {info.primary_key(values)!r}",
+        f"update of {info.name}: no item with key {key!r} (upsert=True creates it)",
         code=exc.code if exc is not None else "",
         operation="UpdateItem",
     )
+
+
+_OPERATIONS = {"put": "PutItem", "update": "UpdateItem", "delete": "DeleteItem"}
+
+
+def _conflict(
+    info: ModelInfo[Any],
+    key: Item,
+    check: VersionCheck,
+    stored: Item | None,
+    *,
+    verb: str,
+    cause: DatabaseError,
+) -> VersionConflictError | None:
+    """The conflict a refused versioned write met; None if the version held.
+
+    None means the caller's own condition failed. ``stored`` is the item as stored now (None:
+    absent).
+    """
+    attr = info.codec.attributes.get(check.field, check.field)
+    found = None if stored is None else stored.get(attr, {}).get("N")
+    version = None if found is None else int(found)
+    if (
+        stored is not None
+        and version == check.expected
+        and not (verb == "put" and check.expected is None)
+    ):
+        return None
+    if stored is None:
+        what = "was deleted since it was read" if check.expected else "does not exist"
+    elif verb == "put" and check.expected is None:
+        what = f"already exists (version {version}); this object was never read from it"
+    else:
+        what = f"changed since it was read (version {check.expected} read, {version} stored)"
+    error = VersionConflictError(
+        f"{verb} of {info.name} {key!r}: the item {what}; nothing was written. Read it again "
+        f"(db.get), apply your change to what is stored, and write that",
+        code=cause.code,
+        operation=_OPERATIONS.get(verb, cause.operation),
+    )
+    error.expected, error.stored = check.expected, version
+    error.item = stored
+    return error
+
+
+def _conflict_in(
+    table: Table,
+    actions: Sequence[Action],
+    written: Sequence[object],
+    exc: TransactionCanceledError,
+) -> VersionConflictError | None:
+    """A version conflict, when a versioned action's condition cancelled a transaction."""
+    for reason in exc.failed:
+        if reason.index >= len(actions) or reason.code != "ConditionalCheckFailed":
+            continue
+        action = actions[reason.index]
+        info = table.info(type(action.obj))
+        if action.kind == "put":
+            check = info.stamps.put_check(written[reason.index])
+        elif action.kind in ("update", "delete"):
+            check = info.stamps.check_of(action.obj)
+        else:
+            continue
+        if check is None:
+            continue
+        own = " or its own condition failed" if action.condition is not None else ""
+        error = VersionConflictError(
+            f"transaction cancelled, nothing was written: action {reason.index} ({action.kind} "
+            f"of {info.name} {info.key_of(action.obj)!r}) found the item changed since it was "
+            f"read (version {check.expected} expected){own}. Read it again (db.get), apply the "
+            "change to what is stored, and run the transaction again",
+            code=exc.code,
+            operation=exc.operation,
+        )
+        error.expected = check.expected
+        return error
+    return None
+
+
+def _keep_stamps(info: ModelInfo[Any], target: object, source: object) -> None:
+    """Give the caller's object what a write stored for it: its version and timestamps.
+
+    ``source`` is the object as written, or a mapping of the values written.
+    """
+    for name in info.stamps.managed:
+        if isinstance(source, Mapping):
+            if name not in source:
+                continue
+            value = source[name]
+        else:
+            value = getattr(source, name)
+        # Frozen attrs classes too: the object stands for the item, which now holds this.
+        object.__setattr__(target, name, value)
+
+
+def _after_update(info: ModelInfo[Any], action: Action) -> dict[str, object]:
+    """The version and ``updated`` time an update stored (``created`` is kept as stored)."""
+    values, _ = info.stamps.update_values(action.obj, action.at or utc_now())
+    return values
+
+
+def _unversioned(table: Table, obj: object, call: str, single: str) -> bool:
+    """Refuse a versioned model in a batch write, which cannot carry its version check."""
+    info = table.info(type(obj))
+    if info.stamps.version is not None:
+        raise DefinitionError(
+            f"db.{call} cannot check {info.name}.{info.stamps.version} (BatchWriteItem takes "
+            f"no conditions), and {info.name} is versioned; use db.{single} for each, or "
+            "db.transaction() for several at once"
+        )
+    return True
+
+
+def returned_fields(
+    info: ModelInfo[Any], item: Item | None, action_paths: Sequence[str]
+) -> dict[str, object]:
+    """The values of the fields an update named, decoded from the item it returned."""
+    if item is None:
+        return {}
+    names = dict.fromkeys([*map(top_field, action_paths), *info.stamps.managed])
+    out: dict[str, object] = {}
+    for name in names:
+        attr = info.codec.attributes.get(name, name)
+        if attr in item:
+            out[name] = info.codec.decode_field[name](item[attr])
+    return out
 
 
 def _refuse_paths_inside(info: ModelInfo[Any], paths: Sequence[str], copied: set[str]) -> None:
@@ -538,14 +814,13 @@ def _refuse_paths_inside(info: ModelInfo[Any], paths: Sequence[str], copied: set
         )
 
 
-def _refuse_add_of_copied(
-    info: ModelInfo[Any], add: Mapping[str, object] | None, copied: set[str]
-) -> None:
-    added = [p for p in (add or {}) if top_field(p) in copied]
+def _refuse_by_amount_of_copied(info: ModelInfo[Any], ops: UpdateOps, copied: set[str]) -> None:
+    added = [(p, option) for p, option in ops.by_amount.items() if top_field(p) in copied]
     if added:
+        path, option = added[0]
         raise ExpressionError(
-            f"{info.name}: add= changes {added[0]!r}, which its children keep copies of, by an "
-            "amount the copies cannot follow; give the new value with set="
+            f"{info.name}: {option}= changes {path!r}, which its children keep copies of, in a "
+            "way the copies cannot follow; give the new value with set="
         )
 
 

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
+
+import attrs
 
 from ._codec import AttributeValue, Item
-from ._errors import ExpressionError, KeyTemplateError
+from ._errors import CodecError, ExpressionError, KeyTemplateError
 from ._expressions import Condition, ExpressionBuilder, render_update, top_field
 from ._model import ModelInfo
 from ._plans import Request, Retry
+from ._stamps import VersionCheck
 
-__all__ = ["plan_delete", "plan_put", "plan_put_keeping", "plan_update", "transact_action"]
+__all__ = [
+    "ReturnValues",
+    "UpdateOps",
+    "plan_delete",
+    "plan_put",
+    "plan_put_keeping",
+    "plan_update",
+    "transact_action",
+]
+
+#: DynamoDB's ReturnValues for an UpdateItem.
+ReturnValues = Literal["ALL_NEW", "ALL_OLD", "UPDATED_NEW", "UPDATED_OLD", "NONE"]
 
 
 #: What DynamoDB's ADD works on: numbers and sets.
@@ -41,13 +55,19 @@ def _conditioned(
     *,
     require: str | None = None,
     key_attr: str = "",
+    version: VersionCheck | None = None,
 ) -> dict[str, Any]:
     """Add the ConditionExpression and placeholders to ``params``.
 
     ``require`` (``"attribute_exists"`` or ``"attribute_not_exists"``) is applied to
-    ``key_attr`` and ANDed with the caller's ``condition``.
+    ``key_attr`` and ANDed with the caller's ``condition``, and so is the ``version`` check. A
+    versioned write asks for the stored item when refused (free), to tell a version conflict
+    from the caller's condition failing.
     """
     parts = [] if require is None else [f"{require}({builder.attribute(key_attr)})"]
+    if version is not None:
+        parts.append(version.condition().render(builder))
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     if condition is not None:
         rendered = condition.render(builder)
         parts.append(f"({rendered})" if parts else rendered)
@@ -57,9 +77,19 @@ def _conditioned(
     return params
 
 
-def _retry_for(condition: Condition | None, *, overwrite: bool = True) -> Retry:
+def _retry_for(
+    condition: Condition | None, *, overwrite: bool = True, version: VersionCheck | None = None
+) -> Retry:
     """A write refused by a condition of the caller's is checked when its reply was lost."""
-    return "verify" if condition is not None or not overwrite else "safe"
+    checked = condition is not None or not overwrite or version is not None
+    return "verify" if checked else "safe"
+
+
+def _put_require(*, overwrite: bool, version: VersionCheck | None) -> tuple[str | None, Any]:
+    """(key requirement, version check) of a put: a new versioned object must be new."""
+    if version is not None and version.expected is None:
+        return "attribute_not_exists", None
+    return (None if overwrite else "attribute_not_exists"), version
 
 
 def plan_put(
@@ -70,54 +100,125 @@ def plan_put(
     condition: Condition | None = None,
     overwrite: bool = True,
     item: Item | None = None,
+    version: VersionCheck | None = None,
 ) -> Request:
-    """PutItem for ``obj``; ``overwrite=False`` adds a condition that no item has its key."""
+    """PutItem for ``obj``; ``overwrite=False`` adds a condition that no item has its key.
+
+    ``version``: the stored version the put requires (a new object: that no item exists).
+    """
     params = {"TableName": table_name, "Item": item if item is not None else info.encode(obj)}
-    require = None if overwrite else "attribute_not_exists"
+    require, check = _put_require(overwrite=overwrite, version=version)
+    conditioned = _conditioned(
+        params, info.builder(), condition, require=require, key_attr=info.table.pk, version=check
+    )
+    if version is not None:
+        conditioned["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     return Request(
-        "PutItem",
-        _conditioned(params, info.builder(), condition, require=require, key_attr=info.table.pk),
-        retry=_retry_for(condition, overwrite=overwrite),
+        "PutItem", conditioned, retry=_retry_for(condition, overwrite=overwrite, version=version)
     )
 
 
 def plan_delete(
-    info: ModelInfo[Any], key: Item, table_name: str, *, condition: Condition | None = None
+    info: ModelInfo[Any],
+    key: Item,
+    table_name: str,
+    *,
+    condition: Condition | None = None,
+    version: VersionCheck | None = None,
 ) -> Request:
+    """DeleteItem of ``key``; ``version``: the stored version it requires."""
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     return Request(
-        "DeleteItem", _conditioned(params, info.builder(), condition), retry=_retry_for(condition)
+        "DeleteItem",
+        _conditioned(params, info.builder(), condition, version=version),
+        retry=_retry_for(condition, version=version),
     )
 
 
-def plan_update(
-    info: ModelInfo[Any],
-    current: Mapping[str, object],
-    table_name: str,
-    *,
-    set: Mapping[str, object] | None = None,  # noqa: A002 - mirrors DynamoDB's SET clause
-    remove: Iterable[str] = (),
-    add: Mapping[str, object] | None = None,
-    condition: Condition | None = None,
-) -> Request:
-    """UpdateItem changing some fields of the item ``current`` describes.
+@attrs.frozen
+class UpdateOps:
+    """What one update does to an item, by field path (see ``db.update``)."""
 
-    Index key attributes built from a changed field are rewritten (or removed when a field they
-    need becomes None), so secondary indexes never go stale. Key fields cannot change: that is a
-    new item.
-    """
-    set_values = dict(set or {})
-    add_values = dict(add or {})
-    # An empty set field is no attribute at all (see the codec), so that ADD can fill it later.
-    emptied = [name for name in info.codec.sets if name in set_values and not set_values[name]]
-    for name in emptied:
-        del set_values[name]
-    removals = [*remove, *emptied]
-    changed = [*set_values, *removals, *add_values]
+    set: Mapping[str, object] = attrs.field(factory=dict)
+    remove: tuple[str, ...] = ()
+    add: Mapping[str, object] = attrs.field(factory=dict)
+    append: Mapping[str, object] = attrs.field(factory=dict)
+    prepend: Mapping[str, object] = attrs.field(factory=dict)
+    discard: Mapping[str, object] = attrs.field(factory=dict)
+    if_not_exists: Mapping[str, object] = attrs.field(factory=dict)
+
+    @property
+    def by_amount(self) -> dict[str, str]:
+        """Paths changed relative to what is stored (no whole new value is known): -> option."""
+        named = {"add": self.add, "append": self.append, "prepend": self.prepend}
+        named |= {"discard": self.discard, "if_not_exists": self.if_not_exists}
+        return {path: option for option, values in named.items() for path in values}
+
+    def paths(self) -> list[str]:
+        """Every path the update names (the caller's, before any are added)."""
+        return [*self.set, *self.remove, *self.by_amount]
+
+
+def _check_ops(info: ModelInfo[Any], ops: UpdateOps) -> None:
+    """Refuse list and set operations on values they cannot apply to, before anything is sent."""
+    for option, values in (("append", ops.append), ("prepend", ops.prepend)):
+        for path, value in values.items():
+            if isinstance(value, str | bytes) or not isinstance(value, list | tuple) or not value:
+                raise ExpressionError(
+                    f"{info.name}: {option}={{{path!r}: {value!r}}} takes a non-empty list of the "
+                    "elements to add"
+                )
+            if not _holds(info, path, [], "L"):
+                raise ExpressionError(
+                    f"{info.name}: {option}= adds elements to lists; {path!r} is not a list field"
+                )
+    for path, value in ops.discard.items():
+        if not isinstance(value, set | frozenset) or not value:
+            raise ExpressionError(
+                f"{info.name}: discard={{{path!r}: {value!r}}} takes a non-empty set of the "
+                "elements to take out"
+            )
+        if not _holds(info, path, value, "SS", "NS", "BS"):
+            raise ExpressionError(
+                f"{info.name}: discard= takes elements out of sets; {path!r} is not a set field "
+                f"that can hold {value!r}"
+            )
+
+
+def _holds(info: ModelInfo[Any], path: str, value: object, *tags: str) -> bool:
+    """Whether the field at ``path`` stores ``value`` as one of the DynamoDB types ``tags``."""
+    try:
+        encoded = info.codec.encode_path(path)(value)
+    except CodecError:
+        return False
+    return next(iter(encoded)) in tags
+
+
+def _check_overlaps(info: ModelInfo[Any], paths: Iterable[str]) -> None:
+    """DynamoDB refuses two changes to one path (or to a path and one inside it): say which."""
+    seen: list[str] = []
+    for path in paths:
+        for other in seen:
+            longer, shorter = (path, other) if len(path) >= len(other) else (other, path)
+            if longer == shorter or longer.startswith((f"{shorter}.", f"{shorter}[")):
+                raise ExpressionError(
+                    f"update of {info.name} changes {other!r} and {path!r}, which overlap; "
+                    "DynamoDB takes one change per path: combine them"
+                )
+        seen.append(path)
+
+
+def _check_paths(info: ModelInfo[Any], ops: UpdateOps, changed: Sequence[str]) -> None:
     unknown = [name for name in changed if top_field(name) not in info.field_types]
     if unknown:
         raise KeyTemplateError(
             f"{info.name} has no field {unknown[0]!r}; fields: {', '.join(info.field_types)}"
+        )
+    managed = [p for p in ops.paths() if top_field(p) in info.stamps.managed]
+    if managed:
+        raise ExpressionError(
+            f"{info.name}.{top_field(managed[0])} is written by dynorm on every write "
+            "(version=, created=, updated=); leave it out of the update"
         )
     identity = info.identity_fields()
     touched_keys = [top_field(name) for name in changed if top_field(name) in identity]
@@ -127,9 +228,25 @@ def plan_update(
             "item and delete the old one (in a transaction)"
         )
     if not changed:
-        raise KeyTemplateError(f"update of {info.name} changes nothing; give set=, remove= or add=")
-    _check_additions(info, add_values)
-    after = {**current, **set_values, **dict.fromkeys(removals)}
+        raise KeyTemplateError(
+            f"update of {info.name} changes nothing; give set=, remove=, add=, append=, "
+            "prepend=, discard= or if_not_exists="
+        )
+    _check_overlaps(info, changed)
+    _check_additions(info, ops.add)
+    _check_ops(info, ops)
+
+
+def _key_changes(
+    info: ModelInfo[Any], current: Mapping[str, object], ops: UpdateOps, changed: Sequence[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """(index key attributes to set, to remove) for fields the update changes.
+
+    Index key attributes built from a changed field are rewritten (or removed when a field they
+    need becomes None), so secondary indexes never go stale.
+    """
+    by_amount = ops.by_amount
+    after = {**current, **ops.set, **dict.fromkeys(ops.remove)}
     primary = info.table.primary_attributes
     touched = {
         attr
@@ -139,9 +256,11 @@ def plan_update(
     # A key attribute is rebuilt from whole field values; a path inside one gives no value.
     inside = {top_field(name): name for name in changed if top_field(name) != name}
     for attr in sorted(touched):
-        if any(name in add_values for name in info.templates[attr].fields):
+        field = next((f for f in info.templates[attr].fields if f in by_amount), None)
+        if field is not None:
             raise KeyTemplateError(
-                f"{info.name}: add= cannot change {attr!r}'s fields; use set= with the new value"
+                f"{info.name}: {by_amount[field]}= cannot change {attr!r}'s fields; use set= "
+                "with the new value"
             )
     for attr, template in sorted(info.templates.items()):
         field = next((f for f in template.fields if f in inside), None)
@@ -161,28 +280,105 @@ def plan_update(
         for attr in sorted(touched)
         if attr not in raw_remove
     }
+    return raw_set, raw_remove
+
+
+def _upsert_fill(
+    info: ModelInfo[Any], fill: Item, changed: Sequence[str], keys: Iterable[str]
+) -> dict[str, AttributeValue]:
+    """The attributes of ``fill`` an upsert writes where missing (the ones it does not change)."""
+    inside = [p for p in changed if top_field(p) != p]
+    if inside:
+        raise ExpressionError(
+            f"{info.name}: upsert=True may create the item, and {inside[0]!r} is a path inside "
+            f"{top_field(inside[0])!r}, which a new item does not have; change the whole field"
+        )
+    fields_of = {attr: name for name, attr in info.codec.attributes.items()}
+    skip = {*info.table.primary_attributes, *keys, *(info.codec.attributes[c] for c in changed)}
+    return {
+        attr: value
+        for attr, value in fill.items()
+        if attr not in skip and fields_of.get(attr) not in changed
+    }
+
+
+def plan_update(
+    info: ModelInfo[Any],
+    current: Mapping[str, object],
+    table_name: str,
+    *,
+    set: Mapping[str, object] | None = None,  # noqa: A002 - mirrors DynamoDB's SET clause
+    remove: Iterable[str] = (),
+    add: Mapping[str, object] | None = None,
+    condition: Condition | None = None,
+    ops: UpdateOps | None = None,
+    upsert: Item | None = None,
+    returns: ReturnValues = "ALL_NEW",
+    stamped: Mapping[str, object] | None = None,
+    version: VersionCheck | None = None,
+) -> Request:
+    """UpdateItem changing some fields of the item ``current`` describes.
+
+    ``set``/``remove``/``add`` (or all operations, as ``ops``) name field paths. Index key
+    attributes built from a changed field are rewritten (or removed when a field they need
+    becomes None). Key fields cannot change: that is a new item. The item must exist, unless
+    ``upsert`` gives the item to create (its attributes the update does not change are written
+    where missing). ``stamped`` are dynorm's own values (``version``, ``updated``: set;
+    ``created``: where missing), ``version`` the stored version required.
+    """
+    ops = ops or UpdateOps(set=dict(set or {}), remove=tuple(remove), add=dict(add or {}))
+    set_values = dict(ops.set)
+    # An empty set field is no attribute at all (see the codec), so that ADD can fill it later.
+    emptied = [name for name in info.codec.sets if name in set_values and not set_values[name]]
+    for name in emptied:
+        del set_values[name]
+    removals = [*ops.remove, *emptied]
+    ops = attrs.evolve(ops, set=set_values, remove=tuple(removals))
+    changed = [*set_values, *removals, *ops.by_amount]
+    _check_paths(info, ops, changed)
+    raw_set, raw_remove = _key_changes(info, current, ops, changed)
+    own = dict(stamped or {})
+    created = info.stamps.created
+    missing = dict(ops.if_not_exists) | ({created: own.pop(created)} if created in own else {})
+    fill = (
+        {}
+        if upsert is None
+        else _upsert_fill(info, upsert, [*changed, *own, *missing], {*raw_set, *raw_remove})
+    )
     builder = info.builder()
     # A key-only field has no attribute of its own: only the key attributes it fills change.
     key_only = info.codec.key_only
     expression = render_update(
         builder,
-        set_values={p: v for p, v in set_values.items() if p not in key_only},
+        set_values={p: v for p, v in {**set_values, **own}.items() if p not in key_only},
         set_raw=raw_set,
         remove=[p for p in removals if p not in key_only],
         remove_raw=raw_remove,
-        add=add_values,
+        add=ops.add,
+        append=ops.append,
+        prepend=ops.prepend,
+        discard=ops.discard,
+        if_not_exists=missing,
+        missing_raw=fill,
     )
     params: dict[str, Any] = {
         "TableName": table_name,
         "Key": info.primary_key(current),
         "UpdateExpression": expression,
-        "ReturnValues": "ALL_NEW",
+        "ReturnValues": returns,
     }
-    # Updating must never create a half item: require that it exists.
-    _conditioned(params, builder, condition, require="attribute_exists", key_attr=info.table.pk)
-    # ADD, and a list element set or removed by position, change the item again when repeated.
-    repeats = bool(add_values) or any("[" in name for name in changed)
-    return Request("UpdateItem", params, retry="token" if repeats else _retry_for(condition))
+    # Updating must never create a half item: require that it exists (an upsert fills it).
+    require = None if upsert is not None else "attribute_exists"
+    _conditioned(
+        params, builder, condition, require=require, key_attr=info.table.pk, version=version
+    )
+    # ADD, list and set operations, and a list element set or removed by position, change the
+    # item again when repeated.
+    repeats = bool(ops.add or ops.append or ops.prepend or ops.discard)
+    repeats = repeats or any("[" in name for name in changed)
+    if repeats:
+        return Request("UpdateItem", params, retry="token")
+    return Request("UpdateItem", params, retry=_retry_for(condition, version=version))
 
 
 def plan_put_keeping(
@@ -194,6 +390,7 @@ def plan_put_keeping(
     empty: Mapping[str, AttributeValue] | None = None,
     condition: Condition | None = None,
     overwrite: bool = True,
+    version: VersionCheck | None = None,
 ) -> Request:
     """A put for a model with embedded children, as an UpdateItem that keeps them.
 
@@ -233,15 +430,23 @@ def plan_put_keeping(
         "Key": {name: item[name] for name in info.table.primary_attributes},
         "UpdateExpression": expression,
     }
-    require = None if overwrite else "attribute_not_exists"
-    _conditioned(params, builder, condition, require=require, key_attr=info.table.pk)
-    return Request("UpdateItem", params, retry=_retry_for(condition, overwrite=overwrite))
+    require, check = _put_require(overwrite=overwrite, version=version)
+    _conditioned(params, builder, condition, require=require, key_attr=info.table.pk, version=check)
+    if version is not None:
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    retry = _retry_for(condition, overwrite=overwrite, version=version)
+    return Request("UpdateItem", params, retry=retry)
 
 
 _TRANSACT_KINDS: Final = {"PutItem": "Put", "UpdateItem": "Update", "DeleteItem": "Delete"}
 
 
+#: Parameters of single-item writes a transaction action does not take (or dynorm does not use
+#: there: a cancellation's reasons are enough to tell a version conflict).
+_NOT_IN_TRANSACTIONS: Final = frozenset({"ReturnValues", "ReturnValuesOnConditionCheckFailure"})
+
+
 def transact_action(request: Request) -> dict[str, Any]:
     """The TransactWriteItems action for a single-item write (which takes no ReturnValues)."""
-    params = {k: v for k, v in request.params.items() if k != "ReturnValues"}
+    params = {k: v for k, v in request.params.items() if k not in _NOT_IN_TRANSACTIONS}
     return {_TRANSACT_KINDS.get(request.operation, "ConditionCheck"): params}

@@ -62,6 +62,7 @@ EXPECTED = {
     "TransactionCanceledError",
     "TransportError",
     "ValidationError",
+    "VersionConflictError",
     "begins_with",
     "between",
     "connect",

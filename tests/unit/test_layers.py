@@ -48,6 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_queryload",
         "_reading",
         "_relations",
+        "_stamps",
         "_state",
         "_strategies",
         "_streams",

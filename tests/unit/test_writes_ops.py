@@ -1,0 +1,170 @@
+"""Request building for versions, timestamps, TTL and update operations (no server)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import pytest
+
+from dynorm import CodecError, DefinitionError, ExpressionError, Table
+from dynorm._model import info_of
+from dynorm._stamps import VersionCheck
+from dynorm._writeplan import WritePlanner
+from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_update, transact_action
+
+table = Table("t", pk="pk", sk="sk")
+
+
+@table.model(pk="D#{doc_id}", sk="D", version="version", ttl="expires", created="born")
+@attrs.define
+class Doc:
+    doc_id: str
+    tags: set[str] = attrs.Factory(set)
+    notes: list[int] = attrs.Factory(list)
+    version: int = 0
+    expires: datetime.datetime | None = None
+    born: datetime.datetime | None = None
+
+
+INFO = info_of(Doc)
+KEY = {"doc_id": "1"}
+
+
+def _names(params: Mapping[str, Any]) -> dict[str, str]:
+    names: dict[str, str] = params.get("ExpressionAttributeNames", {})
+    return names
+
+
+def _readable(params: Mapping[str, Any], expression: str) -> str:
+    """An expression with its name placeholders replaced (values stay placeholders)."""
+    text = str(params[expression])
+    for placeholder, name in sorted(_names(params).items(), key=lambda p: -len(p[0])):
+        text = text.replace(placeholder, name)
+    return text
+
+
+def test_a_new_versioned_put_requires_no_item_and_asks_for_the_stored_one() -> None:
+    obj = WritePlanner(table, "t").stamped(Doc(doc_id="1"))
+    assert obj.version == 1
+    assert obj.born is not None
+    request = plan_put(INFO, obj, "t", version=INFO.stamps.put_check(obj))
+    assert _readable(request.params, "ConditionExpression") == "attribute_not_exists(pk)"
+    assert request.params["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
+    assert request.retry == "verify"
+
+
+def test_a_loaded_put_requires_the_version_read() -> None:
+    obj = WritePlanner(table, "t").stamped(Doc(doc_id="1", version=4))
+    request = plan_put(INFO, obj, "t", version=INFO.stamps.put_check(obj))
+    assert request.params["Item"]["version"] == {"N": "5"}
+    assert _readable(request.params, "ConditionExpression") == "version = :v0"
+    assert request.params["ExpressionAttributeValues"][":v0"] == {"N": "4"}
+
+
+def test_a_versioned_delete_conditions_on_the_version() -> None:
+    request = plan_delete(INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", 3))
+    assert _readable(request.params, "ConditionExpression") == "version = :v0"
+    unversioned = plan_delete(
+        INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", None)
+    )
+    assert _readable(unversioned.params, "ConditionExpression") == "attribute_not_exists(version)"
+
+
+def test_transaction_actions_drop_return_values() -> None:
+    request = plan_delete(INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", 3))
+    ((_, params),) = transact_action(request).items()
+    assert "ReturnValuesOnConditionCheckFailure" not in params
+
+
+def test_list_and_set_operations_render_and_retry_with_a_token() -> None:
+    ops = UpdateOps(append={"notes": [1, 2]}, prepend={}, discard={"tags": {"a"}})
+    request = plan_update(INFO, KEY, "t", ops=ops, version=VersionCheck("version", 2))
+    expression = _readable(request.params, "UpdateExpression")
+    assert "notes = list_append(if_not_exists(notes, :v0), :v1)" in expression
+    assert "DELETE tags :v2" in expression
+    values = request.params["ExpressionAttributeValues"]
+    assert values[":v1"] == {"L": [{"N": "1"}, {"N": "2"}]}
+    assert values[":v2"] == {"SS": ["a"]}
+    condition = _readable(request.params, "ConditionExpression")
+    assert condition.startswith("attribute_exists(pk) AND version = ")
+    assert request.retry == "token"
+
+
+def test_prepend_puts_the_elements_first() -> None:
+    request = plan_update(INFO, KEY, "t", ops=UpdateOps(prepend={"notes": [0]}))
+    assert "notes = list_append(:v1, if_not_exists(notes, :v0))" in _readable(
+        request.params, "UpdateExpression"
+    )
+
+
+def test_upsert_fills_untouched_attributes_where_missing_and_needs_no_item() -> None:
+    item = INFO.encode(Doc(doc_id="1", notes=[7]))
+    request = plan_update(
+        INFO, KEY, "t", ops=UpdateOps(add={"tags": {"x"}}), upsert=item, returns="ALL_OLD"
+    )
+    expression = _readable(request.params, "UpdateExpression")
+    assert "notes = if_not_exists(notes, " in expression
+    assert "doc_id = if_not_exists(doc_id, " in expression
+    assert "tags = if_not_exists" not in expression  # changed by the update itself
+    assert "ConditionExpression" not in request.params
+    assert request.params["ReturnValues"] == "ALL_OLD"
+
+
+def test_stamped_values_set_version_and_keep_created() -> None:
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    stamped, missing = INFO.stamps.update_values(Doc(doc_id="1", version=2), now)
+    request = plan_update(INFO, KEY, "t", set={"notes": [1]}, stamped={**stamped, **missing})
+    expression = _readable(request.params, "UpdateExpression")
+    assert "version = :v" in expression
+    assert "born = if_not_exists(born, :v" in expression
+
+
+def test_ttl_is_epoch_seconds_and_naive_datetimes_are_refused() -> None:
+    when = datetime.datetime(2030, 1, 1, 0, 0, 1, 999_999, tzinfo=datetime.UTC)
+    item = INFO.encode(Doc(doc_id="1", expires=when))
+    assert item["expires"] == {"N": str(int(when.timestamp()))}
+    assert INFO.decode(item).expires == when.replace(microsecond=0)
+    with pytest.raises(CodecError, match="naive datetime"):
+        INFO.encode(Doc(doc_id="1", expires=datetime.datetime(2030, 1, 1)))
+    with pytest.raises(CodecError, match="naive"):
+        INFO.builder().typed_value("expires", datetime.datetime(2030, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"version": "nope"}, "names no field"),
+        ({"version": "name"}, "needs an int field"),
+        ({"ttl": "count"}, "needs a datetime field"),
+        ({"created": "when", "updated": "when"}, "both created= and updated="),
+        ({"version": "flag"}, "needs an int field"),
+        ({"version": "count", "pk": "X#{count}"}, "no key template"),
+    ],
+)
+def test_declaration_errors(options: dict[str, str], message: str) -> None:
+    local = Table("local", pk="pk", sk="sk")
+    pk = options.pop("pk", "X#{name}")
+
+    class Bad:
+        name: str
+        count: int = 0
+        flag: bool = False
+        when: datetime.datetime | None = None
+
+    with pytest.raises(DefinitionError, match=message):
+        local.model(pk=pk, sk="X", **options)(Bad)
+
+
+def test_an_index_cannot_take_a_model_option_name() -> None:
+    from dynorm import GSI  # noqa: PLC0415
+
+    with pytest.raises(DefinitionError, match="cannot be named 'version'"):
+        Table("t", indexes=[GSI("version", pk="a")])
+
+
+def test_update_operations_refuse_managed_fields() -> None:
+    with pytest.raises(ExpressionError, match="written by dynorm"):
+        plan_update(INFO, KEY, "t", ops=UpdateOps(if_not_exists={"born": None}))
