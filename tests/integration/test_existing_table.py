@@ -42,6 +42,7 @@ from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,
+    Connect,
     RunningServer,
     count_requests,
 )
@@ -573,6 +574,31 @@ async def test_children_added_through_relationships_take_the_tools_layout(
     await rdb.add(sensor, Sensor.readings, reading)
     stored = await rtool.get({"SensorID": "s2", "Status#Time": "ALARM#2026-04-29T08:00"})
     assert stored == tool_reading("s2", "ALARM", "2026-04-29T08:00", "south", "33.5")
+
+
+holds = Table("Holds", pk="PK", sk="SK", indexes=[GSI("GSI1", pk="GSI1-PK", sk="GSI1-SK")])
+
+
+@holds.model(pk="b#{book_id}", sk="h#{hold_id}", GSI1=("m#{member_id}", "{until}"))
+@attrs.define
+class Hold:
+    """Every key-only field has a default: the item alone would decode without them."""
+
+    book_id: str = dynorm.field(name="BookId")
+    hold_id: str = dynorm.field(name="HoldId")
+    member_id: str | None = dynorm.field(key_only=True, default=None)
+    until: str | None = dynorm.field(key_only=True, default=None)
+
+
+async def test_key_only_fields_with_defaults_are_read_from_keys_by_queries_too(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(holds) as db:
+        hold = Hold("42", "1", "m9", "2026-05-01")
+        await db.put(hold)
+        assert await db.get(Hold, book_id="42", hold_id="1") == hold
+        assert await db.query(Hold, book_id="42").all() == [hold]
+        assert await db.query(Hold, "GSI1", member_id="m9").all() == [hold]
 
 
 async def test_items_the_tool_wrote_without_the_type_attribute_are_told_apart_by_keys(
