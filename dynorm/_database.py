@@ -186,6 +186,9 @@ class Database:
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]:
         """Decodes one Query's items of ``info``'s model (binding them here), drops all others."""
         matches, decode, generated = info.sort_key_matcher(index), info.decode, info.codec.decode
+        if info.codec.key_only:
+            # The generated decoder would give a key-only field its default, not the key's value.
+            generated = decode
         adopt = self.adopt if info.relationships else None
         shape = info.sort_key_shape(index)
         if shape is not None and adopt is None:

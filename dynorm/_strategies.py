@@ -229,7 +229,9 @@ class Embedded(Strategy):
             localns=rel.local_names(),
         )
         owner = rel.owner_info
-        if codec.attribute in owner.field_types or codec.attribute in owner.templates:
+        # Stored names, not field names: a field may be stored under another name (``Name``).
+        taken = {*owner.codec.attributes.values(), *owner.templates, owner.table.type_attribute}
+        if codec.attribute in taken:
             raise DefinitionError(
                 f"{rel.qualname}: attribute {codec.attribute!r} is already used by "
                 f"{owner.name}; pass Embedded(attribute=...) to store children elsewhere"

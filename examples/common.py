@@ -8,6 +8,7 @@ Each run works on its own freshly created table and deletes it afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pprint
 import uuid
@@ -15,30 +16,39 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
-from dynorm import Database, Table, connect
+from dynorm import Database, Table, TableNotFoundError, connect
 from dynorm.testing import count_requests, fresh_table, start_server
 
 T = TypeVar("T")
 
 
 @asynccontextmanager
-async def open_database(table: Table) -> AsyncIterator[Database]:
-    """A Database on a fresh copy of ``table``: on DYNORM_ENDPOINT_URL, or an embedded server."""
+async def open_database(table: Table, *, create: bool = True) -> AsyncIterator[Database]:
+    """A Database on a fresh copy of ``table``: on DYNORM_ENDPOINT_URL, or an embedded server.
+
+    ``create=False`` leaves creating the table to the scenario (as another tool would); the
+    table is deleted afterwards either way.
+    """
     endpoint = os.environ.get("DYNORM_ENDPOINT_URL")
     server = None if endpoint else start_server("moto")
     credentials = {} if endpoint else {"aws_access_key_id": "demo", "aws_secret_access_key": "demo"}
     try:
-        async with (
-            connect(
-                table,
-                endpoint_url=endpoint or (server.url if server else None),
-                region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-                table_name=f"{table.name}-tour-{uuid.uuid4().hex[:6]}",
-                **credentials,
-            ) as db,
-            fresh_table(db),
-        ):
-            yield db
+        async with connect(
+            table,
+            endpoint_url=endpoint or (server.url if server else None),
+            region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+            table_name=f"{table.name}-tour-{uuid.uuid4().hex[:6]}",
+            **credentials,
+        ) as db:
+            if create:
+                async with fresh_table(db):
+                    yield db
+            else:
+                try:
+                    yield db
+                finally:
+                    with contextlib.suppress(TableNotFoundError):
+                        await db.delete_table()
     finally:
         if server is not None:
             server.stop()
@@ -63,11 +73,13 @@ class Narrator:
         return result
 
 
-def run(scenario: Callable[[Narrator], Awaitable[None]], table: Table) -> None:
+def run(
+    scenario: Callable[[Narrator], Awaitable[None]], table: Table, *, create: bool = True
+) -> None:
     """Run one scenario on its own table (for `python examples/<scenario>.py`)."""
 
     async def main() -> None:
-        async with open_database(table) as db:
+        async with open_database(table, create=create) as db:
             await scenario(Narrator(db))
 
     asyncio.run(main())

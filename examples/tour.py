@@ -11,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import existing_table
 import seed_000_organizations
 import seed_001_tickets
 import seed_002_games
@@ -24,6 +25,7 @@ SCENARIOS = [
     seed_002_games,
     seed_003_strategies,
     seed_004_orders,
+    existing_table,
 ]
 
 
@@ -31,7 +33,8 @@ async def main() -> None:
     summary: list[tuple[str, int]] = []
     for module in SCENARIOS:
         print(f"\n{'=' * 96}\n{(module.__doc__ or module.__name__).strip().splitlines()[0]}")
-        async with open_database(module.table) as db:
+        # A module that creates its table itself (as another tool would) says CREATE = False.
+        async with open_database(module.table, create=getattr(module, "CREATE", True)) as db:
             narrator = Narrator(db)
             await module.scenario(narrator)
             summary += narrator.steps

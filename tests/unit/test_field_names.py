@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 import dynorm
-from dynorm import GSI, Attr, DefinitionError, ExpressionError, Table
+from dynorm import GSI, Attr, DefinitionError, Embedded, ExpressionError, HasMany, Table
 from dynorm._model import info_of
 from dynorm._writes import plan_update
 
@@ -274,3 +274,34 @@ def test_field_takes_a_name_and_attrs_options() -> None:
 
     assert C().tags == []
     assert attrs.fields(C).tags.metadata["dynorm.name"] == "Tags"
+
+
+@attrs.define
+class Address:
+    nickname: str = dynorm.field(name="Nick")
+
+
+def test_embedded_children_need_an_attribute_no_stored_name_uses() -> None:
+    table = _table()
+
+    @table.model(pk="c#{cid}", sk="c#{cid}")
+    @attrs.define
+    class Customer:
+        cid: str
+        # Stored as "Addresses": the field's name "addresses" is free for the children.
+        addresses_text: str = dynorm.field(name="Addresses", default="")
+        addresses = HasMany["Customer", Address](Address, via=Embedded(key="nickname"))
+
+    assert Customer.addresses.embedded is not None
+    assert Customer.addresses.embedded.attribute == "addresses"
+    for attribute in ("Addresses", "ItemType", "SK"):
+        with pytest.raises(DefinitionError, match=f"attribute {attribute!r} is already used"):
+
+            @_table().model(pk="c#{cid}", sk="c#{cid}")
+            @attrs.define
+            class Clash:
+                cid: str
+                addresses_text: str = dynorm.field(name="Addresses", default="")
+                addresses = HasMany["Clash", Address](
+                    Address, via=Embedded(key="nickname", attribute=attribute)
+                )
