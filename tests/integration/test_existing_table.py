@@ -7,8 +7,8 @@ kept only inside keys, an entity-type attribute (``ItemType``), nested maps with
 names and attributes no field maps. Every access pattern costs the one request it promises, and
 what dynorm writes back is, attribute for attribute, what the tool wrote.
 
-The last section holds the access patterns that need features built on other branches (key
-conditions, filters, scans, counts, ``db.query(..., load=)``), skipped until they are merged.
+The last section reads beyond a key: key conditions, filters, scans, counts and
+``db.query(..., load=)``.
 """
 
 from __future__ import annotations
@@ -682,17 +682,16 @@ def test_layouts_that_cannot_map_the_tools_table_are_refused() -> None:
             kind: str = dynorm.field(name="ItemType")
 
 
-# -- access patterns that need other branches (unskip after merging them) -------------------------
+# -- key conditions, filters, counts, scans and query load= ----------------------------------------
 #
 # Key conditions, filters, scans and counts come with the `queries` branch; db.query(..., load=)
 # with the `reads` branch. The names follow DESIGN.md "Contract, part 2".
 
 
-@pytest.mark.skip(reason="needs the queries branch (key conditions)")
 async def test_key_conditions_on_the_last_component(
     lib: tuple[Database, Tool], sensors: tuple[Database, Tool]
 ) -> None:
-    from dynorm import begins_with, between, gt  # type: ignore[attr-defined]  # noqa: PLC0415
+    from dynorm import begins_with, between, gt  # noqa: PLC0415
 
     db, _ = lib
     with count_requests(db) as log:
@@ -713,43 +712,40 @@ async def test_key_conditions_on_the_last_component(
     assert day == [R1_OBJ]
 
 
-@pytest.mark.skip(reason="needs the queries branch (filters)")
 async def test_filters_name_fields_and_limit_counts_matches(
     lib: tuple[Database, Tool], sensors: tuple[Database, Tool]
 ) -> None:
     rdb, _ = sensors
-    query = rdb.query(Reading, sensor_id="s1").filter(Attr("status") == "OK")  # type: ignore[attr-defined]
+    query = rdb.query(Reading, sensor_id="s1").filter(Attr("status") == "OK")
     with count_requests(rdb) as log:
         page = await query.page(limit=10)
     assert log.operations == ["Query"]
     assert page.items == [R1_OBJ, R3_OBJ]
 
     db, _ = lib
-    renewed = db.query(Loan, "GSI1", member_id="m9").filter(Attr("renewals") > 0)  # type: ignore[attr-defined]
+    renewed = db.query(Loan, "GSI1", member_id="m9").filter(Attr("renewals") > 0)
     with count_requests(db) as log:
         assert await renewed.all() == [LOAN_3_OBJ]
     assert log.operations == ["Query"]
 
 
-@pytest.mark.skip(reason="needs the queries branch (counts)")
 async def test_counts(lib: tuple[Database, Tool], sensors: tuple[Database, Tool]) -> None:
     rdb, _ = sensors
     with count_requests(rdb) as log:
-        assert await rdb.query(Reading, sensor_id="s1").count() == 3  # type: ignore[attr-defined]
+        assert await rdb.query(Reading, sensor_id="s1").count() == 3
     assert log.operations == ["Query"]
     db, _ = lib
     with count_requests(db) as log:
-        assert await db.query(Loan, "GSI1", member_id="m9").count() == 2  # type: ignore[attr-defined]
+        assert await db.query(Loan, "GSI1", member_id="m9").count() == 2
     assert log.operations == ["Query"]
 
 
-@pytest.mark.skip(reason="needs the queries branch (scans)")
 async def test_scans_decode_the_tools_items(
     lib: tuple[Database, Tool], sensors: tuple[Database, Tool]
 ) -> None:
     rdb, _ = sensors
     with count_requests(rdb) as log:
-        found = [r async for r in rdb.scan(Reading, segments=2)]  # type: ignore[attr-defined]
+        found = [r async for r in rdb.scan(Reading, segments=2)]
     assert log.operations == ["Scan", "Scan"]
     assert sorted(found, key=lambda r: (r.sensor_id, r.time)) == [
         R1_OBJ,
@@ -760,13 +756,12 @@ async def test_scans_decode_the_tools_items(
 
     db, _ = lib
     with count_requests(db) as log:
-        everything = [obj async for obj in db.scan(None)]  # type: ignore[attr-defined]
+        everything = [obj async for obj in db.scan(None)]
     assert log.operations == ["Scan"]
     kinds = sorted(type(obj).__name__ for obj in everything)
     assert kinds == ["Book", "Book", "Loan", "Loan", "Loan", "Member", "Member"]
 
 
-@pytest.mark.skip(reason="needs the reads branch (db.query(..., load=))")
 async def test_query_with_load_reads_parents_and_children_in_one_query(
     lib: tuple[Database, Tool],
 ) -> None:
