@@ -404,3 +404,13 @@ async def test_removing_from_a_map_needs_no_read_of_the_parent(stored: Database)
     assert log.operations == ["UpdateItem"]
     found = await stored.get(Customer, customer_id="c1", load=[Customer.addresses])
     assert found.addresses.loaded == [WORK]
+
+
+async def test_a_map_key_with_dots_and_brackets_is_one_key(db: Database) -> None:
+    customer = await db.put(Customer("c1", "Ada"))
+    odd = Address("a.b[0]", "1 Odd St")
+    await db.add(customer, Customer.addresses, odd)
+    assert list(await stored_map(db)) == ["a.b[0]"]
+    assert (await load(db)).addresses.loaded == [odd]
+    await db.remove(customer, Customer.addresses, odd)
+    assert await stored_map(db) == {}
