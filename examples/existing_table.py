@@ -20,7 +20,7 @@ import attrs
 from common import Narrator, run
 
 import dynorm
-from dynorm import GSI, Attr, BelongsTo, HasMany, Index, Partition, Request, Table
+from dynorm import GSI, Attr, BelongsTo, HasMany, Index, Partition, Request, Table, between
 
 #: The scenario creates the table itself, with the tool's CreateTable request.
 CREATE = False
@@ -209,6 +209,30 @@ async def scenario(tour: Narrator) -> None:
         return [await raw_item(db, "b#42", "l#1"), await raw_item(db, "b#43", "l#4")]
 
     await tour.step("E.9 Both loans as stored: the tool's layout (2 raw GetItem)", as_stored)
+    await tour.step(
+        "E.10 A member's loans due in May: between on GSI1-SK (1 Query)",
+        lambda: db.query(
+            Loan, index="GSI1", member_id="m9", due=between("2026-05-01", "2026-05-31")
+        ).all(),
+    )
+    await tour.step(
+        "E.11 A book's renewed loans: a filter naming a field (1 Query)",
+        lambda: db.query(Loan, book_id="42").filter(Attr("renewals") > 0).all(),
+    )
+    await tour.step(
+        "E.12 How many loans a book has: Select=COUNT (1 Query)",
+        lambda: db.query(Loan, book_id="42").count(),
+    )
+    await tour.step(
+        "E.13 Every loan in the table: a scan in 2 parallel segments (2 Scan)",
+        lambda: db.scan(Loan, segments=2).all(),
+    )
+
+    async def books_with_loans() -> object:
+        books = await db.query(Book, book_id="42", load=[Book.loans]).all()
+        return [(b.title, [loan.loan_id for loan in b.loans.loaded]) for b in books]
+
+    await tour.step("E.14 Books WITH their loans from one query: load= (1 Query)", books_with_loans)
 
 
 if __name__ == "__main__":
