@@ -30,9 +30,16 @@ def field(
     key_only: bool = False,
     default: object = _NOTHING,
     factory: Callable[[], object] | None = None,
+    validator: Any = None,
+    converter: Any = None,
     kw_only: bool = False,
+    alias: str | None = None,
+    init: bool = True,
     repr: bool = True,  # noqa: A002 - attrs.field's name for it
     eq: bool = True,
+    order: bool | None = None,
+    hash: bool | None = None,  # noqa: A002 - attrs.field's name for it
+    on_setattr: Any = None,
     metadata: Mapping[Any, Any] | None = None,
 ) -> Any:
     """A model field (or a field of a nested attrs class) with storage options.
@@ -45,7 +52,7 @@ def field(
     (``"m#{member_id}"``), with no attribute of its own; it is read back by parsing the key.
     That is how many modelling tools lay items out.
 
-    The other keywords are ``attrs.field``'s.
+    The other keywords are ``attrs.field``'s, passed through.
     """
     given: object = name
     if given is not None and (not isinstance(given, str) or not given):
@@ -59,7 +66,21 @@ def field(
         if default is not _NOTHING:
             raise DefinitionError("dynorm.field takes default= or factory=, not both")
         default = attrs.Factory(factory)
-    return attrs.field(default=default, kw_only=kw_only, repr=repr, eq=eq, metadata=extra)
+    spec: Any = attrs.field(
+        default=default,
+        validator=validator,
+        converter=converter,
+        kw_only=kw_only,
+        alias=alias,
+        init=init,
+        repr=repr,
+        eq=eq,
+        order=order,
+        hash=hash,
+        on_setattr=on_setattr,
+        metadata=extra,
+    )
+    return spec
 
 
 def stored_name(attribute: attrs.Attribute[Any]) -> str:

@@ -305,3 +305,17 @@ def test_embedded_children_need_an_attribute_no_stored_name_uses() -> None:
                 addresses = HasMany["Clash", Address](
                     Address, via=Embedded(key="nickname", attribute=attribute)
                 )
+
+
+def test_field_passes_attrs_options_through() -> None:
+    @attrs.define
+    class C:
+        n: int = dynorm.field(name="N", converter=int, validator=attrs.validators.ge(0))
+        secret: str = dynorm.field(name="S", alias="token", repr=False, default="")
+
+    c = C("5", token="x")  # type: ignore[arg-type,call-arg]  # dynorm.field: no mypy plugin yet
+    assert c.n == 5
+    assert c.secret == "x"
+    assert "x" not in repr(c)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        C(-1)
