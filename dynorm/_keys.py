@@ -144,6 +144,9 @@ class KeyTemplate:
 
     source: str
     delimiter: str = "#"
+    #: The key is the field's value itself (``"{site}"`` on the field's own attribute): nothing
+    #: is escaped, since no delimiter structure needs protecting, and any text fits.
+    raw: bool = attrs.field(default=False, kw_only=True)
     segments: tuple[_Segment, ...] = attrs.field(init=False)
     fields: tuple[str, ...] = attrs.field(init=False)
     _regex: re.Pattern[str] = attrs.field(init=False, repr=False)
@@ -167,11 +170,23 @@ class KeyTemplate:
             raise DefinitionError(
                 f"key template {self.source!r} names a field twice; each field may appear once"
             )
-        pattern = re.escape(self.delimiter).join(
-            re.escape(s.prefix)
-            if s.field is None
-            else f"{re.escape(s.prefix)}([^{re.escape(self.delimiter)}]*){re.escape(s.suffix)}"
-            for s in segments
+        if self.raw and (
+            len(segments) != 1
+            or segments[0].field is None
+            or segments[0].spec
+            or segments[0].prefix
+            or segments[0].suffix
+        ):
+            raise DefinitionError(f"key template {self.source!r} is not a bare field: not raw")
+        pattern = (
+            "(.*)"
+            if self.raw
+            else re.escape(self.delimiter).join(
+                re.escape(s.prefix)
+                if s.field is None
+                else f"{re.escape(s.prefix)}([^{re.escape(self.delimiter)}]*){re.escape(s.suffix)}"
+                for s in segments
+            )
         )
         object.__setattr__(self, "segments", segments)
         object.__setattr__(self, "fields", fields)
@@ -179,7 +194,9 @@ class KeyTemplate:
         object.__setattr__(self, "_literal_prefix", self.prefix({}))
         last = segments[-1]
         tail_only = all(s.field is None for s in segments[:-1]) and not last.suffix
-        object.__setattr__(self, "_tail_only", tail_only and last.field is not None)
+        object.__setattr__(
+            self, "_tail_only", tail_only and last.field is not None and not self.raw
+        )
 
     def _parse_segment(self, text: str) -> _Segment:
         try:
@@ -216,12 +233,12 @@ class KeyTemplate:
         """The prefix every key made by this template starts with."""
         return self._literal_prefix
 
+    def escaped(self, text: str) -> str:
+        """Component text as this template stores it (escaped, unless the template is raw)."""
+        return text if self.raw else escape(text, self.delimiter)
+
     def _text(self, segment: _Segment, value: object) -> str:
-        return (
-            segment.prefix
-            + escape(key_string(value, segment.spec), self.delimiter)
-            + segment.suffix
-        )
+        return segment.prefix + self.escaped(key_string(value, segment.spec)) + segment.suffix
 
     def format(self, values: Mapping[str, object]) -> str:
         """The full key for ``values``; every field of the template must be present."""
@@ -304,6 +321,8 @@ class KeyTemplate:
         match = self._regex.fullmatch(key)
         if match is None:
             return None
+        if self.raw:
+            return {self.fields[0]: key}
         return {
             f: unescape(text, self.delimiter)
             for f, text in zip(self.fields, match.groups(), strict=True)

@@ -57,6 +57,14 @@ class ModelInfo(Generic[T]):
     entity: str | None = None
     #: The fields named for versions, time to live and timestamps (see ``_stamps``).
     stamps: Stamps = attrs.field(factory=Stamps)
+    #: Key attribute -> the field it is, for templates that are exactly ``"{field}"`` on the
+    #: field's own stored attribute: the key is the field's value, stored once, unescaped.
+    identity: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def key_written(self) -> frozenset[str]:
+        """Fields whose stored attribute the key templates write (key-only and identity)."""
+        return frozenset((*self.codec.key_only, *self.identity.values()))
 
     @property
     def name(self) -> str:
@@ -151,9 +159,16 @@ class ModelInfo(Generic[T]):
             if len(text) > SHORT_KEY:
                 check_key(text, self._key_limit(attr), attr, self.name)
             item[attr] = {"S": text}
-        # An index entry needs all of its key attributes: leave out the others of its key too.
+        # An index entry needs all of its key attributes: leave out the others of its key too,
+        # but not a field's own attribute that holds its value (the index is then just sparse).
+        # A None identity field leaves its attribute out: a key attribute cannot hold NULL.
+        own = self.codec.attributes.values()
         for attr in self.table.index_partners(unfilled):
-            item.pop(attr, None)
+            if attr not in own:
+                item.pop(attr, None)
+        for attr in unfilled:
+            if attr in self.identity:
+                item.pop(attr, None)
         check_item(item, self.name, deep=self.codec.deep)
         return item
 
@@ -353,6 +368,16 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 f"{info.name}.{name} is stored as the key attribute {stored!r}, and dynorm's key "
                 f"attributes hold strings; declare it as str (it is {tp!r}), or store it under "
                 "another name"
+            )
+    for attr, name in info.identity.items():
+        field = attrs.fields_dict(info.cls)[name]
+        if _without_none(info.field_types[name]) is not info.field_types[name] and (
+            field.default is attrs.NOTHING
+        ):
+            raise DefinitionError(
+                f"{info.name}.{name} is the key attribute {attr!r} itself and may be None, "
+                "which leaves the attribute out of the item; give it a default (= None) so "
+                "such items read back"
             )
     for name in info.codec.key_only:
         holders = [a for a, t in info.templates.items() if name in t.fields]

@@ -19,7 +19,7 @@ from typing import Literal
 import attrs
 
 from ._errors import ExpressionError, KeyTemplateError
-from ._keys import KeyTemplate, escape, key_string
+from ._keys import KeyTemplate, key_string
 from ._plans import KeyRange, upper_bound
 
 __all__ = [
@@ -126,10 +126,9 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], where: s
     # The text every key with these earlier components starts with, up to this component.
     prefix = template.prefix(earlier)
     segment = next(s for s in template.segments if s.field == name)
-    delimiter = template.delimiter
     if marker.op == "begins_with":
         (text,) = marker.values
-        value = prefix + escape(str(text), delimiter)
+        value = prefix + template.escaped(str(text))
         return SortRange(KeyRange("begins_with", (value,)) if value else None)
     if segment is not template.segments[-1] or segment.suffix:
         raise KeyTemplateError(
@@ -139,7 +138,7 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], where: s
         )
 
     def key(value: object) -> str:
-        return prefix + escape(key_string(value, segment.spec), delimiter)
+        return prefix + template.escaped(key_string(value, segment.spec))
 
     return _bounds(marker, key, prefix, where, name)
 

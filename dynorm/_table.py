@@ -332,15 +332,26 @@ class Table:
         field_types = resolve_field_types(cls, scope.names() if scope is not None else None)
         key_fields = [f for t in templates.values() for f in t.fields]
         stamps = Stamps.declare(cls.__name__, field_types, key_fields, **(roles or {}))
+        codec = build_codec(cls, epoch=stamps.epoch)
+        identity = {
+            attr: template.fields[0]
+            for attr, template in templates.items()
+            if len(template.fields) == 1
+            and template.source == "{" + template.fields[0] + "}"
+            and codec.attributes.get(template.fields[0]) == attr
+        }
+        for attr in identity:
+            templates[attr] = KeyTemplate(templates[attr].source, self.delimiter, raw=True)
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,
             templates=templates,
-            codec=build_codec(cls, epoch=stamps.epoch),
+            codec=codec,
             field_types=field_types,
             key_parsers=key_parsers_for(cls, field_types, templates.values()),
             entity=self._entity_of(cls, entity),
             stamps=stamps,
+            identity=identity,
         )
         check_layout(info)
         self._check_distinct(info)

@@ -274,7 +274,10 @@ def _key_changes(
     unfillable = [
         attr for attr in touched if any(after[f] is None for f in info.templates[attr].fields)
     ]
-    raw_remove = sorted(info.table.index_partners(unfillable) | {*unfillable})
+    # A field's own attribute that keeps its value stays (the index entry is then just sparse).
+    own = info.codec.attributes.values()
+    partners = {a for a in info.table.index_partners(unfillable) if a not in own}
+    raw_remove = sorted(partners | {*unfillable})
     raw_set: dict[str, Any] = {
         attr: {"S": info.key_value(attr, after)}
         for attr in sorted(touched)
@@ -346,8 +349,9 @@ def plan_update(
         else _upsert_fill(info, upsert, [*changed, *own, *missing], {*raw_set, *raw_remove})
     )
     builder = info.builder()
-    # A key-only field has no attribute of its own: only the key attributes it fills change.
-    key_only = info.codec.key_only
+    # A key-only field has no attribute of its own, and an identity field's attribute is its key:
+    # the key attributes they fill are rewritten (or removed for None) by _key_changes.
+    key_only = info.key_written
     expression = render_update(
         builder,
         set_values={p: v for p, v in {**set_values, **own}.items() if p not in key_only},

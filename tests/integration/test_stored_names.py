@@ -230,3 +230,59 @@ async def test_a_query_of_one_model_filters_on_the_type_attribute(db: Database) 
     assert sorted(d.title for d in scanned) == ["Draft 0", "Draft 1", "Draft 2"]
     assert log.operations == ["Query", "Query", "Scan"]
     assert await db.query(Book, author="ann").filter(Attr("pages") == 0).count() == 3
+
+
+readings = Table(
+    "stored-names-readings",
+    pk="SensorID",
+    sk="Status#Time",
+    indexes=[GSI("GSI1", pk="Site", sk="Time")],
+)
+
+
+@readings.model(pk="{sensor_id}", sk="{status}#{time}", GSI1=("{site}", "{time}"))
+@attrs.define
+class Reading:
+    sensor_id: str = dynorm.field(name="SensorID")
+    status: str = dynorm.field(name="Status")
+    time: str | None = dynorm.field(name="Time", default=None)
+    site: str | None = dynorm.field(name="Site", default=None)
+
+
+@pytest.fixture
+async def rdb(dynorm_connect: Connect) -> AsyncIterator[Database]:
+    async with dynorm_connect(readings) as database:
+        yield database
+
+
+async def test_a_key_that_is_the_field_holds_the_value_unescaped(rdb: Database) -> None:
+    odd = Reading("a#b", "OK", "t%1", "x#y%z")
+    await rdb.put(odd)
+    raw = await raw_item(rdb, {"SensorID": "a#b", "Status#Time": "OK#t%251"})
+    assert raw is not None
+    assert raw["SensorID"] == {"S": "a#b"}
+    assert raw["Time"] == {"S": "t%1"}
+    assert raw["Site"] == {"S": "x#y%z"}
+    assert await rdb.get(Reading, sensor_id="a#b", status="OK", time="t%1") == odd
+    assert await rdb.query(Reading, index="GSI1", site="x#y%z").all() == [odd]
+    assert await rdb.query(Reading, sensor_id="a#b").filter(Attr("site") == "x#y%z").all() == [odd]
+
+
+async def test_an_identity_field_updates_and_becomes_none(rdb: Database) -> None:
+    reading = await rdb.put(Reading("s1", "OK", "t1", "north"))
+    moved = await rdb.update(reading, set={"site": "south"})
+    assert moved.site == "south"
+    assert [r.site for r in await rdb.query(Reading, index="GSI1", site="south").all()] == ["south"]
+    gone = await rdb.update(moved, set={"site": None})
+    assert gone.site is None
+    raw = await raw_item(rdb, {"SensorID": "s1", "Status#Time": "OK#t1"})
+    assert raw is not None
+    assert "Site" not in raw
+    assert raw["Time"] == {"S": "t1"}  # the partner is the time field itself: it stays
+    assert await rdb.get(Reading, sensor_id="s1", status="OK", time="t1") == gone
+
+
+async def test_a_none_sort_key_field_is_refused(rdb: Database) -> None:
+    reading = Reading("s3", "OK", None, "north")
+    with pytest.raises(dynorm.KeyTemplateError):
+        await rdb.put(reading)  # time is part of the table's sort key

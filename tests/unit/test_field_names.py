@@ -319,3 +319,26 @@ def test_field_passes_attrs_options_through() -> None:
     assert "x" not in repr(c)
     with pytest.raises(ValueError, match="must be >= 0"):
         C(-1)
+
+
+def test_a_none_partner_keeps_the_other_identity_field() -> None:
+    table = Table("t", pk="P", sk=None, indexes=[GSI("G", pk="Site", sk="Time")])
+
+    @table.model(pk="{p}", G=("{site}", "{time}"))
+    @attrs.define
+    class Sparse:
+        p: str = dynorm.field(name="P")
+        site: str | None = dynorm.field(name="Site", default=None)
+        time: str | None = dynorm.field(name="Time", default=None)
+
+    item = table.info(Sparse).encode(Sparse("1", "north", None))
+    assert item == {"P": {"S": "1"}, "Site": {"S": "north"}}
+
+
+def test_identity_keys_are_not_escaped_and_parse_whole() -> None:
+    info = info_of(Reading)
+    item = info.encode(Reading("a#b", "OK", "t%1", "x#y"))
+    assert item["SensorID"] == {"S": "a#b"}
+    assert item["Status#Time"] == {"S": "OK#t%251"}  # a composite key still escapes
+    assert info.templates["SensorID"].parse("a#b") == {"sensor_id": "a#b"}
+    assert info.templates["SensorID"].matches("any#thing")
