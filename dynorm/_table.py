@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast, dataclass_transform
 
@@ -42,11 +43,23 @@ def _projection(value: object) -> Projection:
     )
 
 
+_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
+
+
+def _index_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # DynamoDB's rule for index (and table) names; refused here rather than at CreateTable.
+    if not isinstance(value, str) or not _INDEX_NAME.fullmatch(value):
+        raise DefinitionError(
+            f"index name {value!r}: DynamoDB takes 3 to 255 characters of letters, digits, "
+            "'_', '-' and '.'"
+        )
+
+
 @attrs.frozen
 class GSI:
     """A global secondary index: its own partition key attribute and optional sort key attribute."""
 
-    name: str
+    name: str = attrs.field(validator=_index_name)
     pk: str
     sk: str | None = None
     projection: Projection = attrs.field(default="ALL", converter=_projection)
@@ -56,7 +69,7 @@ class GSI:
 class LSI:
     """A local secondary index: the table's partition key with another sort key attribute."""
 
-    name: str
+    name: str = attrs.field(validator=_index_name)
     sk: str
     projection: Projection = attrs.field(default="ALL", converter=_projection)
 

@@ -191,28 +191,28 @@ async def test_parents_and_embedded_children_share_one_batch_get(db: Database) -
 
 
 def test_two_ways_to_hold_the_child_make_the_link_ambiguous() -> None:
-    indexes = [GSI("G1", pk="G1P", sk="G1S"), GSI("G2", pk="G2P", sk="G2S")]
+    indexes = [GSI("GSI1", pk="G1P", sk="G1S"), GSI("GSI2", pk="G2P", sk="G2S")]
     other = Table("rel-links-ambiguous", pk="pk", sk="sk", indexes=indexes)
 
     @other.model(
         pk="USER#{user_id}",
         sk="USER#{user_id}",
-        G1=("USER#{user_id}", "#USER"),
-        G2=("USER#{user_id}", "#USER"),
+        GSI1=("USER#{user_id}", "#USER"),
+        GSI2=("USER#{user_id}", "#USER"),
     )
     @attrs.define
     class Person:
         user_id: str
-        reported: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("G1"))
-        assigned: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("G2"))
+        reported: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("GSI1"))
+        assigned: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("GSI2"))
 
     with pytest.raises(DefinitionError) as caught:
 
         @other.model(
             pk="T#{ticket_id}",
             sk="T#{ticket_id}",
-            G1=("USER#{reporter_id}", "T#{ticket_id}"),
-            G2=("USER#{assignee_id}", "T#{ticket_id}"),
+            GSI1=("USER#{reporter_id}", "T#{ticket_id}"),
+            GSI2=("USER#{assignee_id}", "T#{ticket_id}"),
         )
         @attrs.define
         class Ticket:

@@ -322,9 +322,9 @@ def test_field_passes_attrs_options_through() -> None:
 
 
 def test_a_none_partner_keeps_the_other_identity_field() -> None:
-    table = Table("t", pk="P", sk=None, indexes=[GSI("G", pk="Site", sk="Time")])
+    table = Table("t", pk="P", sk=None, indexes=[GSI("GSI", pk="Site", sk="Time")])
 
-    @table.model(pk="{p}", G=("{site}", "{time}"))
+    @table.model(pk="{p}", GSI=("{site}", "{time}"))
     @attrs.define
     class Sparse:
         p: str = dynorm.field(name="P")

@@ -34,12 +34,12 @@ def test_bad_projection() -> None:
 
 
 def test_key_attributes(table: Table) -> None:
-    with_lsi = Table("t", indexes=[GSI("G", pk="gpk"), LSI("L", sk="lsk")])
+    with_lsi = Table("t", indexes=[GSI("GSI", pk="gpk"), LSI("LSI", sk="lsk")])
     assert with_lsi.key_attributes(None) == ("pk", "sk")
-    assert with_lsi.key_attributes("G") == ("gpk", None)
-    assert with_lsi.key_attributes("L") == ("pk", "lsk")
+    assert with_lsi.key_attributes("GSI") == ("gpk", None)
+    assert with_lsi.key_attributes("LSI") == ("pk", "lsk")
     assert with_lsi.attribute_names() == ["pk", "sk", "gpk", "lsk"]
-    assert GSI("G", pk="a", projection=["x", "y"]).projection == ("x", "y")
+    assert GSI("GSI", pk="a", projection=["x", "y"]).projection == ("x", "y")
 
 
 def test_unknown_index_lists_the_declared_ones(table: Table) -> None:
@@ -426,3 +426,11 @@ def test_relationships_need_weakref_slots(table: Table) -> None:
         class Org:
             name: str
             users: ClassVar[HasMany[Any, Any]] = HasMany("User")
+
+
+@pytest.mark.parametrize("name", ["G1", "has space", "x" * 256, ""])
+def test_index_names_follow_dynamodbs_rule(name: str) -> None:
+    with pytest.raises(DefinitionError, match="3 to 255 characters"):
+        GSI(name, pk="a")
+    with pytest.raises(DefinitionError, match="3 to 255 characters"):
+        LSI(name, sk="a")
