@@ -14,6 +14,7 @@ import attrs
 from ._codec import AttributeValue, Item, ModelCodec
 from ._errors import CodecError, DefinitionError, KeyTemplateError
 from ._expressions import ExpressionBuilder
+from ._fields import stored_name
 from ._keys import KeyTemplate, key_value_parser
 from ._limits import (
     MAX_PARTITION_KEY_BYTES,
@@ -343,6 +344,7 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 f"{stored!r}; give one of them another dynorm.field(name=...)"
             )
         owners[stored] = name
+    _check_nested_names(info.field_types.values(), set())
     type_attr = info.table.type_attribute
     if type_attr is not None and type_attr in owners:
         raise DefinitionError(
@@ -386,6 +388,26 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 f"{info.name}.{name} is key_only, but no key template of {info.name} holds it; "
                 f"add {'{' + name + '}'!r} to a template or drop key_only=True"
             )
+
+
+def _check_nested_names(types: Iterable[object], seen: set[type]) -> None:
+    """Refuse a nested attrs class (at any depth) storing two of its fields under one name."""
+    for tp in types:
+        for cls in _attrs_classes_in(tp):
+            if cls in seen:
+                continue
+            seen.add(cls)
+            owners: dict[str, str] = {}
+            for field in attrs.fields(cls):
+                stored = stored_name(field)
+                if stored in owners:
+                    raise DefinitionError(
+                        f"{cls.__name__}.{field.name} and {cls.__name__}.{owners[stored]} are "
+                        f"both stored as {stored!r}; give one of them another "
+                        "dynorm.field(name=...)"
+                    )
+                owners[stored] = field.name
+            _check_nested_names([f.type for f in attrs.fields(cls)], seen)
 
 
 def _without_none(tp: object) -> object:

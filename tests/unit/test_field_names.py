@@ -342,3 +342,22 @@ def test_identity_keys_are_not_escaped_and_parse_whole() -> None:
     assert item["Status#Time"] == {"S": "OK#t%251"}  # a composite key still escapes
     assert info.templates["SensorID"].parse("a#b") == {"sensor_id": "a#b"}
     assert info.templates["SensorID"].matches("any#thing")
+
+
+def test_a_nested_class_storing_two_fields_under_one_name_is_refused() -> None:
+    @attrs.define
+    class Inner:
+        a: str = dynorm.field(name="X")
+        b: str = dynorm.field(name="X")
+
+    @attrs.define
+    class Outer:
+        inner: list[Inner]
+
+    with pytest.raises(DefinitionError, match=r"Inner.b and Inner.a are both stored as 'X'"):
+
+        @_table().model(pk="{a}", sk="x")
+        @attrs.define
+        class Holder:
+            a: str
+            outer: Outer | None = None
