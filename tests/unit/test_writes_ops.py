@@ -50,7 +50,7 @@ def test_a_new_versioned_put_requires_no_item_and_asks_for_the_stored_one() -> N
     obj = WritePlanner(table, "t").stamped(Doc(doc_id="1"))
     assert obj.version == 1
     assert obj.born is not None
-    request = plan_put(INFO, obj, "t", version=INFO.stamps.put_check(obj))
+    request = plan_put(INFO, obj, "t", version=INFO.stamps.check("put", obj))
     assert _readable(request.params, "ConditionExpression") == "attribute_not_exists(pk)"
     assert request.params["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
     assert request.retry == "verify"
@@ -58,30 +58,34 @@ def test_a_new_versioned_put_requires_no_item_and_asks_for_the_stored_one() -> N
 
 def test_a_loaded_put_requires_the_version_read() -> None:
     obj = WritePlanner(table, "t").stamped(Doc(doc_id="1", version=4))
-    request = plan_put(INFO, obj, "t", version=INFO.stamps.put_check(obj))
+    request = plan_put(INFO, obj, "t", version=INFO.stamps.check("put", obj))
     assert request.params["Item"]["version"] == {"N": "5"}
     assert _readable(request.params, "ConditionExpression") == "version = :v0"
     assert request.params["ExpressionAttributeValues"][":v0"] == {"N": "4"}
 
 
 def test_a_versioned_delete_conditions_on_the_version() -> None:
-    request = plan_delete(INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", 3))
+    request = plan_delete(
+        INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", 3, "delete")
+    )
     assert _readable(request.params, "ConditionExpression") == "version = :v0"
     unversioned = plan_delete(
-        INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", None)
+        INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", None, "delete")
     )
     assert _readable(unversioned.params, "ConditionExpression") == "attribute_not_exists(version)"
 
 
 def test_transaction_actions_drop_return_values() -> None:
-    request = plan_delete(INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", 3))
+    request = plan_delete(
+        INFO, INFO.primary_key(KEY), "t", version=VersionCheck("version", 3, "delete")
+    )
     ((_, params),) = transact_action(request).items()
     assert "ReturnValuesOnConditionCheckFailure" not in params
 
 
 def test_list_and_set_operations_render_and_retry_with_a_token() -> None:
     ops = UpdateOps(append={"notes": [1, 2]}, prepend={}, discard={"tags": {"a"}})
-    request = plan_update(INFO, KEY, "t", ops=ops, version=VersionCheck("version", 2))
+    request = plan_update(INFO, KEY, "t", ops, version=VersionCheck("version", 2, "update"))
     expression = _readable(request.params, "UpdateExpression")
     assert "notes = list_append(if_not_exists(notes, :v0), :v1)" in expression
     assert "DELETE tags :v2" in expression
@@ -94,7 +98,7 @@ def test_list_and_set_operations_render_and_retry_with_a_token() -> None:
 
 
 def test_prepend_puts_the_elements_first() -> None:
-    request = plan_update(INFO, KEY, "t", ops=UpdateOps(prepend={"notes": [0]}))
+    request = plan_update(INFO, KEY, "t", UpdateOps(prepend={"notes": [0]}))
     assert "notes = list_append(:v1, if_not_exists(notes, :v0))" in _readable(
         request.params, "UpdateExpression"
     )
@@ -103,7 +107,7 @@ def test_prepend_puts_the_elements_first() -> None:
 def test_upsert_fills_untouched_attributes_where_missing_and_needs_no_item() -> None:
     item = INFO.encode(Doc(doc_id="1", notes=[7]))
     request = plan_update(
-        INFO, KEY, "t", ops=UpdateOps(add={"tags": {"x"}}), upsert=item, returns="ALL_OLD"
+        INFO, KEY, "t", UpdateOps(add={"tags": {"x"}}), upsert=item, returns="ALL_OLD"
     )
     expression = _readable(request.params, "UpdateExpression")
     assert "notes = if_not_exists(notes, " in expression
@@ -116,7 +120,9 @@ def test_upsert_fills_untouched_attributes_where_missing_and_needs_no_item() -> 
 def test_stamped_values_set_version_and_keep_created() -> None:
     now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     stamped, missing = INFO.stamps.update_values(Doc(doc_id="1", version=2), now)
-    request = plan_update(INFO, KEY, "t", set={"notes": [1]}, stamped={**stamped, **missing})
+    request = plan_update(
+        INFO, KEY, "t", UpdateOps(set={"notes": [1]}), stamped={**stamped, **missing}
+    )
     expression = _readable(request.params, "UpdateExpression")
     assert "version = :v" in expression
     assert "born = if_not_exists(born, :v" in expression
@@ -167,4 +173,4 @@ def test_an_index_cannot_take_a_model_option_name() -> None:
 
 def test_update_operations_refuse_managed_fields() -> None:
     with pytest.raises(ExpressionError, match="written by dynorm"):
-        plan_update(INFO, KEY, "t", ops=UpdateOps(if_not_exists={"born": None}))
+        plan_update(INFO, KEY, "t", UpdateOps(if_not_exists={"born": None}))
