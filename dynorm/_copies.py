@@ -39,7 +39,7 @@ from ._relations import HasMany
 from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
 from ._strategies import copy_changes
 from ._table import Table
-from ._writes import plan_update, transact_action
+from ._writes import UpdateOps, plan_update, transact_action
 
 __all__ = [
     "COPY_ATTEMPTS",
@@ -226,7 +226,9 @@ class CopyPlanner:
                 for _, changes in _stale(entry.rel, copying, [child]):
                     info = entry.rel.target_info
                     updates.append(
-                        plan_update(info, info.values_of(child), self.table_name, set=changes)
+                        plan_update(
+                            info, info.values_of(child), self.table_name, UpdateOps(set=changes)
+                        )
                     )
             for outcome in (yield SendAll(tuple(updates))) if updates else ():
                 if isinstance(outcome, BaseException) and not isinstance(
@@ -537,7 +539,7 @@ def _child_update(
     copier: CopyPlanner, rel: HasMany[Any, Any], child: object, changes: Mapping[str, object]
 ) -> dict[str, Any]:
     info = rel.target_info
-    request = plan_update(info, info.values_of(child), copier.table_name, set=changes)
+    request = plan_update(info, info.values_of(child), copier.table_name, UpdateOps(set=changes))
     return transact_action(request)
 
 

@@ -12,8 +12,7 @@ import contextlib
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
-from typing import Any, Final, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
 import attrs
 
@@ -25,16 +24,15 @@ from ._errors import (
     DatabaseError,
     DefinitionError,
     DynormError,
-    ExpressionError,
     LimitExceededError,
     TableNotFoundError,
 )
 from ._explain import Explain
-from ._expressions import Condition, top_field
+from ._expressions import Condition
 from ._loading import execute_get, load_all, normalize_options
 from ._model import ModelInfo, info_of
 from ._paging import Sender, iterate, read_page
-from ._plans import CollectionRead, Request
+from ._plans import CollectionRead, Request, time_to_live
 from ._query import Query, Scan
 from ._queryload import QueryLoad
 from ._reading import entity_filter, narrowed, render_filter, scan_read
@@ -46,7 +44,10 @@ from ._table import GSI, LSI, Table
 from ._transaction import Transaction
 from ._transport import RequestListener, Transport, open_client
 from ._writeplan import WritePlanner, returned_fields
-from ._writes import ReturnValues, UpdateOps
+from ._writes import Returns, UpdateOps, UpdateOptions, return_values
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Database", "Returns", "Transaction", "connect"]
 
@@ -55,36 +56,8 @@ A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
 
-#: What ``db.update(..., returns=...)`` gives back.
-Returns = Literal["new", "old", "updated_new", "updated_old"] | None
-_WIRE: Final[dict[object, ReturnValues]] = {
-    "new": "ALL_NEW",
-    "old": "ALL_OLD",
-    "updated_new": "UPDATED_NEW",
-    "updated_old": "UPDATED_OLD",
-    None: "NONE",
-}
-
-
 #: What a DynamoDB implementation without time to live (dynalite) answers UpdateTimeToLive with.
 _NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClientException"})
-
-
-def return_values(returns: object, paths: Sequence[str]) -> ReturnValues:
-    """DynamoDB's ReturnValues for ``returns=``; ExpressionError for anything else.
-
-    The ``updated_*`` forms ask for whole items when a path reaches inside a field: DynamoDB
-    would return only part of that field, which cannot be read as its type.
-    """
-    try:
-        wire = _WIRE[returns]
-    except (KeyError, TypeError):
-        raise ExpressionError(
-            f"returns={returns!r}: give 'new', 'old', 'updated_new', 'updated_old' or None"
-        ) from None
-    if wire.startswith("UPDATED_") and any(top_field(p) != p for p in paths):
-        return "ALL_NEW" if wire == "UPDATED_NEW" else "ALL_OLD"
-    return wire
 
 
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
@@ -336,21 +309,13 @@ class Database:
 
     def _ttl_request(self) -> Request | None:
         """UpdateTimeToLive for the attribute models name with ``ttl=`` (None if none does)."""
-        names = {
-            info.codec.attributes.get(info.stamps.ttl, info.stamps.ttl)
-            for info in self.table.models.values()
-            if info.stamps.ttl is not None
-        }
-        if len(names) > 1:
-            raise DefinitionError(
-                f"Table {self.table.name!r}: models name different ttl attributes "
-                f"({', '.join(sorted(names))}); DynamoDB reads one per table, so give them one"
-            )
-        if not names:
-            return None
-        spec = {"Enabled": True, "AttributeName": names.pop()}
-        return Request(
-            "UpdateTimeToLive", {"TableName": self.table_name, "TimeToLiveSpecification": spec}
+        return time_to_live(
+            self.table_name,
+            {
+                info.name: info.codec.attributes[info.stamps.ttl]
+                for info in self.table.models.values()
+                if info.stamps.ttl is not None
+            },
         )
 
     async def create_table(self, *, timeout: float = 60.0) -> None:
@@ -471,84 +436,55 @@ class Database:
         self,
         obj: T,
         *,
-        set: Mapping[str, object] | None = None,
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        append: Mapping[str, Sequence[object]] | None = None,
-        prepend: Mapping[str, Sequence[object]] | None = None,
-        discard: Mapping[str, AbstractSet[object]] | None = None,
-        if_not_exists: Mapping[str, object] | None = None,
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["new"] = "new",
+        **ops: Unpack[UpdateOptions],
     ) -> T: ...
     @overload
     async def update(
         self,
         obj: T,
         *,
-        set: Mapping[str, object] | None = None,
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        append: Mapping[str, Sequence[object]] | None = None,
-        prepend: Mapping[str, Sequence[object]] | None = None,
-        discard: Mapping[str, AbstractSet[object]] | None = None,
-        if_not_exists: Mapping[str, object] | None = None,
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["old"],
+        **ops: Unpack[UpdateOptions],
     ) -> T | None: ...
     @overload
     async def update(
         self,
         obj: T,
         *,
-        set: Mapping[str, object] | None = None,
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        append: Mapping[str, Sequence[object]] | None = None,
-        prepend: Mapping[str, Sequence[object]] | None = None,
-        discard: Mapping[str, AbstractSet[object]] | None = None,
-        if_not_exists: Mapping[str, object] | None = None,
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["updated_new", "updated_old"],
+        **ops: Unpack[UpdateOptions],
     ) -> dict[str, Any]: ...
     @overload
     async def update(
         self,
         obj: T,
         *,
-        set: Mapping[str, object] | None = None,
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        append: Mapping[str, Sequence[object]] | None = None,
-        prepend: Mapping[str, Sequence[object]] | None = None,
-        discard: Mapping[str, AbstractSet[object]] | None = None,
-        if_not_exists: Mapping[str, object] | None = None,
         upsert: bool = False,
         condition: Condition | None = None,
         returns: None,
+        **ops: Unpack[UpdateOptions],
     ) -> None: ...
     async def update(
         self,
         obj: T,
         *,
-        set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        append: Mapping[str, Sequence[object]] | None = None,
-        prepend: Mapping[str, Sequence[object]] | None = None,
-        discard: Mapping[str, AbstractSet[object]] | None = None,
-        if_not_exists: Mapping[str, object] | None = None,
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns = "new",
+        **ops: Unpack[UpdateOptions],
     ) -> T | dict[str, Any] | None:
         """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
 
-        Paths name fields (``"address.city"``, ``"tags[0]"``); values are encoded as the
-        fields are typed. ``set`` replaces values, ``remove`` deletes them, ``add`` adds to
+        The operations are keywords (:class:`~dynorm._writes.UpdateOptions`), mapping field
+        paths (``"address.city"``, ``"tags[0]"``) to values encoded as the fields are typed:
+        ``set`` replaces values, ``remove`` (a list of paths) deletes them, ``add`` adds to
         numbers and sets, ``append``/``prepend`` add elements at the end/start of lists (a
         missing list counts as empty), ``discard`` takes elements out of sets, and
         ``if_not_exists`` sets values only where the item has none. The item must exist
@@ -560,29 +496,14 @@ class Database:
         fields after/before, None nothing (the cheapest reply).
         """
         info = self.table.info(type(obj))
-        more = UpdateOps(
-            append=dict(append or {}),
-            prepend=dict(prepend or {}),
-            discard=dict(discard or {}),
-            if_not_exists=dict(if_not_exists or {}),
-        )
-        wire = return_values(returns, [*(set or {}), *remove, *(add or {}), *more.paths()])
-        plan = self.writes.update(
-            obj,
-            set=set,
-            remove=remove,
-            add=add,
-            condition=condition,
-            more=more,
-            upsert=upsert,
-            returns=wire,
-        )
+        update = UpdateOps(**ops)
+        wire = return_values(returns, update)
+        plan = self.writes.update(obj, update, condition=condition, upsert=upsert, returns=wire)
         item = await self.run(plan)
         if returns is None:
             return None
         if returns in ("updated_new", "updated_old"):
-            paths = [*(set or {}), *remove, *(add or {}), *more.paths()]
-            return returned_fields(info, item, paths)
+            return returned_fields(info, item, update.paths())
         if item is None:
             return None  # "old" of an item the upsert created
         updated: T = info.decode(item)

@@ -9,7 +9,7 @@ from typing import Any, Final, Generic, Literal, TypeVar
 import attrs
 
 from ._codec import AttributeValue, Item
-from ._errors import LimitExceededError
+from ._errors import DefinitionError, LimitExceededError
 from ._keys import KeyTemplate
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "check_limit",
     "consistent_get",
     "existence_check",
+    "time_to_live",
     "transact_get",
     "upper_bound",
 ]
@@ -353,6 +354,25 @@ def transact_get(table_name: str, keys: Sequence[Item]) -> Request:
     """TransactGetItems of whole items by primary key (at most TRANSACT_MAX, each key once)."""
     items = [{"Get": {"TableName": table_name, "Key": key}} for key in keys]
     return Request("TransactGetItems", {"TransactItems": items})
+
+
+def time_to_live(table_name: str, attributes: Mapping[str, str]) -> Request | None:
+    """UpdateTimeToLive on the attribute models name with ``ttl=`` (model -> stored attribute).
+
+    None when no model names one; DefinitionError when models name different ones (DynamoDB
+    reads one per table).
+    """
+    names = set(attributes.values())
+    if len(names) > 1:
+        named = ", ".join(f"{model}: {attr}" for model, attr in sorted(attributes.items()))
+        raise DefinitionError(
+            f"table {table_name!r}: models name different ttl attributes ({named}); DynamoDB "
+            "reads one per table, so give them one"
+        )
+    if not names:
+        return None
+    spec = {"Enabled": True, "AttributeName": names.pop()}
+    return Request("UpdateTimeToLive", {"TableName": table_name, "TimeToLiveSpecification": spec})
 
 
 def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:

@@ -18,14 +18,14 @@ import datetime
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import attrs
 
 from ._errors import DefinitionError
 from ._expressions import Attr, Condition
 
-__all__ = ["ROLES", "Stamps", "VersionCheck", "utc_now"]
+__all__ = ["ROLES", "Stamps", "VersionCheck", "Write", "utc_now"]
 
 #: The keyword options of ``Table.model`` that name a field, in the order they are checked.
 ROLES: Final = ("version", "ttl", "created", "updated")
@@ -49,22 +49,52 @@ def _plain(tp: object) -> tuple[object, bool]:
     return tp, False
 
 
+#: The writes a version is checked on.
+Write = Literal["put", "update", "delete"]
+
+
 @attrs.frozen
 class VersionCheck:
-    """What a write of a versioned item requires: the stored ``field`` equals ``expected``.
+    """What a ``write`` of a versioned item requires: the stored ``field`` equals ``expected``.
 
-    ``expected`` None means the object was never written: a put requires that no item has its
-    key; an update or delete requires that the stored item has no version yet.
+    ``expected`` None means the object was never written: a put then requires that no item has
+    its key (:attr:`new`); an update or delete, that the stored item has no version yet.
     """
 
     field: str
     expected: int | None
+    write: Write
 
-    def condition(self) -> Condition:
-        """The condition on the version attribute itself."""
+    @property
+    def new(self) -> bool:
+        """A put of an object never written: no item may have its key at all."""
+        return self.write == "put" and self.expected is None
+
+    def key_requirement(self, require: str | None) -> str | None:
+        """The requirement on the key attribute, ``require`` (the caller's) or this check's."""
+        return "attribute_not_exists" if self.new else require
+
+    def condition(self) -> Condition | None:
+        """The condition on the version attribute (None: the key requirement says it all)."""
+        if self.new:
+            return None
         if self.expected is None:
             return Attr(self.field).not_exists()
         return Attr(self.field) == self.expected
+
+    def refusal(self, *, exists: bool, stored: int | None) -> str | None:
+        """What a refused write met, given what is stored now; None when the version held.
+
+        None means another condition failed (the caller's). ``exists``: whether an item is
+        stored under the key; ``stored``: its version.
+        """
+        if exists and stored == self.expected and not self.new:
+            return None
+        if not exists:
+            return "was deleted since it was read" if self.expected else "does not exist"
+        if self.new:
+            return f"already exists (version {stored}); this object was never read from it"
+        return f"changed since it was read (version {self.expected} read, {stored} stored)"
 
 
 @attrs.frozen
@@ -136,20 +166,17 @@ class Stamps:
             values[self.updated] = now
         return values
 
-    def put_check(self, written: object) -> VersionCheck | None:
-        """The check for a put of ``written``, an object whose version is the one to store."""
+    def check(self, write: Write, obj: object) -> VersionCheck | None:
+        """The version check of a ``write`` of ``obj`` (None: the model is not versioned).
+
+        A put's ``obj`` is as stamped (its version the one to store); an update's or delete's,
+        as it was read.
+        """
         if self.version is None:
             return None
-        stored = int(getattr(written, self.version)) - 1
-        return VersionCheck(self.version, stored or None)
-
-    # -- updates and deletes -------------------------------------------------------------------
-
-    def check_of(self, obj: object) -> VersionCheck | None:
-        """The check for an update or delete of ``obj`` as it was read."""
-        if self.version is None:
-            return None
-        return VersionCheck(self.version, getattr(obj, self.version) or None)
+        version = int(getattr(obj, self.version) or 0)
+        stored = version - 1 if write == "put" else version
+        return VersionCheck(self.version, stored or None, write)
 
     def update_values(
         self, obj: object, now: datetime.datetime
@@ -162,6 +189,25 @@ class Stamps:
             values[self.updated] = now
         missing: dict[str, object] = {} if self.created is None else {self.created: now}
         return values, missing
+
+    # -- after a write -------------------------------------------------------------------------
+
+    def written(self, obj: object) -> dict[str, object]:
+        """The values of ``obj``'s fields only dynorm writes."""
+        return {name: getattr(obj, name) for name in self.managed}
+
+    def keep(self, target: object, written: Mapping[str, object]) -> None:
+        """Give the caller's object the version and times a write stored for it.
+
+        ``written`` holds the values written (by field). A frozen object cannot change (its hash
+        would): it is left as it was, and the object the call returns is the one to write next.
+        """
+        for name in self.managed:
+            if name in written:
+                try:
+                    setattr(target, name, written[name])
+                except attrs.exceptions.FrozenInstanceError:
+                    return
 
 
 def _check_type(model: str, role: str, name: str, tp: object) -> None:

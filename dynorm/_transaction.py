@@ -7,22 +7,22 @@ transaction, and a child's copies are filled from its parent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._chunks import TRANSACT_MAX, key_id
-from ._errors import ExpressionError, LimitExceededError, ValidationError
+from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
 from ._limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
 from ._plans import Request, transact_write
 from ._state import bind
 from ._steps import Send, run_sync
 from ._writeplan import Action
-from ._writes import UpdateOps, transact_action
+from ._writes import UpdateOps, UpdateOptions, transact_action
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ._database import Database
 
 __all__ = ["Transaction"]
@@ -98,49 +98,22 @@ class Transaction:
         self,
         obj: object,
         *,
-        set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
-        append: Mapping[str, Sequence[object]] | None = None,
-        prepend: Mapping[str, Sequence[object]] | None = None,
-        discard: Mapping[str, AbstractSet[object]] | None = None,
-        if_not_exists: Mapping[str, object] | None = None,
         upsert: bool = False,
         condition: Condition | None = None,
-        returns: None = None,
+        **ops: Unpack[UpdateOptions],
     ) -> None:
         """Change some fields of ``obj``'s item in the transaction (copies follow).
 
-        The operations are ``db.update``'s; a transaction returns no values, so ``returns``
-        is refused: read the items after the commit.
+        The operations are ``db.update``'s; a transaction returns no values, so there is no
+        ``returns=``: read the items after the commit.
         """
-        if returns is not None:
-            raise ExpressionError(
-                f"tx.update(..., returns={returns!r}): a transaction returns no values; read the "
-                "item after the commit (db.get), or use db.update outside the transaction"
-            )
-        more = UpdateOps(
-            append=dict(append or {}),
-            prepend=dict(prepend or {}),
-            discard=dict(discard or {}),
-            if_not_exists=dict(if_not_exists or {}),
-        )
-        action = Action(
-            "update",
-            obj,
-            condition=condition,
-            set=set,
-            remove=tuple(remove),
-            add=add,
-            more=more,
-            upsert=upsert,
-        )
+        action = Action("update", obj, condition=condition, ops=UpdateOps(**ops), upsert=upsert)
         request, _ = self._db.writes.update_request(action)  # checked now, not at commit
         self._add(action, request)
 
     def check(self, obj: object, condition: Condition) -> None:
         """Require ``condition`` to hold for ``obj``'s item, without writing it."""
-        request = self._db.writes.delete_request(obj, condition=condition)
+        request = self._db.writes.check_request(obj, condition)
         self._add(Action("check", obj, condition=condition), request)
 
     def explain(self) -> Request:

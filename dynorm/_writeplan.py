@@ -26,7 +26,7 @@ import datetime
 import functools
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import attrs
 
@@ -56,7 +56,7 @@ from ._expressions import Condition, ExpressionBuilder, extend_condition, top_fi
 from ._model import ModelInfo
 from ._plans import Request, consistent_get, existence_check, transact_write
 from ._relations import HasMany
-from ._stamps import VersionCheck, utc_now
+from ._stamps import VersionCheck, Write, utc_now
 from ._state import held_items, state_of
 from ._steps import Fetch, Plan, Send, WriteBatch, read_all
 from ._strategies import ChildChange
@@ -64,6 +64,7 @@ from ._table import Table
 from ._writes import (
     ReturnValues,
     UpdateOps,
+    plan_check,
     plan_delete,
     plan_put,
     plan_put_keeping,
@@ -80,26 +81,16 @@ T = TypeVar("T")
 class Action:
     """One write collected by a transaction, planned when the transaction commits."""
 
-    kind: str  # "put", "update", "delete" or "check"
+    kind: Write | Literal["check"]
     obj: object
     condition: Condition | None = None
     overwrite: bool = True
-    set: Mapping[str, object] | None = None
-    remove: tuple[str, ...] = ()
-    add: Mapping[str, object] | None = None
-    #: The list and set operations and if_not_exists of an update (set/remove/add above).
-    more: UpdateOps | None = None
+    #: What an update does.
+    ops: UpdateOps = attrs.field(factory=UpdateOps)
     upsert: bool = False
     returns: ReturnValues = "ALL_NEW"
     #: The time written into the item's timestamps (None: when planned).
     at: datetime.datetime | None = None
-
-    def ops(self) -> UpdateOps:
-        """Every operation of an update, as one value."""
-        more = self.more or UpdateOps()
-        return attrs.evolve(
-            more, set=dict(self.set or {}), remove=self.remove, add=dict(self.add or {})
-        )
 
 
 class WritePlanner:
@@ -130,7 +121,7 @@ class WritePlanner:
     ) -> Request:
         """The write of ``obj`` as stamped (its version is the one to store)."""
         info = self.table.info(type(obj))
-        version = info.stamps.put_check(obj)
+        version = info.stamps.check("put", obj)
         if not info.embedded:
             return plan_put(
                 info,
@@ -187,31 +178,26 @@ class WritePlanner:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
         except ConditionFailedError as exc:
-            check = info.stamps.put_check(obj)
+            check = info.stamps.check("put", obj)
             if check is None:
                 raise
-            key = info.key_of(obj)
-            raise (yield from self._refused(info, key, check, exc, "put")) from exc
-        _keep_stamps(info, original, obj)
+            raise (yield from self._refused(info, info.key_of(obj), check, exc, "put")) from exc
+        info.stamps.keep(original, info.stamps.written(obj))
         yield from self.copier.recheck(filled)
         return obj, count
 
     def update(
         self,
         obj: object,
+        ops: UpdateOps,
         *,
-        set: Mapping[str, object] | None = None,  # noqa: A002 - DynamoDB's SET
-        remove: Iterable[str] = (),
-        add: Mapping[str, object] | None = None,
         condition: Condition | None = None,
-        more: UpdateOps | None = None,
         upsert: bool = False,
         returns: ReturnValues = "ALL_NEW",
     ) -> Plan[Item | None]:
-        """Change some fields; returns the item as ``returns`` asks (None: nothing asked for).
+        """Apply ``ops``; returns the item as ``returns`` asks (None: nothing asked for).
 
-        ``more`` holds the list and set operations and ``if_not_exists``; ``upsert`` creates
-        the item from ``obj`` when none is stored.
+        ``upsert`` creates the item from ``obj`` when none is stored.
         """
         info = self.table.info(type(obj))
         current = info.values_of(obj)
@@ -219,16 +205,13 @@ class WritePlanner:
             "update",
             obj,
             condition=condition,
-            set=set,
-            remove=tuple(remove),
-            add=add,
-            more=more,
+            ops=ops,
             upsert=upsert,
             returns=returns,
             at=utc_now(),
         )
         request, copying = yield from self._update_request(action)
-        check = info.stamps.check_of(obj)
+        check = info.stamps.check("update", obj)
         try:
             if copying is None:
                 response = yield Send(request)
@@ -243,7 +226,7 @@ class WritePlanner:
             # Else the stored item tells the failures apart (read on failure only).
             error = yield from self._refused(info, info.key_of(obj), check, exc, "update")
             raise error from exc
-        _keep_stamps(info, obj, _after_update(info, action))
+        info.stamps.keep(obj, _after_update(info, action))
         if response is not None:
             returned: Item | None = response.get("Attributes")
             return returned
@@ -265,8 +248,7 @@ class WritePlanner:
         key: Mapping[str, object] | None = None,
     ) -> Plan[int]:
         """Delete one item (and with ``cascade``, its children); returns how many children went."""
-        info, values = self._target(target, key)
-        check = None if isinstance(target, type) else info.stamps.check_of(target)
+        info, values, check = self._target(target, key)
         request = plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
@@ -311,23 +293,28 @@ class WritePlanner:
         self, target: object, *, condition: Condition | None = None, **key: object
     ) -> Request:
         """The DeleteItem for ``db.delete(obj)`` or ``db.delete(Model, **key)``."""
-        info, values = self._target(target, key)
-        check = None if isinstance(target, type) else info.stamps.check_of(target)
+        info, values, check = self._target(target, key)
         return plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
 
+    def check_request(self, obj: object, condition: Condition) -> Request:
+        """The ConditionCheck of ``tx.check(obj, condition)`` (no version: nothing is written)."""
+        info = self.table.info(type(obj))
+        return plan_check(info, info.key_of(obj), self.table_name, condition)
+
     def _target(
         self, target: object, key: Mapping[str, object] | None
-    ) -> tuple[ModelInfo[Any], dict[str, object]]:
+    ) -> tuple[ModelInfo[Any], dict[str, object], VersionCheck | None]:
+        """(model, key values, version check) of a delete; a key alone names no version."""
         if isinstance(target, type):
             model: ModelInfo[Any] = self.table.info(target)
             model.check_key_values(key or {})
-            return model, dict(key or {})
+            return model, dict(key or {}), None
         if key:
             raise TypeError("db.delete(obj) takes no key fields; use db.delete(Model, **key)")
         info = self.table.info(type(target))
-        return info, info.values_of(target)
+        return info, info.values_of(target), info.stamps.check("delete", target)
 
     def sync_copies(self, parent: object) -> Plan[int]:
         """Make every copy of ``parent``'s fields equal what is stored for the parent now."""
@@ -381,7 +368,8 @@ class WritePlanner:
             ident = key_id(copying.info.primary_key(copying.values))
             yield from self.copier.settle(copying, tokens[ident])
         for original, written in zip(originals, objs, strict=True):
-            _keep_stamps(self.table.info(type(original)), original, written)
+            stamps = self.table.info(type(original)).stamps
+            stamps.keep(original, stamps.written(written))
         yield from self.copier.recheck(checked)
         return len(writes)
 
@@ -510,13 +498,13 @@ class WritePlanner:
             try:
                 yield Send(transact_write(items))
             except TransactionCanceledError as exc:
-                raise _conflict_in(self.table, actions, written, exc) or exc from exc
+                raise self._cancelled(actions, written, exc) or exc from exc
         for action, obj in zip(actions, written, strict=True):
             info = self.table.info(type(action.obj))
             if action.kind == "put":
-                _keep_stamps(info, action.obj, obj)
+                info.stamps.keep(action.obj, info.stamps.written(obj))
             elif action.kind == "update":
-                _keep_stamps(info, action.obj, _after_update(info, action))
+                info.stamps.keep(action.obj, _after_update(info, action))
 
     def _after(self, action: Action) -> object | None:
         """A parent as the action leaves it (for the copies of children written beside it)."""
@@ -525,8 +513,8 @@ class WritePlanner:
             return action.obj
         if action.kind != "update" or not self.copier.copying(info):
             return None
-        fields = {k: v for k, v in (action.set or {}).items() if top_field(k) == k}
-        fields.update({k: None for k in action.remove if top_field(k) == k})
+        fields = {k: v for k, v in action.ops.set.items() if top_field(k) == k}
+        fields.update({k: None for k in action.ops.remove if top_field(k) == k})
         return attrs.evolve(action.obj, **fields)  # type: ignore[misc]
 
     def _action_request(self, action: Action, obj: object) -> Plan[tuple[Request, Copying | None]]:
@@ -538,16 +526,11 @@ class WritePlanner:
             return request, (Copying(info, values, rels) if rels else None)
         if action.kind == "update":
             return (yield from self._update_request(action))
-        check = info.stamps.check_of(obj) if action.kind == "delete" else None
-        request = plan_delete(
-            info, info.key_of(obj), self.table_name, condition=action.condition, version=check
-        )
         if action.kind == "check":
             if action.condition is None:  # pragma: no cover - Transaction.check requires one
                 raise ExpressionError("a condition check needs a condition")
-            params = dict(request.params)
-            return Request("ConditionCheck", params), None
-        return request, None
+            return self.check_request(obj, action.condition), None
+        return self.delete_request(obj, condition=action.condition), None
 
     def _update_request(self, action: Action) -> Plan[tuple[Request, Copying | None]]:
         """The UpdateItem of an update, and the copies it changes (None when it changes none).
@@ -555,10 +538,9 @@ class WritePlanner:
         A move to another parent takes that parent's values (read by key).
         """
         info = self.table.info(type(action.obj))
-        set_values = dict(action.set or {})
-        self._refuse_copies(info, action.ops().paths())
+        self._refuse_copies(info, action.ops.paths())
         values = info.values_of(action.obj)
-        moved = yield from self.copier.moved(info, values, set_values, action.remove)
+        moved = yield from self.copier.moved(info, values, action.ops.set, action.ops.remove)
         return self.update_request(action, moved)
 
     def update_request(
@@ -571,28 +553,27 @@ class WritePlanner:
         """
         info = self.table.info(type(action.obj))
         values = info.values_of(action.obj)
-        ops = action.ops()
-        paths = ops.paths()
+        paths = action.ops.paths()
         self._refuse_copies(info, paths)
-        ops = attrs.evolve(ops, set={**ops.set, **(moved or {})})
+        ops = attrs.evolve(action.ops, set={**action.ops.set, **(moved or {})})
         stamped, missing = info.stamps.update_values(action.obj, action.at or utc_now())
         request = plan_update(
             info,
             values,
             self.table_name,
-            ops=ops,
+            ops,
             condition=action.condition,
             upsert=self._upsert_item(info, action.obj) if action.upsert else None,
             returns=action.returns,
             stamped={**stamped, **missing},
-            version=info.stamps.check_of(action.obj),
+            version=info.stamps.check("update", action.obj),
         )
         rels = self.copier.copying(info)
         copied = {f for rel in rels for f in rel.copies}
         _refuse_paths_inside(info, paths, copied)
         _refuse_by_amount_of_copied(info, ops, copied)
         set_values = ops.set
-        changed = copied & {*set_values, *action.remove}
+        changed = copied & {*set_values, *ops.remove}
         if not changed:
             return request, None
         if action.returns in ("ALL_OLD", "UPDATED_OLD"):
@@ -601,7 +582,7 @@ class WritePlanner:
                 "may be written in a transaction, which returns no old values; read the item "
                 "first, or ask for returns='new'"
             )
-        after = {**values, **set_values, **dict.fromkeys(action.remove)}
+        after = {**values, **set_values, **dict.fromkeys(ops.remove)}
         return request, Copying(info, after, rels, only=frozenset(changed))
 
     def _refuse_copies(self, info: ModelInfo[Any], paths: Sequence[str]) -> None:
@@ -629,7 +610,7 @@ class WritePlanner:
         key: Item,
         check: VersionCheck | None,
         exc: ConditionFailedError,
-        verb: str,
+        write: Write,
     ) -> Plan[DatabaseError]:
         """Why a single-item write was refused: a version conflict, no item, or a condition.
 
@@ -639,12 +620,31 @@ class WritePlanner:
         if stored is None:
             found = yield Send(consistent_get(key, self.table_name))
             stored = found.get("Item")
-        if stored is None and verb == "update" and (check is None or check.expected is None):
+        if stored is None and write == "update" and (check is None or check.expected is None):
             return _not_found(info, key, exc)
         if check is None:
             return exc
-        conflict = _conflict(info, key, check, stored, verb=verb, cause=exc)
+        conflict = _conflict(info, key, check, exc, stored=stored)
         return exc if conflict is None else conflict
+
+    def _cancelled(
+        self, actions: Sequence[Action], written: Sequence[object], exc: TransactionCanceledError
+    ) -> VersionConflictError | None:
+        """A version conflict, when a versioned action's condition cancelled a transaction."""
+        for reason in exc.failed:
+            if reason.index >= len(actions) or reason.code != "ConditionalCheckFailed":
+                continue
+            action = actions[reason.index]
+            if action.kind == "check":
+                continue
+            info = self.table.info(type(action.obj))
+            obj = written[reason.index] if action.kind == "put" else action.obj
+            check = info.stamps.check(action.kind, obj)
+            if check is not None:
+                key = info.key_of(action.obj)
+                own = action.condition is not None
+                return _conflict(info, key, check, exc, action=reason.index, own_condition=own)
+        return None
 
     def _exists(self, info: ModelInfo[Any], values: Mapping[str, object]) -> Plan[bool]:
         pk_attr, _ = self.table.key_attributes(None)
@@ -685,90 +685,51 @@ def _conflict(
     info: ModelInfo[Any],
     key: Item,
     check: VersionCheck,
-    stored: Item | None,
-    *,
-    verb: str,
     cause: DatabaseError,
+    *,
+    stored: Item | None = None,
+    action: int | None = None,
+    own_condition: bool = False,
 ) -> VersionConflictError | None:
     """The conflict a refused versioned write met; None if the version held.
 
-    None means the caller's own condition failed. ``stored`` is the item as stored now (None:
-    absent).
+    A single write knows the item as ``stored`` now (None: absent); None then means the
+    caller's own condition failed. A transaction's ``action`` (its position) was cancelled by
+    its condition, and the reasons carry no item: the version is what failed, unless the
+    action's ``own_condition`` did.
     """
-    attr = info.codec.attributes.get(check.field, check.field)
-    found = None if stored is None else stored.get(attr, {}).get("N")
-    version = None if found is None else int(found)
-    if (
-        stored is not None
-        and version == check.expected
-        and not (verb == "put" and check.expected is None)
-    ):
-        return None
-    if stored is None:
-        what = "was deleted since it was read" if check.expected else "does not exist"
-    elif verb == "put" and check.expected is None:
-        what = f"already exists (version {version}); this object was never read from it"
+    what: str | None
+    if action is None:
+        attr = info.codec.attributes[check.field]
+        found = None if stored is None else stored.get(attr, {}).get("N")
+        version = None if found is None else int(found)
+        what = check.refusal(exists=stored is not None, stored=version)
+        if what is None:
+            return None
     else:
-        what = f"changed since it was read (version {check.expected} read, {version} stored)"
+        version = None
+        what = f"changed since it was read (version {check.expected} expected)"
+        what += " or its own condition failed" if own_condition else ""
+    write = f"{check.write} of {info.name} {key!r}"
+    if action is None:
+        message = (
+            f"{write}: the item {what}; nothing was written. Read it again (db.get), apply your "
+            "change to what is stored, and write that"
+        )
+    else:
+        message = (
+            f"transaction cancelled, nothing was written: action {action} ({write}) found the "
+            f"item {what}. Read it again (db.get), apply the change to what is stored, and run "
+            "the transaction again"
+        )
     error = VersionConflictError(
-        f"{verb} of {info.name} {key!r}: the item {what}; nothing was written. Read it again "
-        f"(db.get), apply your change to what is stored, and write that",
+        message,
         code=cause.code,
-        operation=_OPERATIONS.get(verb, cause.operation),
+        operation=cause.operation if action is not None else _OPERATIONS[check.write],
     )
     error.expected, error.stored = check.expected, version
     error.item = stored
     return error
-
-
-def _conflict_in(
-    table: Table,
-    actions: Sequence[Action],
-    written: Sequence[object],
-    exc: TransactionCanceledError,
-) -> VersionConflictError | None:
-    """A version conflict, when a versioned action's condition cancelled a transaction."""
-    for reason in exc.failed:
-        if reason.index >= len(actions) or reason.code != "ConditionalCheckFailed":
-            continue
-        action = actions[reason.index]
-        info = table.info(type(action.obj))
-        if action.kind == "put":
-            check = info.stamps.put_check(written[reason.index])
-        elif action.kind in ("update", "delete"):
-            check = info.stamps.check_of(action.obj)
-        else:
-            continue
-        if check is None:
-            continue
-        own = " or its own condition failed" if action.condition is not None else ""
-        error = VersionConflictError(
-            f"transaction cancelled, nothing was written: action {reason.index} ({action.kind} "
-            f"of {info.name} {info.key_of(action.obj)!r}) found the item changed since it was "
-            f"read (version {check.expected} expected){own}. Read it again (db.get), apply the "
-            "change to what is stored, and run the transaction again",
-            code=exc.code,
-            operation=exc.operation,
-        )
-        error.expected = check.expected
-        return error
-    return None
-
-
-def _keep_stamps(info: ModelInfo[Any], target: object, source: object) -> None:
-    """Give the caller's object what a write stored for it: its version and timestamps.
-
-    ``source`` is the object as written, or a mapping of the values written.
-    """
-    for name in info.stamps.managed:
-        if isinstance(source, Mapping):
-            if name not in source:
-                continue
-            value = source[name]
-        else:
-            value = getattr(source, name)
-        # Frozen attrs classes too: the object stands for the item, which now holds this.
-        object.__setattr__(target, name, value)
 
 
 def _after_update(info: ModelInfo[Any], action: Action) -> dict[str, object]:
@@ -798,7 +759,7 @@ def returned_fields(
     names = dict.fromkeys([*map(top_field, action_paths), *info.stamps.managed])
     out: dict[str, object] = {}
     for name in names:
-        attr = info.codec.attributes.get(name, name)
+        attr = info.codec.attributes[name]
         if attr in item:
             out[name] = info.codec.decode_field[name](item[attr])
     return out

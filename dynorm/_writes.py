@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
+from collections.abc import Set as AbstractSet
+from typing import Any, Final, Literal, TypedDict
 
 import attrs
 
@@ -16,11 +17,15 @@ from ._stamps import VersionCheck
 
 __all__ = [
     "ReturnValues",
+    "Returns",
     "UpdateOps",
+    "UpdateOptions",
+    "plan_check",
     "plan_delete",
     "plan_put",
     "plan_put_keeping",
     "plan_update",
+    "return_values",
     "transact_action",
 ]
 
@@ -53,8 +58,8 @@ def _conditioned(
     builder: ExpressionBuilder,
     condition: Condition | None,
     *,
+    key_attr: str,
     require: str | None = None,
-    key_attr: str = "",
     version: VersionCheck | None = None,
 ) -> dict[str, Any]:
     """Add the ConditionExpression and placeholders to ``params``.
@@ -64,10 +69,13 @@ def _conditioned(
     versioned write asks for the stored item when refused (free), to tell a version conflict
     from the caller's condition failing.
     """
-    parts = [] if require is None else [f"{require}({builder.attribute(key_attr)})"]
+    checked = None
     if version is not None:
-        parts.append(version.condition().render(builder))
+        require, checked = version.key_requirement(require), version.condition()
         params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    parts = [] if require is None else [f"{require}({builder.attribute(key_attr)})"]
+    if checked is not None:
+        parts.append(checked.render(builder))
     if condition is not None:
         rendered = condition.render(builder)
         parts.append(f"({rendered})" if parts else rendered)
@@ -85,13 +93,6 @@ def _retry_for(
     return "verify" if checked else "safe"
 
 
-def _put_require(*, overwrite: bool, version: VersionCheck | None) -> tuple[str | None, Any]:
-    """(key requirement, version check) of a put: a new versioned object must be new."""
-    if version is not None and version.expected is None:
-        return "attribute_not_exists", None
-    return (None if overwrite else "attribute_not_exists"), version
-
-
 def plan_put(
     info: ModelInfo[Any],
     obj: object,
@@ -107,12 +108,14 @@ def plan_put(
     ``version``: the stored version the put requires (a new object: that no item exists).
     """
     params = {"TableName": table_name, "Item": item if item is not None else info.encode(obj)}
-    require, check = _put_require(overwrite=overwrite, version=version)
     conditioned = _conditioned(
-        params, info.builder(), condition, require=require, key_attr=info.table.pk, version=check
+        params,
+        info.builder(),
+        condition,
+        key_attr=info.table.pk,
+        require=None if overwrite else "attribute_not_exists",
+        version=version,
     )
-    if version is not None:
-        conditioned["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     return Request(
         "PutItem", conditioned, retry=_retry_for(condition, overwrite=overwrite, version=version)
     )
@@ -130,22 +133,91 @@ def plan_delete(
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     return Request(
         "DeleteItem",
-        _conditioned(params, info.builder(), condition, version=version),
+        _conditioned(params, info.builder(), condition, key_attr=info.table.pk, version=version),
         retry=_retry_for(condition, version=version),
     )
 
 
+def plan_check(info: ModelInfo[Any], key: Item, table_name: str, condition: Condition) -> Request:
+    """ConditionCheck of ``key`` (a transaction action): ``condition`` must hold."""
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    builder = info.builder()
+    return Request("ConditionCheck", _conditioned(params, builder, condition, key_attr=""))
+
+
+#: What ``db.update(..., returns=...)`` gives back.
+Returns = Literal["new", "old", "updated_new", "updated_old"] | None
+_WIRE: Final[dict[object, ReturnValues]] = {
+    "new": "ALL_NEW",
+    "old": "ALL_OLD",
+    "updated_new": "UPDATED_NEW",
+    "updated_old": "UPDATED_OLD",
+    None: "NONE",
+}
+
+
+def return_values(returns: object, ops: UpdateOps) -> ReturnValues:
+    """DynamoDB's ReturnValues for ``returns=``; ExpressionError for anything else.
+
+    The ``updated_*`` forms ask for whole items when a path reaches inside a field: DynamoDB
+    would return only part of that field, which cannot be read as its type.
+    """
+    try:
+        wire = _WIRE[returns]
+    except (KeyError, TypeError):
+        raise ExpressionError(
+            f"returns={returns!r}: give 'new', 'old', 'updated_new', 'updated_old' or None"
+        ) from None
+    if wire.startswith("UPDATED_") and any(top_field(p) != p for p in ops.paths()):
+        return "ALL_NEW" if wire == "UPDATED_NEW" else "ALL_OLD"
+    return wire
+
+
+class UpdateOptions(TypedDict, total=False):
+    """The operations ``db.update`` and ``tx.update`` take, as keywords (see :class:`UpdateOps`)."""
+
+    set: Mapping[str, object] | None
+    remove: Iterable[str]
+    add: Mapping[str, object] | None
+    append: Mapping[str, Sequence[object]] | None
+    prepend: Mapping[str, Sequence[object]] | None
+    discard: Mapping[str, AbstractSet[object]] | None
+    if_not_exists: Mapping[str, object] | None
+
+
+def _by_path(value: Mapping[str, object] | None) -> Mapping[str, object]:
+    """A mapping of paths to values, copied (None: no path)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ExpressionError(
+            f"update operations map field paths to values; got {value!r}: give a dict"
+        )
+    return dict(value)
+
+
+def _removals(value: Iterable[str]) -> tuple[str, ...]:
+    """The paths ``remove=`` names; a lone string would be read as its characters."""
+    if isinstance(value, str):
+        raise ExpressionError(f"remove={value!r} takes a list of paths: write remove=[{value!r}]")
+    return tuple(value)
+
+
 @attrs.frozen
 class UpdateOps:
-    """What one update does to an item, by field path (see ``db.update``)."""
+    """What one update does to an item, by field path (see ``db.update``).
 
-    set: Mapping[str, object] = attrs.field(factory=dict)
-    remove: tuple[str, ...] = ()
-    add: Mapping[str, object] = attrs.field(factory=dict)
-    append: Mapping[str, object] = attrs.field(factory=dict)
-    prepend: Mapping[str, object] = attrs.field(factory=dict)
-    discard: Mapping[str, object] = attrs.field(factory=dict)
-    if_not_exists: Mapping[str, object] = attrs.field(factory=dict)
+    Built once from the caller's keywords (``UpdateOps(**options)``), which it copies and checks
+    for shape; what the paths and values mean for a model is checked when the update is planned.
+    """
+
+    set: Mapping[str, object] = attrs.field(default=None, converter=_by_path)
+    remove: tuple[str, ...] = attrs.field(default=(), converter=_removals)
+    add: Mapping[str, object] = attrs.field(default=None, converter=_by_path)
+    append: Mapping[str, object] = attrs.field(default=None, converter=_by_path)
+    prepend: Mapping[str, object] = attrs.field(default=None, converter=_by_path)
+    discard: Mapping[str, object] = attrs.field(default=None, converter=_by_path)
+    if_not_exists: Mapping[str, object] = attrs.field(default=None, converter=_by_path)
 
     @property
     def by_amount(self) -> dict[str, str]:
@@ -309,27 +381,22 @@ def plan_update(
     info: ModelInfo[Any],
     current: Mapping[str, object],
     table_name: str,
+    ops: UpdateOps,
     *,
-    set: Mapping[str, object] | None = None,  # noqa: A002 - mirrors DynamoDB's SET clause
-    remove: Iterable[str] = (),
-    add: Mapping[str, object] | None = None,
     condition: Condition | None = None,
-    ops: UpdateOps | None = None,
     upsert: Item | None = None,
     returns: ReturnValues = "ALL_NEW",
     stamped: Mapping[str, object] | None = None,
     version: VersionCheck | None = None,
 ) -> Request:
-    """UpdateItem changing some fields of the item ``current`` describes.
+    """UpdateItem applying ``ops`` (by field path) to the item ``current`` describes.
 
-    ``set``/``remove``/``add`` (or all operations, as ``ops``) name field paths. Index key
-    attributes built from a changed field are rewritten (or removed when a field they need
-    becomes None). Key fields cannot change: that is a new item. The item must exist, unless
-    ``upsert`` gives the item to create (its attributes the update does not change are written
-    where missing). ``stamped`` are dynorm's own values (``version``, ``updated``: set;
+    Index key attributes built from a changed field are rewritten (or removed when a field they
+    need becomes None). Key fields cannot change: that is a new item. The item must exist,
+    unless ``upsert`` gives the item to create (its attributes the update does not change are
+    written where missing). ``stamped`` are dynorm's own values (``version``, ``updated``: set;
     ``created``: where missing), ``version`` the stored version required.
     """
-    ops = ops or UpdateOps(set=dict(set or {}), remove=tuple(remove), add=dict(add or {}))
     set_values = dict(ops.set)
     # An empty set field is no attribute at all (see the codec), so that ADD can fill it later.
     emptied = [name for name in info.codec.sets if name in set_values and not set_values[name]]
@@ -374,7 +441,7 @@ def plan_update(
     # Updating must never create a half item: require that it exists (an upsert fills it).
     require = None if upsert is not None else "attribute_exists"
     _conditioned(
-        params, builder, condition, require=require, key_attr=info.table.pk, version=version
+        params, builder, condition, key_attr=info.table.pk, require=require, version=version
     )
     # ADD, list and set operations, and a list element set or removed by position, change the
     # item again when repeated.
@@ -434,10 +501,10 @@ def plan_put_keeping(
         "Key": {name: item[name] for name in info.table.primary_attributes},
         "UpdateExpression": expression,
     }
-    require, check = _put_require(overwrite=overwrite, version=version)
-    _conditioned(params, builder, condition, require=require, key_attr=info.table.pk, version=check)
-    if version is not None:
-        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    require = None if overwrite else "attribute_not_exists"
+    _conditioned(
+        params, builder, condition, key_attr=info.table.pk, require=require, version=version
+    )
     retry = _retry_for(condition, overwrite=overwrite, version=version)
     return Request("UpdateItem", params, retry=retry)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import AsyncIterator
+from typing import Any
 
 import attrs
 import pytest
@@ -23,6 +24,7 @@ from dynorm import (
     KeyTemplateError,
     Table,
 )
+from dynorm._plans import Request
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration
@@ -165,9 +167,9 @@ async def test_bad_update_input_is_refused_before_sending(db: Database) -> None:
             await db.update(cart, set={"lines[0].qty": 1}, upsert=True)
         with pytest.raises(KeyTemplateError, match="primary key"):
             await db.update(cart, if_not_exists={"cart_id": "x"})
-        with pytest.raises(ExpressionError, match="returns no values"):
+        with pytest.raises(TypeError, match="returns"):
             async with db.transaction() as tx:
-                tx.update(cart, set={"owner": "x"}, returns="new")  # type: ignore[arg-type]
+                tx.update(cart, set={"owner": "x"}, returns="new")  # type: ignore[call-arg]
     assert log.operations == []
 
 
@@ -206,3 +208,40 @@ async def test_operations_beside_a_copied_field_rewrite_the_copies(db: Database)
     assert product.brand_country == "DE"
     got = await db.get(Brand, name="acme")
     assert got.history == ["founded", "moved"]
+
+
+typed_shop = Table("typed_shop", pk="pk", sk="sk", type_attribute="EntityType")
+
+
+@typed_shop.model(pk="COUPON#{code}", sk="COUPON", entity="coupon")
+@attrs.define
+class Coupon:
+    code: str
+    uses: int = 0
+
+
+async def _raw(db: Database, code: str) -> dict[str, Any] | None:
+    key = {"pk": {"S": f"COUPON#{code}"}, "sk": {"S": "COUPON"}}
+    found = await db.send(
+        Request("GetItem", {"TableName": db.table_name, "Key": key, "ConsistentRead": True})
+    )
+    item: dict[str, Any] | None = found.get("Item")
+    return item
+
+
+async def test_an_update_needs_no_type_attribute_and_an_upsert_writes_it(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(typed_shop) as db:
+        # Written by another tool, without the type attribute: still a Coupon, and updatable.
+        item = {"pk": {"S": "COUPON#a"}, "sk": {"S": "COUPON"}, "code": {"S": "a"}}
+        await db.send(Request("PutItem", {"TableName": db.table_name, "Item": item}))
+        with count_requests(db) as log:
+            updated = await db.update(Coupon("a"), add={"uses": 1})
+        assert updated == Coupon("a", uses=1)
+        assert log.operations == ["UpdateItem"]
+        assert "EntityType" not in (await _raw(db, "a") or {})
+        # An upsert may create the item: it then stores the entity like every other write.
+        assert await db.update(Coupon("b"), add={"uses": 2}, upsert=True) == Coupon("b", 2)
+        assert (await _raw(db, "b") or {}).get("EntityType") == {"S": "coupon"}
+        assert await db.get(Coupon, code="b") == Coupon("b", 2)

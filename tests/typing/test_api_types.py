@@ -5,7 +5,7 @@ The test functions also run under pytest, but only declare models; the point is 
 
 from __future__ import annotations
 
-from typing import ClassVar, assert_type
+from typing import Any, ClassVar, assert_type
 
 import attrs
 
@@ -66,3 +66,13 @@ def test_models_declare_with_typed_relationships() -> None:
     assert Org.users.target_name == "User"
     assert User.org.target_name == "Org"
     assert set(table.models) == {"Org", "User"}
+
+
+async def _typed_updates(db: Database, org: Org) -> None:
+    assert_type(await db.update(org, set={"name": "A"}), Org)
+    assert_type(await db.update(org, append={"tags": [1]}, upsert=True, returns="new"), Org)
+    assert_type(await db.update(org, remove=["x"], returns="old"), Org | None)
+    assert_type(await db.update(org, add={"n": 1}, returns="updated_new"), dict[str, Any])
+    assert_type(await db.update(org, discard={"s": {"a"}}, returns=None), None)
+    async with db.transaction() as tx:
+        assert_type(tx.update(org, if_not_exists={"name": "A"}, upsert=True), None)

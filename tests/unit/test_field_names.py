@@ -10,7 +10,7 @@ import pytest
 import dynorm
 from dynorm import GSI, Attr, DefinitionError, Embedded, ExpressionError, HasMany, Table
 from dynorm._model import info_of
-from dynorm._writes import plan_update
+from dynorm._writes import UpdateOps, plan_update
 
 
 @attrs.define
@@ -121,7 +121,9 @@ def test_conditions_refuse_names_no_field_maps(path: str, message: str) -> None:
 def test_updates_write_stored_names_and_rebuild_keys_of_key_only_fields() -> None:
     info = info_of(Loan)
     current = info.values_of(LOAN)
-    request = plan_update(info, current, "Library", set={"renewals": 3, "member_id": "m10"})
+    request = plan_update(
+        info, current, "Library", UpdateOps(set={"renewals": 3, "member_id": "m10"})
+    )
     params = request.params
     names = params["ExpressionAttributeNames"]
     assert sorted(names.values()) == ["GSI1-PK", "GSI1-SK", "PK", "Renewals"]

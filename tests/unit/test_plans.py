@@ -19,7 +19,7 @@ from dynorm import (
 from dynorm._loading import PageShare, normalize_options, plan_get, share_of_page
 from dynorm._model import info_of
 from dynorm._plans import CollectionRead, KeyRange, existence_check, upper_bound
-from dynorm._writes import plan_delete, plan_put, plan_update
+from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_update
 from tests.seed_models import Org, User
 
 # Models of the write-plan tests, in a table of their own (the plans only see its name).
@@ -507,7 +507,7 @@ BOOK = {"author_name": "TOLKIEN", "title": "The Hobbit", "genre": "Fantasy", "co
 def test_update_rewrites_index_keys_built_from_changed_fields() -> None:
     # GSI1SK's fields did not change, but an index entry needs both key attributes: a book
     # that was out of GSI1 (no genre) must come back into it whole.
-    request = plan_update(info_of(Book), BOOK, "app", set={"genre": "Classic"})
+    request = plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"genre": "Classic"}))
     assert request == Request(
         "UpdateItem",
         {
@@ -533,7 +533,7 @@ def test_update_rewrites_index_keys_built_from_changed_fields() -> None:
 
 def test_update_removes_index_keys_whose_field_becomes_none() -> None:
     # The book leaves GSI1: both of its index key attributes go.
-    request = plan_update(info_of(Book), BOOK, "app", remove=["genre"])
+    request = plan_update(info_of(Book), BOOK, "app", UpdateOps(remove=["genre"]))
     assert request.params["UpdateExpression"] == "REMOVE #n0, #n1, #n2"
     assert request.params["ExpressionAttributeNames"] == {
         "#n0": "genre",
@@ -541,20 +541,20 @@ def test_update_removes_index_keys_whose_field_becomes_none() -> None:
         "#n2": "GSI1SK",
         "#n3": "pk",
     }
-    set_none = plan_update(info_of(Book), BOOK, "app", set={"genre": None})
+    set_none = plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"genre": None}))
     assert set_none.params["UpdateExpression"] == "SET #n0 = :v0 REMOVE #n1, #n2"
     assert set_none.params["ExpressionAttributeValues"] == {":v0": {"NULL": True}}
 
 
 def test_update_of_unindexed_field_touches_no_key() -> None:
-    request = plan_update(info_of(Book), BOOK, "app", add={"copies": 2})
+    request = plan_update(info_of(Book), BOOK, "app", UpdateOps(add={"copies": 2}))
     assert request.params["UpdateExpression"] == "ADD #n0 :v0"
     assert request.params["ExpressionAttributeNames"] == {"#n0": "copies", "#n1": "pk"}
 
 
 def test_update_formats_index_keys_with_their_spec() -> None:
     current = {"player": "p", "board": "b", "points": 1}
-    request = plan_update(info_of(Score), current, "app", set={"points": 250})
+    request = plan_update(info_of(Score), current, "app", UpdateOps(set={"points": 250}))
     names = {v: k for k, v in request.params["ExpressionAttributeNames"].items()}
     expression = request.params["UpdateExpression"]
     value = expression.split(f"{names['GSI1SK']} = ", 1)[1].split(",", 1)[0].split(" ", 1)[0]
@@ -563,32 +563,32 @@ def test_update_formats_index_keys_with_their_spec() -> None:
 
 def test_update_with_condition() -> None:
     request = plan_update(
-        info_of(Book), BOOK, "app", set={"copies": 4}, condition=Attr("copies") == 3
+        info_of(Book), BOOK, "app", UpdateOps(set={"copies": 4}), condition=Attr("copies") == 3
     )
     assert request.params["ConditionExpression"] == "attribute_exists(#n1) AND (#n0 = :v1)"
 
 
 def test_update_refuses_key_fields() -> None:
     with pytest.raises(KeyTemplateError, match=r"Book\.title is part of the primary key"):
-        plan_update(info_of(Book), BOOK, "app", set={"title": "New"})
+        plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"title": "New"}))
     with pytest.raises(KeyTemplateError, match="put a new item and delete the old one"):
-        plan_update(info_of(Book), BOOK, "app", remove=["author_name"])
+        plan_update(info_of(Book), BOOK, "app", UpdateOps(remove=["author_name"]))
 
 
 def test_update_refuses_unknown_fields() -> None:
     with pytest.raises(KeyTemplateError, match=r"Book has no field 'pages'; fields: author_name"):
-        plan_update(info_of(Book), BOOK, "app", set={"pages": 3})
+        plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"pages": 3}))
 
 
 def test_update_refuses_add_to_an_indexed_field() -> None:
     current = {"player": "p", "board": "b", "points": 1}
     with pytest.raises(KeyTemplateError, match="add= cannot change 'GSI1SK'"):
-        plan_update(info_of(Score), current, "app", add={"points": 1})
+        plan_update(info_of(Score), current, "app", UpdateOps(add={"points": 1}))
 
 
 def test_update_must_change_something() -> None:
     with pytest.raises(KeyTemplateError, match="changes nothing"):
-        plan_update(info_of(Book), BOOK, "app")
+        plan_update(info_of(Book), BOOK, "app", UpdateOps())
 
 
 def test_existence_check_reads_one_key_attribute_consistently() -> None:
@@ -605,11 +605,13 @@ def test_existence_check_reads_one_key_attribute_consistently() -> None:
 
 
 def test_update_paths_inside_fields() -> None:
-    request = plan_update(info_of(Book), BOOK, "app", set={"copies": 2}, remove=["genre"])
+    request = plan_update(
+        info_of(Book), BOOK, "app", UpdateOps(set={"copies": 2}, remove=["genre"])
+    )
     assert request.operation == "UpdateItem"
     with pytest.raises(KeyTemplateError, match="'nope\\[0\\]'"):
-        plan_update(info_of(Book), BOOK, "app", set={"nope[0]": 1})
+        plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"nope[0]": 1}))
     with pytest.raises(KeyTemplateError, match="primary key"):
-        plan_update(info_of(Book), BOOK, "app", set={"title.x": 1})
+        plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"title.x": 1}))
     with pytest.raises(KeyTemplateError, match="GSI1PK is built from; set the whole 'genre'"):
-        plan_update(info_of(Book), BOOK, "app", set={"genre.x": 1})
+        plan_update(info_of(Book), BOOK, "app", UpdateOps(set={"genre.x": 1}))

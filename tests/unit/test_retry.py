@@ -19,6 +19,7 @@ from dynorm import (
 )
 from dynorm._codec import Item
 from dynorm._embedded import EmbeddedCodec, plan_add, plan_remove
+from dynorm._expressions import Condition
 from dynorm._model import info_of
 from dynorm._plans import Request
 from dynorm._retry import (
@@ -33,7 +34,7 @@ from dynorm._retry import (
     settled_response,
     verification_read,
 )
-from dynorm._writes import plan_delete, plan_put, plan_put_keeping, plan_update
+from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_put_keeping, plan_update
 
 app = Table("app", pk="pk", sk="sk")
 
@@ -59,8 +60,9 @@ PAGE = Page("p1", "Home", 3, {"a"}, ["x", "y"], "hi")
 KEY = {"pk": {"S": "PAGE#p1"}, "sk": {"S": "PAGE#p1"}}
 
 
-def update(**changes: Any) -> Request:
-    return plan_update(INFO, INFO.values_of(PAGE), "app", **changes)
+def update(*, condition: Condition | None = None, **changes: Any) -> Request:
+    ops = UpdateOps(**changes)
+    return plan_update(INFO, INFO.values_of(PAGE), "app", ops, condition=condition)
 
 
 # -- classify ------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from dynorm._model import info_of
 from dynorm._plans import Request
 from dynorm._retry import TOKEN_ATTRIBUTE, RetryQuota, prepare
 from dynorm._transport import Transport
-from dynorm._writes import plan_delete, plan_put, plan_update
+from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_update
 
 app = Table("app", pk="pk", sk="sk")
 
@@ -357,7 +357,7 @@ async def test_a_conditional_update_whose_reply_was_lost_returns_the_stored_item
         INFO,
         INFO.values_of(PAGE),
         "app",
-        set={"title": "New", "hits": 4},
+        UpdateOps(set={"title": "New", "hits": 4}),
         condition=Attr("hits") == 3,
     )
     assert request.retry == "verify"
@@ -405,7 +405,7 @@ async def test_a_failed_verification_read_is_an_unknown_outcome() -> None:
 
 
 def add_one(**condition: Any) -> Request:
-    return plan_update(INFO, INFO.values_of(PAGE), "app", add={"hits": 1}, **condition)
+    return plan_update(INFO, INFO.values_of(PAGE), "app", UpdateOps(add={"hits": 1}), **condition)
 
 
 async def test_an_add_whose_reply_was_lost_is_read_back_not_sent_again() -> None:
