@@ -13,7 +13,7 @@ import attrs
 
 from ._codec import AttributeValue, Item, ModelCodec
 from ._errors import CodecError, DefinitionError, KeyTemplateError
-from ._expressions import ExpressionBuilder
+from ._expressions import Condition, ExpressionBuilder, entity_is
 from ._fields import stored_name
 from ._keys import KeyTemplate, key_value_parser
 from ._limits import (
@@ -297,6 +297,25 @@ class ModelInfo(Generic[T]):
         if not self.matches(item):
             return None
         return {a: item[a] for a in self.table.primary_attributes}
+
+    def entity_guard(self) -> Condition | None:
+        """The condition an update or delete needs so it never touches another model's item.
+
+        Only where another model's keys can equal this model's (a type attribute allows that):
+        the item at the key must hold this entity, or no type attribute at all.
+        """
+        if self.entity is None or self.table.type_attribute is None:
+            return None
+        pk, sk = self.key_templates(None)
+        for other in self.table.models.values():
+            if other is self:
+                continue
+            other_pk, other_sk = other.key_templates(None)
+            if pk.could_overlap(other_pk) and (
+                sk is None or other_sk is None or sk.could_overlap(other_sk)
+            ):
+                return entity_is(self.table.type_attribute, self.entity)
+        return None
 
     def is_entity_of(self, item: Mapping[str, AttributeValue]) -> bool:
         """False when the item's type attribute names another model's entity."""

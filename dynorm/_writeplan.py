@@ -212,6 +212,7 @@ class WritePlanner:
         )
         request, copying = yield from self._update_request(action)
         check = info.stamps.check("update", obj)
+        guard = info.entity_guard()
         try:
             if copying is None:
                 response = yield Send(request)
@@ -220,7 +221,7 @@ class WritePlanner:
                     copying, request, copying.copied()
                 )
         except ConditionFailedError as exc:
-            if check is None and condition is None and copying is None:
+            if check is None and condition is None and copying is None and guard is None:
                 # A plain update checks only that the item exists.
                 raise _not_found(info, info.primary_key(current), exc) from exc
             # Else the stored item tells the failures apart (read on failure only).
@@ -264,7 +265,7 @@ class WritePlanner:
                 )
             )
         except ConditionFailedError as exc:
-            if check is None:
+            if check is None and info.entity_guard() is None:
                 raise
             key_ = info.primary_key(values)
             raise (yield from self._refused(info, key_, check, exc, "delete")) from exc
@@ -622,6 +623,8 @@ class WritePlanner:
             stored = found.get("Item")
         if stored is None and write == "update" and (check is None or check.expected is None):
             return _not_found(info, key, exc)
+        if stored is not None and not info.is_entity_of(stored):
+            return _other_entity(info, key, stored, exc, write)
         if check is None:
             return exc
         conflict = _conflict(info, key, check, exc, stored=stored)
@@ -679,6 +682,21 @@ def _not_found(info: ModelInfo[Any], key: Item, exc: DatabaseError | None) -> It
 
 
 _OPERATIONS = {"put": "PutItem", "update": "UpdateItem", "delete": "DeleteItem"}
+
+
+def _other_entity(
+    info: ModelInfo[Any], key: Item, stored: Item, exc: DatabaseError, write: Write
+) -> ConditionFailedError:
+    type_attr = info.table.type_attribute or ""
+    error = ConditionFailedError(
+        f"{write} of {info.name}: the item with key {key!r} is another model's "
+        f"({type_attr}={stored.get(type_attr, {}).get('S')!r}, not {info.entity!r}); nothing "
+        "was written. Address it through its own model",
+        code=exc.code,
+        operation=_OPERATIONS[write],
+    )
+    error.item = stored
+    return error
 
 
 def _conflict(

@@ -61,6 +61,7 @@ def _conditioned(
     key_attr: str,
     require: str | None = None,
     version: VersionCheck | None = None,
+    entity: Condition | None = None,
 ) -> dict[str, Any]:
     """Add the ConditionExpression and placeholders to ``params``.
 
@@ -76,6 +77,8 @@ def _conditioned(
     parts = [] if require is None else [f"{require}({builder.attribute(key_attr)})"]
     if checked is not None:
         parts.append(checked.render(builder))
+    if entity is not None:
+        parts.append(f"({entity.render(builder)})")
     if condition is not None:
         rendered = condition.render(builder)
         parts.append(f"({rendered})" if parts else rendered)
@@ -133,7 +136,14 @@ def plan_delete(
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     return Request(
         "DeleteItem",
-        _conditioned(params, info.builder(), condition, key_attr=info.table.pk, version=version),
+        _conditioned(
+            params,
+            info.builder(),
+            condition,
+            key_attr=info.table.pk,
+            version=version,
+            entity=info.entity_guard(),
+        ),
         retry=_retry_for(condition, version=version),
     )
 
@@ -441,7 +451,13 @@ def plan_update(
     # Updating must never create a half item: require that it exists (an upsert fills it).
     require = None if upsert is not None else "attribute_exists"
     _conditioned(
-        params, builder, condition, key_attr=info.table.pk, require=require, version=version
+        params,
+        builder,
+        condition,
+        key_attr=info.table.pk,
+        require=require,
+        version=version,
+        entity=info.entity_guard(),
     )
     # ADD, list and set operations, and a list element set or removed by position, change the
     # item again when repeated.

@@ -286,3 +286,19 @@ async def test_a_none_sort_key_field_is_refused(rdb: Database) -> None:
     reading = Reading("s3", "OK", None, "north")
     with pytest.raises(dynorm.KeyTemplateError):
         await rdb.put(reading)  # time is part of the table's sort key
+
+
+async def test_writes_of_one_model_never_touch_another_models_item(db: Database) -> None:
+    await db.put(Author("ann", BORN))
+    draft = await db.put(Draft("ann", "Dune"))
+    impostor = Book("ann", "Dune", "scifi")
+    with pytest.raises(ConditionFailedError, match="is another model's .*'draft', not 'book'"):
+        await db.update(impostor, set={"pages": 5})
+    with pytest.raises(ConditionFailedError, match="is another model's"):
+        await db.delete(Book, author="ann", title="Dune")
+    assert await db.get(Draft, author="ann", title="Dune") == draft
+    raw = await raw_item(db, {"PK": "AUTHOR#ann", "SK": "BOOK#Dune"})
+    assert raw is not None
+    assert "Page Count" not in raw
+    await db.delete(Draft, author="ann", title="Dune")
+    assert await raw_item(db, {"PK": "AUTHOR#ann", "SK": "BOOK#Dune"}) is None
