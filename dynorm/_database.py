@@ -14,8 +14,6 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
-import attrs
-
 from ._batch import drain_get, drain_write
 from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from ._codec import Item
@@ -35,7 +33,7 @@ from ._paging import Sender, iterate, read_page
 from ._plans import CollectionRead, Request, time_to_live
 from ._query import Query, Scan
 from ._queryload import QueryLoad
-from ._reading import entity_filter, narrowed, render_filter, scan_read
+from ._reading import Finished, finish_query, finish_scan, narrowed, partial_of, scan_read
 from ._relations import HasMany, LoadOption, Relationship
 from ._retry import QUOTA_CAPACITY, RetryQuota
 from ._state import InstanceState, Loaded, bind, state_of
@@ -214,26 +212,27 @@ class Database:
         ahead: int = 0,
     ) -> Awaitable[tuple[list[T], Item | None]]:
         """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        send = self.send if read.index is None else self.reader(read)
+        send = self.reader(read.index)
         return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
 
     def iterate(
         self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
     ) -> AsyncIterator[T]:
         """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        return iterate(self.reader(read), read, accept, start=start)
+        return iterate(self.reader(read.index), read, accept, start=start)
 
-    def reader(self, read: CollectionRead) -> Sender:
-        """What sends ``read``'s Queries, reading whole items where the index holds them in part.
+    def reader(self, index: str | None, partial: frozenset[str] | None = None) -> Sender:
+        """What sends reads of ``index``, reading whole items where it holds them in part.
 
-        On an index that holds some models' items only in part (KEYS_ONLY, INCLUDE), each page's
-        items of those models are read whole by their table keys (BatchGetItem, 100 keys a
-        request), in the page's order.
+        Each page's items of the ``partial`` models (None: every model the index holds only in
+        part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
+        a request), in the page's order.
         """
-        partial = frozenset[str]() if read.index is None else self.table.partial_models(read.index)
-        if not partial:
+        if partial is None:
+            partial = partial_of(self.table, index, ())
+        if index is None or not partial:
             return self.send
-        return functools.partial(self._send_whole, cast("str", read.index), partial)
+        return functools.partial(self._send_whole, index, partial)
 
     async def _send_whole(
         self, index: str, partial: frozenset[str], request: Request
@@ -710,38 +709,37 @@ class Database:
         same Query, others are read per page (see docs/relationships.md).
         """
         info = self.table.info(model)
-        read = self.explain.query_read(info, index, components, consistent=consistent)
+        finished = self.explain.query_read(info, index, components, consistent=consistent)
         loads = None
         if load:
             loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
-        return self.query_collection(info, read, loads=loads)
+        return self._query(info, finished, loads)
 
     # -- filters, scans, counts (docs/queries.md) -----------------------------------------------
 
-    def query_collection(
-        self, info: ModelInfo[T], read: CollectionRead, *, loads: QueryLoad[T] | None = None
-    ) -> Query[T]:
-        """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()`` too).
+    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
+        """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()``)."""
+        return self._query(info, finish_query(info, read))
 
-        On an index that holds the items in part, each page's items are read whole.
-        """
+    def _query(
+        self,
+        info: ModelInfo[T],
+        finished: Finished[CollectionRead],
+        loads: QueryLoad[T] | None = None,
+    ) -> Query[T]:
+        read = finished.read
+        # With load=, the children a Query shares are read whole too.
+        whole = finished.fetches if loads is None else partial_of(self.table, read.index, ())
         accept = self.acceptor(info, read.index)
-        index = read.index
-        # Items of a model with the same templates are dropped by DynamoDB, not sent back (with
-        # load=, the read carries other models' items: the children).
-        where = entity_filter(info, read) if loads is None else None
-        if where is not None:
-            keys = tuple(a for a in (read.pk_attr, read.sk_attr) if a)
-            read = attrs.evolve(read, filter=render_filter(info, where, keys=keys))
         return Query(
-            send=self.reader(read),
+            send=self.send,
             read=read,
             accept=narrowed(accept, read),
             cursors=self.cursors,
             info=info,
-            where=where,
+            where=finished.entity,
             loads=loads,
-            fetches=index is not None and info.name in self.table.partial_models(index),
+            whole=self.reader(read.index, whole) if whole else None,
         )
 
     @overload
@@ -785,17 +783,16 @@ class Database:
             consistent=consistent,
             models=models,
         )
-        where = None if info is None else entity_filter(info, None)
-        if where is not None:
-            read = attrs.evolve(read, filter=render_filter(info, where))
+        finished = finish_scan(self.table, info, read)
         return Scan(
             send=self.send,
-            read=read,
+            read=finished.read,
             accept=self._scan_acceptor(info, index),
             cursors=self.cursors,
             table=self.table,
             info=info,
-            where=where,
+            where=finished.entity,
+            whole=self.reader(index, finished.fetches) if finished.fetches else None,
         )
 
     def _scan_acceptor(

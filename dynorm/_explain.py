@@ -16,6 +16,7 @@ from ._model import ModelInfo, not_key_fields
 from ._plans import CollectionRead, Request, batch_write, transact_get
 from ._queryload import plan_query_load
 from ._ranges import SortCondition, SortRange, sort_range
+from ._reading import Finished, finish_query
 from ._relations import LoadOption, Relationship, collection_read
 from ._steps import Plan, Step, WriteBatch, run_sync
 from ._table import Table
@@ -151,7 +152,7 @@ class Explain:
     ) -> Request:
         """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
         info = self.table.info(model)
-        read = self.query_read(info, index, components, consistent=consistent)
+        read = self.query_read(info, index, components, consistent=consistent).read
         if load:
             read = plan_query_load(info, read, components, normalize_options(info, load)).read
         return read.request()
@@ -163,8 +164,8 @@ class Explain:
         components: Mapping[str, object],
         *,
         consistent: bool = False,
-    ) -> CollectionRead:
-        """The collection read behind ``db.query``."""
+    ) -> Finished[CollectionRead]:
+        """The collection read behind ``db.query``, as it is sent (see ``finish_query``)."""
         pk, sk = info.key_templates(index)
         call = f"db.query({info.name}{', index=' + repr(index) if index else ''})"
         known = tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
@@ -186,11 +187,6 @@ class Explain:
             )
         sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
         read = collection_read(
-            info,
-            index,
-            self.table_name,
-            pk.format(components),
-            sorted_.range,
-            consistent=consistent,
+            info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
         )
-        return read if sorted_.excluded is None else attrs.evolve(read, excluded=sorted_.excluded)
+        return finish_query(info, read)

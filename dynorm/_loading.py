@@ -18,7 +18,15 @@ from ._chunks import key_id
 from ._codec import Item
 from ._errors import DefinitionError, ItemNotFoundError
 from ._model import ModelInfo
-from ._plans import CollectionRead, KeyRange, Request, batch_get, get_item, upper_bound
+from ._plans import (
+    CollectionRead,
+    KeyRange,
+    Request,
+    batch_get,
+    get_item,
+    upper_bound,
+    whole_item_reads,
+)
 from ._relations import BelongsTo, HasMany, LoadOption, Relationship
 from ._state import Loaded, Session, state_of
 
@@ -29,6 +37,7 @@ __all__ = [
     "normalize_options",
     "plan_get",
     "range_passed",
+    "share_of_page",
 ]
 
 P = TypeVar("P")
@@ -94,8 +103,7 @@ class GetPlan:
         for c in self.collections:
             first.append(c.read.request())
             if c.fetches:
-                # Its Keys are the table keys of the Query's items: shown empty here.
-                first.append(batch_get(c.read.table_name, {"Keys": []}))
+                first.append(whole_item_reads(c.read.table_name))
         return first
 
 
@@ -367,13 +375,16 @@ def share_of_page(
     after: Item | None,
     *,
     crowded: bool,
+    lazy: bool = False,
 ) -> PageShare:
     """How one relationship fares in a page of a Query shared with others (pure).
 
     ``children`` are its raw items in the page, ``after`` the page's LastEvaluatedKey and
     ``prefix`` its sort key prefix. It needs a read of its own when the page was cut short before
     its range ended and it has fewer than ``limit`` children; without a limit, also when another
-    relationship's children came first (``crowded``), since the page was not all its own.
+    relationship's children came first (``crowded``), since the page was not all its own, unless
+    ``lazy``: the rest is then read when the children are iterated (``resume``; ``{}`` is "from
+    the first child").
     """
     n = len(children)
     if limit is not None and n > limit:
@@ -383,8 +394,8 @@ def share_of_page(
     last = read.key_of(children[-1]) if children else None
     if limit is not None and n == limit:
         return PageShare(n, last)
-    if limit is None and n and not crowded:
-        return PageShare(n, last)
+    if limit is None and (lazy or (n and not crowded)):
+        return PageShare(n, {} if last is None else last)
     return PageShare(n, None, more=True, start=last, want=None if limit is None else limit - n)
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "CollectionRead",
     "KeyRange",
     "Page",
+    "ReadOptions",
     "Rendered",
     "Request",
     "Retry",
@@ -27,6 +28,7 @@ __all__ = [
     "time_to_live",
     "transact_get",
     "upper_bound",
+    "whole_item_reads",
 ]
 
 T = TypeVar("T")
@@ -179,7 +181,48 @@ def _counting(request: Request) -> Request:
 
 
 @attrs.frozen
-class CollectionRead:
+class ReadOptions:
+    """What a Query and a Scan share: start keys, models, filter, projection, capacity."""
+
+    #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
+    key_attrs: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    #: the models whose items the read returns (part of a cursor's fingerprint; () for all).
+    models: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    filter: Rendered | None = attrs.field(default=None, kw_only=True)
+    #: the attributes to read (None: whole items).
+    projection: tuple[str, ...] | None = attrs.field(default=None, kw_only=True)
+    #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
+    capacity: bool = attrs.field(default=False, kw_only=True)
+
+    @property
+    def filtered(self) -> bool:
+        """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""
+        return self.filter is not None
+
+    def request(self) -> Request:  # pragma: no cover - each kind of read builds its own
+        raise NotImplementedError
+
+    def count_request(self) -> Request:
+        """The same read counting the items (Select=COUNT) instead of returning them."""
+        return _counting(self.request())
+
+    def key_of(self, item: Item) -> Item:
+        """The ExclusiveStartKey that resumes right after ``item``."""
+        return {name: item[name] for name in self.key_attrs if name in item}
+
+    def _with_options(self, operation: str, params: dict[str, Any]) -> Request:
+        if self.filter is None and self.projection is None and not self.capacity:
+            return Request(operation, params)
+        return Request(
+            operation,
+            _read_options(
+                params, filter_=self.filter, projection=self.projection, capacity=self.capacity
+            ),
+        )
+
+
+@attrs.frozen
+class CollectionRead(ReadOptions):
     """A Query over one item collection of the table or an index."""
 
     table_name: str
@@ -190,22 +233,8 @@ class CollectionRead:
     range: KeyRange | None = None
     forward: bool = True
     consistent: bool = False
-    #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
-    key_attrs: tuple[str, ...] = ()
-    #: the models whose items the read returns (part of a cursor's fingerprint).
-    models: tuple[str, ...] = ()
     #: a sort key ``range`` lets through that the query excludes (``gt``/``lt`` in a prefix).
     excluded: str | None = None
-    filter: Rendered | None = None
-    #: the attributes to read (None: whole items).
-    projection: tuple[str, ...] | None = None
-    #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
-    capacity: bool = False
-
-    @property
-    def filtered(self) -> bool:
-        """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""
-        return self.filter is not None
 
     def request(self) -> Request:
         names = {"#pk": self.pk_attr}
@@ -228,18 +257,7 @@ class CollectionRead:
             params["ScanIndexForward"] = False
         if self.consistent:
             params["ConsistentRead"] = True
-        if self.filter is None and self.projection is None and not self.capacity:
-            return Request("Query", params)
-        return Request(
-            "Query",
-            _read_options(
-                params, filter_=self.filter, projection=self.projection, capacity=self.capacity
-            ),
-        )
-
-    def count_request(self) -> Request:
-        """The Query that counts the items (Select=COUNT) instead of returning them."""
-        return _counting(self.request())
+        return self._with_options("Query", params)
 
     def fingerprint(self) -> str:
         """Identifies the query for cursors (the table name is left out: tests rename tables)."""
@@ -255,13 +273,9 @@ class CollectionRead:
         text = repr(parts)
         return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
 
-    def key_of(self, item: Item) -> Item:
-        """The ExclusiveStartKey that resumes right after ``item``."""
-        return {name: item[name] for name in self.key_attrs if name in item}
-
 
 @attrs.frozen
-class ScanRead:
+class ScanRead(ReadOptions):
     """A Scan of the table or an index, one segment of ``segments`` (parallel scans)."""
 
     table_name: str
@@ -269,18 +283,6 @@ class ScanRead:
     segment: int = 0
     segments: int = 1
     consistent: bool = False
-    #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
-    key_attrs: tuple[str, ...] = ()
-    #: the models whose items the scan returns (part of a cursor's fingerprint; () for all).
-    models: tuple[str, ...] = ()
-    filter: Rendered | None = None
-    projection: tuple[str, ...] | None = None
-    capacity: bool = False
-
-    @property
-    def filtered(self) -> bool:
-        """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""
-        return self.filter is not None
 
     def request(self) -> Request:
         params: dict[str, Any] = {"TableName": self.table_name}
@@ -291,25 +293,12 @@ class ScanRead:
             params["TotalSegments"] = self.segments
         if self.consistent:
             params["ConsistentRead"] = True
-        return Request(
-            "Scan",
-            _read_options(
-                params, filter_=self.filter, projection=self.projection, capacity=self.capacity
-            ),
-        )
-
-    def count_request(self) -> Request:
-        """The Scan that counts the items (Select=COUNT) instead of returning them."""
-        return _counting(self.request())
+        return self._with_options("Scan", params)
 
     def fingerprint(self) -> str:
         """Identifies the scan and segment for cursors (the table name is left out)."""
         parts = (self.models, self.index, self.segment, self.segments, self.filter)
         return hashlib.blake2s(repr(parts).encode(), digest_size=8).hexdigest()
-
-    def key_of(self, item: Item) -> Item:
-        """The ExclusiveStartKey that resumes right after ``item``."""
-        return {name: item[name] for name in self.key_attrs if name in item}
 
 
 # -- the one builder of each request kind not built by a planner of its own ----------------------
@@ -343,6 +332,14 @@ def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
 def batch_get(table_name: str, entry: Mapping[str, Any]) -> Request:
     """BatchGetItem of one table's ``entry`` (``{"Keys": [...], "ConsistentRead": ...}``)."""
     return Request("BatchGetItem", {"RequestItems": {table_name: dict(entry)}})
+
+
+def whole_item_reads(table_name: str) -> Request:
+    """The BatchGetItem that follows a page read through an index holding items in part.
+
+    Shown by ``explain`` with empty Keys: they are the table keys of the page's items.
+    """
+    return batch_get(table_name, {"Keys": []})
 
 
 def batch_write(table_name: str, writes: Sequence[Mapping[str, Any]]) -> Request:

@@ -10,19 +10,71 @@ import attrs
 
 from ._codec import Item
 from ._cursor import CursorCodec
-from ._errors import DefinitionError
+from ._errors import DefinitionError, ExpressionError
 from ._expressions import Condition
 from ._model import ModelInfo
 from ._paging import Accept, Page, Sender, count_items, iterate, iterate_segments, read_page
-from ._plans import CollectionRead, Request, ScanRead, Tally, batch_get, check_limit
+from ._plans import (
+    CollectionRead,
+    ReadOptions,
+    Request,
+    ScanRead,
+    Tally,
+    check_limit,
+    whole_item_reads,
+)
 from ._queryload import QueryLoad
-from ._reading import count_match, identifying, narrowed, render_filter, scan_match, view_of
+from ._reading import (
+    count_match,
+    identifying,
+    narrowed,
+    render_filter,
+    scan_match,
+    view_fetches,
+    view_of,
+)
 from ._table import Table
 
 __all__ = ["Query", "Scan"]
 
 T = TypeVar("T")
 V = TypeVar("V")
+R = TypeVar("R", bound=ReadOptions)
+
+#: How a read is counted: the request, and which items of its responses count (None: the
+#: request is a Select=COUNT, DynamoDB counts).
+Counting = tuple[Request, Callable[[Item], bool] | None]
+
+
+def _with_filter(
+    info: ModelInfo[Any] | None,
+    read: R,
+    where: Condition | None,
+    condition: Condition,
+    keys: tuple[str, ...] = (),
+) -> tuple[R, Condition]:
+    """``read`` filtered by ``condition`` too (``&`` with the filter ``where`` it has)."""
+    combined = condition if where is None else where & condition
+    return attrs.evolve(read, filter=render_filter(info, combined, keys=keys)), combined
+
+
+def _counting(read: ReadOptions, match: Callable[[Item], bool] | None, table: Table) -> Counting:
+    """Select=COUNT when DynamoDB's count is exact; else the identifying attributes, matched."""
+    if match is None:
+        return read.count_request(), None
+    return attrs.evolve(read, projection=identifying(table, read.key_attrs)).request(), match
+
+
+def _page(
+    items: list[T], after: Item | None, encode: Callable[[Item], str], tally: Tally
+) -> Page[T]:
+    cursor = None if after is None else encode(after)
+    return Page(items, cursor, scanned=tally.scanned, consumed=tally.consumed)
+
+
+def _requests(first: list[Request], whole: Sender | None, table_name: str) -> list[Request]:
+    """``first``, and the BatchGetItem that reads items whole when the index holds them in part."""
+    return first if whole is None else [*first, whole_item_reads(table_name)]
 
 
 @attrs.frozen
@@ -40,15 +92,24 @@ class Query(Generic[T]):
     _accept: Accept[T] = attrs.field(alias="accept")
     _cursors: CursorCodec = attrs.field(alias="cursors")
     _info: ModelInfo[Any] | None = attrs.field(default=None, alias="info")
+    #: The filter the read carries (the type attribute's, then the caller's).
     _where: Condition | None = attrs.field(default=None, alias="where")
+    #: Whether the caller filtered (not only the type attribute).
+    _filtered: bool = attrs.field(default=False, alias="filtered")
     #: The relationships ``load=`` asked for, loaded for each page's parents.
     _loads: QueryLoad[T] | None = attrs.field(default=None, alias="loads")
-    #: The index holds the items in part: each page's items are then read whole.
-    _fetches: bool = attrs.field(default=False, alias="fetches")
+    #: Sends the Query and reads whole the items the index holds in part (None: not needed).
+    _whole: Sender | None = attrs.field(default=None, alias="whole")
+
+    @property
+    def _sender(self) -> Sender:
+        return self._send if self._whole is None else self._whole
 
     def reverse(self) -> Query[T]:
         """The same query read from the end of the collection backwards."""
-        return attrs.evolve(self, read=attrs.evolve(self.read, forward=not self.read.forward))
+        reversed_ = attrs.evolve(self, read=attrs.evolve(self.read, forward=not self.read.forward))
+        reversed_._plan()  # a filter is refused where the reversed Query shares children
+        return reversed_
 
     def _model(self, call: str) -> ModelInfo[Any]:
         if self._info is None:  # pragma: no cover - every Query dynorm builds has its model
@@ -60,20 +121,30 @@ class Query(Generic[T]):
 
         DynamoDB still reads the items it drops: pages report it in ``Page.scanned``. ``limit=N``
         means N matching items. The key attributes this query addresses cannot be filtered on.
+        With ``load=``, children read by the same Query would be dropped too: an
+        ExpressionError then (filter in Python, or query without ``load=`` and ``db.load``).
         """
         info = self._model(".filter()")
-        where = condition if self._where is None else self._where & condition
         keys = tuple(a for a in (self.read.pk_attr, self.read.sk_attr) if a)
-        rendered = render_filter(info, where, keys=keys)
-        return attrs.evolve(self, read=attrs.evolve(self.read, filter=rendered), where=where)
+        read, where = _with_filter(info, self.read, self._where, condition, keys)
+        filtered = attrs.evolve(self, read=read, where=where, filtered=True)
+        filtered._plan()
+        return filtered
 
     def project(self, view: type[V]) -> Query[V]:
         """The same items read as ``view``: an attrs class with some of the model's fields.
 
         Only those fields' attributes are read (ProjectionExpression), plus the key attributes
-        needed to tell models apart and to resume; fields kept only inside keys are parsed.
+        needed to tell models apart and to resume; fields kept only inside keys are parsed. On
+        an index that holds the items in part, they are read whole unless the index holds
+        every field of ``view``. Not with ``load=`` (a view has no relationships).
         """
         info = self._model(".project()")
+        if self._loads is not None:
+            raise ExpressionError(
+                f"project() reads {info.name} items as {view.__name__}, which loads no "
+                "relationships: drop load= from db.query, or drop .project()"
+            )
         found = view_of(info, view)
         matches, decode = info.sort_key_matcher(self.read.index), found.decode
 
@@ -81,6 +152,7 @@ class Query(Generic[T]):
             return decode(raw) if matches(raw) else None
 
         read = attrs.evolve(self.read, projection=found.projection(self.read.key_attrs))
+        fetches = view_fetches(info, view, read.index)
         return Query(
             send=self._send,
             read=read,
@@ -88,11 +160,19 @@ class Query(Generic[T]):
             cursors=self._cursors,
             info=info,
             where=self._where,
+            filtered=self._filtered,
+            whole=self._whole if fetches else None,
         )
 
     def with_capacity(self) -> Query[T]:
         """The same query asking for ReturnConsumedCapacity=TOTAL: ``Page.consumed`` is set."""
         return attrs.evolve(self, read=attrs.evolve(self.read, capacity=True))
+
+    def _plan(self) -> CollectionRead:
+        """The Query sent: with ``load=``, widened to the children it shares."""
+        if self._loads is None:
+            return self.read
+        return self._loads.plan(self.read, filtered=self._filtered).read
 
     def explain(self, *, count: bool = False) -> Request:
         """The Query request this would send first (without Limit or ExclusiveStartKey).
@@ -102,9 +182,7 @@ class Query(Generic[T]):
         """
         if count:
             return self._counting()[0]
-        if self._loads is not None:
-            return self._loads.plan(self.read).read.request()
-        return self.read.request()
+        return self._plan().request()
 
     def requests(self) -> list[Request]:
         """The requests of one page: the Query, and the BatchGetItem that may follow it.
@@ -113,23 +191,17 @@ class Query(Generic[T]):
         whole: its Keys, shown empty, are the table keys of the Query's items. ``load_costs``
         tells what ``load=`` adds.
         """
-        query = self.explain()
-        if not self._fetches:
-            return [query]
-        return [query, batch_get(self.read.table_name, {"Keys": []})]
+        return _requests([self.explain()], self._whole, self.read.table_name)
 
     def load_costs(self) -> dict[str, str]:
         """How each relationship of ``load=`` is read: in the same Query, or what it costs."""
-        return {} if self._loads is None else self._loads.plan(self.read).costs()
+        if self._loads is None:
+            return {}
+        return self._loads.plan(self.read, filtered=self._filtered).costs()
 
-    def _counting(self) -> tuple[Request, Callable[[Item], bool] | None]:
-        info = self._info
-        match = None if info is None else count_match(info, self.read)
-        if info is None or match is None:
-            return self.read.count_request(), None
-        projection = identifying(info.table, self.read.key_attrs)
-        keys = attrs.evolve(self.read, projection=projection, capacity=self.read.capacity)
-        return keys.request(), match
+    def _counting(self) -> Counting:
+        info = self._model(".count()")
+        return _counting(self.read, count_match(info, self.read), info.table)
 
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
         """One page of up to ``limit`` items after ``cursor`` (None: from the start).
@@ -140,19 +212,17 @@ class Query(Generic[T]):
         start = None if cursor is None else self._cursors.decode(cursor, self.read)
         tally = Tally()
         items, after = await self._read_page(limit, start, tally)
-        return Page(
-            items,
-            None if after is None else self._cursors.encode(after, self.read),
-            scanned=tally.scanned,
-            consumed=tally.consumed,
-        )
+        return _page(items, after, lambda key: self._cursors.encode(key, self.read), tally)
 
     def _read_page(
         self, limit: int | None, start: Item | None, tally: Tally | None = None
     ) -> Awaitable[tuple[list[T], Item | None]]:
         if self._loads is not None:
-            return self._loads.page(self._send, self.read, limit=limit, start=start)
-        return read_page(self._send, self.read, self._accept, limit=limit, start=start, tally=tally)
+            plan = self._loads.plan(self.read, filtered=self._filtered)
+            return self._loads.page(self._sender, plan, limit=limit, start=start, tally=tally)
+        return read_page(
+            self._sender, self.read, self._accept, limit=limit, start=start, tally=tally
+        )
 
     async def all(self) -> list[T]:
         """Every item, reading all pages."""
@@ -175,7 +245,7 @@ class Query(Generic[T]):
     def __aiter__(self) -> AsyncIterator[T]:
         if self._loads is not None:
             return self._loaded_pages()
-        return iterate(self._send, self.read, self._accept)
+        return iterate(self._sender, self.read, self._accept)
 
     async def _loaded_pages(self) -> AsyncIterator[T]:
         # Page by page: each page's parents are handed out once their loads are done.
@@ -205,6 +275,12 @@ class Scan(Generic[T]):
     _where: Condition | None = attrs.field(default=None, alias="where")
     #: The segments this scan reads (all of them unless ``segment(i)`` chose one).
     _only: int | None = attrs.field(default=None, alias="only")
+    #: Sends the Scan and reads whole the items the index holds in part (None: not needed).
+    _whole: Sender | None = attrs.field(default=None, alias="whole")
+
+    @property
+    def _sender(self) -> Sender:
+        return self._send if self._whole is None else self._whole
 
     def _reads(self) -> list[ScanRead]:
         if self._only is not None:
@@ -223,12 +299,13 @@ class Scan(Generic[T]):
     def filter(self, condition: Condition) -> Scan[T]:
         """Only items that meet ``condition`` (a FilterExpression; ``&`` with earlier filters).
 
-        On a scan of one model, paths are field paths; on ``db.scan(None)`` they name stored
-        attributes. ``limit=N`` means N matching items.
+        ``db.scan(Model)``: paths are the model's field paths (``Attr("shelf.room")``), sent as
+        the attributes the fields are stored under. ``db.scan(None)`` reads items of every
+        model, so no field names apply: paths there name stored attributes as they are
+        (``Attr("Email")``, ``Attr("GSI1-PK")``). ``limit=N`` means N matching items.
         """
-        where = condition if self._where is None else self._where & condition
-        rendered = render_filter(self._info, where)
-        return attrs.evolve(self, read=attrs.evolve(self.read, filter=rendered), where=where)
+        read, where = _with_filter(self._info, self.read, self._where, condition)
+        return attrs.evolve(self, read=read, where=where)
 
     def project(self, view: type[V]) -> Scan[V]:
         """The model's items read as ``view`` (see Query.project); not on ``db.scan(None)``."""
@@ -252,6 +329,7 @@ class Scan(Generic[T]):
             info=info,
             where=self._where,
             only=self._only,
+            whole=self._whole if view_fetches(info, view, index) else None,
         )
 
     def with_capacity(self) -> Scan[T]:
@@ -266,7 +344,15 @@ class Scan(Generic[T]):
             else [read.request() for read in self._reads()]
         )
 
-    def _counting(self) -> list[tuple[Request, Callable[[Item], bool] | None]]:
+    def requests(self) -> list[Request]:
+        """The first Scan of each segment, and the BatchGetItem that may follow each page.
+
+        On an index that holds the items in part (KEYS_ONLY, INCLUDE), each page's items are
+        read whole by their table keys (shown with empty Keys).
+        """
+        return _requests(self.explain(), self._whole, self.read.table_name)
+
+    def _counting(self) -> list[Counting]:
         index = self.read.index
         if self._info is None:
             table = self._table
@@ -277,15 +363,7 @@ class Scan(Generic[T]):
             match: Callable[[Item], bool] | None = any_model
         else:
             match = scan_match(self._info, index)
-        if match is None:
-            return [(read.count_request(), None) for read in self._reads()]
-        return [
-            (
-                attrs.evolve(read, projection=identifying(self._table, read.key_attrs)).request(),
-                match,
-            )
-            for read in self._reads()
-        ]
+        return [_counting(read, match, self._table) for read in self._reads()]
 
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
         """One page of up to ``limit`` items of one segment after ``cursor`` (None: the start)."""
@@ -300,14 +378,9 @@ class Scan(Generic[T]):
         start = None if cursor is None else self._cursors.decode_scan(cursor, read)
         tally = Tally()
         items, after = await read_page(
-            self._send, read, self._accept, limit=limit, start=start, tally=tally
+            self._sender, read, self._accept, limit=limit, start=start, tally=tally
         )
-        return Page(
-            items,
-            None if after is None else self._cursors.encode_scan(after, read),
-            scanned=tally.scanned,
-            consumed=tally.consumed,
-        )
+        return _page(items, after, lambda key: self._cursors.encode_scan(key, read), tally)
 
     async def all(self) -> list[T]:
         """Every item, reading all segments."""
@@ -324,4 +397,4 @@ class Scan(Generic[T]):
         return sum(counts)
 
     def __aiter__(self) -> AsyncIterator[T]:
-        return iterate_segments(self._send, self._reads(), self._accept)
+        return iterate_segments(self._sender, self._reads(), self._accept)

@@ -16,24 +16,24 @@ page read stay readable lazily (``async for child in parent.rel``); a limited lo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
 
 from ._codec import Item
-from ._errors import KeyTemplateError
-from ._loading import load_all, range_passed
+from ._errors import ExpressionError, KeyTemplateError
+from ._loading import load_all, share_of_page
 from ._model import ModelInfo
-from ._plans import CollectionRead, KeyRange, Request, upper_bound
+from ._paging import Sender, read_page
+from ._plans import CollectionRead, KeyRange, Tally, upper_bound
+from ._reading import narrowed
 from ._relations import HasMany, LoadOption
 from ._state import Loaded, Session
 
 __all__ = ["QueryLoad", "QueryLoadPlan", "plan_query_load"]
 
 P = TypeVar("P")
-
-Sender = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
 @attrs.frozen
@@ -70,12 +70,27 @@ def plan_query_load(
     read: CollectionRead,
     components: Mapping[str, object],
     options: Sequence[LoadOption],
+    *,
+    filtered: bool = False,
 ) -> QueryLoadPlan:
-    """Which relationships share the parents' Query, and the range that reads them all (pure)."""
+    """Which relationships share the parents' Query, and the range that reads them all (pure).
+
+    ``filtered``: the query has a filter of the caller's, which would drop the children of a
+    shared Query too (an ExpressionError then). The filter on the type attribute is dropped.
+    """
     shared = [o for o in options if _shares(o.relationship, read, components)]
     separate = tuple(o for o in options if o not in shared)
     if not shared:
         return QueryLoadPlan(read, None, (), separate)
+    if filtered:
+        names = ", ".join(o.relationship.qualname for o in shared)
+        raise ExpressionError(
+            f"db.query({info.name}, load=[...]) reads {names} in the same Query as the "
+            f"{info.name} items, and a filter would drop those children too: filter the "
+            f"{info.name} items in Python, or query without load= and load the children of "
+            f"the items it returns with db.load(items, {names})"
+        )
+    read = attrs.evolve(read, filter=None)  # the type attribute's filter would drop children
     bounds = [_bounds(read.range)]
     for option in shared:
         rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
@@ -86,7 +101,8 @@ def plan_query_load(
         lows = [b[0] for b in bounds if b is not None]
         highs = [b[1] for b in bounds if b is not None]
         widened = KeyRange("between", (min(lows), max(highs)))
-    if widened == _as_between(read.range):
+    own = bounds[0]
+    if widened == (None if own is None else KeyRange("between", own)):
         return QueryLoadPlan(read, None, tuple(shared), separate)
     return QueryLoadPlan(attrs.evolve(read, range=widened), read.range, tuple(shared), separate)
 
@@ -124,15 +140,7 @@ def _bounds(range_: KeyRange | None) -> tuple[str, str] | None:
     """The inclusive (low, high) of a sort key condition, when it has simple bounds."""
     if range_ is None or range_.op not in _BOUNDED:
         return None  # the parents are then tested against their condition one by one
-    low = range_.values[0]
-    if range_.op == "begins_with":
-        return low, upper_bound(low)
-    return low, range_.values[-1]
-
-
-def _as_between(range_: KeyRange | None) -> KeyRange | None:
-    bounds = _bounds(range_)
-    return None if bounds is None else KeyRange("between", bounds)
+    return range_.span()
 
 
 @attrs.frozen
@@ -144,15 +152,22 @@ class QueryLoad(Generic[P]):
     components: Mapping[str, object]
     options: tuple[LoadOption, ...]
 
-    def plan(self, read: CollectionRead) -> QueryLoadPlan:
-        return plan_query_load(self.info, read, self.components, self.options)
+    def plan(self, read: CollectionRead, *, filtered: bool = False) -> QueryLoadPlan:
+        return plan_query_load(self.info, read, self.components, self.options, filtered=filtered)
 
     async def page(
-        self, send: Sender, read: CollectionRead, *, limit: int | None, start: Item | None
+        self,
+        send: Sender,
+        plan: QueryLoadPlan,
+        *,
+        limit: int | None,
+        start: Item | None,
+        tally: Tally | None = None,
     ) -> tuple[list[P], Item | None]:
         """Up to ``limit`` parents after ``start`` with their children, and where to resume."""
-        plan = self.plan(read)
-        found = await _read(self.session, send, self.info, plan, limit=limit, start=start)
+        found = await _read(
+            self.session, send, self.info, plan, limit=limit, start=start, tally=tally
+        )
         parents = found.parents
         after: Item | None = None
         if limit is not None and len(parents) > limit:
@@ -200,12 +215,21 @@ class QueryLoad(Generic[P]):
                 # Some of its children may sort before where this page began: read them all.
                 follow_ups.append(self._read_own(rel, values, entry, option.limit, None))
                 continue
-            keep, resume, want = _share(plan.read, prefix, option.limit, mine, end)
-            entry.items = [child for child, _ in mine[:keep]]
-            entry.resume = resume
-            if want is not None:
-                last = plan.read.key_of(mine[keep - 1][1]) if keep else None
-                follow_ups.append(self._read_own(rel, values, entry, want, last))
+            # Children past the page's end are read lazily, unless a limited load still needs
+            # some: it reads on now.
+            share = share_of_page(
+                plan.read,
+                prefix,
+                option.limit,
+                [raw for _, raw in mine],
+                end,
+                crowded=False,
+                lazy=True,
+            )
+            entry.items = [child for child, _ in mine[: share.keep]]
+            entry.resume = share.resume
+            if share.more:
+                follow_ups.append(self._read_own(rel, values, entry, share.want, share.start))
         return follow_ups
 
     async def _read_own(
@@ -222,30 +246,6 @@ class QueryLoad(Generic[P]):
         items, after = await self.session.read_page(read, accept, limit=limit, start=start)
         entry.items += items
         entry.resume = after
-
-
-def _share(
-    read: CollectionRead,
-    prefix: str,
-    limit: int | None,
-    children: Sequence[tuple[Any, Item]],
-    end: Item | None,
-) -> tuple[int, Item | None, int | None]:
-    """(children to keep, where the rest resume, how many more to read now) for one parent.
-
-    ``end`` is the last response's LastEvaluatedKey: the Query saw every child of the parent
-    when it is None or lies past the children's range. Children beyond it are read lazily,
-    except that a limited load reads on until it has ``limit``.
-    """
-    n = len(children)
-    if limit is not None and n > limit:
-        return limit, read.key_of(children[limit - 1][1]), None
-    if end is None or range_passed(read, prefix, end):
-        return n, None, None
-    last = read.key_of(children[-1][1]) if children else {}
-    if limit is None or n == limit:
-        return n, last, None
-    return n, None, limit - n
 
 
 def _began_before(read: CollectionRead, prefix: str, start: Item) -> bool:
@@ -273,30 +273,32 @@ async def _read(
     *,
     limit: int | None,
     start: Item | None,
+    tally: Tally | None,
 ) -> _Found[P]:
     """Whole DynamoDB pages until ``limit`` parents (one page with no limit) or the end."""
     read = plan.read
+    # Parents are tested against their own range (a gt/lt bound excluded) when it was widened.
     accept_parent = session.acceptor(info, read.index)
+    accept_parent = narrowed(accept_parent, read)
     accepts = [session.acceptor(o.relationship.target_info, read.index) for o in plan.shared]
     in_range = plan.parents.contains if plan.parents is not None else None
     sk_attr = read.sk_attr or ""
     found: _Found[P] = _Found([], [[] for _ in accepts])
-    base = read.request()
+
+    def sort(raw: Item) -> None:
+        sk = raw.get(sk_attr, {}).get("S", "")
+        parent = accept_parent(raw) if in_range is None or in_range(sk) else None
+        if parent is not None:
+            found.parents.append((parent, raw))
+            return
+        for accept, kept in zip(accepts, found.children, strict=True):
+            child = accept(raw)
+            if child is not None:
+                kept.append((child, raw))
+
     while True:
-        params = dict(base.params)
-        if start is not None:
-            params["ExclusiveStartKey"] = start
-        response = await send(Request(base.operation, params))
-        for raw in response.get("Items", []):
-            sk = raw.get(sk_attr, {}).get("S", "")
-            parent = accept_parent(raw) if in_range is None or in_range(sk) else None
-            if parent is not None:
-                found.parents.append((parent, raw))
-                continue
-            for accept, kept in zip(accepts, found.children, strict=True):
-                child = accept(raw)
-                if child is not None:
-                    kept.append((child, raw))
-        found.end = start = response.get("LastEvaluatedKey")
+        # One whole DynamoDB page a call; ``sort`` keeps what it finds and accepts nothing.
+        _, start = await read_page(send, read, sort, limit=None, start=start, tally=tally)
+        found.end = start
         if start is None or limit is None or len(found.parents) >= limit:
             return found

@@ -20,19 +20,25 @@ from ._plans import CollectionRead, Rendered, ScanRead, upper_bound
 from ._table import Table
 
 __all__ = [
+    "Finished",
     "View",
     "count_match",
     "entity_filter",
+    "finish_query",
+    "finish_scan",
     "identifying",
     "narrowed",
+    "partial_of",
     "render_filter",
     "scan_match",
     "scan_read",
+    "view_fetches",
     "view_of",
 ]
 
 T = TypeVar("T")
 V = TypeVar("V")
+R = TypeVar("R", CollectionRead, ScanRead)
 
 
 def render_filter(
@@ -160,17 +166,69 @@ def scan_read(
             f"segments must be an int from 1 to 1000000 (DynamoDB's TotalSegments); "
             f"got {segments!r}"
         )
-    key_attrs = list(table.primary_attributes)
-    if index is not None:
-        key_attrs += [a for a in table.key_attributes(index) if a and a not in key_attrs]
     return ScanRead(
         table_name=table_name,
         index=index,
         segments=segments,
         consistent=consistent and index is None,
-        key_attrs=tuple(key_attrs),
+        key_attrs=table.start_key_attributes(index),
         models=models,
     )
+
+
+@attrs.frozen
+class Finished(Generic[R]):
+    """A read as it is sent: the filter on the type attribute added, whole-item fetches decided.
+
+    ``db.query``, a relationship's ``.query()``, ``db.explain.query`` and ``db.scan`` all
+    finish their reads here, so what ``explain`` shows is what is sent.
+    """
+
+    read: R
+    #: the filter on the type attribute the read carries (None: none needed).
+    entity: Condition | None
+    #: the models whose items the index holds only in part, read whole after each page.
+    fetches: frozenset[str]
+
+
+def finish_query(info: ModelInfo[Any], read: CollectionRead) -> Finished[CollectionRead]:
+    """``read`` of ``info``'s items as ``db.query`` sends it (pure)."""
+    where = entity_filter(info, read)
+    if where is not None:
+        keys = tuple(a for a in (read.pk_attr, read.sk_attr) if a)
+        read = attrs.evolve(read, filter=render_filter(info, where, keys=keys))
+    return Finished(read, where, partial_of(info.table, read.index, (info.name,)))
+
+
+def finish_scan(table: Table, info: ModelInfo[Any] | None, read: ScanRead) -> Finished[ScanRead]:
+    """``read`` of ``info``'s items (None: of every model) as ``db.scan`` sends it (pure)."""
+    where = None if info is None else entity_filter(info, None)
+    if where is not None:
+        read = attrs.evolve(read, filter=render_filter(info, where))
+    return Finished(read, where, partial_of(table, read.index, read.models))
+
+
+def partial_of(table: Table, index: str | None, models: tuple[str, ...]) -> frozenset[str]:
+    """Which of ``models`` (all when empty) ``index`` holds in part: read whole by table key."""
+    if index is None:
+        return frozenset()
+    partial = table.partial_models(index)
+    return partial if not models else partial & frozenset(models)
+
+
+def view_fetches(info: ModelInfo[Any], view: type[Any], index: str | None) -> bool:
+    """Whether reading ``view``'s fields through ``index`` needs the whole items.
+
+    Not when the index copies each field's own attribute or a key attribute it is parsed from.
+    """
+    projected = None if index is None else info.table.projected_attributes(index)
+    if projected is None:
+        return False
+    for field in attrs.fields(view):
+        held = [a for a, t in info.templates.items() if field.name in t.fields]
+        if not any(a in projected for a in (info.codec.attributes[field.name], *held)):
+            return True
+    return False
 
 
 @attrs.frozen(eq=False)

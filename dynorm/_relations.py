@@ -27,11 +27,12 @@ from ._errors import (
 from ._keys import KeyTemplate
 from ._model import LocalScope, ModelInfo, info_of, is_model, not_key_fields
 from ._plans import CollectionRead, KeyRange, Page, check_limit, get_item
-from ._ranges import sort_range
-from ._state import Loaded, Reader, Session, state_of
+from ._ranges import SortRange, sort_range
+from ._state import Loaded, Session, state_of
 from ._strategies import Partition, Strategy
 
 if TYPE_CHECKING:
+    from ._query import Query
     from ._table import Table
 
 __all__ = [
@@ -286,25 +287,22 @@ class HasMany(Relationship[P, C]):
         child = self.target_info
         pk, sk = child.key_templates(self.via.index)
         link = self.link_values(parent_values)
-        excluded = None
         if where:
             values = {**link, **self._sort_components(sk, link, where)}
             assert sk is not None  # noqa: S101 - checked by _sort_components
-            found = sort_range(sk, values, f"{self.qualname}.query()")
-            range_, excluded = found.range, found.excluded
+            sorted_ = sort_range(sk, values, f"{self.qualname}.query()")
         else:
             prefix = self.child_prefix(parent_values)
-            range_ = KeyRange("begins_with", (prefix,)) if prefix else None
-        read = collection_read(
+            sorted_ = SortRange(KeyRange("begins_with", (prefix,)) if prefix else None)
+        return collection_read(
             child,
             self.via.index,
             table_name,
             pk.format(link),
-            range_,
+            sorted_,
             forward=not self.newest_first,
             consistent=consistent,
         )
-        return read if excluded is None else attrs.evolve(read, excluded=excluded)
 
     def _sort_components(
         self, sk: KeyTemplate | None, link: Mapping[str, object], where: Mapping[str, object]
@@ -593,26 +591,25 @@ def collection_read(
     index: str | None,
     table_name: str,
     pk_value: str,
-    range_: KeyRange | None,
+    sorted_: SortRange,
     *,
     forward: bool = True,
     consistent: bool = False,
 ) -> CollectionRead:
+    """The Query of ``info``'s items in one collection, within the sort key range ``sorted_``."""
     table = info.table
     pk_attr, sk_attr = table.key_attributes(index)
-    key_attrs = list(table.primary_attributes)
-    if index is not None:
-        key_attrs += [a for a in (pk_attr, sk_attr) if a and a not in key_attrs]
     return CollectionRead(
         table_name=table_name,
         index=index,
         pk_attr=pk_attr,
         pk_value=pk_value,
         sk_attr=sk_attr,
-        range=range_,
+        range=sorted_.range,
+        excluded=sorted_.excluded,
         forward=forward,
         consistent=consistent and index is None,  # indexes have no strong reads
-        key_attrs=tuple(key_attrs),
+        key_attrs=table.start_key_attributes(index),
         models=(info.name,),
     )
 
@@ -716,7 +713,7 @@ class RelationLoader(Generic[P, C]):
             after = session.cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
 
-    def query(self, **where: object) -> Reader[C]:
+    def query(self, **where: object) -> Query[C]:
         """The children as a lazy Query, narrowed by further sort key components.
 
         ``user.tickets.query(ticket_id=gt("100"))``: the last component given may be a

@@ -15,60 +15,16 @@ import attrs
 
 from ._codec import Item
 from ._cursor import CursorCodec
-from ._expressions import Condition
-from ._plans import CollectionRead, Page, Request
+from ._plans import CollectionRead, Request
 
 if TYPE_CHECKING:
     from ._model import ModelInfo
+    from ._query import Query
 
-__all__ = ["InstanceState", "Loaded", "Reader", "Session", "bind", "held_items", "state_of"]
+__all__ = ["InstanceState", "Loaded", "Session", "bind", "held_items", "state_of"]
 
 T = TypeVar("T")
 V = TypeVar("V")
-
-
-class Reader(Protocol[T]):
-    """A lazy Query as relationship loaders hand it out (``dynorm.Query`` is one)."""
-
-    def filter(self, condition: Condition) -> Reader[T]:
-        """Only items that meet ``condition`` (a FilterExpression)."""
-        ...
-
-    # Typed Any: mypy cannot match a generic method returning the protocol at another type
-    # against Query's; at run time it is Query.project (a Query of views).
-    def project(self, view: type[V]) -> Any:
-        """The same items read as ``view``, an attrs class with some of the model's fields."""
-        ...
-
-    def reverse(self) -> Reader[T]:
-        """The same read from the end of the collection backwards."""
-        ...
-
-    def with_capacity(self) -> Reader[T]:
-        """The same read, its pages reporting the capacity they consumed."""
-        ...
-
-    def explain(self, *, count: bool = False) -> Request:
-        """The request this would send first."""
-        ...
-
-    async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[T]:
-        """One page of up to ``limit`` items after ``cursor``."""
-        ...
-
-    async def all(self) -> list[T]:
-        """Every item."""
-        ...
-
-    async def first(self) -> T | None:
-        """The first item, or None."""
-        ...
-
-    async def count(self) -> int:
-        """How many items the read holds."""
-        ...
-
-    def __aiter__(self) -> AsyncIterator[T]: ...
 
 
 class Session(Protocol):
@@ -85,7 +41,7 @@ class Session(Protocol):
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
 
-    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Reader[T]:
+    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
         """The lazy Query of ``info``'s items in ``read``."""
         ...
 

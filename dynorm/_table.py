@@ -147,6 +147,21 @@ class Table:
             return self.pk, found.sk
         return found.pk, found.sk
 
+    def start_key_attributes(self, index: str | None) -> tuple[str, ...]:
+        """The attributes of an ExclusiveStartKey of the table or ``index``: table keys first."""
+        found = list(self.primary_attributes)
+        if index is not None:
+            found += [a for a in self.key_attributes(index) if a and a not in found]
+        return tuple(found)
+
+    def projected_attributes(self, index: str) -> frozenset[str] | None:
+        """The attributes ``index`` copies of each item, or None when it copies all of them."""
+        projection = self.index(index).projection
+        if projection == "ALL":
+            return None
+        extra = projection if isinstance(projection, tuple) else ()
+        return frozenset((*self.start_key_attributes(index), *extra))
+
     def index(self, name: str) -> Index:
         try:
             return self.indexes[name]
@@ -182,12 +197,11 @@ class Table:
         return found
 
     def _holds(self, info: ModelInfo[Any], index: str) -> bool:
-        projection = self.index(index).projection
-        if projection == "ALL":
+        projected = self.projected_attributes(index)
+        if projected is None:
             return True
-        projected = {a for a in (*self.primary_attributes, *self.key_attributes(index)) if a}
-        parsed = {f for a in projected if a in info.templates for f in info.templates[a].fields}
-        projected |= set(projection) if isinstance(projection, tuple) else set()
+        keys = self.start_key_attributes(index)
+        parsed = {f for a in keys if a in info.templates for f in info.templates[a].fields}
         stored = info.codec.attributes
         fields = all(f in parsed or stored.get(f, f) in projected for f in info.field_types)
         return fields and all(

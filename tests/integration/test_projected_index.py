@@ -122,3 +122,54 @@ async def test_pages_and_lazy_reads_read_whole_items(db: Database) -> None:
     assert rest.items == POSTS[2:]
     assert [p async for p in member.posts] == POSTS
     assert [like async for like in member.likes] == LIKES
+
+
+@attrs.define
+class PostKeys:
+    """Fields the KEYS index holds in its keys."""
+
+    post_id: str
+    member_id: str
+
+
+@attrs.define
+class PostText:
+    post_id: str
+    body: str
+
+
+async def test_a_scan_of_a_partial_index_reads_whole_items(db: Database) -> None:
+    scan = db.scan(Post, index="KEYS")
+    with count_requests(db) as log:
+        found = sorted(await scan.all(), key=lambda p: p.post_id)
+    assert log.operations == ["Scan", "BatchGetItem"]
+    assert found == [*POSTS, Post("x", "bo", "other", "not ann's")]  # no field left at a default
+    with count_requests(db) as log:
+        everything = await db.scan(None, index="KEYS").all()
+    assert log.operations == ["Scan", "BatchGetItem"]
+    assert ANN in everything
+    assert all(post in everything for post in POSTS)
+
+
+async def test_a_view_the_index_holds_needs_no_second_read(db: Database) -> None:
+    query = db.query(Post, index="KEYS", member_id="ann").project(PostKeys)
+    assert [r.operation for r in query.requests()] == ["Query"]
+    with count_requests(db) as log:
+        assert await query.all() == [PostKeys(p.post_id, "ann") for p in POSTS]
+    assert log.operations == ["Query"]
+    with count_requests(db) as log:
+        scanned = await db.scan(Post, index="KEYS").project(PostKeys).all()
+    assert log.operations == ["Scan"]
+    assert len(scanned) == 4
+
+
+async def test_a_view_the_index_lacks_reads_whole_items(db: Database) -> None:
+    query = db.query(Post, index="KEYS", member_id="ann").project(PostText)
+    assert [r.operation for r in query.requests()] == ["Query", "BatchGetItem"]
+    with count_requests(db) as log:
+        assert await query.all() == [PostText(p.post_id, p.body) for p in POSTS]
+    assert log.operations == ["Query", "BatchGetItem"]
+    with count_requests(db) as log:
+        scanned = await db.scan(Post, index="KEYS").project(PostText).all()
+    assert log.operations == ["Scan", "BatchGetItem"]
+    assert PostText("p1", "body 1") in scanned

@@ -14,14 +14,18 @@ import pytest
 
 from dynorm import (
     GSI,
+    Attr,
     BelongsTo,
     Database,
     DefinitionError,
+    ExpressionError,
     HasMany,
     Index,
     Partition,
     Relationship,
     Table,
+    gt,
+    lt,
 )
 from dynorm.testing import Connect, count_requests
 
@@ -218,4 +222,28 @@ async def test_a_limited_load_reads_on_until_it_has_its_children(db: Database) -
 async def test_a_relationship_of_another_model_is_refused_before_sending(db: Database) -> None:
     with count_requests(db) as log, pytest.raises(DefinitionError, match="relationships of Order"):
         db.query(Order, order_id="1", load=[Cart.lines])
+    assert len(log) == 0
+
+
+async def test_an_excluded_bound_stays_out_with_loads(db: Database) -> None:
+    await db.put_all([*CARTS, *(line for lines in LINES.values() for line in lines)])
+    query = db.query(Cart, shop="s", cart_id=gt("a"), load=[Cart.lines])
+    carts = await query.all()
+    assert carts == CARTS[1:]  # gt("a"): cart a is the bound, not a match
+    assert [c.lines.loaded for c in carts] == [LINES["b"], LINES["c"]]
+    query = db.query(Cart, shop="s", cart_id=lt("c"), load=[Cart.lines])
+    assert await query.all() == CARTS[:2]
+
+
+async def test_pages_with_loads_report_what_was_scanned(db: Database) -> None:
+    await db.put_all([*CARTS, *(line for lines in LINES.values() for line in lines)])
+    page = await db.query(Cart, shop="s", load=[Cart.lines]).with_capacity().page()
+    assert page.scanned == 9  # three carts and six lines
+    assert page.consumed is not None
+
+
+async def test_a_filter_with_shared_loads_is_refused_before_sending(db: Database) -> None:
+    query = db.query(Cart, shop="s", load=[Cart.lines])
+    with count_requests(db) as log, pytest.raises(ExpressionError, match=r"db\.load"):
+        query.filter(Attr("cart_id") == "b")
     assert len(log) == 0

@@ -2,8 +2,9 @@
 
 ::
 
-    io       transport, Database, batching, paging, queries, transactions, test servers
-    mapping  tables, models, relationships, strategies, read and write planning
+    io       transport, Database, batching, transactions, test servers
+    mapping  tables, models, relationships, strategies, read and write planning, paging and
+             lazy queries (they await only the sender they are given)
     core     keys, codecs, expressions, cursors, request values, plan steps, limits   (never awaits)
 
 Every module of ``dynorm`` must be placed in one layer here, so a new module is placed on
@@ -45,6 +46,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_explain",
         "_loading",
         "_model",
+        "_paging",
+        "_query",
         "_queryload",
         "_reading",
         "_relations",
@@ -60,8 +63,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "__init__",
         "_batch",
         "_database",
-        "_paging",
-        "_query",
         "_servers",
         "_transaction",
         "_transport",

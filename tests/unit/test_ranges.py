@@ -129,10 +129,14 @@ def test_key_range_contains_matches_dynamodb() -> None:
 
 
 def test_query_request_on_an_index_with_a_range() -> None:
-    read = explain().query_read(
-        Loan.__dynorm_model__,  # type: ignore[attr-defined]
-        "GSI1",
-        {"member_id": "7", "due": between("2026-01-01", "2026-01-31")},
+    read = (
+        explain()
+        .query_read(
+            Loan.__dynorm_model__,  # type: ignore[attr-defined]
+            "GSI1",
+            {"member_id": "7", "due": between("2026-01-01", "2026-01-31")},
+        )
+        .read
     )
     params = read.request().params
     assert params["KeyConditionExpression"] == "#pk = :pk AND #sk BETWEEN :sk AND :sk2"
@@ -159,7 +163,7 @@ def test_filter_renders_with_placeholders_and_refuses_key_attributes() -> None:
 
 def test_filter_projection_and_capacity_merge_into_the_query() -> None:
     info = Loan.__dynorm_model__  # type: ignore[attr-defined]
-    read = explain().query_read(info, None, {"book_id": "1"})
+    read = explain().query_read(info, None, {"book_id": "1"}).read
     read = attrs.evolve(
         read,
         filter=render_filter(info, Attr("renewals") == 2),
@@ -179,9 +183,9 @@ def test_filter_projection_and_capacity_merge_into_the_query() -> None:
 
 def test_count_is_exact_only_when_no_other_model_shares_the_range() -> None:
     info = Review.__dynorm_model__  # type: ignore[attr-defined]
-    reviews = explain().query_read(info, None, {"book_id": "1"})
+    reviews = explain().query_read(info, None, {"book_id": "1"}).read
     assert count_match(info, reviews) is None
-    above = explain().query_read(info, None, {"book_id": "1", "n": gt(3)})
+    above = explain().query_read(info, None, {"book_id": "1", "n": gt(3)}).read
     assert count_match(info, above) is not None  # the bound itself must not be counted
 
 

@@ -61,7 +61,7 @@ def test_transact_get_refuses_bad_pairs_and_partial_keys() -> None:
 
 def query_plan(model: type[Any], load: list[Any], **components: object) -> QueryLoadPlan:
     info = info_of(model)
-    read = explain().query_read(info, None, components)
+    read = explain().query_read(info, None, components).read
     return plan_query_load(info, read, components, normalize_options(info, load))
 
 
@@ -86,7 +86,7 @@ def test_other_collections_and_parents_load_separately() -> None:
 
 def test_a_reverse_query_does_not_share_children_read_forwards() -> None:
     info = info_of(Org)
-    read = attrs.evolve(explain().query_read(info, None, {"name": "A"}), forward=False)
+    read = attrs.evolve(explain().query_read(info, None, {"name": "A"}).read, forward=False)
     plan = plan_query_load(info, read, {"name": "A"}, normalize_options(info, [Org.users]))
     assert plan.shared == ()
     assert plan.read == read
