@@ -292,7 +292,7 @@ async def test_writes_of_one_model_never_touch_another_models_item(db: Database)
     await db.put(Author("ann", BORN))
     draft = await db.put(Draft("ann", "Dune"))
     impostor = Book("ann", "Dune", "scifi")
-    with pytest.raises(ConditionFailedError, match="is another model's .*'draft', not 'book'"):
+    with pytest.raises(ConditionFailedError, match=r"is another model's .*'draft', not 'book'"):
         await db.update(impostor, set={"pages": 5})
     with pytest.raises(ConditionFailedError, match="is another model's"):
         await db.delete(Book, author="ann", title="Dune")

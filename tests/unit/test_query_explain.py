@@ -123,4 +123,4 @@ def test_start_keys_and_projected_attributes_of_an_index() -> None:
     assert table.start_key_attributes(None) == ("PK", "SK")
     assert table.start_key_attributes("KEYS") == ("PK", "SK", "K1PK", "K1SK")
     assert table.projected_attributes("KEYS") == frozenset({"PK", "SK", "K1PK", "K1SK"})
-    assert Table("t", pk="PK", indexes=[GSI("G", pk="G")]).projected_attributes("G") is None
+    assert Table("t", pk="PK", indexes=[GSI("GSI", pk="G")]).projected_attributes("GSI") is None
