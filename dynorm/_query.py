@@ -52,10 +52,12 @@ def _with_filter(
     where: Condition | None,
     condition: Condition,
     keys: tuple[str, ...] = (),
+    index: str | None = None,
 ) -> tuple[R, Condition]:
     """``read`` filtered by ``condition`` too (``&`` with the filter ``where`` it has)."""
     combined = condition if where is None else where & condition
-    return attrs.evolve(read, filter=render_filter(info, combined, keys=keys)), combined
+    rendered = render_filter(info, combined, keys=keys, index=index)
+    return attrs.evolve(read, filter=rendered), combined
 
 
 def _counting(read: ReadOptions, match: Callable[[Item], bool] | None, table: Table) -> Counting:
@@ -126,7 +128,7 @@ class Query(Generic[T]):
         """
         info = self._model(".filter()")
         keys = tuple(a for a in (self.read.pk_attr, self.read.sk_attr) if a)
-        read, where = _with_filter(info, self.read, self._where, condition, keys)
+        read, where = _with_filter(info, self.read, self._where, condition, keys, self.read.index)
         filtered = attrs.evolve(self, read=read, where=where, filtered=True)
         filtered._plan()
         return filtered
@@ -304,7 +306,9 @@ class Scan(Generic[T]):
         model, so no field names apply: paths there name stored attributes as they are
         (``Attr("Email")``, ``Attr("GSI1-PK")``). ``limit=N`` means N matching items.
         """
-        read, where = _with_filter(self._info, self.read, self._where, condition)
+        read, where = _with_filter(
+            self._info, self.read, self._where, condition, index=self.read.index
+        )
         return attrs.evolve(self, read=read, where=where)
 
     def project(self, view: type[V]) -> Scan[V]:

@@ -42,13 +42,18 @@ R = TypeVar("R", CollectionRead, ScanRead)
 
 
 def render_filter(
-    info: ModelInfo[Any] | None, condition: Condition, *, keys: tuple[str, ...] = ()
+    info: ModelInfo[Any] | None,
+    condition: Condition,
+    *,
+    keys: tuple[str, ...] = (),
+    index: str | None = None,
 ) -> Rendered:
     """A FilterExpression for ``condition``; field paths are sent as their stored attributes.
 
     Without a model (``db.scan(None)``) paths name stored attributes. A path that starts at one
     of ``keys`` (the key attributes a Query addresses, which DynamoDB refuses in its filters) is
-    an ExpressionError.
+    an ExpressionError, and so is an attribute that ``index`` does not project: DynamoDB
+    filters the index's copies, where it would never match.
     """
     if not isinstance(condition, Condition):
         raise ExpressionError(
@@ -57,6 +62,7 @@ def render_filter(
     builder = info.builder() if info is not None else ExpressionBuilder()
     translate = builder.renamer or path_steps
     touched: list[str] = []
+    held = None if info is None or index is None else info.table.projected_attributes(index)
 
     def recording(path: str) -> list[tuple[str, str]]:
         steps = translate(path)
@@ -67,6 +73,13 @@ def render_filter(
                 f"{what} is stored in the key attribute {steps[0][0]!r}, which a Query "
                 "addresses by its key condition and cannot filter on: give it as a key "
                 "component (a value, or between/gt/begins_with...) instead of in .filter()"
+            )
+        if held is not None and steps[0][0] not in held:
+            what = f"{info.name}.{path}" if info is not None else repr(path)
+            raise ExpressionError(
+                f"{what} is stored as {steps[0][0]!r}, which index {index!r} does not project, "
+                "so a filter on it would match nothing; filter the items in Python after "
+                "reading, or project the attribute into the index"
             )
         return steps
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import attrs
 import pytest
 
-from dynorm import GSI, Database, HasMany, Index, Table
+from dynorm import GSI, Attr, Database, ExpressionError, HasMany, Index, Table
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration
@@ -173,3 +173,15 @@ async def test_a_view_the_index_lacks_reads_whole_items(db: Database) -> None:
         scanned = await db.scan(Post, index="KEYS").project(PostText).all()
     assert log.operations == ["Scan", "BatchGetItem"]
     assert PostText("p1", "body 1") in scanned
+
+
+async def test_a_filter_on_an_attribute_the_index_lacks_is_refused(db: Database) -> None:
+    with count_requests(db) as log:
+        with pytest.raises(ExpressionError, match="'body', which index 'SOME' does not project"):
+            db.query(Post, index="SOME", member_id="ann").filter(Attr("body") == "body 1")
+        with pytest.raises(ExpressionError, match="does not project"):
+            db.scan(Post, index="SOME").filter(Attr("body") == "body 1")
+    assert log.operations == []
+    # An attribute the index projects filters there.
+    titled = db.query(Post, index="SOME", member_id="ann").filter(Attr("title") == "title 1")
+    assert [p.post_id for p in await titled.all()] == ["p1"]
