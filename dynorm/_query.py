@@ -51,6 +51,7 @@ def _with_filter(
     read: R,
     where: Condition | None,
     condition: Condition,
+    *,
     keys: tuple[str, ...] = (),
     index: str | None = None,
 ) -> tuple[R, Condition]:
@@ -128,7 +129,9 @@ class Query(Generic[T]):
         """
         info = self._model(".filter()")
         keys = tuple(a for a in (self.read.pk_attr, self.read.sk_attr) if a)
-        read, where = _with_filter(info, self.read, self._where, condition, keys, self.read.index)
+        read, where = _with_filter(
+            info, self.read, self._where, condition, keys=keys, index=self.read.index
+        )
         filtered = attrs.evolve(self, read=read, where=where, filtered=True)
         filtered._plan()
         return filtered

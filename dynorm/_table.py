@@ -382,6 +382,7 @@ class Table:
         )
         check_layout(info)
         self._check_distinct(info)
+        self._check_ttl(info)
         attach_info(cls, info)
         self.models[cls.__name__] = info
         for name, relationship in relationships.items():
@@ -409,6 +410,20 @@ class Table:
                     "@table.model(..., entity=...)"
                 )
         return name
+
+    def _check_ttl(self, new: ModelInfo[Any]) -> None:
+        """DynamoDB reads one time-to-live attribute per table: models must agree on it."""
+        if new.stamps.ttl is None:
+            return
+        mine = new.codec.attributes[new.stamps.ttl]
+        for other in self.models.values():
+            if other.stamps.ttl is not None and other.codec.attributes[other.stamps.ttl] != mine:
+                theirs = other.codec.attributes[other.stamps.ttl]
+                raise DefinitionError(
+                    f"{new.name}'s ttl is stored as {mine!r}, but {other.name}'s as {theirs!r}; "
+                    "DynamoDB reads one time-to-live attribute per table: store both under "
+                    f"one name (dynorm.field(name={theirs!r}))"
+                )
 
     def _check_distinct(self, new: ModelInfo[Any]) -> None:
         """Two models that share an item collection must be told apart by their keys.

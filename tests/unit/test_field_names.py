@@ -363,3 +363,21 @@ def test_a_nested_class_storing_two_fields_under_one_name_is_refused() -> None:
         class Holder:
             a: str
             outer: Outer | None = None
+
+
+def test_models_of_one_table_agree_on_the_ttl_attribute() -> None:
+    table = Table("T")
+
+    @table.model(pk="A#{a}", sk="A", ttl="expires")
+    @attrs.define
+    class A:
+        a: str
+        expires: datetime.datetime | None = dynorm.field(name="TTL", default=None)
+
+    with pytest.raises(DefinitionError, match=r"B's ttl is stored as 'expires', but A's as 'TTL'"):
+
+        @table.model(pk="B#{b}", sk="B", ttl="expires")
+        @attrs.define
+        class B:
+            b: str
+            expires: datetime.datetime | None = None
