@@ -32,6 +32,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from ._decoders import LIST_HOOK_MARK, NESTED_HOOK_MARK, generate_decoder
 from ._errors import CodecError, DefinitionError, ExpressionError
 from ._fields import is_key_only, stored_name
+from ._keys import KeyFields
 from ._limits import (
     BIG_INT,
     MAX_DEPTH,
@@ -57,6 +58,7 @@ __all__ = [
     "make_converter",
     "path_steps",
     "type_text",
+    "without_none",
 ]
 
 AttributeValue = dict[str, Any]
@@ -270,6 +272,12 @@ def _optional_inner(tp: object) -> object | None:
             inner: object = args[0]
             return inner
     return None
+
+
+def without_none(tp: object) -> object:
+    """``X`` for ``X | None`` (``Optional[X]``), else ``tp`` itself."""
+    inner = _optional_inner(tp)
+    return tp if inner is None else inner
 
 
 def _origin(tp: object) -> object:
@@ -633,11 +641,26 @@ def _resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
     return tuple(fields)
 
 
-def _unstructure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any], Item]:
-    """The dict encoder cattrs generates for an attrs class, with strict Enum field hooks."""
+def _unstructure_fn(
+    c: cattrs.Converter,
+    cls: type,
+    *,
+    hooks: Mapping[str, Callable[[Any], AttributeValue]] | None = None,
+    omit: Collection[str] = (),
+) -> Callable[[Any], Item]:
+    """The dict encoder cattrs generates for an attrs class, with strict Enum field hooks.
+
+    ``hooks`` encode the named fields their own way (a time to live as epoch seconds); the
+    ``omit`` fields are left out (kept only inside keys). Both are a model's own options, never
+    given for a nested class.
+    """
+    hooks = hooks or {}
     overrides: dict[str, Any] = {}
     for f in _resolved_fields(cls):
-        hook = unstructure_hook(c, f.type) if _is_enum(f.type) else None
+        if f.name in omit:
+            overrides[f.name] = override(omit=True)
+            continue
+        hook = hooks.get(f.name) or (unstructure_hook(c, f.type) if _is_enum(f.type) else None)
         rename = stored_name(f)
         if hook is not None or rename != f.name:
             overrides[f.name] = override(
@@ -1045,15 +1068,25 @@ def _epoch_codecs(
     return encoders, decoders
 
 
-def build_codec(cls: type, *, epoch: Collection[str] = ()) -> ModelCodec:
+def build_codec(
+    cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
+) -> ModelCodec:
     """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold.
 
     ``epoch`` names datetime fields stored as epoch seconds (a number) instead of ISO text.
+    ``keys`` are the model's key attributes with the fields they hold: the decoder reads each
+    key-only field (``dynorm.field(key_only=True)``) out of the first that holds it.
     """
     _check_definable(cls)
     fields = attrs.fields(cls)
     sets = tuple(f.name for f in fields if _is_set(f.type))
     epoch_encode, epoch_decode = _epoch_codecs(fields, epoch)
+    key_only = tuple(f.name for f in fields if is_key_only(f))
+    from_keys = {
+        name: source
+        for name in key_only
+        if (source := next((k for k in keys if name in k.parsers), None)) is not None
+    }
     try:
         decode = generate_decoder(
             cls,
@@ -1069,8 +1102,9 @@ def build_codec(cls: type, *, epoch: Collection[str] = ()) -> ModelCodec:
                 if f.name in sets
             },
             overrides=epoch_decode,
+            from_keys=from_keys,
         )
-        encode = _unstructure_fn(converter, cls)
+        encode = _unstructure_fn(converter, cls, hooks=epoch_encode, omit=key_only)
         encode_field = {
             f.name: _named(
                 epoch_encode.get(f.name) or unstructure_hook(converter, f.type),
@@ -1083,15 +1117,18 @@ def build_codec(cls: type, *, epoch: Collection[str] = ()) -> ModelCodec:
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
     attributes = {f.name: stored_name(f) for f in fields}
-    set_attributes = [attributes[name] for name in sets]
-    key_only = [attributes[f.name] for f in fields if is_key_only(f)]
+    set_attributes = [attributes[name] for name in sets if name not in key_only]
     epoch_fields = tuple(epoch_encode)
+
+    # Left out of the item, but still refused when of the wrong type: the key holds them.
+    key_only_checks = [(name, encode_field[name]) for name in key_only]
 
     def encode_item(obj: Any) -> Item:
         try:
             item = encode(obj)
-            for name in epoch_fields:
-                item[attributes[name]] = epoch_encode[name](getattr(obj, name))
+            if key_only_checks:
+                for name, check in key_only_checks:
+                    check(getattr(obj, name))
         except _HOOK_ERRORS as exc:
             # The slow path, after a failure only: find the field and name it.
             error = _field_error(obj, exc)
@@ -1099,8 +1136,6 @@ def build_codec(cls: type, *, epoch: Collection[str] = ()) -> ModelCodec:
         for name in set_attributes:
             if item[name] is _NULL:
                 del item[name]
-        for name in key_only:
-            del item[name]  # its value is in the key attributes, which the model adds
         return item
 
     def _field_error(obj: Any, exc: BaseException) -> CodecError:
@@ -1120,7 +1155,7 @@ def build_codec(cls: type, *, epoch: Collection[str] = ()) -> ModelCodec:
         deep=any(d is None or d > MAX_DEPTH for d in depths),
         encode_path=_with_fields(_path_encoder(cls), encode_field, epoch_fields),
         attributes=attributes,
-        key_only=tuple(f.name for f in fields if is_key_only(f)),
+        key_only=key_only,
         attribute_steps=functools.partial(_attribute_steps, cls),
         decode_field=decode_field,
     )

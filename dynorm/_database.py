@@ -154,14 +154,24 @@ class Database:
         """Send one request, retried as it allows; every failure is a DynormError subclass."""
         return await self._transport.send(request)
 
-    def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]:
-        """Decodes one Query's items of ``info``'s model (binding them here), drops all others."""
-        matches, decode, generated = info.sort_key_matcher(index), info.decode, info.codec.decode
-        if info.codec.key_only:
-            # The generated decoder would give a key-only field its default, not the key's value.
-            generated = decode
+    def acceptor(
+        self,
+        info: ModelInfo[T],
+        index: str | None,
+        *,
+        items: Literal["collection", "any", "classified"] = "collection",
+    ) -> Callable[[Item], T | None]:
+        """Decodes ``info``'s items (binding them here) and drops all others (None).
+
+        ``items`` says where they come from: ``"collection"``, one Query's results (or a read
+        by key), where the sort key decides; ``"any"``, a scan, where both keys do;
+        ``"classified"``, items the table's classifier already gave to this model.
+        """
+        tests = info.table.classifier(index).tests(info)
+        matches = {"collection": tests.in_collection, "any": tests.whole}.get(items)
+        decode, generated = info.decode, info.codec.decode
         adopt = self.adopt if info.relationships else None
-        shape = info.sort_key_shape(index)
+        shape = tests.shape if items == "collection" else None
         if shape is not None and adopt is None:
             # The hot loop's common case with every step inline (one call per item, not four).
             attr, prefix, delimiter, count = shape
@@ -180,7 +190,7 @@ class Database:
             return accept_simple
 
         def accept(raw: Item) -> T | None:
-            if not matches(raw):
+            if matches is not None and not matches(raw):
                 return None
             try:
                 obj: T = generated(raw)
@@ -239,10 +249,8 @@ class Database:
     ) -> dict[str, Any]:
         response = await self.send(request)
         items: list[Item] = response.get("Items") or []
-        model_of = self.table.model_of
-        wanted = [
-            (info := model_of(raw, index)) is not None and info.name in partial for raw in items
-        ]
+        classify = self.table.classifier(index)
+        wanted = [(info := classify(raw)) is not None and info.name in partial for raw in items]
         primary = self.table.primary_attributes
         keys = [{a: raw[a] for a in primary} for raw, w in zip(items, wanted, strict=True) if w]
         if not keys:
@@ -799,17 +807,18 @@ class Database:
         self, info: ModelInfo[Any] | None, index: str | None
     ) -> Callable[[Item], Any]:
         if info is not None:
-            matches, accept = info.matches, self.acceptor(info, index)
-            return lambda raw: accept(raw) if matches(raw, index) else None
-        table, accepts = self.table, {}
+            return self.acceptor(info, index, items="any")
+        classify = self.table.classifier(index)
+        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
 
         def accept_any(raw: Item) -> Any:
-            found = table.model_of(raw, index)
+            found = classify(raw)
             if found is None:
                 return None
-            if found.name not in accepts:
-                accepts[found.name] = self.acceptor(found, index)
-            return accepts[found.name](raw)
+            accept = accepts.get(found)
+            if accept is None:
+                accept = accepts[found] = self.acceptor(found, index, items="classified")
+            return accept(raw)
 
         return accept_any
 

@@ -10,6 +10,7 @@ hook as before: the converter stays the single source of truth.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 import typing
@@ -19,7 +20,9 @@ from typing import Any
 import attrs
 import cattrs
 
-from ._fields import NAME_KEY as STORED_NAME_KEY
+from ._fields import stored_name
+from ._keys import KeyFields
+from ._keys import unescape as keys_unescape
 
 __all__ = ["LIST_HOOK_MARK", "NESTED_HOOK_MARK", "Inline", "generate_decoder"]
 
@@ -77,6 +80,7 @@ def generate_decoder(
     helpers: Mapping[str, object],
     empty_when_missing: Mapping[str, type] | None = None,
     overrides: Mapping[str, Callable[[AttributeValue], Any]] | None = None,
+    from_keys: Mapping[str, KeyFields] | None = None,
 ) -> Callable[[Mapping[str, AttributeValue]], Any]:
     """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
 
@@ -85,39 +89,105 @@ def generate_decoder(
     empty when absent from the item: dynorm leaves empty sets out of stored items.
     ``overrides`` decode the named fields with a function of their own (a time to live stored
     as epoch seconds), instead of by their type.
+    ``from_keys`` names fields kept only inside a key attribute, read out of its text: each
+    attribute is parsed once per item; a key that does not fit raises ValueError.
     """
     empty_when_missing = empty_when_missing or {}
     overrides = overrides or {}
     builder = _Builder(converter, inline, helpers)
     builder.namespace["__cls"] = cls
+    lines, keys = _key_texts(builder, from_keys or {})
     fields = [f for f in attrs.fields(cls) if f.init]
     positional = not any(f.kw_only for f in fields)
     args = []
     for f in fields:
-        stored = f.metadata.get(STORED_NAME_KEY, f.name)
-        if f.name in overrides:
+        stored = stored_name(f)
+        held = f.name in keys
+        if held:
+            key, var = keys[f.name]
+            present = _key_value(builder, key, f.name, var)
+            found = None if key.always else f"{var} is not None"
+        elif f.name in overrides:
             present = f"{builder.bind('field', overrides[f.name])}(o[{stored!r}])"
+            found = f"{stored!r} in o"
         else:
             present = builder.expression(f.type, f"o[{stored!r}]")
-        if f.name in empty_when_missing:
+            found = f"{stored!r} in o"
+        if found is None:
+            pass  # in every item
+        elif f.name in empty_when_missing and not held:
             empty = builder.bind("empty", empty_when_missing[f.name])
-            present = f"({present} if {stored!r} in o else {empty}())"
+            present = f"({present} if {found} else {empty}())"
         elif f.default is not attrs.NOTHING:
             if isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
                 if f.default.takes_self:
                     # Needs the half-built instance: leave it to attrs when the item lacks it.
-                    args.append(f"**({{{f.alias!r}: {present}}} if {stored!r} in o else {{}})")
+                    args.append(f"**({{{f.alias!r}: {present}}} if {found} else {{}})")
                     positional = False
                     continue
                 missing = f"{builder.bind('factory', f.default.factory)}()"
             else:
                 missing = builder.bind("default", f.default)
-            present = f"({present} if {stored!r} in o else {missing})"
+            present = f"({present} if {found} else {missing})"
         args.append(present if positional else f"{f.alias}={present}")
     filename = f"<dynorm decoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
-    source = f"def decode(o):\n    return __cls({', '.join(args)})\n"
+    body = "".join(f"    {line}\n" for line in lines)
+    source = f"def decode(o):\n{body}    return __cls({', '.join(args)})\n"
     # Kept in linecache so tracebacks through a decoder show its source.
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), builder.namespace)  # noqa: S102 - our own source
     decoder: Callable[[Mapping[str, AttributeValue]], Any] = builder.namespace["decode"]
     return decoder
+
+
+def _key_texts(
+    builder: _Builder, from_keys: Mapping[str, KeyFields]
+) -> tuple[list[str], dict[str, tuple[KeyFields, str]]]:
+    """Statements parsing each key attribute once, and field -> (its source, the variable).
+
+    The variable holds the key's field texts (a tuple), or for a template whose one field
+    ends it (``USER#{username}``) that field's text itself, found without a regex.
+    """
+    lines: list[str] = []
+    variables: dict[str, str] = {}
+    held: dict[str, tuple[KeyFields, str]] = {}
+    for name, source in from_keys.items():
+        attr = source.attribute
+        var = variables.get(attr)
+        if var is None:
+            var = variables[attr] = f"k{len(variables)}"
+            parse = _parse_lines(builder, source, var)
+            if source.always:
+                lines += [f"{var} = o[{attr!r}]['S']", *parse]
+            else:
+                # An index key is absent while a field in it is None (a sparse index).
+                lines += [f"{var} = o.get({attr!r})", f"if {var} is not None:"]
+                lines += [f"    {var} = {var}['S']", *(f"    {line}" for line in parse)]
+        held[name] = (source, var)
+    return lines, held
+
+
+def _parse_lines(builder: _Builder, source: KeyFields, var: str) -> list[str]:
+    """Statements turning the key text in ``var`` into its field text(s); ValueError if unfit."""
+    shape = source.template.tail_only_shape()
+    if shape is None:
+        return [f"{var} = {builder.bind('texts', source.template.texts)}({var})"]
+    prefix, delimiter, count = shape
+    unfit = builder.bind("unfit", source.template.texts)  # raises ValueError, saying why
+    unescape = builder.bind("unescape", functools.partial(keys_unescape, delimiter=delimiter))
+    return [
+        (
+            f"if not {var}.startswith({prefix!r}) or {var}.count({delimiter!r}) != {count}: "
+            f"{unfit}({var})"
+        ),
+        f"{var} = {var}[{len(prefix)}:]",
+        f"if '%' in {var}: {var} = {unescape}({var})",
+    ]
+
+
+def _key_value(builder: _Builder, source: KeyFields, name: str, var: str) -> str:
+    """The expression of field ``name``'s value from its key's text(s) in ``var``."""
+    single = source.template.tail_only_shape() is not None
+    text = var if single else f"{var}[{source.template.fields.index(name)}]"
+    parser = source.parsers[name]
+    return text if parser is str else f"{builder.bind('key', parser)}({text})"

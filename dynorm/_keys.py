@@ -25,7 +25,7 @@ import attrs
 
 from ._errors import DefinitionError, KeyTemplateError
 
-__all__ = ["KeyTemplate", "escape", "key_string", "key_value_parser", "unescape"]
+__all__ = ["KeyFields", "KeyTemplate", "escape", "key_string", "key_value_parser", "unescape"]
 
 _ESCAPE_CHAR: Final = "%"
 
@@ -328,6 +328,24 @@ class KeyTemplate:
             for f, text in zip(self.fields, match.groups(), strict=True)
         }
 
+    def texts(self, key: str) -> tuple[str, ...]:
+        """The unescaped text of each field in ``key``, in order; ValueError if it does not fit.
+
+        What generated decoders call to read fields kept only inside keys (see KeyFields).
+        """
+        if self._tail_only:
+            prefix, delimiter = self._literal_prefix, self.delimiter
+            if key.startswith(prefix) and key.count(delimiter) == len(self.segments) - 1:
+                text = key[len(prefix) :]
+                return (text if _ESCAPE_CHAR not in text else unescape(text, delimiter),)
+        elif self.raw:
+            return (key,)
+        else:
+            match = self._regex.fullmatch(key)
+            if match is not None:
+                return tuple(unescape(text, self.delimiter) for text in match.groups())
+        raise ValueError(f"{key!r} does not fit the key template {self.source!r}")
+
     def could_overlap(self, other: KeyTemplate) -> bool:
         """Whether some values could make both templates produce the same key."""
         return len(self.segments) == len(other.segments) and all(
@@ -356,3 +374,24 @@ class KeyTemplate:
 
     def __repr__(self) -> str:
         return f"KeyTemplate({self.source!r})"
+
+
+@attrs.frozen(eq=False)
+class KeyFields:
+    """The fields one key attribute holds, and how to read them back out of its text.
+
+    ``parsers`` maps each field of ``template``, in template order, to the function turning its
+    key text into the field's value. ``always``: every item has the attribute (a table key); an
+    index key is absent from items left out of the index.
+    """
+
+    attribute: str
+    template: KeyTemplate
+    parsers: Mapping[str, Callable[[str], object]]
+    always: bool = False
+
+    def texts(self, item: Mapping[str, Mapping[str, Any]]) -> dict[str, str] | None:
+        """Each field's unescaped text in the item's key; None if it lacks it or it is unfit."""
+        value = item.get(self.attribute)
+        text = None if value is None else value.get("S")
+        return self.template.parse(text) if isinstance(text, str) else None

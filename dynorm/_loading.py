@@ -532,7 +532,7 @@ async def execute_get(
         # One Query carries the parent (and reads it by key if its page was cut short first).
         found, *collected = await asyncio.gather(fetching(), *runs)
         raw_parent = next((p for p, _ in collected if p is not None), None)
-    if raw_parent is None or not info.is_entity_of(raw_parent):
+    if raw_parent is None or not info.sort_key_matcher(None)(raw_parent):
         raise _not_found(info, key_values)
     parent = info.decode(raw_parent)
     state = session.adopt(info, parent, raw_parent)

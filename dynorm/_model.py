@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 
-from ._codec import AttributeValue, Item, ModelCodec
+from ._codec import AttributeValue, Item, ModelCodec, without_none
 from ._errors import CodecError, DefinitionError, KeyTemplateError
 from ._expressions import Condition, ExpressionBuilder, entity_is
 from ._fields import stored_name
-from ._keys import KeyTemplate, key_value_parser
+from ._keys import KeyFields, KeyTemplate, key_value_parser
 from ._limits import (
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
@@ -29,9 +30,19 @@ if TYPE_CHECKING:
     from ._relations import HasMany, Relationship
     from ._table import Table
 
-__all__ = ["LocalScope", "ModelInfo", "check_layout", "info_of", "is_model", "not_key_fields"]
+__all__ = [
+    "LocalScope",
+    "ModelInfo",
+    "careful_decoder",
+    "check_layout",
+    "fields_in_keys",
+    "info_of",
+    "is_model",
+    "not_key_fields",
+]
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 _INFO_ATTR = "__dynorm_model__"
 
@@ -51,6 +62,8 @@ class ModelInfo(Generic[T]):
     codec: ModelCodec
     field_types: Mapping[str, Any]
     key_parsers: Mapping[str, Callable[[str], object]]
+    #: Key attribute -> the fields it holds, with their parsers (see ``fields_in_keys``).
+    key_fields: Mapping[str, KeyFields] = attrs.field(factory=dict)
     relationships: dict[str, Relationship[Any, Any]] = attrs.field(factory=dict)
     #: HasMany relationships whose children are stored inside this model's items.
     embedded: list[HasMany[Any, Any]] = attrs.field(factory=list)
@@ -206,87 +219,42 @@ class ModelInfo(Generic[T]):
 
     def decode(self, item: Mapping[str, AttributeValue]) -> T:
         """Build the instance from an item; fields stored only inside keys are parsed back."""
-        if self.codec.key_only:
-            return self._decode_with_key_fields(item)
         try:
             obj: T = self.codec.decode(item)
-        except KeyError:
-            obj = self._decode_with_key_fields(item)
-        except (TypeError, ValueError) as exc:
-            raise CodecError(
-                f"{self.name}: cannot read item {self._describe(item)}: {exc}"
-            ) from exc
+        except Exception:  # noqa: BLE001 - the careful path below explains or recovers
+            obj = self._careful(item)
         return obj
 
-    def _decode_with_key_fields(self, item: Mapping[str, AttributeValue]) -> T:
+    @functools.cached_property
+    def _careful(self) -> Callable[[Mapping[str, AttributeValue]], T]:
         # Tables written by other tools may keep a field only inside a key ("USER#alice").
-        merged = dict(item)
-        attributes = self.codec.attributes
-        for attr, template in self.templates.items():
-            stored = item.get(attr, {}).get("S")
-            parsed = template.parse(stored) if isinstance(stored, str) else None
-            for name, text in (parsed or {}).items():
-                if attributes[name] not in merged:
-                    value = self.key_parsers[name](text)
-                    merged[attributes[name]] = self.codec.encode_field[name](value)
-        try:
-            obj: T = self.codec.decode(merged)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CodecError(
-                f"{self.name}: item {self._describe(item)} lacks or mangles field {exc}"
-            ) from exc
-        return obj
+        return careful_decoder(self, self.cls, self.name)
 
-    def _describe(self, item: Mapping[str, AttributeValue]) -> str:
+    def describe(self, item: Mapping[str, AttributeValue]) -> str:
+        """The item's table key, as errors name it (``PK='b#1', SK='l#7'``)."""
         pk_attr, sk_attr = self.table.key_attributes(None)
         parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
         return ", ".join(parts) or "(no key)"
 
-    def _sort_key(self, index: str | None) -> tuple[str, KeyTemplate | None]:
-        pk_attr, sk_attr = self.table.key_attributes(index)
-        attr = sk_attr if sk_attr is not None else pk_attr
-        return attr, self.templates.get(attr)
+    # -- which items are this model's (asked of the table's classifier) -----------------------
 
     def sort_key_shape(self, index: str | None) -> tuple[str, str, str, int] | None:
         """(attribute, literal prefix, delimiter, delimiter count) when those decide a match.
 
-        For templates like ``USER#{username}``; per-item loops inline this test.
+        For templates like ``USER#{username}`` in tables without a type attribute; per-item
+        loops inline this test.
         """
-        attr, template = self._sort_key(index)
-        if self.entity is not None:
-            return None  # the type attribute decides first
-        shape = template.tail_only_shape() if template is not None else None
-        return None if shape is None else (attr, *shape)
+        return self.table.classifier(index).tests(self).shape
 
     def sort_key_matcher(self, index: str | None) -> Callable[[Mapping[str, AttributeValue]], bool]:
-        """A test for items of one Query's results: does the sort key fit this model?
+        """A test for items of one Query's results: are they this model's?
 
-        Every item of a Query shares the partition key the query named, made from this model's
-        partition template; models that can share a partition have sort key templates that
-        cannot overlap (checked at declaration), so the sort key alone tells them apart.
+        Decided by the type attribute when the item holds it, else by the sort key alone: every
+        item of a Query shares the partition key the query named, made from this model's
+        partition template, and models that can share a partition have sort key templates that
+        cannot overlap (checked at declaration).
         """
-        attr, template = self._sort_key(index)
-        if template is None:
-            return lambda _item: False
-        fits = template.matches
-        if self.entity is not None:
-            type_attr, entity = self.table.type_attribute, {"S": self.entity}
-
-            def of_entity(item: Mapping[str, AttributeValue]) -> bool:
-                # Decided by the type attribute; by the key only for items written without it.
-                stored = item.get(type_attr)  # type: ignore[arg-type]
-                if stored is not None:
-                    return stored == entity
-                value = item.get(attr)
-                return value is not None and "S" in value and fits(value["S"])
-
-            return of_entity
-
-        def matches(item: Mapping[str, AttributeValue]) -> bool:
-            value = item.get(attr)
-            return value is not None and "S" in value and fits(value["S"])
-
-        return matches
+        return self.table.classifier(index).tests(self).in_collection
 
     def decode_if(self, item: Item, index: str | None) -> T | None:
         """The instance for an item of one Query's results, or None if it is another model's."""
@@ -317,35 +285,122 @@ class ModelInfo(Generic[T]):
                 return entity_is(self.table.type_attribute, self.entity)
         return None
 
-    def is_entity_of(self, item: Mapping[str, AttributeValue]) -> bool:
-        """False when the item's type attribute names another model's entity."""
-        if self.entity is None:
-            return True
-        stored = item.get(self.table.type_attribute)  # type: ignore[arg-type]
-        return stored is None or stored.get("S") == self.entity
-
     def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
         """Whether the item is one of this model's.
 
         Decided by the table's type attribute when the item holds it, else by whether the
         item's keys fit this model's templates (how mixed results are told apart).
         """
-        if self.entity is not None:
-            stored = item.get(self.table.type_attribute)  # type: ignore[arg-type]
-            if stored is not None:
-                return stored.get("S") == self.entity
-        pk_attr, sk_attr = self.table.key_attributes(index)
-        for attr in (sk_attr, pk_attr):
-            if attr is None:
-                continue
-            template = self.templates.get(attr)
-            value = item.get(attr)
-            if template is None or value is None:
-                return False
-            text = value.get("S")
-            if text is None or not template.matches(text):
-                return False
-        return True
+        return self.table.classifier(index).tests(self).whole(item)
+
+
+def fields_in_keys(
+    templates: Mapping[str, KeyTemplate],
+    key_parsers: Mapping[str, Callable[[str], object]],
+    primary: Sequence[str],
+) -> dict[str, KeyFields]:
+    """Key attribute -> the fields its template holds, each with its parser (table keys first).
+
+    The one description of how fields are read back out of keys: by generated decoders (for
+    key-only fields), the careful decoder and views (for fields an item keeps only in keys), and
+    by projections (which fields a projected key attribute gives).
+    """
+    found = {
+        attr: KeyFields(
+            attr,
+            template,
+            {name: key_parsers[name] for name in template.fields},
+            always=attr in primary,
+        )
+        for attr, template in templates.items()
+        if template.fields
+    }
+    return dict(sorted(found.items(), key=lambda pair: not pair[1].always))
+
+
+_ABSENT: Any = object()
+
+
+@attrs.frozen
+class _FieldRead:
+    """How the careful decoder reads one field."""
+
+    alias: str
+    name: str
+    stored: str
+    read: Callable[[AttributeValue], object]
+    #: The key attributes holding the field, table keys first.
+    holders: tuple[KeyFields, ...]
+    has_default: bool
+    #: The empty collection a missing set field reads back as (None: not a set).
+    empty: Callable[[], object] | None
+
+    def value(
+        self, item: Mapping[str, AttributeValue], parsed: dict[str, dict[str, str] | None]
+    ) -> object:
+        """From the field's own attribute, else from a key holding it; else _ABSENT."""
+        if self.stored in item:
+            return self.read(item[self.stored])
+        for source in self.holders:
+            if source.attribute not in parsed:
+                parsed[source.attribute] = source.texts(item)  # each key parsed once an item
+            texts = parsed[source.attribute]
+            if texts is not None:
+                return source.parsers[self.name](texts[self.name])
+        return _ABSENT
+
+
+def careful_decoder(
+    info: ModelInfo[Any], cls: type[V], label: str
+) -> Callable[[Mapping[str, AttributeValue]], V]:
+    """Reads the fields of ``cls`` (``info``'s model, or a view of some of its fields) one by one.
+
+    Each from its own attribute, else parsed out of a key attribute holding it, else its
+    default (an empty set for sets). Slower than a generated decoder; it reads items other
+    tools wrote, and its errors name the item and the field.
+    """
+    codec = info.codec
+    plan = [
+        _FieldRead(
+            alias=f.alias,
+            name=f.name,
+            stored=codec.attributes[f.name],
+            read=codec.decode_field[f.name],
+            holders=tuple(k for k in info.key_fields.values() if f.name in k.parsers),
+            has_default=f.default is not attrs.NOTHING,
+            empty=(frozenset if typing.get_origin(f.type) is frozenset else set)
+            if f.name in codec.sets
+            else None,
+        )
+        for f in attrs.fields(cast("type[attrs.AttrsInstance]", cls))
+        if f.init
+    ]
+
+    def decode(item: Mapping[str, AttributeValue]) -> V:
+        values: dict[str, object] = {}
+        parsed: dict[str, dict[str, str] | None] = {}
+        for field in plan:
+            try:
+                value = field.value(item, parsed)
+            except (KeyError, TypeError, ValueError, CodecError) as exc:
+                where = f"{label}: cannot read item {info.describe(item)}"
+                raise CodecError(f"{where}: field {field.name!r}: {exc}") from exc
+            if value is _ABSENT:
+                if field.has_default:
+                    continue  # attrs fills it in
+                if field.empty is None:
+                    raise CodecError(
+                        f"{label}: item {info.describe(item)} lacks field {field.name!r} "
+                        f"(stored as {field.stored!r}, and no key attribute holds it)"
+                    )
+                value = field.empty()
+            values[field.alias] = value
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise CodecError(f"{label}: cannot read item {info.describe(item)}: {exc}") from exc
+
+    return decode
 
 
 def check_layout(info: ModelInfo[Any]) -> None:
@@ -384,7 +439,7 @@ def check_layout(info: ModelInfo[Any]) -> None:
         # Without a template the field still fills the attribute (an index the model is not
         # read through); either way the value must be a string, as every key attribute is.
         tp = info.field_types[name]
-        if _without_none(tp) is not str:
+        if without_none(tp) is not str:
             raise DefinitionError(
                 f"{info.name}.{name} is stored as the key attribute {stored!r}, and dynorm's key "
                 f"attributes hold strings; declare it as str (it is {tp!r}), or store it under "
@@ -392,7 +447,7 @@ def check_layout(info: ModelInfo[Any]) -> None:
             )
     for attr, name in info.identity.items():
         field = attrs.fields_dict(info.cls)[name]
-        if _without_none(info.field_types[name]) is not info.field_types[name] and (
+        if without_none(info.field_types[name]) is not info.field_types[name] and (
             field.default is attrs.NOTHING
         ):
             raise DefinitionError(
@@ -427,13 +482,6 @@ def _check_nested_names(types: Iterable[object], seen: set[type]) -> None:
                     )
                 owners[stored] = field.name
             _check_nested_names([f.type for f in attrs.fields(cls)], seen)
-
-
-def _without_none(tp: object) -> object:
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return args[0] if len(args) == 1 else tp
-    return tp
 
 
 def not_key_fields(
@@ -552,13 +600,9 @@ def key_parsers_for(
                     f"{cls.__name__}: key template {template.source!r} names {name!r}, which is "
                     f"not a field; fields: {', '.join(field_types) or 'none'}"
                 )
-            tp = field_types[name]
-            if typing.get_origin(tp) in (typing.Union, types.UnionType):
-                # ``X | None``: the key holds an X (an index key is left out while it is None).
-                args = [a for a in typing.get_args(tp) if a is not type(None)]
-                tp = args[0] if len(args) == 1 else tp
             try:
-                parsers[name] = key_value_parser(tp)
+                # ``X | None``: the key holds an X (an index key is left out while it is None).
+                parsers[name] = key_value_parser(without_none(field_types[name]))
             except DefinitionError as exc:
                 raise DefinitionError(f"{cls.__name__}.{name}: {exc}") from None
     return parsers

@@ -6,16 +6,15 @@ Pure: everything here decides what a Query or Scan sends and how its items becom
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import attrs
 
-from ._codec import AttributeValue, Item, ModelCodec, build_codec
-from ._errors import CodecError, DefinitionError, ExpressionError, LimitExceededError
+from ._codec import AttributeValue, Item
+from ._errors import DefinitionError, ExpressionError, LimitExceededError
 from ._expressions import Condition, ExpressionBuilder, entity_is, path_steps
-from ._model import ModelInfo, resolve_field_types
+from ._model import ModelInfo, careful_decoder, resolve_field_types
 from ._plans import CollectionRead, Rendered, ScanRead, upper_bound
 from ._table import Table
 
@@ -147,7 +146,7 @@ def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], 
     requests; more bytes come back). Items no declared model wrote are counted by Select=COUNT
     when their keys fall inside the range.
     """
-    matches = info.sort_key_matcher(read.index)
+    matches = info.table.classifier(read.index).tests(info).in_collection
     if read.excluded is not None:
         attr, excluded = read.sk_attr, read.excluded
         return lambda raw: matches(raw) and raw.get(attr or "", {}).get("S") != excluded
@@ -161,7 +160,7 @@ def scan_match(info: ModelInfo[Any], index: str | None) -> Callable[[Item], bool
         others = [m for m in others if m.in_index(index)]
     if not others:
         return None
-    return functools.partial(info.matches, index=index)
+    return info.table.classifier(index).tests(info).whole
 
 
 def scan_read(
@@ -291,45 +290,12 @@ def _build_view(info: ModelInfo[Any], cls: type[V]) -> View[V]:
                 f"{cls.__name__}.{name} is {tp!r}, but {info.name}.{name} is "
                 f"{info.field_types[name]!r}; declare it with the model's type"
             )
-    codec = build_codec(cls)
     attributes: list[str] = []
-    in_keys: dict[str, list[str]] = {}
     for name in types:
         attributes.append(info.codec.attributes[name])
-        for attr, template in info.templates.items():
-            if name in template.fields:
-                in_keys.setdefault(name, []).append(attr)
-                attributes.append(attr)
-    decode = _view_decoder(info, cls, codec, in_keys)
+        attributes += [k.attribute for k in info.key_fields.values() if name in k.parsers]
+    # A view reads each field as the model does (a ttl field as epoch seconds, say).
+    decode = careful_decoder(info, cls, f"{cls.__name__} (a view of {info.name})")
     # The type attribute too: it decides which model an item is.
     attributes = list(identifying(info.table, tuple(attributes)))
     return View(cls, tuple(dict.fromkeys(attributes)), decode)
-
-
-def _view_decoder(
-    info: ModelInfo[Any], cls: type[V], codec: ModelCodec, in_keys: Mapping[str, list[str]]
-) -> Callable[[Mapping[str, AttributeValue]], V]:
-    moves = [(info.codec.attributes[f], codec.attributes[f]) for f in codec.attributes]
-
-    def decode(item: Mapping[str, AttributeValue]) -> V:
-        out = {mine: item[theirs] for theirs, mine in moves if theirs in item}
-        for name, key_attrs in in_keys.items():
-            if codec.attributes[name] in out:
-                continue
-            for attr in key_attrs:
-                # A field kept only inside a key attribute is parsed back from it.
-                stored = item.get(attr, {}).get("S")
-                parsed = info.templates[attr].parse(stored) if isinstance(stored, str) else None
-                if parsed is not None and name in parsed:
-                    value = info.key_parsers[name](parsed[name])
-                    out[codec.attributes[name]] = codec.encode_field[name](value)
-                    break
-        try:
-            found: V = codec.decode(out)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CodecError(
-                f"{cls.__name__} (a view of {info.name}): an item lacks or mangles field {exc}"
-            ) from exc
-        return found
-
-    return decode

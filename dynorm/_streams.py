@@ -6,7 +6,7 @@ A Lambda handler subscribed to the table's stream gets records such as::
      "dynamodb": {"Keys": {...}, "OldImage": {...}, "NewImage": {...}, ...}}
 
 ``table.decode_record(record)`` turns one into a :class:`Change` whose ``old``/``new`` are
-instances of the model the item belongs to, decided as reads decide it (``Table.model_of``).
+instances of the model the item belongs to, decided as reads decide it (``Table.classifier``).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def decode_change(table: Table, record: StreamRecord) -> Change[Any]:
     new: Item | None = body.get("NewImage")
     old: Item | None = body.get("OldImage")
     keys: Item = body.get("Keys") or {}
-    info = table.model_of(new or old or keys)
+    info = table.classifier(None)(new or old or keys)
     identity = record.get("userIdentity") or {}
     expired = event == "REMOVE" and identity.get("principalId") == _TTL_PRINCIPAL
     if info is None:

@@ -9,15 +9,17 @@ from typing import Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
+from ._classify import Classifier
 from ._codec import AttributeValue, build_codec
 from ._errors import DefinitionError
-from ._fields import field
+from ._fields import field, stored_name
 from ._keys import KeyTemplate
 from ._model import (
     LocalScope,
     ModelInfo,
     attach_info,
     check_layout,
+    fields_in_keys,
     info_of,
     key_parsers_for,
     resolve_field_types,
@@ -130,6 +132,8 @@ class Table:
         self._pending: list[Relationship[Any, Any]] = []
         #: index name -> the models it holds only in part (see partial_models), once asked.
         self._partial: dict[str, frozenset[str]] = {}
+        #: index name (None: the table) -> its classifier, once asked; reset by a new model.
+        self._classifiers: dict[str | None, Classifier] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
@@ -201,9 +205,9 @@ class Table:
         if projected is None:
             return True
         keys = self.start_key_attributes(index)
-        parsed = {f for a in keys if a in info.templates for f in info.templates[a].fields}
+        parsed = {f for a in keys if a in info.key_fields for f in info.key_fields[a].parsers}
         stored = info.codec.attributes
-        fields = all(f in parsed or stored.get(f, f) in projected for f in info.field_types)
+        fields = all(f in parsed or stored[f] in projected for f in info.field_types)
         return fields and all(
             r.embedded is None or r.embedded.attribute in projected for r in info.embedded
         )
@@ -359,23 +363,27 @@ class Table:
         field_types = resolve_field_types(cls, scope.names() if scope is not None else None)
         key_fields = [f for t in templates.values() for f in t.fields]
         stamps = Stamps.declare(cls.__name__, field_types, key_fields, **(roles or {}))
-        codec = build_codec(cls, epoch=stamps.epoch)
+        # A template that is exactly "{field}" on the field's own attribute is the field: its
+        # key holds the value unescaped (raw), and only the field's own encoding writes it.
+        owned = {f.name: stored_name(f) for f in attrs.fields(cast("Any", cls))}
         identity = {
             attr: template.fields[0]
             for attr, template in templates.items()
-            if len(template.fields) == 1
-            and template.source == "{" + template.fields[0] + "}"
-            and codec.attributes.get(template.fields[0]) == attr
+            if template.source == "{" + "".join(template.fields[:1]) + "}"
+            and owned.get(template.fields[0]) == attr
         }
         for attr in identity:
             templates[attr] = KeyTemplate(templates[attr].source, self.delimiter, raw=True)
+        key_parsers = key_parsers_for(cls, field_types, templates.values())
+        in_keys = fields_in_keys(templates, key_parsers, self.primary_attributes)
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,
             templates=templates,
-            codec=codec,
+            codec=build_codec(cls, epoch=stamps.epoch, keys=tuple(in_keys.values())),
             field_types=field_types,
-            key_parsers=key_parsers_for(cls, field_types, templates.values()),
+            key_parsers=key_parsers,
+            key_fields=in_keys,
             entity=self._entity_of(cls, entity),
             stamps=stamps,
             identity=identity,
@@ -394,6 +402,7 @@ class Table:
         except DefinitionError:
             # Leave the table as it was: the failed model is not half-declared.
             del self.models[cls.__name__]
+            self._classifiers.clear()
             self._pending = [r for r in self._pending if r.owner is not cls]
             raise
         return cls
@@ -452,6 +461,7 @@ class Table:
 
     def _resolve_pending(self) -> None:
         self._partial.clear()  # a model or an embedded relationship may have been added
+        self._classifiers.clear()
         still: list[Relationship[Any, Any]] = []
         for relationship in self._pending:
             if relationship.try_resolve(self):
@@ -470,19 +480,23 @@ class Table:
                 f"Table {self.name!r}: relationships name models that are not declared: {missing}"
             )
 
+    def classifier(self, index: str | None = None) -> Classifier:
+        """What decides which model an item of this table (or of ``index``) is.
+
+        By the table's type attribute when the item holds it, else by which model's key
+        templates fit (models that can share a collection were checked at declaration to be
+        told apart). Built once, until another model is declared; every read asks it.
+        """
+        found = self._classifiers.get(index)
+        if found is None:
+            found = self._classifiers[index] = Classifier(self, index)
+        return found
+
     def model_of(
         self, item: Mapping[str, AttributeValue], index: str | None = None
     ) -> ModelInfo[Any] | None:
-        """The model an item of this table (or of ``index``) belongs to, or None.
-
-        The one place that decides it for reads of mixed items (scans, stream records): by the
-        table's type attribute when the item holds it, else by which model's key templates fit
-        (models that can share a collection were checked at declaration to be told apart).
-        """
-        for info in self.models.values():
-            if (index is None or info.in_index(index)) and info.matches(item, index):
-                return info
-        return None
+        """The model an item of this table (or of ``index``) belongs to, or None."""
+        return self.classifier(index)(item)
 
     def decode_record(self, record: StreamRecord) -> Change[Any]:
         """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.

@@ -623,7 +623,7 @@ class WritePlanner:
             stored = found.get("Item")
         if stored is None and write == "update" and (check is None or check.expected is None):
             return _not_found(info, key, exc)
-        if stored is not None and not info.is_entity_of(stored):
+        if stored is not None and not info.sort_key_matcher(None)(stored):
             return _other_entity(info, key, stored, exc, write)
         if check is None:
             return exc

@@ -41,6 +41,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_steps",
     ),
     "mapping": (
+        "_classify",
         "_copies",
         "_embedded",
         "_explain",
