@@ -780,6 +780,13 @@ def returned_fields(
         attr = info.codec.attributes[name]
         if attr in item:
             out[name] = info.codec.decode_field[name](item[attr])
+            continue
+        # A field kept only inside keys comes back in the key attributes the update rewrote.
+        for held in info.key_fields.values():
+            texts = held.texts(item) if name in held.parsers else None
+            if texts is not None:
+                out[name] = held.parsers[name](texts[name])
+                break
     return out
 
 

@@ -487,6 +487,8 @@ async def test_update_of_a_key_only_field_rewrites_the_index_key(
         "42", "1", "m10", "2026-06-01", 0
     )
     assert await db.query(Loan, "GSI1", member_id="m10").all() == [LOAN_2_OBJ, moved]
+    returned = await db.update(moved, set={"due": "2026-07-01"}, returns="updated_new")
+    assert returned == {"due": "2026-07-01"}  # parsed from the key attribute it rewrote
 
 
 async def test_put_and_delete_with_conditions_naming_fields(lib: tuple[Database, Tool]) -> None:
