@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final, Literal, TypedDict
@@ -293,8 +294,11 @@ def _check_overlaps(info: ModelInfo[Any], paths: Iterable[str]) -> None:
 def _check_paths(info: ModelInfo[Any], ops: UpdateOps, changed: Sequence[str]) -> None:
     unknown = [name for name in changed if top_field(name) not in info.field_types]
     if unknown:
+        close = difflib.get_close_matches(top_field(unknown[0]), list(info.field_types), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise KeyTemplateError(
-            f"{info.name} has no field {unknown[0]!r}; fields: {', '.join(info.field_types)}"
+            f"{info.name} has no field {unknown[0]!r}{hint}; update paths name fields, not "
+            f"stored attribute names: {', '.join(info.field_types)}"
         )
     managed = [p for p in ops.paths() if top_field(p) in info.stamps.managed]
     if managed:

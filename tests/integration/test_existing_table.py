@@ -652,7 +652,9 @@ async def test_bad_reads_and_updates_are_refused_before_sending(
     with count_requests(db) as log:
         with pytest.raises(ExpressionError, match=r"Shelf has no field 'Room' in 'shelf.Room'"):
             await db.update(book, set={"shelf.Room": "west"})
-        with pytest.raises(KeyTemplateError, match=r"Book has no field 'Title'"):
+        with pytest.raises(
+            KeyTemplateError, match=r"Book has no field 'Title' \(did you mean 'title'\?\)"
+        ):
             await db.update(book, set={"Title": "x"})
         with pytest.raises(KeyTemplateError, match=r"'member' \(did you mean 'member_id'\?\)"):
             db.query(Loan, "GSI1", member="m9")
