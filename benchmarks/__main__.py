@@ -13,12 +13,12 @@ import platform
 import sys
 from dataclasses import dataclass
 
-from benchmarks import latency, paging, per_request, query_page
+from benchmarks import latency, paging, per_request, query_page, writes
 from benchmarks.report import Section, render
 
 _PACKAGES = (
     *("dynorm", "aiobotocore", "botocore", "aiohttp", "orjson", "cattrs"),
-    *("boto3", "pynamodb", "aiodynamo"),
+    *("boto3", "pynamodb", "pynamodb-async", "aiodynamo", "pydynox"),
 )
 
 
@@ -27,6 +27,7 @@ class Sizes:
     """Every input size, full or ``--quick``."""
 
     items: int
+    writes: int
     repeats: int
     get_batch: int
     children: int
@@ -37,6 +38,7 @@ class Sizes:
 
 FULL = Sizes(
     items=5000,
+    writes=5000,
     repeats=7,
     get_batch=200,
     children=100_000,
@@ -44,7 +46,16 @@ FULL = Sizes(
     parents=50,
     delay_ms=20,
 )
-QUICK = Sizes(items=20, repeats=1, get_batch=5, children=300, page_size=50, parents=5, delay_ms=2)
+QUICK = Sizes(
+    items=20,
+    writes=20,
+    repeats=1,
+    get_batch=5,
+    children=300,
+    page_size=50,
+    parents=5,
+    delay_ms=2,
+)
 
 
 @dataclass(frozen=True)
@@ -59,9 +70,12 @@ class Options:
 def _arguments(argv: list[str] | None) -> Options:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--items", type=int, help=f"order items in the page ({FULL.items})")
+    parser.add_argument("--writes", type=int, help=f"items put_all writes ({FULL.writes})")
     parser.add_argument("--repeats", type=int, help=f"timed runs per client ({FULL.repeats})")
     parser.add_argument(
-        "--get-batch", type=int, help=f"GetItem requests per timed run ({FULL.get_batch})"
+        "--get-batch",
+        type=int,
+        help=f"GetItem and PutItem requests per timed run ({FULL.get_batch})",
     )
     parser.add_argument(
         "--children", type=int, help=f"collection size for pagination ({FULL.children:,})"
@@ -108,11 +122,17 @@ async def _run(sizes: Sizes, *, collect: bool) -> list[Section]:
     # Pagination first: its peak RSS reading needs a process whose high-water mark is still low.
     memory = await paging.run(children=sizes.children, page_size=sizes.page_size)
     page = await query_page.run(items=sizes.items, repeats=sizes.repeats, collect=collect)
-    requests = await per_request.run(batch=sizes.get_batch, repeats=sizes.repeats, collect=collect)
+    written = await writes.run(items=sizes.writes, repeats=sizes.repeats, collect=collect)
+    requests = [
+        await per_request.run(
+            operation, batch=sizes.get_batch, repeats=sizes.repeats, collect=collect
+        )
+        for operation in per_request.OPERATIONS
+    ]
     waits = await latency.run(
         parents=sizes.parents, delay=sizes.delay_ms / 1e3, repeats=sizes.repeats
     )
-    return [page, requests, memory, waits]
+    return [page, written, *requests, memory, waits]
 
 
 def main(argv: list[str] | None = None) -> int:

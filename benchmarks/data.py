@@ -8,6 +8,7 @@ number but never at random, so every run (and every client) reads byte-identical
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Final
 
 TABLE: Final = "bench"
@@ -68,6 +69,39 @@ def order_item(n: int, order_id: str = ORDER_ID) -> DynamoItem:
             }
         },
     }
+
+
+def order_item_fields(n: int, order_id: str = ORDER_ID) -> dict[str, Any]:
+    """Order item number ``n`` as plain Python values: what a writer starts from.
+
+    The same values as :func:`order_item` (without the keys, which a mapper derives): strings,
+    ``int`` quantity, ``Decimal`` price, booleans, a list of strings and a dict.
+    """
+    item = order_item(n, order_id)
+    dimensions = item["dimensions"]["M"]
+    return {
+        "order_id": order_id,
+        "id": item_id(n),
+        "product_id": item["product_id"]["S"],
+        "name": item["name"]["S"],
+        "quantity": int(item["quantity"]["N"]),
+        "price": Decimal(item["price"]["N"]),
+        "gift_wrap": item["gift_wrap"]["BOOL"],
+        "backordered": item["backordered"]["BOOL"],
+        "tags": [t["S"] for t in item["tags"]["L"]],
+        "dimensions": {
+            "width_cm": float(dimensions["width_cm"]["N"]),
+            "height_cm": float(dimensions["height_cm"]["N"]),
+            "depth_cm": float(dimensions["depth_cm"]["N"]),
+            "weight_kg": float(dimensions["weight_kg"]["N"]),
+            "color": dimensions["color"]["S"],
+        },
+    }
+
+
+def order_item_keys(n: int, order_id: str = ORDER_ID) -> dict[str, str]:
+    """The primary key of order item ``n`` as plain strings (``pk``, ``sk``)."""
+    return {"pk": f"order#{order_id}", "sk": f"{ITEM_PREFIX}{item_id(n)}"}
 
 
 def order(items: int, order_id: str = ORDER_ID) -> DynamoItem:

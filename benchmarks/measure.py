@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from benchmarks import clients
 from benchmarks.clients import Client, Entry
+from benchmarks.report import Check, ratio
 
 
 @dataclass
@@ -104,3 +105,31 @@ async def interleaved(
         for client in ready:
             await client.teardown()
     return results
+
+
+def by_name(results: Sequence[Result]) -> dict[str, Result]:
+    """The results that ran, by row name."""
+    return {r.name: r for r in results if r.skipped is None}
+
+
+def at_most(
+    ran: dict[str, Result], name: str, peer: str, factor: float = 1.0, *, what: str = "per unit"
+) -> Check:
+    """Check ``name``'s CPU per unit is at most ``factor`` times ``peer``'s (SKIP if either is
+    missing)."""
+    bound = f"{factor:g}x {peer}" if factor != 1 else peer
+    target = f"{name} <= {bound} {what}"
+    mine, theirs = ran.get(name), ran.get(peer)
+    if mine is None or theirs is None:
+        missing = name if mine is None else peer
+        return Check(None, target, f"{missing} did not run")
+    value = mine.cpu_per_unit / theirs.cpu_per_unit
+    return Check(value <= factor, target, f"{ratio(value)} {peer}")
+
+
+def spread_note() -> str:
+    """The note under every timed table: what its CPU and spread columns mean."""
+    return (
+        "CPU: time.process_time() of this process (the server runs in another), median of the "
+        "repeats; spread: (max - min) / median; gc.collect() before each run"
+    )

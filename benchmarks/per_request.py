@@ -1,28 +1,52 @@
-"""Per-request overhead: GetItem requests per second of client CPU, dynorm vs raw aiobotocore."""
+"""Per-request overhead: sequential GetItem and PutItem, client CPU per request, every client.
+
+The floor signs (SigV4, like every client must); ``floor-unsigned`` shows what signing costs.
+GetItem reads the order (8 attributes); PutItem writes order item 1 (the richer item put_all
+writes, with a list and a nested map).
+"""
 
 from __future__ import annotations
 
+from typing import Final
+
 from benchmarks import clients, measure, server
-from benchmarks.report import Check, Section, number
+from benchmarks.clients import Entry
+from benchmarks.report import Check, Section, number, ratio
 
-#: The issue's target: dynorm's CPU per GetItem at most this much above aiobotocore's.
+#: An earlier issue's target: dynorm's CPU per GetItem at most this much above aiobotocore's.
 MAX_OVERHEAD = 0.10
+#: Issue 10's moonshot: dynorm within this many times the signed floor per request.
+MOONSHOT_X_FLOOR: Final = 1.5
+
+OPERATIONS: Final[dict[str, tuple[tuple[Entry, ...], str]]] = {
+    "GetItem": (clients.GET_ITEM, "GetItemClient"),
+    "PutItem": (clients.PUT_ITEM, "PutItemClient"),
+}
+HEADER: Final = (
+    "client",
+    "what it does",
+    "req / CPU s",
+    "CPU us/req",
+    "wall us/req",
+    "spread",
+    "x floor",
+    "x aiodynamo",
+)
 
 
-async def run(*, batch: int, repeats: int, collect: bool = True) -> Section:
+async def run(operation: str, *, batch: int, repeats: int, collect: bool = True) -> Section:
+    """Time ``batch`` sequential ``operation`` requests per run for every client."""
+    entries, kind = OPERATIONS[operation]
     with server.running(items=1) as url:
         results = await measure.interleaved(
-            clients.GET_ITEM,
-            url,
-            repeats=repeats,
-            kind="GetItemClient",
-            collect=collect,
-            batch=batch,
+            entries, url, repeats=repeats, kind=kind, collect=collect, batch=batch
         )
+    ran = measure.by_name(results)
+    floor, aiodynamo = ran.get("floor"), ran.get("aiodynamo")
     section = Section(
-        f"GetItem per-request overhead: {batch} sequential GetItem a run, {repeats} repeats"
-        f"{'' if collect else ', garbage collector off'}",
-        ["client", "what it does", "req / CPU s", "CPU us/req", "wall us/req", "spread"],
+        f"{operation} per request: {batch} sequential requests a run, {repeats} repeats"
+        f"{'' if collect else ', garbage collector off'}; the floor signs (SigV4)",
+        HEADER,
     )
     for result in results:
         if result.skipped is not None:
@@ -37,17 +61,30 @@ async def run(*, batch: int, repeats: int, collect: bool = True) -> Section:
                 number(per_request * 1e6),
                 number(result.wall_per_run / result.units_per_run * 1e6),
                 f"{result.spread:.0%}",
+                ratio(per_request / floor.cpu_per_unit) if floor else "-",
+                ratio(per_request / aiodynamo.cpu_per_unit) if aiodynamo else "-",
             ]
         )
-    ran = {r.name: r for r in results if r.skipped is None}
-    raw, dynorm = ran.get("aiobotocore"), ran.get("dynorm")
-    if raw is not None and dynorm is not None:
-        overhead = dynorm.cpu_per_unit / raw.cpu_per_unit - 1
-        section.checks.append(
-            Check(
-                overhead <= MAX_OVERHEAD,
-                f"dynorm adds <= {MAX_OVERHEAD:.0%} CPU per GetItem to aiobotocore",
-                f"{overhead:+.1%}",
-            )
+    section.notes.append(measure.spread_note())
+    dynorm = ran.get("dynorm")
+    if dynorm is not None and floor is not None:
+        section.notes.append(
+            f"moonshot: dynorm {ratio(dynorm.cpu_per_unit / floor.cpu_per_unit)} the signed "
+            f"floor (goal <= {MOONSHOT_X_FLOOR:g}x)"
         )
+    if dynorm is not None:
+        section.checks += [
+            measure.at_most(ran, "dynorm", "aiodynamo", what="per request"),
+            measure.at_most(ran, "dynorm", "pydynox", what="per request"),
+        ]
+        raw = ran.get("aiobotocore")
+        if operation == "GetItem" and raw is not None:
+            overhead = dynorm.cpu_per_unit / raw.cpu_per_unit - 1
+            section.checks.append(
+                Check(
+                    overhead <= MAX_OVERHEAD,
+                    f"dynorm adds <= {MAX_OVERHEAD:.0%} CPU per GetItem to aiobotocore",
+                    f"{overhead:+.1%}",
+                )
+            )
     return section

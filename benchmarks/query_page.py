@@ -49,10 +49,7 @@ async def run(*, items: int, repeats: int, collect: bool = True) -> Section:
                 ratio(per_item / dynorm.cpu_per_unit) if dynorm else "-",
             ]
         )
-    section.notes.append(
-        "CPU = time.process_time() of this process (the server runs in another), median per item;"
-        " spread = (max - min) / median over the repeats"
-    )
+    section.notes.append(measure.spread_note())
     if dynorm is not None:
         section.checks += _checks(dynorm, ran)
     return section

@@ -1,7 +1,8 @@
 """A loopback stand-in for DynamoDB: any POST is answered with a fixed, pre-encoded JSON body.
 
 The answer is chosen by the ``X-Amz-Target`` header: ``Query`` gets the order's page (its items
-and the order), ``GetItem`` the order, ``DescribeTable`` a key schema, anything else ``{}``. In
+and the order), ``GetItem`` the order, ``DescribeTable`` a key schema, ``BatchWriteItem`` an empty
+``UnprocessedItems`` (every write accepted), anything else (``PutItem``) ``{}``. In
 paging mode (``children > 0``) a Query instead reads a ``children``-item collection in pages of
 ``page_size`` (fewer if the request's ``Limit`` asks), generated on the fly from
 ``ExclusiveStartKey`` so the server never holds the whole collection. Latency, when a benchmark
@@ -51,6 +52,7 @@ class Responder:
             "Query": _response(encode(data.query_page(items))),
             "GetItem": _response(encode({"Item": data.order(items)})),
             "DescribeTable": _response(encode(data.table_description())),
+            "BatchWriteItem": _response(encode({"UnprocessedItems": {}})),
         }
         self._empty = _response(b"{}")
 

@@ -29,11 +29,28 @@ QUERY_CLIENTS = {
     "aiobotocore": "aiobotocore",
     "aiobotocore+deser": "boto3",
     "pynamodb": "pynamodb",
+    "pynamodb-async": "pynamodb_async",
     "aiodynamo": "aiodynamo",
+    "pydynox": "pydynox",
     "dynorm": "dynorm",
 }
-SECTIONS = ("Query page", "GetItem per-request", "Lazy pagination", "Relationship load")
+#: Rows of the put_all, GetItem and PutItem tables: the row name and the package its client needs.
+WRITE_CLIENTS = {
+    "floor": "aiohttp",
+    "aiobotocore": "aiobotocore",
+    "pynamodb": "pynamodb",
+    "pynamodb-async": "pynamodb_async",
+    "aiodynamo": "aiodynamo",
+    "pydynox": "pydynox",
+    "dynorm": "dynorm",
+}
+PUT_ALL_CLIENTS = {**WRITE_CLIENTS, "floor+encode": "aiohttp"}
+REQUEST_CLIENTS = {**WRITE_CLIENTS, "floor-unsigned": "aiohttp"}
+REQUEST_SECTIONS = ("GetItem per request", "PutItem per request")
+SECTIONS = ("Query page", "put_all", *REQUEST_SECTIONS, "Lazy pagination", "Relationship load")
 NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
+#: A ratio column: "1.23x", or "12.3x" from ten on.
+RATIO = re.compile(r"\d+\.\d+x")
 
 
 def installed(package: str) -> bool:
@@ -83,7 +100,7 @@ def test_query_page_row_per_client(output: str, name: str, package: str) -> None
     line = row(section(output, "Query page"), name)
     if installed(package):
         assert "skipped" not in line
-        assert len(re.findall(r"\d\.\d\dx", line)) == 2, line  # x floor, x dynorm
+        assert len(RATIO.findall(line)) == 2, line  # x floor, x dynorm
     else:
         assert f"skipped: {package} is not installed" in line
 
@@ -96,11 +113,43 @@ def test_query_page_checks_dynorm_targets(output: str) -> None:
     assert ("SKIP" in verdicts(lines)) == peers_missing
 
 
-def test_get_item_rows_and_overhead_check(output: str) -> None:
-    lines = section(output, "GetItem per-request")
-    for name in ("aiobotocore", "dynorm"):
-        assert NUMBER.search(row(lines, name).split("→")[-1])
-    assert verdicts(lines)[0] in {"PASS", "FAIL"}
+def assert_ran_or_skipped(line: str, package: str) -> None:
+    """A row ran (with its x floor and x aiodynamo ratios) or says its package is missing."""
+    if installed(package):
+        assert "skipped" not in line
+        ratios = 2 if installed("aiodynamo") else 1
+        assert len(RATIO.findall(line)) == ratios, line
+    else:
+        assert f"skipped: {package} is not installed" in line
+
+
+@pytest.mark.parametrize(("name", "package"), PUT_ALL_CLIENTS.items())
+def test_put_all_row_per_client(output: str, name: str, package: str) -> None:
+    assert_ran_or_skipped(row(section(output, "put_all"), name), package)
+
+
+def test_put_all_checks_dynorm_targets(output: str) -> None:
+    lines = section(output, "put_all")
+    assert len(verdicts(lines)) == 3  # <= aiodynamo, <= pydynox, <= 3x the floor
+    peers_missing = not all(installed(p) for p in ("aiodynamo", "pydynox"))
+    assert ("SKIP" in verdicts(lines)) == peers_missing
+    assert any(note.lstrip().startswith("moonshot: dynorm") for note in lines)
+
+
+@pytest.mark.parametrize("title", REQUEST_SECTIONS)
+@pytest.mark.parametrize(("name", "package"), REQUEST_CLIENTS.items())
+def test_request_row_per_client(output: str, title: str, name: str, package: str) -> None:
+    assert_ran_or_skipped(row(section(output, title), name), package)
+
+
+@pytest.mark.parametrize("title", REQUEST_SECTIONS)
+def test_request_checks_dynorm_targets(output: str, title: str) -> None:
+    lines = section(output, title)
+    # <= aiodynamo, <= pydynox; GetItem also the earlier overhead over raw aiobotocore
+    assert len(verdicts(lines)) == (3 if title.startswith("GetItem") else 2)
+    assert set(verdicts(lines)) <= {"PASS", "FAIL", "SKIP"}
+    peers_missing = not all(installed(p) for p in ("aiodynamo", "pydynox"))
+    assert ("SKIP" in verdicts(lines)) == peers_missing
 
 
 def test_pagination_samples_memory_and_checks_peak(output: str) -> None:

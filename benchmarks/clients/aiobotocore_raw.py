@@ -1,4 +1,4 @@
-"""aiobotocore's ``query`` / ``get_item``, returning botocore's parsed dicts (AttributeValues).
+"""aiobotocore's ``query``, ``get_item``, ``put_item`` and ``batch_write_item`` on AttributeValues.
 
 The client is configured as dynorm configures its own (standard retries, same pool size), so
 the per-request comparison shows what dynorm adds on top of aiobotocore, not a config change.
@@ -14,7 +14,7 @@ from aiobotocore.session import get_session
 
 from benchmarks import data
 from benchmarks.clients import ACCESS_KEY, REGION, SECRET_KEY
-from benchmarks.clients.floor import QUERY
+from benchmarks.clients.floor import QUERY, chunks
 
 
 async def open_client(stack: contextlib.AsyncExitStack, url: str) -> Any:
@@ -67,6 +67,47 @@ class GetItemClient:
             response = await self._client.get_item(TableName=data.TABLE, Key=key)
             assert "Item" in response  # noqa: S101 - the server always answers with the order
         return self.batch
+
+    async def teardown(self) -> None:
+        await self._stack.aclose()
+
+
+class PutItemClient:
+    """``batch`` sequential ``client.put_item(...)`` calls of a pre-encoded order item."""
+
+    def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
+        self.batch = batch
+
+    async def setup(self, url: str) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._client = await open_client(self._stack, url)
+
+    async def run_once(self) -> int:
+        item = data.order_item(1)
+        for _ in range(self.batch):
+            await self._client.put_item(TableName=data.TABLE, Item=item)
+        return self.batch
+
+    async def teardown(self) -> None:
+        await self._stack.aclose()
+
+
+class PutAllClient:
+    """Sequential ``client.batch_write_item(...)`` calls of 25 pre-encoded items each."""
+
+    def __init__(self, items: int) -> None:
+        self.items = [data.order_item(n) for n in range(1, items + 1)]
+
+    async def setup(self, url: str) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._client = await open_client(self._stack, url)
+
+    async def run_once(self) -> int:
+        for chunk in chunks(self.items):
+            writes = [{"PutRequest": {"Item": item}} for item in chunk]
+            answer = await self._client.batch_write_item(RequestItems={data.TABLE: writes})
+            assert not answer["UnprocessedItems"]  # noqa: S101 - the server accepts every write
+        return len(self.items)
 
     async def teardown(self) -> None:
         await self._stack.aclose()

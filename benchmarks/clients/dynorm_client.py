@@ -1,4 +1,4 @@
-"""dynorm: ``db.get(Order, id=…, load=[Order.items])``, the order and its items as attrs objects."""
+"""dynorm: ``db.get`` (an order and its items, or one order), ``db.put`` and ``db.put_all``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import contextlib
 from benchmarks import data
 from benchmarks.clients import ACCESS_KEY, REGION, SECRET_KEY
 from benchmarks.clients.aiobotocore_raw import GET_ITEM_BATCH
-from benchmarks.models import Order, table
+from benchmarks.models import Dimensions, Order, OrderItem, table
 from dynorm import Database, connect
 
 
@@ -22,6 +22,12 @@ async def open_db(stack: contextlib.AsyncExitStack, url: str) -> Database:
             aws_secret_access_key=SECRET_KEY,
         )
     )
+
+
+def order_item(n: int) -> OrderItem:
+    """Order item ``n`` as the attrs object an application would hold."""
+    fields = data.order_item_fields(n)
+    return OrderItem(**{**fields, "dimensions": Dimensions(**fields["dimensions"])})
 
 
 class QueryClient:
@@ -53,6 +59,43 @@ class GetItemClient:
         for _ in range(self.batch):
             await self._db.get(Order, id=data.ORDER_ID)
         return self.batch
+
+    async def teardown(self) -> None:
+        await self._stack.aclose()
+
+
+class PutItemClient:
+    """``batch`` sequential ``db.put(item)`` calls of one order item."""
+
+    def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
+        self.batch = batch
+        self.item = order_item(1)
+
+    async def setup(self, url: str) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._db = await open_db(self._stack, url)
+
+    async def run_once(self) -> int:
+        for _ in range(self.batch):
+            await self._db.put(self.item)
+        return self.batch
+
+    async def teardown(self) -> None:
+        await self._stack.aclose()
+
+
+class PutAllClient:
+    """``db.put_all(items)``: the attrs objects encoded and written 25 a request."""
+
+    def __init__(self, items: int) -> None:
+        self.items = [order_item(n) for n in range(1, items + 1)]
+
+    async def setup(self, url: str) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._db = await open_db(self._stack, url)
+
+    async def run_once(self) -> int:
+        return await self._db.put_all(self.items)
 
     async def teardown(self) -> None:
         await self._stack.aclose()
