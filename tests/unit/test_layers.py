@@ -39,6 +39,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_ranges",
         "_retry",
         "_steps",
+        "_wire",
     ),
     "mapping": (
         "_classify",
