@@ -507,6 +507,8 @@ class Table:
             models = self.classifier(index).models
             specs = [m.codec.decoder_spec for m in models if m.codec.decoder_spec is not None]
             generic = [*self.attribute_names(), *filter(None, [self.type_attribute])]
+            # Embedded children are no field of their parent: read from the item as dicts.
+            generic += [r.embedded.attribute for m in models for r in m.embedded if r.embedded]
             name = f"{self.name}_{index}" if index else self.name
             found = self._wires[index] = build_wire(name, specs, generic)
         return found
