@@ -36,6 +36,7 @@ from ._encoders import (
     ENCODE_NESTED_MARK,
     ENCODE_OPTIONAL_MARK,
     generate_encoder,
+    generate_nested_encoder,
 )
 from ._errors import CodecError, DefinitionError, ExpressionError
 from ._fields import is_key_only, stored_name
@@ -67,6 +68,7 @@ __all__ = [
     "make_converter",
     "path_steps",
     "type_text",
+    "value_encoder",
     "without_none",
 ]
 
@@ -1261,6 +1263,33 @@ def _generated_encoder(
         )
     except DefinitionError as exc:
         raise DefinitionError(f"{cls.__name__}: {exc}") from None
+
+
+def value_encoder(cls: type) -> Callable[[Any], AttributeValue]:
+    """The converter's hook for an attrs class, doing its work through a generated function.
+
+    For values written many to an item (embedded children). The hook itself encodes what the
+    generated function refuses, raising the error that says where the bad value sits.
+    """
+    hook = unstructure_hook(converter, cls)
+    fast = generate_nested_encoder(
+        cls,
+        lambda tp: unstructure_hook(converter, tp),
+        inline=INLINE_UNSTRUCTURE,
+        helpers=_ENCODE_HELPERS,
+    )
+    if fast is None:
+        return hook
+
+    def encode(value: Any) -> AttributeValue:
+        if type(value) is cls:
+            try:
+                return {"M": fast(value)}
+            except _HOOK_ERRORS:
+                pass  # the hook raises the error naming the field
+        return hook(value)
+
+    return encode
 
 
 def _attribute_steps(cls: type, path: str) -> list[tuple[str, str]]:

@@ -31,6 +31,7 @@ __all__ = [
     "ENCODE_OPTIONAL_MARK",
     "InlineEncode",
     "generate_encoder",
+    "generate_nested_encoder",
 ]
 
 #: Set on the unstructure hooks dynorm's factories make, holding the type the generated code
@@ -195,3 +196,16 @@ def generate_encoder(
         kind = "check" if f.name in omit else "unless_null" if f.name in drop_null else "store"
         fields.append(_Field(f.name, stored_name(f), kind, expression))
     return builder.compile(cls, fields)
+
+
+def generate_nested_encoder(
+    cls: type, hook_of: HookOf, *, inline: InlineEncode, helpers: Mapping[str, object]
+) -> Callable[[Any], Item] | None:
+    """The function writing an instance of ``cls`` as a map's members (``{"name": {"S": ..}}``).
+
+    None when the converter's hook for ``cls`` is a user's own (then only that hook knows how).
+    The function checks no type at its top: callers give it instances of ``cls`` exactly.
+    """
+    if not isinstance(getattr(hook_of(cls), ENCODE_NESTED_MARK, None), type):
+        return None
+    return _Builder(hook_of, inline, helpers).nested(cls)

@@ -242,3 +242,21 @@ def test_a_class_that_holds_itself_is_encoded_by_its_hook_below_the_first_level(
     tree = Node("a", [Node("b", [Node("c")])])
     encode = codec_module._generated_encoder(Node, {}, (), ())
     assert encode(tree) == codec_module.converter.get_unstructure_hook(Node)(tree)["M"]
+
+
+@settings(max_examples=60)
+@given(label=values, weight=values)
+def test_value_encoders_agree_with_the_hook(label: Any, weight: Any) -> None:
+    # Embedded children are encoded one by one through these.
+    value = Inner(label, weight)
+    hook = codec_module.converter.get_unstructure_hook(Inner)
+    assert _outcome(codec_module.value_encoder(Inner), value) == _outcome(hook, value)
+
+
+def test_a_value_encoder_leaves_a_users_hook_alone() -> None:
+    @attrs.define
+    class Tag:
+        text: str
+
+    codec_module.converter.register_unstructure_hook(Tag, lambda v: {"S": v.text})
+    assert codec_module.value_encoder(Tag)(Tag("x")) == {"S": "x"}
