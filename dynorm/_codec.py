@@ -36,11 +36,21 @@ from ._decoders import (
     DecoderSpec,
     generate_decoder,
 )
+from ._encoders import (
+    ENCODE_LIST_MARK,
+    ENCODE_MAP_MARK,
+    ENCODE_NESTED_MARK,
+    ENCODE_OPTIONAL_MARK,
+    generate_encoder,
+    generate_nested_encoder,
+)
 from ._errors import CodecError, DefinitionError, ExpressionError
 from ._fields import is_key_only, stored_name
 from ._keys import KeyFields
 from ._limits import (
     BIG_INT,
+    FLOAT_TOO_BIG,
+    FLOAT_TOO_SMALL,
     MAX_DEPTH,
     MAX_ITEM_BYTES,
     check_decimal,
@@ -69,6 +79,7 @@ __all__ = [
     "path_steps",
     "resolved_fields",
     "type_text",
+    "value_encoder",
     "without_none",
 ]
 
@@ -657,6 +668,53 @@ _SCALAR_UNSTRUCTURE: Final[Mapping[type, Callable[[Any], AttributeValue]]] = {
 }
 _MIXIN_HOOKS: Final = frozenset(_SCALAR_UNSTRUCTURE.values())
 
+_ENCODE_HELPERS: Final = {
+    "__NULL": _NULL,
+    "__BIG": BIG_INT,
+    "__NEG_BIG": _NEG_BIG_INT,
+    "__FLOAT_MIN": FLOAT_TOO_SMALL,
+    "__FLOAT_MAX": FLOAT_TOO_BIG,
+    "__check_decimal": check_decimal,
+    "__Decimal": decimal.Decimal,
+    "__UUID": uuid.UUID,
+    "__datetime": datetime.datetime,
+    "__date": datetime.date,
+    "__time": datetime.time,
+}
+
+#: The default hooks whose work the generated encoders write inline: (hook, guard, expression)
+#: on ``{v}``. The guard admits only the exact type, for which the expression returns what the
+#: hook would; anything else (subclasses, wrong values) is handed to the hook.
+INLINE_UNSTRUCTURE: Final[Mapping[object, tuple[object, str, str]]] = {
+    str: (_unstructure_str, "type({v}) is str", '{{"S": {v}}}'),
+    bool: (_unstructure_bool, "({v} is True or {v} is False)", '{{"BOOL": {v}}}'),
+    int: (
+        _unstructure_int,
+        "(type({v}) is int and __NEG_BIG < {v} < __BIG)",
+        '{{"N": int.__repr__({v})}}',
+    ),
+    float: (
+        _unstructure_float,
+        # check_float's range test, inline: NaN, infinities and out-of-range go to the hook.
+        "(type({v}) is float and (__FLOAT_MIN <= abs({v}) < __FLOAT_MAX or {v} == 0.0))",
+        '{{"N": float.__repr__({v})}}',
+    ),
+    decimal.Decimal: (
+        _unstructure_decimal,
+        "type({v}) is __Decimal",
+        '{{"N": __check_decimal({v})}}',
+    ),
+    bytes: (_unstructure_bytes, "type({v}) is bytes", '{{"B": {v}}}'),
+    uuid.UUID: (_unstructure_uuid, "type({v}) is __UUID", '{{"S": str({v})}}'),
+    datetime.datetime: (
+        _unstructure_datetime,
+        "type({v}) is __datetime",
+        '{{"S": {v}.isoformat()}}',
+    ),
+    datetime.date: (_unstructure_date, "type({v}) is __date", '{{"S": {v}.isoformat()}}'),
+    datetime.time: (_unstructure_time, "type({v}) is __time", '{{"S": {v}.isoformat()}}'),
+}
+
 
 @functools.cache
 def _enum_unstructure(tp: type[enum.Enum]) -> Callable[[Any], AttributeValue]:
@@ -784,15 +842,22 @@ def _typed_set(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValu
     return unstructure_set
 
 
+def _optional_unstructure(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+    inner_tp = _optional_inner(tp)
+    inner = unstructure_hook(c, inner_tp)
+
+    def unstructure_optional(v: Any) -> AttributeValue:
+        return _NULL if v is None else inner(v)
+
+    setattr(unstructure_optional, ENCODE_OPTIONAL_MARK, inner_tp)  # generated encoders inline it
+    return unstructure_optional
+
+
 def _configure_unstructure(c: cattrs.Converter) -> None:
     for cls, hook in _SCALAR_UNSTRUCTURE.items():
         c.register_unstructure_hook(cls, hook)
     c.register_unstructure_hook_func(lambda t: t is Any, encode_any)
     c.register_unstructure_hook_factory(_is_enum, _enum_unstructure)
-
-    def optional_hook(tp: object) -> Callable[[Any], AttributeValue]:
-        inner = unstructure_hook(c, _optional_inner(tp))
-        return lambda v: _NULL if v is None else inner(v)
 
     def list_hook(tp: object) -> Callable[[Any], AttributeValue]:
         el_tp = _element(tp)
@@ -811,6 +876,7 @@ def _configure_unstructure(c: cattrs.Converter) -> None:
                         raise _at(inner, f"[{i}]", el_tp) from None
                 raise _at(exc, "", tp) from None
 
+        setattr(unstructure_list, ENCODE_LIST_MARK, el_tp)  # generated encoders may inline it
         return unstructure_list
 
     def map_hook(tp: object) -> Callable[[Any], AttributeValue]:
@@ -834,6 +900,7 @@ def _configure_unstructure(c: cattrs.Converter) -> None:
                         raise _at(inner, f".{k}", val_tp) from None
                 raise _at(exc, "", tp) from None
 
+        setattr(unstructure_map, ENCODE_MAP_MARK, val_tp)  # generated encoders may inline it
         return unstructure_map
 
     def nested_hook(tp: type) -> Callable[[Any], AttributeValue]:
@@ -847,9 +914,12 @@ def _configure_unstructure(c: cattrs.Converter) -> None:
             except CodecError as exc:
                 raise _locate_field(c, tp, v, exc) from None
 
+        setattr(unstructure_nested, ENCODE_NESTED_MARK, tp)  # generated encoders call their own
         return unstructure_nested
 
-    c.register_unstructure_hook_factory(lambda t: _optional_inner(t) is not None, optional_hook)
+    c.register_unstructure_hook_factory(
+        lambda t: _optional_inner(t) is not None, functools.partial(_optional_unstructure, c)
+    )
     c.register_unstructure_hook_factory(_is_list, list_hook)
     c.register_unstructure_hook_factory(_is_set, lambda tp: _typed_set(c, tp))
     c.register_unstructure_hook_factory(_is_map, map_hook)
@@ -933,6 +1003,9 @@ class ModelCodec:
     attribute_steps: Callable[[str], list[tuple[str, str]]] | None = None
     #: Field name -> a function reading that field's AttributeValue alone.
     decode_field: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
+    #: What ``encode`` falls back to when its generated function refuses a value: the cattrs
+    #: walk, slower, whose errors name the field. Same items, same errors.
+    encode_walk: Callable[[Any], Item] | None = None
     #: How ``decode`` was generated, for wire decoding to mirror (None: a codec built by hand).
     decoder_spec: DecoderSpec | None = None
 
@@ -1195,7 +1268,7 @@ def build_codec(
     # Left out of the item, but still refused when of the wrong type: the key holds them.
     key_only_checks = [(name, encode_field[name]) for name in key_only]
 
-    def encode_item(obj: Any) -> Item:
+    def encode_walk(obj: Any) -> Item:
         try:
             item = encode(obj)
             if key_only_checks:
@@ -1218,6 +1291,15 @@ def build_codec(
                 return named
         return _describe(exc, cls.__name__, cls, obj)
 
+    fast = _generated_encoder(cls, epoch_encode, key_only, sets)
+
+    def encode_item(obj: Any) -> Item:
+        try:
+            return fast(obj)
+        except _HOOK_ERRORS:
+            # The generated function names nothing; the walk raises the error that does.
+            return encode_walk(obj)
+
     depths = [_nesting(f.type) for f in fields]
     return ModelCodec(
         decode=decode,
@@ -1230,8 +1312,57 @@ def build_codec(
         key_only=key_only,
         attribute_steps=functools.partial(_attribute_steps, cls),
         decode_field=decode_field,
+        encode_walk=encode_walk,
         decoder_spec=spec,
     )
+
+
+def _generated_encoder(
+    cls: type,
+    epoch_encode: Mapping[str, Callable[[Any], AttributeValue]],
+    key_only: Collection[str],
+    sets: Collection[str],
+) -> Callable[[Any], Item]:
+    """The item encoder written for ``cls``: the walk's work inline (see ``_encoders``)."""
+    try:
+        return generate_encoder(
+            cls,
+            lambda tp: unstructure_hook(converter, tp),
+            inline=INLINE_UNSTRUCTURE,
+            helpers=_ENCODE_HELPERS,
+            overrides=epoch_encode,
+            omit=key_only,
+            drop_null=[name for name in sets if name not in key_only],
+        )
+    except DefinitionError as exc:
+        raise DefinitionError(f"{cls.__name__}: {exc}") from None
+
+
+def value_encoder(cls: type) -> Callable[[Any], AttributeValue]:
+    """The converter's hook for an attrs class, doing its work through a generated function.
+
+    For values written many to an item (embedded children). The hook itself encodes what the
+    generated function refuses, raising the error that says where the bad value sits.
+    """
+    hook = unstructure_hook(converter, cls)
+    fast = generate_nested_encoder(
+        cls,
+        lambda tp: unstructure_hook(converter, tp),
+        inline=INLINE_UNSTRUCTURE,
+        helpers=_ENCODE_HELPERS,
+    )
+    if fast is None:
+        return hook
+
+    def encode(value: Any) -> AttributeValue:
+        if type(value) is cls:
+            try:
+                return {"M": fast(value)}
+            except _HOOK_ERRORS:
+                pass  # the hook raises the error naming the field
+        return hook(value)
+
+    return encode
 
 
 def _attribute_steps(cls: type, path: str) -> list[tuple[str, str]]:

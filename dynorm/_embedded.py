@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from ._codec import AttributeValue, Item, converter
+from ._codec import AttributeValue, Item, converter, value_encoder
 from ._errors import DefinitionError, LimitExceededError
 from ._expressions import ExpressionBuilder, equal_to
 from ._limits import MAX_ITEM_BYTES, item_size
@@ -64,7 +64,7 @@ class EmbeddedCodec:
             raise DefinitionError(f"{qualname}: max_items must be at least 1; got {max_items}")
         try:
             decode = converter.get_structure_hook(child)
-            encode = converter.get_unstructure_hook(child)
+            encode = value_encoder(child)
         except DefinitionError as exc:
             raise DefinitionError(f"{qualname}: {exc}") from None
         return cls(qualname, attribute, child, key, max_items, decode, encode)

@@ -238,7 +238,11 @@ class KeyTemplate:
         return text if self.raw else escape(text, self.delimiter)
 
     def _text(self, segment: _Segment, value: object) -> str:
-        return segment.prefix + self.escaped(key_string(value, segment.spec)) + segment.suffix
+        # A str is the common case: it skips key_string's type tests.
+        text = value if type(value) is str and not segment.spec else key_string(value, segment.spec)
+        if not self.raw and (_ESCAPE_CHAR in text or self.delimiter in text):
+            text = escape(text, self.delimiter)
+        return segment.prefix + text + segment.suffix
 
     def format(self, values: Mapping[str, object]) -> str:
         """The full key for ``values``; every field of the template must be present."""

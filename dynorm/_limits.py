@@ -20,6 +20,8 @@ import orjson
 from ._errors import CodecError, LimitExceededError
 
 __all__ = [
+    "FLOAT_TOO_BIG",
+    "FLOAT_TOO_SMALL",
     "MAX_DEPTH",
     "MAX_ITEM_BYTES",
     "MAX_NUMBER",
@@ -63,8 +65,10 @@ _MAX_EXPONENT: Final = MAX_NUMBER.adjusted()  # 125
 _MIN_EXPONENT: Final = MIN_NUMBER.adjusted()  # -130
 #: Integers strictly between -BIG_INT and BIG_INT have at most 38 digits: no further check.
 BIG_INT: Final = 10**MAX_NUMBER_DIGITS
-_FLOAT_TOO_BIG: Final = 1e126  # every float below it prints at or below MAX_NUMBER
-_FLOAT_TOO_SMALL: Final = 1e-130
+#: Floats of a magnitude below FLOAT_TOO_BIG print at or below MAX_NUMBER; nonzero ones below
+#: FLOAT_TOO_SMALL are under MIN_NUMBER.
+FLOAT_TOO_BIG: Final = 1e126
+FLOAT_TOO_SMALL: Final = 1e-130
 #: Keys this long (in characters) fit every key limit whatever their UTF-8 size (4 bytes each).
 SHORT_KEY: Final = MAX_SORT_KEY_BYTES // 4
 
@@ -106,7 +110,7 @@ def int_text(value: int) -> str:
 def check_float(value: float) -> str:
     """``float.__repr__(value)`` if DynamoDB can store it (finite, in range)."""
     magnitude = abs(value)
-    if magnitude < _FLOAT_TOO_BIG and (magnitude >= _FLOAT_TOO_SMALL or magnitude == 0):
+    if magnitude < FLOAT_TOO_BIG and (magnitude >= FLOAT_TOO_SMALL or magnitude == 0):
         return float.__repr__(value)  # not repr(): a float-valued Enum member reprs as "<E.A: 0.5>"
     if value != value or magnitude == float("inf"):  # noqa: PLR0124 - NaN is not equal to itself
         raise CodecError(f"DynamoDB numbers cannot be {value!r}; store None or a sentinel instead")

@@ -155,23 +155,46 @@ class ModelInfo(Generic[T]):
         """
         if type(obj) is not self.cls:
             raise TypeError(f"expected a {self.name}, got {type(obj).__name__}")
-        values = self.values_of(obj)
+        # Only the fields the templates hold: the codec reads the others itself.
+        values = {name: getattr(obj, name) for name in self._key_field_names}
         try:
             item = self.codec.encode(obj)  # refuses values of the wrong type, naming the field
         except CodecError:
             self._check_key_fields(values)  # a None in the key says more than its type
             raise
-        unfilled = []
         if self.entity is not None:
             item[self.table.type_attribute] = {"S": self.entity}  # type: ignore[index]
-        for attr, template in self.templates.items():
+        if None in values.values():
+            self._add_sparse_keys(item, values)
+        else:  # the common case: every template is filled
+            for attr, template, limit in self._key_plan:
+                text = template.format(values)
+                if len(text) > SHORT_KEY:
+                    check_key(text, limit, attr, self.name)
+                item[attr] = {"S": text}
+        check_item(item, self.name, deep=self.codec.deep)
+        return item
+
+    @functools.cached_property
+    def _key_field_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f for t in self.templates.values() for f in t.fields))
+
+    @functools.cached_property
+    def _key_plan(self) -> tuple[tuple[str, KeyTemplate, int], ...]:
+        """Each key attribute with its template and size limit, in template order."""
+        return tuple((a, t, self._key_limit(a)) for a, t in self.templates.items())
+
+    def _add_sparse_keys(self, item: Item, values: Mapping[str, object]) -> None:
+        """Add the key attributes whose fields are all set; a None leaves an index key out."""
+        unfilled = []
+        for attr, template, limit in self._key_plan:
             if any(values[f] is None for f in template.fields):
                 self._check_key_fields(values)
                 unfilled.append(attr)
                 continue
             text = template.format(values)
             if len(text) > SHORT_KEY:
-                check_key(text, self._key_limit(attr), attr, self.name)
+                check_key(text, limit, attr, self.name)
             item[attr] = {"S": text}
         # An index entry needs all of its key attributes: leave out the others of its key too,
         # but not a field's own attribute that holds its value (the index is then just sparse).
@@ -183,8 +206,6 @@ class ModelInfo(Generic[T]):
         for attr in unfilled:
             if attr in self.identity:
                 item.pop(attr, None)
-        check_item(item, self.name, deep=self.codec.deep)
-        return item
 
     def _check_key_fields(self, values: Mapping[str, object]) -> None:
         for attr in self.table.primary_attributes:

@@ -30,6 +30,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_codec",
         "_cursor",
         "_decoders",
+        "_encoders",
         "_errors",
         "_fields",
         "_expressions",
