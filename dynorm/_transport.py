@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import functools
 import importlib.metadata
 import platform
@@ -112,13 +111,6 @@ _ITEM_OUTPUTS: Final = frozenset(
 )
 
 
-# SIMULATION (branch wiredecode only, drop on merge): the parser does not see the Request, so
-# _ClientSender hands request.decode over in a context variable.
-_DECODE: contextvars.ContextVar[Callable[[bytes], dict[str, Any]] | None] = contextvars.ContextVar(
-    "dynorm_decode", default=None
-)
-
-
 class _ItemResponseParser:
     """botocore's JSON parser, bypassed for successful item-carrying responses."""
 
@@ -128,8 +120,7 @@ class _ItemResponseParser:
     async def parse(self, response: dict[str, Any], shape: Any) -> Any:
         if response["status_code"] < 300 and shape is not None and shape.name in _ITEM_OUTPUTS:
             body = response["body"]
-            decode = _DECODE.get() or orjson.loads
-            parsed: dict[str, Any] = decode(body) if body else {}
+            parsed: dict[str, Any] = orjson.loads(body) if body else {}
             parsed["ResponseMetadata"] = {
                 "HTTPStatusCode": response["status_code"],
                 "HTTPHeaders": response["headers"],
@@ -250,7 +241,6 @@ class _ClientSender:
 
     async def __call__(self, request: Request) -> dict[str, Any]:
         method = getattr(self._client, xform_name(request.operation))
-        token = _DECODE.set(request.decode)  # SIMULATION, see _DECODE
         try:
             response: dict[str, Any] = await method(**request.params)
         except botocore.exceptions.ClientError as exc:
@@ -267,8 +257,6 @@ class _ClientSender:
             ) from exc
         except (botocore.exceptions.BotoCoreError, aiohttp.ClientError, OSError) as exc:
             raise _transport_error(exc, request, self._client.meta.config) from exc
-        finally:
-            _DECODE.reset(token)
         return response
 
 
