@@ -42,9 +42,9 @@ __all__ = [
 NESTED_HOOK_MARK = "__dynorm_nested__"
 LIST_HOOK_MARK = "__dynorm_list__"
 #: Set on dynorm's own Optional, set and dict structure hooks (to the kind of hook), so wire
-#: decoding (``dynorm._wire``) may give the values typed structures.
+#: decoding (``dynorm._structs``) may give the values typed structures.
 WIRE_HOOK_MARK = "__dynorm_wire__"
-#: The class attribute of wire items (``dynorm._wire``): model class -> its converter.
+#: The class attribute of wire items (``dynorm._structs``): model class -> its converter.
 WIRE_CONVERTERS = "__dynorm_converters__"
 
 #: type -> (the default hook, an expression template doing its work on ``{v}``).
@@ -121,7 +121,7 @@ def generate_decoder(
     as epoch seconds), instead of by their type.
     ``from_keys`` names fields kept only inside a key attribute, read out of its text: each
     attribute is parsed once per item; a key that does not fit raises ValueError.
-    ``wire``: the decoder also takes wire items (``dynorm._wire``), handing each to the
+    ``wire``: the decoder also takes wire items (``dynorm._structs``), handing each to the
     converter its class holds for ``cls``.
     """
     empty_when_missing = empty_when_missing or {}

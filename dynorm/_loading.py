@@ -108,7 +108,7 @@ class GetPlan:
 
 
 def _get_item(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:
-    # The item parsed into the table's wire structures (the fast path's; see dynorm._wire).
+    # The item parsed into the table's wire structures (the fast path's; see dynorm._structs).
     return get_item(table_name, key, consistent=consistent, decode=info.table.decoder("GetItem"))
 
 

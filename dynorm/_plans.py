@@ -52,7 +52,7 @@ class Request:
 
     ``decode``, when given, parses a successful response body in the fast response path instead
     of ``orjson.loads``: reads of items parse them into typed wire structures
-    (``dynorm._wire``); the result is the same response, items readable as mappings.
+    (``dynorm._structs``); the result is the same response, items readable as mappings.
     """
 
     operation: str

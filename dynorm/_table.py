@@ -27,7 +27,7 @@ from ._model import (
 from ._relations import Relationship
 from ._stamps import ROLES, Stamps
 from ._streams import Change, StreamRecord, decode_change
-from ._wire import Decode, Wire, build_wire
+from ._structs import Decode, Wire, build_wire
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -498,7 +498,7 @@ class Table:
         return found
 
     def wire(self, index: str | None = None) -> Wire:
-        """The wire decoding of reads of this table (or of ``index``): see ``dynorm._wire``.
+        """The wire decoding of reads of this table (or of ``index``): see ``dynorm._structs``.
 
         Built once for the models the scope holds, until another model is declared.
         """

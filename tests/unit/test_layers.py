@@ -40,7 +40,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_ranges",
         "_retry",
         "_steps",
-        "_wire",
+        "_structs",
     ),
     "mapping": (
         "_classify",

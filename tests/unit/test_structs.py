@@ -1,4 +1,4 @@
-"""Wire decoding (``dynorm._wire``): typed structures read back exactly what the dict path reads."""
+"""Wire decoding (``dynorm._structs``): typed structures read back exactly what the dict path reads."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import dynorm
 from dynorm import GSI, Table
 from dynorm._model import info_of
-from dynorm._wire import WireItem
+from dynorm._structs import WireItem
 
 
 @attrs.frozen
