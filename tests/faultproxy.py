@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import random
 import socket
 import struct
@@ -56,10 +55,10 @@ import orjson
 import dynorm
 from dynorm import Database, Request, Table
 from dynorm.testing import (
-    FAST_RESPONSES_ENV,
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,
+    fast_path_selected,
     fresh_table,
 )
 
@@ -460,7 +459,7 @@ def connect_to(
         aws_access_key_id=TEST_ACCESS_KEY_ID,
         aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
         table_name=table_name,
-        **{"fast_responses": os.environ.get(FAST_RESPONSES_ENV, "1") != "0", **options},
+        **{"fast_path": fast_path_selected(), **options},
     )
 
 
