@@ -346,7 +346,14 @@ class _FastSender:
         if operation not in DATA_PLANE:
             return await self._fallback(request)
         credentials = await self._frozen(request)
-        body = encode_body(request.params)
+        try:
+            body = encode_body(request.params)
+        except TypeError as exc:
+            raise ValidationError(
+                f"{operation}: {exc} in the request's parameters; pass AttributeValues "
+                "(strings, numbers as strings, bytes, lists, dicts)",
+                operation=operation,
+            ) from exc
         headers = self._signer.headers(
             access_key=credentials.access_key,
             secret_key=credentials.secret_key,
@@ -363,7 +370,7 @@ class _FastSender:
                 data=body,
                 headers=headers,
                 proxy=self._proxy,
-                proxy_headers=self._proxy_headers,
+                proxy_headers=self._proxy_headers or None,
             ) as reply:
                 payload = await reply.read()
                 status = reply.status

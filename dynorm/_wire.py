@@ -74,11 +74,11 @@ def _default(value: object) -> object:
         return list(value)
     if isinstance(value, decimal.Decimal):
         return str(value)
-    raise TypeError(f"{type(value).__name__} cannot be sent in a DynamoDB request: {value!r}")
+    raise TypeError  # orjson names the type in the error it raises
 
 
 def encode_body(params: Mapping[str, Any]) -> bytes:
-    """``params`` as the JSON body DynamoDB reads."""
+    """``params`` as the JSON body DynamoDB reads; TypeError for a value JSON cannot hold."""
     return orjson.dumps(params, default=_default)
 
 

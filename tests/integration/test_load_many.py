@@ -21,6 +21,7 @@ pytestmark = pytest.mark.integration
 
 table = Table("rel-load-many", pk="pk", sk="sk")
 
+
 @table.model(pk="SHELF#{shelf_id}", sk="#SHELF#{shelf_id}")
 @attrs.define
 class Shelf:
