@@ -1,7 +1,7 @@
-"""The fast response path (orjson + generated decoders) and botocore's parser agree.
+"""The fast request path (dynorm's own JSON requests and parser) and botocore's agree.
 
-``connect(fast_responses=True)`` (the default) parses item-carrying responses itself; with
-``False`` botocore parses everything. Objects must come back identical either way.
+``connect(fast_path=True)`` (the default) builds, signs and parses data-plane requests itself; with
+``False`` botocore does everything. Objects must come back identical either way.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ async def database(server: RunningServer, *, fast: bool, name: str) -> AsyncIter
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
         table_name=name,
-        fast_responses=fast,
+        fast_path=fast,
     ) as db:
         yield db
 
