@@ -144,6 +144,15 @@ class Database:
     def __repr__(self) -> str:
         return f"<Database table={self.table_name!r}>"
 
+    @property
+    def fast_path(self) -> bool:
+        """Whether data-plane requests go out on dynorm's fast request path.
+
+        False after ``connect(fast_path=False)``, and when the installed aiobotocore lacks what
+        the fast path needs (``connect`` then warns): every request then goes through botocore.
+        """
+        return self._transport.fast_path
+
     # -- the I/O seam --------------------------------------------------------------------------
 
     def on_request(self, listener: RequestListener) -> Callable[[], None]:

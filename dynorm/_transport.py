@@ -17,6 +17,7 @@ import inspect
 import platform
 import socket
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
@@ -441,8 +442,19 @@ class Transport:
         """
         sender: Send = _ClientSender(client)
         http = getattr(getattr(client, "_endpoint", None), "http_session", None)
-        if fast_path and http is not None and hasattr(http, "_proxy_config"):
-            sender = _FastSender(client, http, sender)
+        if fast_path:
+            if http is not None and hasattr(http, "_proxy_config"):
+                sender = _FastSender(client, http, sender)
+            else:
+                # A silent fallback would hide a several-fold slowdown; say it once per client.
+                warnings.warn(
+                    f"aiobotocore {aiobotocore.__version__} lacks the HTTP session dynorm's fast "
+                    "request path sends on, so every request goes through botocore (slower). "
+                    "Install an aiobotocore version dynorm supports, or pass "
+                    "connect(fast_path=False) to choose this path and silence the warning",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
         parts = urlsplit(str(client.meta.endpoint_url))
         tracing = Tracing(server=parts.hostname, port=parts.port)
         return cls(sender, tracing=tracing, **options)

@@ -82,6 +82,19 @@ async def database(server: RunningServer, *, fast: bool, name: str) -> AsyncIter
         yield db
 
 
+async def test_the_installed_aiobotocore_supports_the_fast_path(
+    dynorm_server: RunningServer,
+) -> None:
+    # The fast path falls back to botocore (with a warning) when aiobotocore's internals move;
+    # this pins that the versions the project installs keep it on.
+    async with (
+        database(dynorm_server, fast=True, name="fast-path-on") as fast,
+        database(dynorm_server, fast=False, name="fast-path-on") as slow,
+    ):
+        assert fast.fast_path is True
+        assert slow.fast_path is False
+
+
 async def test_both_paths_read_the_same_objects(dynorm_server: RunningServer) -> None:
     async with (
         database(dynorm_server, fast=True, name="fast-path-a") as fast,
