@@ -16,7 +16,7 @@ DYNALITE_STAMP := $(DYNALITE_DIR)/.stamp
 
 
 .DEFAULT_GOAL := test
-.PHONY: .venv dynalite lint format typecheck test test-moto test-slow-responses test-dynalite demo bench clean
+.PHONY: .venv dynalite lint format typecheck test test-moto test-slow-path test-dynalite demo bench clean
 
 .venv: $(VENV_STAMP)
 
@@ -44,21 +44,22 @@ typecheck: .venv
 	$(BIN)/mypy
 
 # Lint and types first (fast, and a type error explains many test failures), then the whole
-# suite on the embedded moto server, then the integration tests again on dynalite.
+# suite on the embedded moto server (fast request path), the integration tests again on moto
+# through botocore's request path, then on dynalite.
 test: .venv dynalite
 	$(MAKE) lint
 	$(MAKE) typecheck
 	$(MAKE) test-moto
-	$(MAKE) test-slow-responses
+	$(MAKE) test-slow-path
 	$(MAKE) test-dynalite
 
 test-moto: .venv
 	$(BIN)/pytest
 
-# The integration tests again with botocore parsing every response (dynorm's fast response
-# path off): both paths must give the same results.
-test-slow-responses: .venv
-	DYNORM_TEST_FAST_RESPONSES=0 $(BIN)/pytest -m integration
+# The integration tests again with botocore building, signing and parsing every request
+# (connect(fast_path=False)): both request paths must give the same results.
+test-slow-path: .venv
+	DYNORM_TEST_FAST_PATH=0 $(BIN)/pytest -m integration
 
 test-dynalite: .venv dynalite
 	DYNORM_TEST_BACKEND=dynalite $(BIN)/pytest -m integration

@@ -18,7 +18,7 @@ from benchmarks import models, proxy, server
 from benchmarks.clients.dynorm_client import open_db
 from benchmarks.models import Order
 from benchmarks.report import Check, Section, number
-from dynorm import Database
+from dynorm import Database, RequestEvent
 
 #: Children each order has in this benchmark (a page per parent).
 CHILDREN = 10
@@ -32,7 +32,7 @@ def _orders(db: Database, parents: int) -> list[Order]:
 
 async def _timed(db: Database, run: Callable[[], Awaitable[None]]) -> tuple[float, int]:
     """Wall seconds and requests sent for one ``run``."""
-    sent: list[str] = []
+    sent: list[RequestEvent] = []
     stop = db.on_request(sent.append)
     gc.collect()
     try:

@@ -31,6 +31,7 @@ from ._errors import (
     ValidationError,
     VersionConflictError,
 )
+from ._events import RequestEvent
 from ._expressions import Attr, Condition
 from ._fields import field
 from ._keys import KeyTemplate
@@ -107,6 +108,7 @@ __all__ = [
     "RelationLoader",
     "Relationship",
     "Request",
+    "RequestEvent",
     "Scan",
     "SortCondition",
     "Strategy",

@@ -110,6 +110,7 @@ class Database:
         batch_write_size: int = BATCH_WRITE_MAX,
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+        fast_path: bool = True,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -124,6 +125,7 @@ class Database:
         self.table_name = table_name or table.name
         self._transport = Transport.for_client(
             client,
+            fast_path=fast_path,
             key_attributes=table.primary_attributes,
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
@@ -142,10 +144,25 @@ class Database:
     def __repr__(self) -> str:
         return f"<Database table={self.table_name!r}>"
 
+    @property
+    def fast_path(self) -> bool:
+        """Whether data-plane requests go out on dynorm's fast request path.
+
+        False after ``connect(fast_path=False)``, and when the installed aiobotocore lacks what
+        the fast path needs (``connect`` then warns): every request then goes through botocore.
+        """
+        return self._transport.fast_path
+
     # -- the I/O seam --------------------------------------------------------------------------
 
     def on_request(self, listener: RequestListener) -> Callable[[], None]:
-        """Call ``listener(operation)`` for every HTTP request sent; returns an unsubscribe."""
+        """Call ``listener(event)`` after every HTTP request sent; returns an unsubscribe.
+
+        ``event`` is a :class:`~dynorm.RequestEvent`: the operation, table and index, which
+        attempt it was, its latency, consumed capacity and outcome, and whether a retry
+        follows. Every attempt is one event, so the events count the requests that went over
+        the wire (nothing refused before sending, such as missing credentials, is one).
+        """
         listeners = self._transport.listeners
         listeners.append(listener)
         return lambda: listeners.remove(listener)
@@ -895,21 +912,22 @@ async def connect(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     connect_timeout: float = 5.0,
     read_timeout: float = 30.0,
-    fast_responses: bool = True,
+    fast_path: bool = True,
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
 ) -> AsyncIterator[Database]:
     """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
 
     ``table_name`` overrides the table's name (one table per test, per stage …).
-    ``fast_responses=False`` parses every response with botocore's own parser (slower; the
-    results are the same). ``cursor_secret`` (bytes; default: the ``DYNORM_CURSOR_SECRET``
-    environment variable, UTF-8) signs page cursors with HMAC-SHA256 and refuses unsigned ones.
-    A request is tried ``max_attempts`` times in all when throttled, failed on the server's side
-    or cut off by the network; ``retry_quota`` bounds the retries of the whole Database (each
-    costs 5, or 10 after a broken connection; a success pays back), and None turns that bound
-    off. Anything still failing is raised as a DynormError subclass: ``TransportError`` for the
-    network.
+    ``fast_path=False`` sends and parses every request with botocore instead of dynorm's own
+    signed JSON requests (slower; the results are the same, except that binary values in raw
+    :meth:`Database.send` replies are bytes rather than base64 text). ``cursor_secret``
+    (bytes; default: the ``DYNORM_CURSOR_SECRET`` environment variable, UTF-8) signs page
+    cursors with HMAC-SHA256 and refuses unsigned ones. A request is tried ``max_attempts``
+    times in all when throttled, failed on the server's side or cut off by the network;
+    ``retry_quota`` bounds the retries of the whole Database (each costs 5, or 10 after a
+    broken connection; a success pays back), and None turns that bound off. Anything still
+    failing is raised as a DynormError subclass: ``TransportError`` for the network.
     """
     cursor_secret = secret_from(cursor_secret, os.environ)
     async with open_client(
@@ -922,7 +940,6 @@ async def connect(
         max_concurrency=max_concurrency,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-        fast_responses=fast_responses,
     ) as client:
         yield Database(
             table,
@@ -932,4 +949,5 @@ async def connect(
             max_attempts=max_attempts,
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
+            fast_path=fast_path,
         )

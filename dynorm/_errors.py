@@ -182,11 +182,16 @@ class ValidationError(DatabaseError, ValueError):
 
 @attrs.frozen
 class CancellationReason:
-    """Why one action of a cancelled transaction failed (``code`` is ``"None"`` if it did not)."""
+    """Why one action of a cancelled transaction failed (``code`` is ``"None"`` if it did not).
+
+    ``item`` is the item as stored when a condition failed, where the action asked for it
+    (``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), else None.
+    """
 
     index: int
     code: str
     message: str
+    item: dict[str, Any] | None = None
 
 
 class TransactionCanceledError(DatabaseError):

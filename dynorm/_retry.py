@@ -31,6 +31,7 @@ import attrs
 from ._codec import AttributeValue, Item
 from ._errors import DatabaseError, DynormError, TransportError
 from ._plans import Request
+from ._wire import is_clock_skew
 
 __all__ = [
     "THROTTLING_CODES",
@@ -115,6 +116,9 @@ def classify(error: DynormError) -> Verdict:
             return Verdict(retry=True, outcome="not_applied", cost=RETRY_COST)
         if is_transient(code):
             return Verdict(retry=True, outcome="unknown", cost=RETRY_COST)
+        if is_clock_skew(code, str(error)):
+            # Refused before anything was done; the sender corrected its clock from the reply.
+            return Verdict(retry=True, outcome="not_applied", cost=RETRY_COST)
     return Verdict(retry=False, outcome="not_applied")
 
 

@@ -15,15 +15,17 @@ Fixtures:
   server, creates a uniquely named copy of ``table``, yields the :class:`dynorm.Database` and
   deletes the table on exit.
 
-``DYNORM_TEST_FAST_RESPONSES=0`` makes ``dynorm_connect`` use botocore's own response parser
-instead of dynorm's fast path (dynorm's suite runs both ways).
+``DYNORM_TEST_FAST_PATH=0`` makes ``dynorm_connect`` connect with ``fast_path=False``: botocore
+builds, signs and parses every request instead of dynorm's fast request path (dynorm's suite
+runs both ways).
 
 Tests marked ``@pytest.mark.transactions`` are skipped on dynalite, which does not implement
 ``TransactWriteItems``.
 
 Counting requests: :func:`count_requests` records every HTTP request a :class:`dynorm.Database`
-sends inside a ``with`` block (one entry per attempt, retries included, as seen by botocore's
-``before-send`` hook), so a test can hold a call to the number of requests it promises::
+sends inside a ``with`` block (one entry per HTTP attempt, retries included, from
+:meth:`dynorm.Database.on_request`), so a test can hold a call to the number of requests it
+promises::
 
     from dynorm.testing import count_requests
 
@@ -69,12 +71,12 @@ import pytest
 from dynorm._servers import BACKENDS, RunningServer, start_server
 
 if TYPE_CHECKING:
-    from dynorm import Database, Table
+    from dynorm import Database, RequestEvent, Table
 
 __all__ = [
     "BACKEND_ENV",
     "ENDPOINT_ENV",
-    "FAST_RESPONSES_ENV",
+    "FAST_PATH_ENV",
     "Connect",
     "RequestLog",
     "RunningServer",
@@ -82,6 +84,7 @@ __all__ = [
     "dynorm_backend",
     "dynorm_connect",
     "dynorm_server",
+    "fast_path_selected",
     "fresh_table",
     "start_server",
 ]
@@ -89,9 +92,9 @@ __all__ = [
 ENDPOINT_ENV: Final = "DYNORM_TEST_ENDPOINT_URL"
 """Use this already running endpoint instead of starting a server."""
 BACKEND_ENV: Final = "DYNORM_TEST_BACKEND"
-FAST_RESPONSES_ENV: Final = "DYNORM_TEST_FAST_RESPONSES"
-"""``0`` connects with ``fast_responses=False`` (botocore parses every response)."""
 """Which embedded server to start: ``moto`` (default) or ``dynalite``."""
+FAST_PATH_ENV: Final = "DYNORM_TEST_FAST_PATH"
+"""``0`` connects with ``fast_path=False`` (botocore builds, signs and parses every request)."""
 DEFAULT_BACKEND: Final = "moto"
 EXTERNAL: Final = "external"
 
@@ -117,15 +120,20 @@ class Connect(Protocol):
 class RequestLog:
     """The HTTP requests a Database sent inside a :func:`count_requests` block.
 
-    ``operations`` names each request's API action in the order sent (``"Query"``,
-    ``"BatchWriteItem"`` …); a retried request appears once per attempt. ``len(log)`` is the
-    number of requests.
+    ``events`` holds one :class:`dynorm.RequestEvent` per request in the order sent;
+    ``operations`` names each one's API action (``"Query"``, ``"BatchWriteItem"`` …). A retried
+    request appears once per attempt. ``len(log)`` is the number of requests.
     """
 
-    operations: list[str] = attrs.field(factory=list)
+    events: list[RequestEvent] = attrs.field(factory=list)
+
+    @property
+    def operations(self) -> list[str]:
+        """The API action of each request, in the order sent."""
+        return [event.operation for event in self.events]
 
     def __len__(self) -> int:
-        return len(self.operations)
+        return len(self.events)
 
     def count(self, operation: str) -> int:
         """How many requests of one API action were sent."""
@@ -141,11 +149,16 @@ def count_requests(db: Database) -> Iterator[RequestLog]:
     The log stops growing when the block exits and stays readable afterwards.
     """
     log = RequestLog()
-    unsubscribe = db.on_request(log.operations.append)
+    unsubscribe = db.on_request(log.events.append)
     try:
         yield log
     finally:
         unsubscribe()
+
+
+def fast_path_selected() -> bool:
+    """Whether the fixtures connect with the fast request path (``DYNORM_TEST_FAST_PATH``)."""
+    return os.environ.get(FAST_PATH_ENV, "1") != "0"
 
 
 def selected_backend() -> str:
@@ -168,7 +181,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     del config  # part of the hook's signature only
     endpoint = os.environ.get(ENDPOINT_ENV)
     where = f" at {endpoint}" if endpoint else ""
-    return f"dynorm test backend: {selected_backend()}{where}"
+    path = "fast request path" if fast_path_selected() else "botocore request path"
+    return f"dynorm test backend: {selected_backend()}{where}, {path}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -229,7 +243,7 @@ def dynorm_connect(dynorm_server: RunningServer) -> Connect:
                 aws_access_key_id=TEST_ACCESS_KEY_ID,
                 aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
                 table_name=f"{table.name}-{uuid.uuid4().hex[:8]}",
-                fast_responses=os.environ.get(FAST_RESPONSES_ENV, "1") != "0",
+                fast_path=fast_path_selected(),
             ) as db,
             fresh_table(db),
         ):

@@ -14,6 +14,13 @@ instead. The faults are what a client of the real DynamoDB meets:
     the connection is reset (RST) after the request arrived; nothing forwarded.
 ``lost_reply``
     forwarded and applied by the server, then the connection is closed instead of answered.
+``clock_skew``
+    a 400 ``InvalidSignatureException`` "Signature expired" whose ``Date`` header is an hour
+    ahead of this machine's clock, as DynamoDB answers a client whose clock is behind;
+    nothing forwarded.
+``bad_crc``
+    forwarded and applied by the server, then answered with an ``x-amz-crc32`` header that
+    does not match the body (the reply was damaged on the way).
 ``partial_batch``
     a ``BatchWriteItem`` forwards only some writes and returns the rest as ``UnprocessedItems``;
     a ``BatchGetItem`` returns some keys as ``UnprocessedKeys``. Batches of one request are
@@ -25,7 +32,8 @@ the same fault in every run (which request is n-th may vary when many are sent a
 Targeted faults come first: ``proxy.inject("lost_reply", operation="UpdateItem", times=1)`` hits
 the next matching request. Every injected fault is recorded in ``proxy.injected`` as
 ``Injected(operation, fault)``, so a test can assert that the fault it is about really happened;
-``proxy.requests`` names every request that arrived. ``proxy.pause(skip=1)`` holds a request
+``proxy.requests`` names every request that arrived, ``proxy.signed_at`` holds each one's
+``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
 (here: the second one) until the test releases it, to put another client's write between an
 attempt and its retry.
 
@@ -40,10 +48,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import email.utils
 import random
 import socket
 import struct
+import time
 import uuid
 import zlib
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
@@ -56,16 +65,17 @@ import orjson
 import dynorm
 from dynorm import Database, Request, Table
 from dynorm.testing import (
-    FAST_RESPONSES_ENV,
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,
+    fast_path_selected,
     fresh_table,
 )
 
 __all__ = [
     "DATA_OPERATIONS",
     "FAULTS",
+    "SKEW_SECONDS",
     "Fault",
     "FaultPlan",
     "FaultProxy",
@@ -85,6 +95,8 @@ Fault = Literal[
     "error_500_after",
     "reset",
     "lost_reply",
+    "clock_skew",
+    "bad_crc",
     "partial_batch",
 ]
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
@@ -196,6 +208,8 @@ class _Response:
     status: int
     body: bytes
     request_id: str
+    headers: tuple[tuple[str, str], ...] = ()
+    crc32: int | None = None  # None: the body's own
 
 
 class _DroppedError(Exception):
@@ -217,6 +231,8 @@ class FaultProxy:
     """Every fault injected, in order."""
     requests: list[str] = attrs.field(factory=list)
     """The operation of every request that reached the proxy, in order."""
+    signed_at: list[str] = attrs.field(factory=list)
+    """The ``X-Amz-Date`` header of every request that reached the proxy, in order."""
     errors: list[str] = attrs.field(factory=list)
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     _plan: FaultPlan | None = None
@@ -286,6 +302,7 @@ class FaultProxy:
         self._pauses.clear()
         self.injected.clear()
         self.requests.clear()
+        self.signed_at.clear()
 
     def pause(
         self,
@@ -374,6 +391,9 @@ class FaultProxy:
     async def _answer(self, request: _Request) -> _Response:
         operation = request.operation
         self.requests.append(operation)
+        self.signed_at.append(
+            next((v for n, v in request.headers if n.lower() == "x-amz-date"), "")
+        )
         if self._pauses:
             await self._hold(operation, request.body)
         fault = self._choose(operation, request.body)
@@ -387,8 +407,12 @@ class FaultProxy:
             return _error(status, kind, message)
         if fault == "reset":
             raise _DroppedError(reset=True)
-        await self._forward(request, request.body)  # the server applies it; the answer is lost
-        if fault == "lost_reply":
+        if fault == "clock_skew":
+            return _skewed()
+        answer = await self._forward(request, request.body)  # the server applies it ...
+        if fault == "bad_crc":
+            return attrs.evolve(answer, crc32=zlib.crc32(answer.body) ^ 0xFFFF)
+        if fault == "lost_reply":  # ... and the answer is lost
             raise _DroppedError(reset=False)
         return _error(500, "InternalServerError", "Internal server error after applying")
 
@@ -460,7 +484,7 @@ def connect_to(
         aws_access_key_id=TEST_ACCESS_KEY_ID,
         aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
         table_name=table_name,
-        **{"fast_responses": os.environ.get(FAST_RESPONSES_ENV, "1") != "0", **options},
+        **{"fast_path": fast_path_selected(), **options},
     )
 
 
@@ -531,15 +555,37 @@ def _error(status: int, kind: str, message: str) -> _Response:
     return _Response(status, body, uuid.uuid4().hex)
 
 
+#: How far ahead of this machine's clock the ``clock_skew`` fault's server clock is.
+SKEW_SECONDS: Final = 3600
+
+
+def _skewed() -> _Response:
+    """DynamoDB's answer to a request signed with a clock that is behind."""
+    server_time = time.time() + SKEW_SECONDS
+    signed = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    window = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(server_time - 300))
+    response = _error(
+        400,
+        "InvalidSignatureException",
+        f"Signature expired: {signed} is now earlier than {window} "
+        f"({time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(server_time))} - 5 min.)",
+    )
+    date = email.utils.formatdate(server_time, usegmt=True)
+    return attrs.evolve(response, headers=(("Date", date),))
+
+
 def _encode_response(response: _Response) -> bytes:
     reason = _REASONS.get(response.status, "Unknown")
+    # botocore checks DynamoDB's CRC32 when present: a rewritten body needs its own.
+    crc32 = zlib.crc32(response.body) if response.crc32 is None else response.crc32
+    extra = "".join(f"{name}: {value}\r\n" for name, value in response.headers)
     head = (
         f"HTTP/1.1 {response.status} {reason}\r\n"
         f"Content-Type: {_CONTENT_TYPE}\r\n"
         f"Content-Length: {len(response.body)}\r\n"
         f"x-amzn-RequestId: {response.request_id}\r\n"
-        # botocore checks DynamoDB's CRC32 when present: a rewritten body needs its own.
-        f"x-amz-crc32: {zlib.crc32(response.body)}\r\n"
+        f"x-amz-crc32: {crc32}\r\n"
+        f"{extra}"
         "\r\n"
     )
     return head.encode("latin-1") + response.body

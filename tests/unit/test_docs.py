@@ -26,7 +26,6 @@ import ast
 import contextlib
 import importlib
 import inspect
-import os
 import re
 import sys
 import types
@@ -40,11 +39,11 @@ import pytest
 
 import dynorm
 from dynorm.testing import (
-    FAST_RESPONSES_ENV,
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,
     RunningServer,
+    fast_path_selected,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,7 +190,7 @@ def connect_to(server: RunningServer) -> Any:
             aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
             table_name=f"{table.name}-docs-{uuid.uuid4().hex[:8]}",
         )
-        kwargs.setdefault("fast_responses", os.environ.get(FAST_RESPONSES_ENV, "1") != "0")
+        kwargs.setdefault("fast_path", fast_path_selected())
         async with real(table, **kwargs) as db:
             try:
                 yield db

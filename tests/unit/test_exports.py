@@ -52,6 +52,7 @@ EXPECTED = {
     "RelationLoader",
     "Relationship",
     "Request",
+    "RequestEvent",
     "Scan",
     "SortCondition",
     "Strategy",

@@ -1,0 +1,151 @@
+"""DynamoDB's JSON protocol without botocore: request bodies, error bodies, checksums, clocks.
+
+What the fast request path needs that does not touch the network: a request body is
+``Request.params`` as JSON (binary values as base64 text, sets as lists); an error reply is a
+JSON object naming its type in ``__type``; a reply carries a CRC32 of its body; a server that
+finds the request's signature too old or too new says so, and its ``Date`` header tells how far
+this machine's clock is off. Pure.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections.abc
+import datetime
+import decimal
+import email.utils
+import zlib
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+import orjson
+
+__all__ = [
+    "DATA_PLANE",
+    "ErrorReply",
+    "clock_offset",
+    "crc32_matches",
+    "encode_body",
+    "is_clock_skew",
+    "parse_error",
+    "target_of",
+]
+
+#: The operations the fast request path sends. Their replies hold items, keys and capacities,
+#: which parse to the same values as botocore's except binaries (base64 text, which every
+#: consumer in dynorm accepts). Table administration (CreateTable, DescribeTable ...) stays on
+#: botocore: it is rare, and its replies carry timestamps botocore turns into datetimes.
+DATA_PLANE: Final = frozenset(
+    {
+        "GetItem",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "Query",
+        "Scan",
+        "BatchGetItem",
+        "BatchWriteItem",
+        "TransactGetItems",
+        "TransactWriteItems",
+    }
+)
+
+_TARGET_PREFIX: Final = "DynamoDB_20120810."
+
+#: Error codes a server answers when the request's time is outside its window.
+_SKEW_CODES: Final = frozenset(
+    {"RequestTimeTooSkewed", "RequestExpired", "RequestInTheFuture", "InvalidSignatureException"}
+)
+#: InvalidSignatureException also means a wrong secret key: only these messages are about time.
+_SKEW_MESSAGES: Final = ("signature expired", "signature not yet current", "too skewed")
+
+
+def target_of(operation: str) -> str:
+    """The ``X-Amz-Target`` header value of ``operation``."""
+    return _TARGET_PREFIX + operation
+
+
+def _default(value: object) -> object:
+    """What orjson cannot write itself: binaries as base64, sets as lists, Decimals as text."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, collections.abc.Set):
+        return list(value)
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    raise TypeError  # orjson names the type in the error it raises
+
+
+def encode_body(params: Mapping[str, Any]) -> bytes:
+    """``params`` as the JSON body DynamoDB reads; TypeError for a value JSON cannot hold."""
+    return orjson.dumps(params, default=_default)
+
+
+@attrs.frozen
+class ErrorReply:
+    """An error reply: its code, its message and the whole parsed body (reasons, items).
+
+    ``code`` is e.g. ``ConditionalCheckFailedException``, or the HTTP status when the body
+    names none.
+    """
+
+    code: str
+    message: str
+    body: Mapping[str, Any]
+
+
+def parse_error(status: int, body: bytes, error_type: str | None = None) -> ErrorReply:
+    """The error in a reply of ``status`` with ``body``; ``error_type`` is x-amzn-ErrorType."""
+    try:
+        parsed = orjson.loads(body) if body else {}
+    except orjson.JSONDecodeError:
+        parsed = {}
+    if not isinstance(parsed, dict):
+        parsed = {}
+    kind = str(parsed.get("__type") or parsed.get("code") or error_type or "")
+    # "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"; the header form
+    # may end in ":http://internal.amazon.com/..."
+    code = kind.rpartition("#")[2].partition(":")[0] or str(status)
+    message = parsed.get("message")
+    if message is None:
+        message = parsed.get("Message", "")
+    if not message and not parsed and body:
+        message = body[:200].decode("utf-8", "replace")
+    return ErrorReply(code, str(message), parsed)
+
+
+def crc32_matches(body: bytes, header: str | None) -> bool:
+    """Whether ``body`` matches the reply's ``x-amz-crc32`` header (no header: nothing to check)."""
+    if header is None:
+        return True
+    try:
+        return zlib.crc32(body) == int(header)
+    except ValueError:
+        return False
+
+
+def is_clock_skew(code: str, message: str) -> bool:
+    """Whether an error says the request's signing time is outside the server's window."""
+    if code not in _SKEW_CODES:
+        return False
+    if code != "InvalidSignatureException":
+        return True
+    lowered = message.lower()
+    return any(phrase in lowered for phrase in _SKEW_MESSAGES)
+
+
+def clock_offset(date_header: str | None, now: float) -> float | None:
+    """Seconds to add to this machine's clock to match a server's ``Date`` header (HTTP date).
+
+    None when the header is absent or unreadable.
+    """
+    if not date_header:
+        return None
+    try:
+        server = email.utils.parsedate_to_datetime(date_header)
+    except (TypeError, ValueError):
+        return None
+    if server.tzinfo is None:  # "-0000": UTC, but parsed without a zone
+        server = server.replace(tzinfo=datetime.UTC)
+    return server.timestamp() - now

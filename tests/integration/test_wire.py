@@ -1,0 +1,222 @@
+"""The request path on the wire: events per HTTP attempt, clock skew, damaged replies, spans.
+
+Runs on whichever request path the suite runs (``DYNORM_TEST_FAST_PATH``); what only dynorm's
+own path does (correcting its clock) is asserted only there.
+"""
+
+from __future__ import annotations
+
+import calendar
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import attrs
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from dynorm import (
+    GSI,
+    ConditionFailedError,
+    Database,
+    Request,
+    Table,
+    TransportError,
+)
+from dynorm.testing import Connect, RunningServer, count_requests, fast_path_selected
+from tests.faultproxy import SKEW_SECONDS, Injected, connect_through
+
+pytestmark = pytest.mark.integration
+
+table = Table("wire", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+@table.model(pk="NOTE#{note_id}", sk="NOTE#{note_id}", GSI1=("OWNER#{owner}", "NOTE#{note_id}"))
+@attrs.define
+class Note:
+    note_id: str
+    owner: str
+    text: str = ""
+
+
+@pytest.fixture
+async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
+    async with dynorm_connect(table) as db:
+        yield db
+
+
+async def test_one_event_per_request_with_what_it_did(db: Database) -> None:
+    with count_requests(db) as log:
+        await db.put(Note("n1", "ann", "hello"))
+        await db.get(Note, note_id="n1")
+        await db.query(Note, index="GSI1", owner="ann").all()
+        with pytest.raises(ConditionFailedError):
+            await db.send(
+                Request(
+                    "PutItem",
+                    {
+                        "TableName": db.table_name,
+                        "Item": {"pk": {"S": "NOTE#n1"}, "sk": {"S": "NOTE#n1"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    },
+                )
+            )
+    assert log.operations == ["PutItem", "GetItem", "Query", "PutItem"]
+    put, get, query, refused = log.events
+    assert [e.table for e in log.events] == [db.table_name] * 4
+    assert [e.tables for e in log.events] == [(db.table_name,)] * 4
+    assert (get.index, query.index) == (None, "GSI1")
+    assert [e.attempt for e in log.events] == [1, 1, 1, 1]
+    assert [e.outcome for e in log.events] == ["ok", "ok", "ok", "ConditionalCheckFailedException"]
+    assert isinstance(refused.error, ConditionFailedError)
+    assert put.error is None
+    assert not any(e.retrying for e in log.events)
+    assert all(0 < e.latency < 30 for e in log.events)
+    assert put.consumed_capacity is None
+
+
+async def test_consumed_capacity_when_asked_for(db: Database) -> None:
+    key = {"pk": {"S": "NOTE#n1"}, "sk": {"S": "NOTE#n1"}}
+    with count_requests(db) as log:
+        reply = await db.send(
+            Request(
+                "GetItem",
+                {"TableName": db.table_name, "Key": key, "ReturnConsumedCapacity": "TOTAL"},
+            )
+        )
+    (event,) = log.events
+    assert event.consumed_capacity == reply["ConsumedCapacity"]
+    assert event.consumed_capacity["TableName"] == db.table_name
+
+
+async def test_a_throttled_attempt_is_an_event_followed_by_its_retry(
+    dynorm_server: RunningServer,
+) -> None:
+    async with connect_through(dynorm_server.url, table) as faulty:
+        faulty.proxy.inject("throttle", operation="PutItem")
+        with count_requests(faulty.db) as log:
+            await faulty.db.put(Note("n2", "bo"))
+        assert faulty.proxy.injected == [Injected("PutItem", "throttle")]
+        assert [(e.attempt, e.outcome, e.retrying) for e in log.events] == [
+            (1, "ThrottlingException", True),
+            (2, "ok", False),
+        ]
+
+
+def _epoch(amz_date: str) -> int:
+    return calendar.timegm(time.strptime(amz_date, "%Y%m%dT%H%M%SZ"))
+
+
+async def test_a_clock_skew_error_is_retried_and_corrected(dynorm_server: RunningServer) -> None:
+    async with connect_through(dynorm_server.url, table) as faulty:
+        await faulty.direct.put(Note("n3", "cy", "skewed"))
+        faulty.proxy.inject("clock_skew", operation="GetItem")
+        with count_requests(faulty.db) as log:
+            note = await faulty.db.get(Note, note_id="n3")
+            await faulty.db.get(Note, note_id="n3")
+        assert note.text == "skewed"
+        assert faulty.proxy.injected == [Injected("GetItem", "clock_skew")]
+        assert [(e.outcome, e.retrying) for e in log.events] == [
+            ("InvalidSignatureException", True),
+            ("ok", False),
+            ("ok", False),
+        ]
+        first, retry, later = (_epoch(d) for d in faulty.proxy.signed_at)
+        if fast_path_selected():
+            # Signed by the server's clock from the retry on, and it stays corrected.
+            assert abs(retry - first - SKEW_SECONDS) < 60
+            assert abs(later - first - SKEW_SECONDS) < 60
+        else:
+            assert abs(retry - first) < 60  # botocore signs by this machine's clock
+
+
+async def test_a_damaged_reply_is_an_unknown_outcome_and_retried(
+    dynorm_server: RunningServer,
+) -> None:
+    async with connect_through(dynorm_server.url, table) as faulty:
+        faulty.proxy.inject("bad_crc", operation="PutItem")
+        with count_requests(faulty.db) as log:
+            await faulty.db.put(Note("n4", "di", "once"))
+        assert faulty.proxy.injected == [Injected("PutItem", "bad_crc")]
+        if not fast_path_selected():
+            # botocore, with its own retries off, does not check the CRC32 of a reply.
+            assert [e.outcome for e in log.events] == ["ok"]
+            return
+        damaged, ok = log.events
+        assert (damaged.outcome, damaged.retrying, ok.outcome) == ("transport", True, "ok")
+        assert isinstance(damaged.error, TransportError)
+        assert damaged.error.request_sent
+        assert (await faulty.direct.get(Note, note_id="n4")).text == "once"
+
+
+# -- OpenTelemetry ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exporter() -> Iterator[InMemorySpanExporter]:
+    """Spans go to memory; the SDK's provider is set once for the process (the API's rule)."""
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield exporter
+    exporter.shutdown()
+
+
+async def test_one_client_span_per_request(
+    db: Database, exporter: InMemorySpanExporter, dynorm_server: RunningServer
+) -> None:
+    exporter.clear()
+    await db.put(Note("n5", "ed"))
+    await db.query(Note, index="GSI1", owner="ed").all()
+    with pytest.raises(ConditionFailedError):
+        await db.send(
+            Request(
+                "DeleteItem",
+                {
+                    "TableName": db.table_name,
+                    "Key": {"pk": {"S": "NOTE#n5"}, "sk": {"S": "NOTE#n5"}},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                },
+            )
+        )
+    put, query, delete = exporter.get_finished_spans()
+    assert [s.name for s in (put, query, delete)] == [
+        f"PutItem {db.table_name}",
+        f"Query {db.table_name}",
+        f"DeleteItem {db.table_name}",
+    ]
+    assert all(s.kind is trace.SpanKind.CLIENT for s in (put, query, delete))
+    attributes = dict(query.attributes or {})
+    host = dynorm_server.url.split("//")[1].split(":")[0]
+    assert attributes["db.system.name"] == "aws.dynamodb"
+    assert attributes["db.system"] == "dynamodb"
+    assert attributes["db.operation.name"] == "Query"
+    assert attributes["aws.dynamodb.table_names"] == (db.table_name,)
+    assert attributes["aws.dynamodb.index_name"] == "GSI1"
+    assert attributes["server.address"] == host
+    assert attributes["aws.dynamodb.count"] == 1
+    assert put.status.status_code is trace.StatusCode.UNSET
+    assert [e.name for e in put.events] == ["dynorm.attempt"]
+    assert dict(put.events[0].attributes or {})["dynorm.outcome"] == "ok"
+    assert delete.status.status_code is trace.StatusCode.ERROR
+    assert dict(delete.attributes or {})["error.type"] == "ConditionalCheckFailedException"
+
+
+async def test_consumed_capacity_on_the_span(db: Database, exporter: InMemorySpanExporter) -> None:
+    exporter.clear()
+    key = {"pk": {"S": "NOTE#x"}, "sk": {"S": "NOTE#x"}}
+    await db.send(
+        Request(
+            "GetItem", {"TableName": db.table_name, "Key": key, "ReturnConsumedCapacity": "TOTAL"}
+        )
+    )
+    (span,) = exporter.get_finished_spans()
+    consumed = dict(span.attributes or {})["aws.dynamodb.consumed_capacity"]
+    assert isinstance(consumed, tuple)
+    assert len(consumed) == 1
+    assert db.table_name in str(consumed[0])
