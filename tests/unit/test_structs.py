@@ -1,4 +1,4 @@
-"""Wire decoding (``dynorm._structs``): typed structures read back exactly what the dict path reads."""
+"""Wire decoding (``dynorm._structs``): typed structures read back what the dict path reads."""
 
 from __future__ import annotations
 
