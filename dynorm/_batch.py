@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import attrs
+
 from ._chunks import backoff
 from ._codec import Item
 from ._errors import ThrottledError
 from ._paging import Sender
-from ._plans import batch_get, batch_write
+from ._plans import Decode, batch_get, batch_write
 
 __all__ = ["Sleep", "drain_get", "drain_write"]
 
@@ -32,8 +34,12 @@ async def drain_get(
     consistent: bool = False,
     max_attempts: int = 8,
     sleep: Sleep,
+    decode: Decode | None = None,
 ) -> list[Item]:
-    """Every item found for ``keys`` (at most BATCH_GET_MAX), retrying unprocessed keys."""
+    """Every item found for ``keys`` (at most BATCH_GET_MAX), retrying unprocessed keys.
+
+    ``decode`` parses the replies on the fast path (the table's typed structures).
+    """
     found: list[Item] = []
     pending: dict[str, Any] = {"Keys": list(keys)}
     if consistent:
@@ -41,7 +47,7 @@ async def drain_get(
     if projection:
         pending.update(projection)
     for attempt in range(max_attempts):
-        response = await send(batch_get(table_name, pending))
+        response = await send(attrs.evolve(batch_get(table_name, pending), decode=decode))
         found += response.get("Responses", {}).get(table_name, [])
         rest = response.get("UnprocessedKeys", {}).get(table_name)
         if not rest or not rest.get("Keys"):

@@ -29,7 +29,13 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from ._decoders import LIST_HOOK_MARK, NESTED_HOOK_MARK, generate_decoder
+from ._decoders import (
+    LIST_HOOK_MARK,
+    NESTED_HOOK_MARK,
+    WIRE_HOOK_MARK,
+    DecoderSpec,
+    generate_decoder,
+)
 from ._encoders import (
     ENCODE_LIST_MARK,
     ENCODE_MAP_MARK,
@@ -55,18 +61,23 @@ from ._limits import (
 )
 
 __all__ = [
+    "INLINE_STRUCTURE",
     "MAX_ITEM_BYTES",
+    "TEXT_STRUCTURE",
     "AttributeValue",
     "Item",
     "ModelCodec",
     "build_codec",
     "decode_any",
     "encode_any",
+    "enum_texts",
     "epoch_decoder",
     "epoch_encoder",
+    "is_enum_hook",
     "item_size",
     "make_converter",
     "path_steps",
+    "resolved_fields",
     "type_text",
     "value_encoder",
     "without_none",
@@ -436,6 +447,43 @@ INLINE_STRUCTURE: Final[Mapping[type, tuple[object, str]]] = {
 }
 
 
+def _text_structure(
+    parse: Callable[[str], object],
+) -> Callable[[AttributeValue, object], object]:
+    def structure(v: AttributeValue, _: object) -> object:
+        return parse(v["S"])
+
+    return structure
+
+
+#: Types stored as text and read back by a parser of their own: the default hook, the parser
+#: (wire decoding reads the text and calls the parser while that hook is in place).
+TEXT_STRUCTURE: Final[
+    Mapping[type, tuple[Callable[[AttributeValue, object], object], Callable[[str], object]]]
+] = {
+    tp: (_text_structure(parse), parse)
+    for tp, parse in (
+        (uuid.UUID, uuid.UUID),
+        (datetime.datetime, datetime.datetime.fromisoformat),
+        (datetime.date, datetime.date.fromisoformat),
+        (datetime.time, datetime.time.fromisoformat),
+    )
+}
+
+
+def enum_texts(tp: type[enum.Enum]) -> Mapping[str, enum.Enum]:
+    """An Enum's members by the text they are stored as (S or N); for wire decoding."""
+    return {value: m for m, (tag, value) in _member_values(tp).items() if tag in ("S", "N")}
+
+
+def is_enum_hook(hook: object, tp: object) -> bool:
+    """Whether ``hook`` is dynorm's own structure hook for the Enum ``tp``."""
+    if not _is_enum(tp):
+        return False
+    scalar = hook in (_STRUCTURE_STR, _STRUCTURE_INT, _STRUCTURE_FLOAT)
+    return scalar or hook is _enum_structure(cast("type[enum.Enum]", tp))
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook(str, _STRUCTURE_STR)
     c.register_structure_hook(bool, _structure_bool)
@@ -443,12 +491,8 @@ def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook(float, _STRUCTURE_FLOAT)
     c.register_structure_hook(decimal.Decimal, _structure_decimal)
     c.register_structure_hook(bytes, _structure_bytes)
-    c.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v["S"]))
-    c.register_structure_hook(
-        datetime.datetime, lambda v, _: datetime.datetime.fromisoformat(v["S"])
-    )
-    c.register_structure_hook(datetime.date, lambda v, _: datetime.date.fromisoformat(v["S"]))
-    c.register_structure_hook(datetime.time, lambda v, _: datetime.time.fromisoformat(v["S"]))
+    for tp, (hook, _) in TEXT_STRUCTURE.items():
+        c.register_structure_hook(tp, hook)
     c.register_structure_hook_func(lambda t: t is Any, lambda v, _: decode_any(v))
 
     c.register_structure_hook_factory(_is_enum, _enum_structure)
@@ -456,7 +500,12 @@ def _configure_structure(c: cattrs.Converter) -> None:
     def optional_hook(tp: object) -> Callable[[AttributeValue, object], object]:
         inner = c.get_structure_hook(_optional_inner(tp))
         inner_tp = _optional_inner(tp)
-        return lambda v, _: None if "NULL" in v else inner(v, inner_tp)
+
+        def structure_optional(v: AttributeValue, _: object) -> object:
+            return None if "NULL" in v else inner(v, inner_tp)
+
+        setattr(structure_optional, WIRE_HOOK_MARK, "optional")  # wire decoding may type it
+        return structure_optional
 
     def list_hook(tp: object) -> Callable[[AttributeValue, object], object]:
         el_tp = _element(tp)
@@ -484,14 +533,24 @@ def _configure_structure(c: cattrs.Converter) -> None:
             raise DefinitionError(
                 f"{tp!r}: DynamoDB sets hold str, bytes, int, float or Decimal; use a list"
             )
-        return lambda v, _: make() if "NULL" in v else make(conv(x) for x in v[tag])
+
+        def structure_set(v: AttributeValue, _: object) -> object:
+            return make() if "NULL" in v else make(conv(x) for x in v[tag])
+
+        setattr(structure_set, WIRE_HOOK_MARK, "set")  # wire decoding may type it
+        return structure_set
 
     def map_hook(tp: object) -> Callable[[AttributeValue, object], object]:
         if _element(tp) not in (str, Any):
             raise DefinitionError(f"{tp!r}: DynamoDB map keys are strings; use dict[str, ...]")
         val_tp = _element(tp, 1)
         val = c.get_structure_hook(val_tp)
-        return lambda v, _: {k: val(x, val_tp) for k, x in v["M"].items()}
+
+        def structure_map(v: AttributeValue, _: object) -> object:
+            return {k: val(x, val_tp) for k, x in v["M"].items()}
+
+        setattr(structure_map, WIRE_HOOK_MARK, "map")  # wire decoding may type it
+        return structure_map
 
     def nested_hook(tp: type) -> Callable[[AttributeValue, object], object]:
         build = _structure_fn(c, tp)
@@ -691,7 +750,8 @@ def unstructure_hook(c: cattrs.Converter, tp: object) -> Callable[[Any], Attribu
     return hook
 
 
-def _resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
+def resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
+    """An attrs class's fields, their string annotations (PEP 563) resolved."""
     fields = attrs.fields(cls)
     if any(isinstance(f.type, str) for f in fields):
         attrs.resolve_types(cls)  # what cattrs does for PEP 563 annotations
@@ -714,7 +774,7 @@ def _unstructure_fn(
     """
     hooks = hooks or {}
     overrides: dict[str, Any] = {}
-    for f in _resolved_fields(cls):
+    for f in resolved_fields(cls):
         if f.name in omit:
             overrides[f.name] = override(omit=True)
             continue
@@ -732,7 +792,7 @@ def _structure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any, Any], object
     """The dict decoder cattrs generates for a nested attrs class, reading stored names."""
     overrides: dict[str, Any] = {
         f.name: override(rename=stored_name(f))
-        for f in _resolved_fields(cls)
+        for f in resolved_fields(cls)
         if stored_name(f) != f.name
     }
     build: Callable[[Any, Any], object] = make_dict_structure_fn(cls, c, **overrides)
@@ -946,6 +1006,8 @@ class ModelCodec:
     #: What ``encode`` falls back to when its generated function refuses a value: the cattrs
     #: walk, slower, whose errors name the field. Same items, same errors.
     encode_walk: Callable[[Any], Item] | None = None
+    #: How ``decode`` was generated, for wire decoding to mirror (None: a codec built by hand).
+    decoder_spec: DecoderSpec | None = None
 
 
 #: Exceptions a hook may raise on a value it cannot encode (a user's hook may raise any of them).
@@ -1003,7 +1065,7 @@ def _nesting(tp: object, seen: frozenset[type] = frozenset()) -> int | None:
     elif _is_map(tp):
         parts = (_element(tp, 1),)
     elif isinstance(tp, type) and attrs.has(tp) and tp not in seen:
-        parts = tuple(f.type for f in _resolved_fields(tp))
+        parts = tuple(f.type for f in resolved_fields(tp))
         seen |= {tp}
     if parts is None:
         return None  # a recursive class, or a type with hooks of the user's: unknown
@@ -1044,7 +1106,7 @@ def _walk(cls: type, path: str) -> tuple[list[tuple[str, str]], object | None]:
     for name, indexes in path_steps(path):
         tp = _optional_inner(tp) or tp
         if isinstance(tp, type) and attrs.has(tp):
-            found = [f for f in _resolved_fields(tp) if f.name == name]
+            found = [f for f in resolved_fields(tp) if f.name == name]
             if not found:
                 raise _unknown_field(tp, name, path)
             if is_key_only(found[0]):
@@ -1160,22 +1222,32 @@ def build_codec(
         for name in key_only
         if (source := next((k for k in keys if name in k.parsers), None)) is not None
     }
+    spec = DecoderSpec(
+        cls,
+        converter,
+        INLINE_STRUCTURE,
+        _INLINE_HELPERS,
+        # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
+        # ADD refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never
+        # fill it. It reads back empty.
+        empty_when_missing={
+            f.name: frozenset if _origin(f.type) is frozenset else set
+            for f in fields
+            if f.name in sets
+        },
+        overrides=epoch_decode,
+        from_keys=from_keys,
+    )
     try:
         decode = generate_decoder(
             cls,
             converter,
-            inline=INLINE_STRUCTURE,
-            helpers=_INLINE_HELPERS,
-            # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
-            # ADD refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never
-            # fill it. It reads back empty.
-            empty_when_missing={
-                f.name: frozenset if _origin(f.type) is frozenset else set
-                for f in fields
-                if f.name in sets
-            },
-            overrides=epoch_decode,
-            from_keys=from_keys,
+            inline=spec.inline,
+            helpers=spec.helpers,
+            empty_when_missing=spec.empty_when_missing,
+            overrides=spec.overrides,
+            from_keys=spec.from_keys,
+            wire=True,
         )
         encode = _unstructure_fn(converter, cls, hooks=epoch_encode, omit=key_only)
         encode_field = {
@@ -1241,6 +1313,7 @@ def build_codec(
         attribute_steps=functools.partial(_attribute_steps, cls),
         decode_field=decode_field,
         encode_walk=encode_walk,
+        decoder_spec=spec,
     )
 
 

@@ -14,6 +14,8 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
+import attrs
+
 from ._batch import drain_get, drain_write
 from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from ._codec import Item
@@ -626,6 +628,7 @@ class Database:
                     consistent=consistent,
                     max_attempts=self._max_attempts,
                     sleep=asyncio.sleep,
+                    decode=self.table.decoder("BatchGetItem"),
                 )
                 for chunk in chunks
             )
@@ -698,7 +701,8 @@ class Database:
         two of the reads; it costs twice the read capacity.
         """
         plan = self.explain.transact_get_plan(wanted)
-        responses = (await self.send(plan.request)).get("Responses", [])
+        request = attrs.evolve(plan.request, decode=self.table.decoder("TransactGetItems"))
+        responses = (await self.send(request)).get("Responses", [])
         request_keys = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
         found = {
             key_id(k): r["Item"]

@@ -24,12 +24,28 @@ from ._fields import stored_name
 from ._keys import KeyFields
 from ._keys import unescape as keys_unescape
 
-__all__ = ["LIST_HOOK_MARK", "NESTED_HOOK_MARK", "Inline", "generate_decoder"]
+__all__ = [
+    "LIST_HOOK_MARK",
+    "NESTED_HOOK_MARK",
+    "WIRE_CONVERTERS",
+    "WIRE_HOOK_MARK",
+    "DecoderSpec",
+    "Inline",
+    "SourceBuilder",
+    "generate_decoder",
+    "key_texts",
+    "key_value",
+]
 
 #: Set on the structure hooks dynorm makes for nested attrs classes (and for lists), so the
 #: generated code may inline them; a hook a user registers instead carries no such mark.
 NESTED_HOOK_MARK = "__dynorm_nested__"
 LIST_HOOK_MARK = "__dynorm_list__"
+#: Set on dynorm's own Optional, set and dict structure hooks (to the kind of hook), so wire
+#: decoding (``dynorm._structs``) may give the values typed structures.
+WIRE_HOOK_MARK = "__dynorm_wire__"
+#: The class attribute of wire items (``dynorm._structs``): model class -> its converter.
+WIRE_CONVERTERS = "__dynorm_converters__"
 
 #: type -> (the default hook, an expression template doing its work on ``{v}``).
 Inline = Mapping[type, tuple[object, str]]
@@ -39,7 +55,7 @@ AttributeValue = dict[str, Any]
 _counter = itertools.count()
 
 
-class _Builder:
+class SourceBuilder:
     """Collects the names a generated function refers to, and hands out fresh ones."""
 
     def __init__(
@@ -72,6 +88,19 @@ class _Builder:
         return f"{self.bind('hook', hook)}({value}, {self.bind('type', tp)})"
 
 
+@attrs.frozen(eq=False)
+class DecoderSpec:
+    """How a model's decoder was generated: what wire decoding mirrors (see generate_decoder)."""
+
+    cls: type
+    converter: cattrs.Converter
+    inline: Inline
+    helpers: Mapping[str, object]
+    empty_when_missing: Mapping[str, type] = attrs.field(factory=dict)
+    overrides: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
+    from_keys: Mapping[str, KeyFields] = attrs.field(factory=dict)
+
+
 def generate_decoder(
     cls: type,
     converter: cattrs.Converter,
@@ -81,6 +110,7 @@ def generate_decoder(
     empty_when_missing: Mapping[str, type] | None = None,
     overrides: Mapping[str, Callable[[AttributeValue], Any]] | None = None,
     from_keys: Mapping[str, KeyFields] | None = None,
+    wire: bool = False,
 ) -> Callable[[Mapping[str, AttributeValue]], Any]:
     """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
 
@@ -91,12 +121,14 @@ def generate_decoder(
     as epoch seconds), instead of by their type.
     ``from_keys`` names fields kept only inside a key attribute, read out of its text: each
     attribute is parsed once per item; a key that does not fit raises ValueError.
+    ``wire``: the decoder also takes wire items (``dynorm._structs``), handing each to the
+    converter its class holds for ``cls``.
     """
     empty_when_missing = empty_when_missing or {}
     overrides = overrides or {}
-    builder = _Builder(converter, inline, helpers)
+    builder = SourceBuilder(converter, inline, helpers)
     builder.namespace["__cls"] = cls
-    lines, keys = _key_texts(builder, from_keys or {})
+    lines, keys = key_texts(builder, from_keys or {})
     fields = [f for f in attrs.fields(cls) if f.init]
     positional = not any(f.kw_only for f in fields)
     args = []
@@ -105,7 +137,7 @@ def generate_decoder(
         held = f.name in keys
         if held:
             key, var = keys[f.name]
-            present = _key_value(builder, key, f.name, var)
+            present = key_value(builder, key, f.name, var)
             found = None if key.always else f"{var} is not None"
         elif f.name in overrides:
             present = f"{builder.bind('field', overrides[f.name])}(o[{stored!r}])"
@@ -131,6 +163,10 @@ def generate_decoder(
             present = f"({present} if {found} else {missing})"
         args.append(present if positional else f"{f.alias}={present}")
     filename = f"<dynorm decoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
+    if wire:
+        # A typed wire item rather than a dict: its own class converts it (one test an item).
+        builder.namespace["__dict"] = dict
+        lines.insert(0, f"if o.__class__ is not __dict: return o.{WIRE_CONVERTERS}[__cls](o)")
     body = "".join(f"    {line}\n" for line in lines)
     source = f"def decode(o):\n{body}    return __cls({', '.join(args)})\n"
     # Kept in linecache so tracebacks through a decoder show its source.
@@ -140,13 +176,21 @@ def generate_decoder(
     return decoder
 
 
-def _key_texts(
-    builder: _Builder, from_keys: Mapping[str, KeyFields]
+def _item_access(attr: str) -> tuple[str, str]:
+    return f"o[{attr!r}]", f"o.get({attr!r})"
+
+
+def key_texts(
+    builder: SourceBuilder,
+    from_keys: Mapping[str, KeyFields],
+    access: Callable[[str], tuple[str, str]] = _item_access,
 ) -> tuple[list[str], dict[str, tuple[KeyFields, str]]]:
     """Statements parsing each key attribute once, and field -> (its source, the variable).
 
     The variable holds the key's field texts (a tuple), or for a template whose one field
     ends it (``USER#{username}``) that field's text itself, found without a regex.
+    ``access(attribute)`` gives the expressions of the attribute's AttributeValue: one that
+    requires it, and one that is None when the item lacks it.
     """
     lines: list[str] = []
     variables: dict[str, str] = {}
@@ -157,17 +201,18 @@ def _key_texts(
         if var is None:
             var = variables[attr] = f"k{len(variables)}"
             parse = _parse_lines(builder, source, var)
+            required, optional = access(attr)
             if source.always:
-                lines += [f"{var} = o[{attr!r}]['S']", *parse]
+                lines += [f"{var} = {required}['S']", *parse]
             else:
                 # An index key is absent while a field in it is None (a sparse index).
-                lines += [f"{var} = o.get({attr!r})", f"if {var} is not None:"]
+                lines += [f"{var} = {optional}", f"if {var} is not None:"]
                 lines += [f"    {var} = {var}['S']", *(f"    {line}" for line in parse)]
         held[name] = (source, var)
     return lines, held
 
 
-def _parse_lines(builder: _Builder, source: KeyFields, var: str) -> list[str]:
+def _parse_lines(builder: SourceBuilder, source: KeyFields, var: str) -> list[str]:
     """Statements turning the key text in ``var`` into its field text(s); ValueError if unfit."""
     shape = source.template.tail_only_shape()
     if shape is None:
@@ -185,7 +230,7 @@ def _parse_lines(builder: _Builder, source: KeyFields, var: str) -> list[str]:
     ]
 
 
-def _key_value(builder: _Builder, source: KeyFields, name: str, var: str) -> str:
+def key_value(builder: SourceBuilder, source: KeyFields, name: str, var: str) -> str:
     """The expression of field ``name``'s value from its key's text(s) in ``var``."""
     single = source.template.tail_only_shape() is not None
     text = var if single else f"{var}[{source.template.fields.index(name)}]"

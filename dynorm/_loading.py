@@ -107,8 +107,9 @@ class GetPlan:
         return first
 
 
-def _get_item(key: Item, table_name: str, *, consistent: bool) -> Request:
-    return get_item(table_name, key, consistent=consistent)
+def _get_item(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:
+    # The item parsed into the table's wire structures (the fast path's; see dynorm._structs).
+    return get_item(table_name, key, consistent=consistent, decode=info.table.decoder("GetItem"))
 
 
 def plan_get(
@@ -158,7 +159,7 @@ def plan_get(
         partial = info.table.partial_models(index) if index is not None else frozenset()
         names = {info.name, *(r.target_info.name for r in rels)}
         collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names)))
-    get_parent = None if carried else _get_item(parent_key, table_name, consistent=consistent)
+    get_parent = None if carried else _get_item(info, parent_key, table_name, consistent=consistent)
     early = [o for o in belongs if _belongs(o).parent_key_from(key_values) is not None]
     fetch_keys = tuple(_belongs(o).parent_key_from(key_values) or {} for o in early)
     fetch_self = get_parent is not None and bool(early)
@@ -279,17 +280,21 @@ async def _run_collection(
             session, read, load.options, key_values, on_page
         )
     if load.parent_at is not None and not parent and after is not None:
-        follow_ups.append(_fetch_parent(session, read, parent_key, parent))
+        follow_ups.append(_fetch_parent(session, info, read, parent_key, parent))
     if follow_ups:
         await asyncio.gather(*follow_ups)
     return (parent[0] if parent else None), loaded
 
 
 async def _fetch_parent(
-    session: Session, read: CollectionRead, parent_key: Item, into: list[Item]
+    session: Session,
+    info: ModelInfo[Any],
+    read: CollectionRead,
+    parent_key: Item,
+    into: list[Item],
 ) -> None:
     """The parent sorts beyond a page that was cut short: read it directly."""
-    request = _get_item(parent_key, session.table_name, consistent=read.consistent)
+    request = _get_item(info, parent_key, session.table_name, consistent=read.consistent)
     item = (await session.send(request)).get("Item")
     if item is not None:
         into.append(item)

@@ -13,6 +13,8 @@ import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
+import attrs
+
 from ._codec import Item
 from ._plans import Page, Request, Tally
 
@@ -68,7 +70,7 @@ def released(page: list[Item]) -> Iterator[Item]:
 def _with(request: Request, **extra: Any) -> Request:
     params = dict(request.params)
     params.update({k: v for k, v in extra.items() if v is not None})
-    return Request(request.operation, params)
+    return attrs.evolve(request, params=params)  # its decode (and retry) kept
 
 
 async def read_page(

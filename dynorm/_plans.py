@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import attrs
@@ -14,6 +14,7 @@ from ._keys import KeyTemplate
 
 __all__ = [
     "CollectionRead",
+    "Decode",
     "KeyRange",
     "Page",
     "ReadOptions",
@@ -35,6 +36,8 @@ T = TypeVar("T")
 
 #: How the transport may repeat a write whose earlier attempt got no reply (see Request.retry).
 Retry = Literal["safe", "verify", "token"]
+#: Parses a successful response body (see Request.decode).
+Decode = Callable[[bytes], dict[str, Any]]
 
 
 @attrs.frozen
@@ -46,11 +49,16 @@ class Request:
     ``"verify"`` (a conditional write) resends it, and if the condition then fails, reads the
     item to see whether the first attempt stored it; ``"token"`` (ADD, list appends) also writes
     a token unique to the call and refuses a second application of it.
+
+    ``decode``, when given, parses a successful response body in the fast response path instead
+    of ``orjson.loads``: reads of items parse them into typed wire structures
+    (``dynorm._structs``); the result is the same response, items readable as mappings.
     """
 
     operation: str
     params: Mapping[str, Any]
     retry: Retry = attrs.field(default="safe", eq=False, kw_only=True)
+    decode: Decode | None = attrs.field(default=None, eq=False, kw_only=True, repr=False)
 
     def __str__(self) -> str:
         return f"{self.operation} {dict(self.params)}"
@@ -193,6 +201,8 @@ class ReadOptions:
     projection: tuple[str, ...] | None = attrs.field(default=None, kw_only=True)
     #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
     capacity: bool = attrs.field(default=False, kw_only=True)
+    #: parses the responses' bodies (Request.decode; None: orjson.loads).
+    decode: Decode | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
 
     @property
     def filtered(self) -> bool:
@@ -212,12 +222,13 @@ class ReadOptions:
 
     def _with_options(self, operation: str, params: dict[str, Any]) -> Request:
         if self.filter is None and self.projection is None and not self.capacity:
-            return Request(operation, params)
+            return Request(operation, params, decode=self.decode)
         return Request(
             operation,
             _read_options(
                 params, filter_=self.filter, projection=self.projection, capacity=self.capacity
             ),
+            decode=self.decode,
         )
 
 
@@ -307,16 +318,24 @@ class ScanRead(ReadOptions):
 
 
 def get_item(
-    table_name: str, key: Item, *, consistent: bool = False, attribute: str | None = None
+    table_name: str,
+    key: Item,
+    *,
+    consistent: bool = False,
+    attribute: str | None = None,
+    decode: Decode | None = None,
 ) -> Request:
-    """GetItem of the item with ``key`` (only ``attribute`` of it, when given)."""
+    """GetItem of the item with ``key`` (only ``attribute`` of it, when given).
+
+    ``decode`` parses the response body (see Request.decode).
+    """
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     if consistent:
         params["ConsistentRead"] = True
     if attribute is not None:
         params["ProjectionExpression"] = "#a"
         params["ExpressionAttributeNames"] = {"#a": attribute}
-    return Request("GetItem", params)
+    return Request("GetItem", params, decode=decode)
 
 
 def consistent_get(key: Item, table_name: str) -> Request:

@@ -156,7 +156,10 @@ class Query(Generic[T]):
         def accept(raw: Item) -> V | None:
             return decode(raw) if matches(raw) else None
 
-        read = attrs.evolve(self.read, projection=found.projection(self.read.key_attrs))
+        # A view is read by the careful decoder, which would take wire items the slow way.
+        read = attrs.evolve(
+            self.read, projection=found.projection(self.read.key_attrs), decode=None
+        )
         fetches = view_fetches(info, view, read.index)
         return Query(
             send=self._send,
@@ -329,7 +332,9 @@ class Scan(Generic[T]):
 
         return Scan(
             send=self._send,
-            read=attrs.evolve(self.read, projection=found.projection(self.read.key_attrs)),
+            read=attrs.evolve(
+                self.read, projection=found.projection(self.read.key_attrs), decode=None
+            ),
             accept=accept,
             cursors=self._cursors,
             table=self._table,

@@ -185,6 +185,7 @@ def scan_read(
         consistent=consistent and index is None,
         key_attrs=table.start_key_attributes(index),
         models=models,
+        decode=table.decoder("Scan", index),
     )
 
 

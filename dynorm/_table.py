@@ -27,6 +27,7 @@ from ._model import (
 from ._relations import Relationship
 from ._stamps import ROLES, Stamps
 from ._streams import Change, StreamRecord, decode_change
+from ._structs import Decode, Wire, build_wire
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -134,6 +135,8 @@ class Table:
         self._partial: dict[str, frozenset[str]] = {}
         #: index name (None: the table) -> its classifier, once asked; reset by a new model.
         self._classifiers: dict[str | None, Classifier] = {}
+        #: index name (None: the table) -> its wire decoding, once asked; reset with classifiers.
+        self._wires: dict[str | None, Wire] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
@@ -403,6 +406,7 @@ class Table:
             # Leave the table as it was: the failed model is not half-declared.
             del self.models[cls.__name__]
             self._classifiers.clear()
+            self._wires.clear()
             self._pending = [r for r in self._pending if r.owner is not cls]
             raise
         return cls
@@ -462,6 +466,7 @@ class Table:
     def _resolve_pending(self) -> None:
         self._partial.clear()  # a model or an embedded relationship may have been added
         self._classifiers.clear()
+        self._wires.clear()
         still: list[Relationship[Any, Any]] = []
         for relationship in self._pending:
             if relationship.try_resolve(self):
@@ -491,6 +496,26 @@ class Table:
         if found is None:
             found = self._classifiers[index] = Classifier(self, index)
         return found
+
+    def wire(self, index: str | None = None) -> Wire:
+        """The wire decoding of reads of this table (or of ``index``): see ``dynorm._structs``.
+
+        Built once for the models the scope holds, until another model is declared.
+        """
+        found = self._wires.get(index)
+        if found is None:
+            models = self.classifier(index).models
+            specs = [m.codec.decoder_spec for m in models if m.codec.decoder_spec is not None]
+            generic = [*self.attribute_names(), *filter(None, [self.type_attribute])]
+            # Embedded children are no field of their parent: read from the item as dicts.
+            generic += [r.embedded.attribute for m in models for r in m.embedded if r.embedded]
+            name = f"{self.name}_{index}" if index else self.name
+            found = self._wires[index] = build_wire(name, specs, generic)
+        return found
+
+    def decoder(self, operation: str, index: str | None = None) -> Decode:
+        """How the fast path parses a response body of ``operation`` reading this scope."""
+        return self.wire(index).decoder(operation)
 
     def model_of(
         self, item: Mapping[str, AttributeValue], index: str | None = None

@@ -388,7 +388,11 @@ class _FastSender:
                 request_sent=True,
             )
         if status < 300:
-            return orjson.loads(payload) if payload else {}
+            if not payload:
+                return {}
+            # A read names its own parser (typed structures per table; see dynorm._structs),
+            # which falls back to orjson by itself when a body does not fit.
+            return (request.decode or orjson.loads)(payload)
         error = parse_error(status, payload, reply_headers.get("x-amzn-ErrorType"))
         if is_clock_skew(error.code, error.message):
             offset = clock_offset(reply_headers.get("Date"), time.time())

@@ -10,6 +10,7 @@ import datetime
 import decimal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import attrs
 import pytest
@@ -138,3 +139,35 @@ async def test_raw_responses_differ_only_in_binary_encoding(dynorm_server: Runni
             }
         finally:
             await fast.delete_table()
+
+
+async def _collection(db: Database) -> dict[str, Any]:
+    """The box's collection read with the table's wire decoder, as dynorm's reads send it."""
+    params = {
+        "TableName": db.table_name,
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "BOX#b1"}},
+    }
+    return await db.send(Request("Query", params, decode=table.decoder("Query")))
+
+
+async def test_a_page_with_an_item_that_does_not_fit_is_read_the_generic_way(
+    dynorm_server: RunningServer,
+) -> None:
+    async with database(dynorm_server, fast=True, name="fast-path-b") as db:
+        await db.create_table()
+        try:
+            await db.put_all([Box("b1"), *THINGS])
+            typed = await _collection(db)
+            assert {type(item).__name__ for item in typed["Items"]} == {"Wirefast-pathItem"}
+            # Another tool wrote an item into the collection whose `fragile` is no boolean.
+            stray = {"pk": {"S": "BOX#b1"}, "sk": {"S": "NOTE#1"}, "fragile": {"S": "yes"}}
+            await db.send(Request("PutItem", {"TableName": db.table_name, "Item": stray}))
+            generic = await _collection(db)
+            assert all(type(item) is dict for item in generic["Items"])
+            assert stray in generic["Items"]
+            box = await db.get(Box, box_id="b1", load=[Box.items])
+            assert box.items.loaded == THINGS
+            assert await db.query(Thing, box_id="b1").all() == THINGS
+        finally:
+            await db.delete_table()

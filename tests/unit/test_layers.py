@@ -42,6 +42,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_retry",
         "_sigv4",
         "_steps",
+        "_structs",
         "_wire",
     ),
     "mapping": (
