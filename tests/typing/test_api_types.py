@@ -29,7 +29,7 @@ table = Table("typing", pk="pk", sk="sk")
 @attrs.define
 class Org:
     name: str
-    users: ClassVar[HasMany[Org, User]] = HasMany("User", via=Partition())
+    users: ClassVar[HasMany[User]] = HasMany("User", via=Partition())
 
 
 @table.model(pk="ORG#{org_name}", sk="USER#{username}")
@@ -37,7 +37,7 @@ class Org:
 class User:
     org_name: str
     username: str
-    org: ClassVar[BelongsTo[User, Org]] = BelongsTo(Org)
+    org: ClassVar[BelongsTo[Org]] = BelongsTo(Org)
 
 
 async def _typed_usage(db: Database) -> None:

@@ -292,7 +292,7 @@ def test_embedded_children_need_an_attribute_no_stored_name_uses() -> None:
         cid: str
         # Stored as "Addresses": the field's name "addresses" is free for the children.
         addresses_text: str = dynorm.field(name="Addresses", default="")
-        addresses = HasMany["Customer", Address](Address, via=Embedded(key="nickname"))
+        addresses = HasMany[Address](Address, via=Embedded(key="nickname"))
 
     assert Customer.addresses.embedded is not None
     assert Customer.addresses.embedded.attribute == "addresses"
@@ -304,7 +304,7 @@ def test_embedded_children_need_an_attribute_no_stored_name_uses() -> None:
             class Clash:
                 cid: str
                 addresses_text: str = dynorm.field(name="Addresses", default="")
-                addresses = HasMany["Clash", Address](
+                addresses = HasMany[Address](
                     Address, via=Embedded(key="nickname", attribute=attribute)
                 )
 
