@@ -480,7 +480,7 @@ class Database:
     @overload
     async def update(
         self,
-        obj: T,
+        obj: object,
         *,
         upsert: bool = False,
         condition: Condition | None = None,
@@ -490,7 +490,7 @@ class Database:
     @overload
     async def update(
         self,
-        obj: T,
+        obj: object,
         *,
         upsert: bool = False,
         condition: Condition | None = None,

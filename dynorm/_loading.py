@@ -521,21 +521,25 @@ async def execute_get(
             return session.fetch(plan.fetch_keys, consistent=plan.consistent)
         return _nothing()
 
+    def collections() -> Awaitable[list[tuple[Item | None, dict[str, Loaded]]]]:
+        # Gathered as one awaitable, whose result is a list of one type.
+        return asyncio.gather(*runs)
+
     if plan.get_parent is not None and not runs and not plan.fetch_keys:
         # A plain GetItem, the most common call: nothing to run beside it, no task to gather.
         raw_parent = (await session.send(plan.get_parent)).get("Item")
         found, collected = {}, []
     elif plan.fetch_self:
-        found, *collected = await asyncio.gather(fetching(), *runs)
+        found, collected = await asyncio.gather(fetching(), collections())
         raw_parent = found.get(key_id(plan.parent_key))
     elif plan.get_parent is not None:
-        response, found, *collected = await asyncio.gather(
-            session.send(plan.get_parent), fetching(), *runs
+        response, found, collected = await asyncio.gather(
+            session.send(plan.get_parent), fetching(), collections()
         )
         raw_parent = response.get("Item")
     else:
         # One Query carries the parent (and reads it by key if its page was cut short first).
-        found, *collected = await asyncio.gather(fetching(), *runs)
+        found, collected = await asyncio.gather(fetching(), collections())
         raw_parent = next((p for p, _ in collected if p is not None), None)
     if raw_parent is None or not info.sort_key_matcher(None)(raw_parent):
         raise _not_found(info, key_values)

@@ -186,18 +186,6 @@ class Relationship(Generic[C]):
             )
         return info_of(self._target)
 
-    # -- descriptor protocol -----------------------------------------------------------------
-
-    # P is bound per access (a method-level type variable): the owner's type is the instance's.
-    @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
-    @overload
-    def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
-    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
-        if obj is None:
-            return self
-        return RelationLoader(obj, self)
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.qualname} -> {self.target_name}>"
 
@@ -269,6 +257,17 @@ class HasMany(Relationship[C]):
         #: child field -> parent field, for the fields that place a child in the collection.
         self.link: dict[str, str] = {}
         self.embedded: EmbeddedCodec | None = None
+
+    # P is bound per access (a method-level type variable): the owner's type is the instance's,
+    # so the declaration names only the target.
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
+        if obj is None:
+            return self
+        return RelationLoader(obj, self)
 
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
@@ -445,7 +444,7 @@ class BelongsTo(Relationship[C]):
         values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
         return self.target_info.primary_key(values)
 
-    @overload  # type: ignore[override]
+    @overload
     def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
     @overload
     def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...

@@ -315,7 +315,7 @@ def test_field_passes_attrs_options_through() -> None:
         n: int = dynorm.field(name="N", converter=int, validator=attrs.validators.ge(0))
         secret: str = dynorm.field(name="S", alias="token", repr=False, default="")
 
-    c = C("5", token="x")  # type: ignore[arg-type,call-arg]  # dynorm.field: no mypy plugin yet
+    c = C("5", token="x")
     assert c.n == 5
     assert c.secret == "x"
     assert "x" not in repr(c)

@@ -519,7 +519,7 @@ def test_key_names_the_fields_of_two_links_to_one_model(tracker: Table) -> None:
 
     assert link_of(Issue, "reporter") == {"user_id": "reporter_id"}
     assert link_of(Issue, "assignee") == {"user_id": "assignee_id"}
-    unassigned = Issue("1", "alice")  # type: ignore[call-arg]
+    unassigned = Issue("1", "alice")
     assert vars(Issue)["assignee"].parent_key(unassigned) is None
     assert vars(Issue)["reporter"].parent_key(unassigned) == {
         "pk": {"S": "USER#alice"},
