@@ -788,7 +788,7 @@ class Database:
         segments: int = 1,
         index: str | None = None,
         consistent: bool = False,
-    ) -> Scan[Any]: ...
+    ) -> Scan[object]: ...
     def scan(
         self,
         model: type[T] | None,

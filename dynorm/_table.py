@@ -523,7 +523,7 @@ class Table:
         """The model an item of this table (or of ``index``) belongs to, or None."""
         return self.classifier(index)(item)
 
-    def decode_record(self, record: StreamRecord) -> Change[Any]:
+    def decode_record(self, record: StreamRecord) -> Change[object]:
         """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.
 
         ``Change(event, model, keys, old, new)``: ``old``/``new`` are the images decoded by the
