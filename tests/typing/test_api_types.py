@@ -47,12 +47,18 @@ class User:
     org = BelongsTo(Org)
 
 
+@table.model(pk="CUSTOMER#{customer_id}", sk="ORDER#{order_id}")
+class Order:
+    customer_id: str
+    order_id: str
+
+
 @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
 class Customer:
     customer_id: str
     tags: list[str] = dynorm.field(factory=list)
     # A class target: the child type is inferred from it.
-    orders = HasMany(User, via=Partition())
+    orders = HasMany(Order, via=Partition())
 
 
 def test_constructors_are_the_attrs_ones() -> None:
@@ -65,7 +71,7 @@ def test_constructors_are_the_attrs_ones() -> None:
 def test_the_descriptor_on_the_class() -> None:
     assert_type(Org.users, HasMany[User])
     assert_type(User.org, BelongsTo[Org])
-    assert_type(Customer.orders, HasMany[User])
+    assert_type(Customer.orders, HasMany[Order])
     assert Org.users.target_name == "User"
     assert User.org.target_name == "Org"
 
