@@ -335,9 +335,8 @@ class WritePlanner:
         # What each model's rules ask, found once per model rather than once per object.
         rules = _PutAllRules(self.table, self.copier)
         originals = list(objs)
-        for obj in originals:
-            rules.of(obj)  # refuses a versioned model, or a class of no model of this table
-        objs = [rules.stamped(o, now) for o in originals]
+        models = rules.check(originals)
+        objs = [rules.stamped(o, now) for o in originals] if rules.stamps else list(originals)
         checked = (yield from self.copier.fill(objs)) if reads else Filled(objs, ())
         filled = checked.objs
         key_names = sorted(self.table.primary_attributes)
@@ -346,7 +345,7 @@ class WritePlanner:
         winners: dict[Any, object] = {}
         parents: dict[Any, Copying] = {}
         for obj in filled:
-            model = rules.of(obj)
+            model = models.get(type(obj)) or rules.of(obj)
             info = model.info
             item = self._whole_item(info, obj)
             ident = item_key_id(item, key_names)
@@ -375,9 +374,9 @@ class WritePlanner:
             yield from self.copier.rewrite_after(copying, children)
             ident = key_id(copying.info.primary_key(copying.values))
             yield from self.copier.settle(copying, tokens[ident])
-        for original, written in zip(originals, objs, strict=True):
-            stamps = rules.of(original).info.stamps
-            if stamps.managed:
+        if rules.stamps:
+            for original, written in zip(originals, objs, strict=True):
+                stamps = rules.of(original).info.stamps
                 stamps.keep(original, stamps.written(written))
         yield from self.copier.recheck(checked)
         return len(writes)
@@ -425,7 +424,7 @@ class WritePlanner:
         fresh = [
             (o, rel.embedded)
             for o in objs
-            if state_of(o) is None
+            if _info(self.table, infos, o).embedded and state_of(o) is None
             for rel in _info(self.table, infos, o).embedded
             if rel.embedded is not None
         ]
@@ -857,6 +856,16 @@ class _PutAllRules:
         self._table = table
         self._copier = copier
         self._models: dict[type, _PutAllModel] = {}
+        #: Whether any model seen stamps its objects.
+        self.stamps = False
+
+    def check(self, objs: Iterable[object]) -> Mapping[type, _PutAllModel]:
+        """The rules of the models of ``objs`` (see :meth:`of`), by class."""
+        models = self._models
+        for obj in objs:
+            if type(obj) not in models:
+                self.of(obj)
+        return models
 
     def of(self, obj: object) -> _PutAllModel:
         """The rules of ``obj``'s model; DefinitionError for a versioned model or a non-model."""
@@ -866,6 +875,7 @@ class _PutAllRules:
             info = self._table.info(type(obj))
             model = _PutAllModel(info, bool(info.stamps), self._copier.copying(info))
             self._models[type(obj)] = model
+            self.stamps = self.stamps or model.stamps
         return model
 
     def stamped(self, obj: T, now: datetime.datetime) -> T:
