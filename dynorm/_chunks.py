@@ -7,18 +7,19 @@ I/O layer (which sends them and retries what DynamoDB leaves unprocessed).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
-from typing import Final, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
-from ._codec import Item
 from ._errors import LimitExceededError
 
 __all__ = [
     "BATCH_GET_MAX",
     "BATCH_WRITE_MAX",
     "TRANSACT_MAX",
+    "KeyId",
     "backoff",
     "chunked",
+    "item_key_id",
     "key_id",
 ]
 
@@ -44,6 +45,32 @@ def backoff(attempt: int, *, base: float = 0.05, cap: float = 2.0) -> float:
     return random.uniform(0, min(cap, base * (2**attempt)))  # noqa: S311 - jitter, not crypto
 
 
-def key_id(key: Item) -> tuple[tuple[str, str], ...]:
-    """A hashable identity for a key, to de-duplicate and to match responses to requests."""
-    return tuple(sorted((name, repr(av)) for name, av in key.items()))
+#: What :func:`key_id` returns: (attribute name, value identity) pairs in name order.
+KeyId = tuple[tuple[str, object], ...]
+
+
+def _value_id(av: Mapping[str, Any]) -> object:
+    # A key attribute holds one S, N or B: its (type, text) pair is hashable and tells values
+    # and types apart, as the repr of the whole dict (the fallback for anything else) does.
+    if len(av) == 1:
+        ((tag, value),) = av.items()
+        if type(value) is str or type(value) is bytes:
+            return (tag, value)
+    return repr(av)
+
+
+def key_id(key: Mapping[str, Mapping[str, Any]]) -> KeyId:
+    """A hashable identity for a key, to de-duplicate and to match responses to requests.
+
+    Two keys get the same identity when they name the same attributes with equal values of
+    the same types, whatever the order of their attributes.
+    """
+    return tuple(sorted([(name, _value_id(av)) for name, av in key.items()]))
+
+
+def item_key_id(item: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> KeyId:
+    """``key_id`` of the attributes ``names`` of ``item`` (``names`` sorted: one item's key).
+
+    What ``key_id({n: item[n] for n in names})`` is, without the dict and the sort.
+    """
+    return tuple([(name, _value_id(item[name])) for name in names])

@@ -170,9 +170,15 @@ class CopyPlanner:
         can be checked against a rename that lands meanwhile (see :meth:`recheck`).
         """
         wants: list[tuple[int, HasMany[Any], Item]] = []
+        # Per class: most classes in a batch hold no copies, and need no more than this.
+        links: dict[type, tuple[ModelInfo[Any], tuple[HasMany[Any], ...]]] = {}
         for i, obj in enumerate(objs):
-            info = self.table.info(type(obj))
-            for rel in self.incoming(info):
+            found = links.get(type(obj))
+            if found is None:
+                info = self.table.info(type(obj))
+                found = links[type(obj)] = (info, self.incoming(info))
+            info, incoming = found
+            for rel in incoming:
                 key = _parent_key(rel, info.values_of(obj))
                 if key is not None:
                     wants.append((i, rel, key))

@@ -647,8 +647,12 @@ class Database:
         """
         objs = list(objs)
         count = await self.run(self.writes.put_all(objs))
+        related: dict[type, bool] = {}  # per class: whether its objects are bound
         for obj in objs:
-            if self.table.info(type(obj)).relationships:
+            cls = type(obj)
+            if related.get(cls) is None:
+                related[cls] = bool(self.table.info(cls).relationships)
+            if related[cls]:
                 bind(obj, self)
         return count
 

@@ -155,6 +155,9 @@ class KeyTemplate:
     #: of delimiters: the last segment is a bare placeholder and all before it are literal
     #: (``USER#{username}``, ``item#{id}``). Matching such keys needs no regex.
     _tail_only: bool = attrs.field(init=False, repr=False)
+    #: For a tail-only template, the key's text before the last segment (literals and their
+    #: delimiters): its keys are this and the last segment's text.
+    _lead: str = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         # The delimiter must not occur in the escapes themselves ("%25", "%23"): a digit would
@@ -197,6 +200,8 @@ class KeyTemplate:
         object.__setattr__(
             self, "_tail_only", tail_only and last.field is not None and not self.raw
         )
+        lead = self.delimiter.join(s.prefix for s in segments[:-1])
+        object.__setattr__(self, "_lead", lead + self.delimiter if len(segments) > 1 else "")
 
     def _parse_segment(self, text: str) -> _Segment:
         try:
@@ -246,6 +251,13 @@ class KeyTemplate:
 
     def format(self, values: Mapping[str, object]) -> str:
         """The full key for ``values``; every field of the template must be present."""
+        if self._tail_only:
+            # The common shape (``item#{id}``): one field, after literals; no loop.
+            last = self.segments[-1]
+            if last.field is not None and last.field in values:
+                key = self._lead + self._text(last, values[last.field])
+                if key:
+                    return key
         out = []
         for seg in self.segments:
             if seg.field is None:

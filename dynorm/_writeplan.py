@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 
-from ._chunks import TRANSACT_MAX, key_id
+from ._chunks import TRANSACT_MAX, item_key_id, key_id
 from ._codec import AttributeValue, Item
 from ._copies import (
     Copying,
@@ -332,24 +332,30 @@ class WritePlanner:
         parent read for copies, no stored embedded children kept, no copies rewritten.
         """
         now = utc_now()
-        originals = [o for o in objs if _unversioned(self.table, o, "put_all", "put")]
-        objs = [self.stamped(o, now) for o in originals]
+        # What each model's rules ask, found once per model rather than once per object.
+        rules = _PutAllRules(self.table, self.copier)
+        originals = list(objs)
+        models = rules.check(originals)
+        objs = [rules.stamped(o, now) for o in originals] if rules.stamps else list(originals)
         checked = (yield from self.copier.fill(objs)) if reads else Filled(objs, ())
         filled = checked.objs
+        key_names = sorted(self.table.primary_attributes)
         writes: dict[Any, dict[str, Any]] = {}
+        # The object written for each key: the last one given, where the first one stood.
+        winners: dict[Any, object] = {}
         parents: dict[Any, Copying] = {}
         for obj in filled:
-            info = self.table.info(type(obj))
+            model = models.get(type(obj)) or rules.of(obj)
+            info = model.info
             item = self._whole_item(info, obj)
-            ident = key_id({a: item[a] for a in self.table.primary_attributes})
+            ident = item_key_id(item, key_names)
             writes[ident] = {"PutRequest": {"Item": item}}
-            rels = self.copier.copying(info)
-            if rels:
-                parents[ident] = Copying(info, info.values_of(obj), rels)
+            winners[ident] = obj
+            if model.copying:
+                parents[ident] = Copying(info, info.values_of(obj), model.copying)
         if not reads:
             yield WriteBatch(tuple(writes.values()))
             return len(writes)
-        winners = {key_id(self.table.info(type(o)).key_of(o)): o for o in filled}
         yield from self._keep_embedded(list(winners.values()), writes)
         changed = yield from self.copier.changed_parents(list(parents.values()))
         tokens = {}
@@ -368,9 +374,10 @@ class WritePlanner:
             yield from self.copier.rewrite_after(copying, children)
             ident = key_id(copying.info.primary_key(copying.values))
             yield from self.copier.settle(copying, tokens[ident])
-        for original, written in zip(originals, objs, strict=True):
-            stamps = self.table.info(type(original)).stamps
-            stamps.keep(original, stamps.written(written))
+        if rules.stamps:
+            for original, written in zip(originals, objs, strict=True):
+                stamps = rules.of(original).info.stamps
+                stamps.keep(original, stamps.written(written))
         yield from self.copier.recheck(checked)
         return len(writes)
 
@@ -413,11 +420,12 @@ class WritePlanner:
         object that replaces a stored item keeps the children that item holds (one consistent
         BatchGetItem reads them for every such object).
         """
+        infos: dict[type, ModelInfo[Any]] = {}
         fresh = [
             (o, rel.embedded)
             for o in objs
-            if state_of(o) is None
-            for rel in self.table.info(type(o)).embedded
+            if _info(self.table, infos, o).embedded and state_of(o) is None
+            for rel in _info(self.table, infos, o).embedded
             if rel.embedded is not None
         ]
         if not fresh:
@@ -819,3 +827,61 @@ def _key_of(table: Table, action: Mapping[str, Any]) -> Item:
     ((_, params),) = action.items()
     key: Item = params.get("Key") or {a: params["Item"][a] for a in table.primary_attributes}
     return key
+
+
+def _info(table: Table, infos: dict[type, ModelInfo[Any]], obj: object) -> ModelInfo[Any]:
+    """``table.info(type(obj))``, looked up once per class in ``infos``."""
+    cls = type(obj)
+    info = infos.get(cls)
+    if info is None:
+        info = infos[cls] = table.info(cls)
+    return info
+
+
+@attrs.frozen
+class _PutAllModel:
+    """What ``put_all`` asks of one model, the same for each of its objects."""
+
+    info: ModelInfo[Any]
+    #: Whether a put stamps anything (times; a versioned model is refused).
+    stamps: bool
+    #: The relationships whose children carry copies of its fields.
+    copying: tuple[HasMany[Any], ...]
+
+
+class _PutAllRules:
+    """Per model, once per ``put_all``: its info, checked for batch writes, and its rules."""
+
+    def __init__(self, table: Table, copier: CopyPlanner) -> None:
+        self._table = table
+        self._copier = copier
+        self._models: dict[type, _PutAllModel] = {}
+        #: Whether any model seen stamps its objects.
+        self.stamps = False
+
+    def check(self, objs: Iterable[object]) -> Mapping[type, _PutAllModel]:
+        """The rules of the models of ``objs`` (see :meth:`of`), by class."""
+        models = self._models
+        for obj in objs:
+            if type(obj) not in models:
+                self.of(obj)
+        return models
+
+    def of(self, obj: object) -> _PutAllModel:
+        """The rules of ``obj``'s model; DefinitionError for a versioned model or a non-model."""
+        model = self._models.get(type(obj))
+        if model is None:
+            _unversioned(self._table, obj, "put_all", "put")
+            info = self._table.info(type(obj))
+            model = _PutAllModel(info, bool(info.stamps), self._copier.copying(info))
+            self._models[type(obj)] = model
+            self.stamps = self.stamps or model.stamps
+        return model
+
+    def stamped(self, obj: T, now: datetime.datetime) -> T:
+        """``obj`` as a put stores it (see :meth:`WritePlanner.stamped`)."""
+        model = self.of(obj)
+        if not model.stamps:
+            return obj
+        values = model.info.stamps.put_values(obj, now)
+        return attrs.evolve(obj, **values) if values else obj  # type: ignore[misc]

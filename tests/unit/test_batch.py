@@ -7,7 +7,7 @@ import pytest
 
 from dynorm import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, LimitExceededError, ThrottledError
 from dynorm._batch import drain_get, drain_write
-from dynorm._chunks import backoff, chunked, key_id
+from dynorm._chunks import backoff, chunked, item_key_id, key_id
 from dynorm._codec import Item
 from dynorm._plans import Request
 
@@ -110,6 +110,45 @@ def test_key_id_tells_values_and_types_apart() -> None:
         {"pk": {"S": "B"}, "sk": {"S": "A"}}
     )
     assert len({key_id(key(n)) for n in range(10)}) == 10
+
+
+def _repr_id(key: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The identity key_id gave before it skipped repr: the reference to agree with."""
+    return tuple(sorted((name, repr(av)) for name, av in key.items()))
+
+
+_VALUES: list[dict[str, Any]] = [
+    {"S": "1"},
+    {"N": "1"},
+    {"S": "1.0"},
+    {"N": "1.0"},
+    {"B": b"1"},
+    {"B": "MQ=="},
+    {"S": "MQ=="},
+    {"S": ""},
+    {"S": "é"},
+    {"L": [{"S": "1"}]},
+    {"M": {"a": {"S": "1"}}},
+    {"NULL": True},
+    {"S": "1", "N": "1"},
+]
+
+
+def test_key_id_tells_keys_apart_exactly_as_their_reprs_do() -> None:
+    keys = [{"pk": a} for a in _VALUES] + [{"pk": a, "sk": b} for a in _VALUES for b in _VALUES]
+    keys += [{"sk": b, "pk": a} for a in _VALUES[:4] for b in _VALUES[:4]]
+    for a in keys:
+        for b in keys:
+            assert (key_id(a) == key_id(b)) == (_repr_id(a) == _repr_id(b)), (a, b)
+    assert len({key_id(k) for k in keys}) == len({_repr_id(k) for k in keys})
+
+
+def test_item_key_id_is_the_key_id_of_the_items_key() -> None:
+    for a in _VALUES:
+        for b in _VALUES:
+            item = {"sk": b, "name": {"S": "x"}, "pk": a}
+            assert item_key_id(item, ["pk", "sk"]) == key_id({"pk": a, "sk": b})
+            assert item_key_id(item, ["pk"]) == key_id({"pk": a})
 
 
 # -- drain_get -----------------------------------------------------------------------------------

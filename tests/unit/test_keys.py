@@ -117,6 +117,46 @@ def test_non_ascii_delimiter() -> None:
     assert template.parse(key) == {"x": "1§2%"}
 
 
+tail_values = st.one_of(
+    tricky_text,
+    st.integers(),
+    st.booleans(),
+    st.dates(),
+    st.sampled_from(list(Color)),
+    st.decimals(allow_nan=False, allow_infinity=False),
+)
+
+
+@given(st.sampled_from(["#", "|", "§", "/"]), tricky_text, tail_values)
+def test_one_trailing_field_formats_as_the_segments_join(
+    delimiter: str, lead: str, value: object
+) -> None:
+    # Templates whose one field comes last take a shortcut: the same text as the join.
+    assume(delimiter not in lead and not set(lead) & set("{}"))
+    for source, head in [
+        (f"A{delimiter}{{v}}", f"A{delimiter}"),
+        (f"A{delimiter}B{delimiter}x{{v}}", f"A{delimiter}B{delimiter}x"),
+        (f"{lead}{{v}}", lead),
+        ("{v}", ""),
+    ]:
+        template = KeyTemplate(source, delimiter=delimiter)
+        expected = head + escape(key_string(value), delimiter)
+        if expected:
+            assert template.format({"v": value}) == expected
+            assert template.parse(expected) is not None
+        else:
+            with pytest.raises(KeyTemplateError, match="gives an empty key"):
+                template.format({"v": value})
+        with pytest.raises(KeyTemplateError, match=r"needs 'v'; got \['w'\]"):
+            template.format({"w": value})
+
+
+def test_one_trailing_field_with_a_spec() -> None:
+    template = KeyTemplate("N#{n:08d}")
+    assert template.format({"n": 42}) == "N#00000042"
+    assert KeyTemplate("{v}").format({"v": "a#b"}) == "a%23b"
+
+
 # -- hypothesis: exact round trips and no collisions ---------------------------------------------
 
 
