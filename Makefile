@@ -40,8 +40,12 @@ format: .venv
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# mypy strict over the package and tests (with the dynorm.mypy plugin), then pyright (standard)
+# over the package and tests/typing, which shows what users see and what must be rejected. The
+# pyright package fetches its node runtime on first use.
 typecheck: .venv
 	$(BIN)/mypy
+	$(BIN)/pyright --pythonpath $(BIN)/python
 
 # Lint and types first (fast, and a type error explains many test failures), then the whole
 # suite on the embedded moto server (fast request path), the integration tests again on moto

@@ -36,7 +36,7 @@ class Order:
     total: Decimal = Decimal(0)
     item_count: int = 0
     express: bool = False
-    items: ClassVar[HasMany[Order, OrderItem]] = HasMany("OrderItem", via=Partition())
+    items: ClassVar[HasMany[OrderItem]] = HasMany("OrderItem", via=Partition())
 
 
 @table.model(pk="order#{order_id}", sk="item#{id}")

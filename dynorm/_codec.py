@@ -286,6 +286,11 @@ def _set_kind(value: object) -> str | None:
 _NONE_TYPE: Final = type(None)
 
 
+def _attrs_class(tp: object) -> type | None:
+    """``tp`` when it is an attrs class, else None."""
+    return tp if isinstance(tp, type) and attrs.has(tp) else None
+
+
 def _optional_inner(tp: object) -> object | None:
     """``X`` for ``X | None`` (``Optional[X]``), else None."""
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
@@ -1105,13 +1110,14 @@ def _walk(cls: type, path: str) -> tuple[list[tuple[str, str]], object | None]:
     tp: object = cls
     for name, indexes in path_steps(path):
         tp = _optional_inner(tp) or tp
-        if isinstance(tp, type) and attrs.has(tp):
-            found = [f for f in resolved_fields(tp) if f.name == name]
+        klass = _attrs_class(tp)
+        if klass is not None:
+            found = [f for f in resolved_fields(klass) if f.name == name]
             if not found:
-                raise _unknown_field(tp, name, path)
+                raise _unknown_field(klass, name, path)
             if is_key_only(found[0]):
                 raise ExpressionError(
-                    f"{tp.__name__}.{name} is kept only inside key attributes "
+                    f"{klass.__name__}.{name} is kept only inside key attributes "
                     "(dynorm.field(key_only=True)), so no condition, filter or update can name "
                     "it; address items by it through their key instead"
                 )

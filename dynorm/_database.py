@@ -73,7 +73,7 @@ DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
 
 def _update_loaded(
-    parent: object, rel: HasMany[Any, Any], child: object, *, adding: bool, position: int | None
+    parent: object, rel: HasMany[Any], child: object, *, adding: bool, position: int | None
 ) -> None:
     """Keep a parent's loaded children in step with an add or remove that was just written."""
     state = state_of(parent)
@@ -395,7 +395,7 @@ class Database:
         self,
         model: type[T],
         *,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any] | LoadOption] = (),
         consistent: bool = False,
         **key: object,
     ) -> T:
@@ -480,7 +480,7 @@ class Database:
     @overload
     async def update(
         self,
-        obj: T,
+        obj: object,
         *,
         upsert: bool = False,
         condition: Condition | None = None,
@@ -490,7 +490,7 @@ class Database:
     @overload
     async def update(
         self,
-        obj: T,
+        obj: object,
         *,
         upsert: bool = False,
         condition: Condition | None = None,
@@ -731,7 +731,7 @@ class Database:
         index: str | None = None,
         *,
         consistent: bool = False,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any] | LoadOption] = (),
         **components: object,
     ) -> Query[T]:
         """Items of ``model`` in one collection: full partition fields, leading sort fields.
@@ -792,7 +792,7 @@ class Database:
         segments: int = 1,
         index: str | None = None,
         consistent: bool = False,
-    ) -> Scan[Any]: ...
+    ) -> Scan[object]: ...
     def scan(
         self,
         model: type[T] | None,
@@ -848,7 +848,7 @@ class Database:
         return accept_any
 
     async def load(
-        self, objs: Sequence[T], *relationships: Relationship[Any, Any] | LoadOption
+        self, objs: Sequence[T], *relationships: Relationship[Any] | LoadOption
     ) -> Sequence[T]:
         """Load relationships for many objects of one model at once (no N+1).
 
@@ -870,22 +870,20 @@ class Database:
         await load_all(self, info, objs, options)
         return objs
 
-    async def add(self, parent: object, relationship: Relationship[Any, T], child: T) -> T:
+    async def add(self, parent: object, relationship: Relationship[T], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
         rel = self._has_many(parent, relationship, "add")
         stored = await self.run(self.writes.add(parent, rel, child))
         _update_loaded(parent, rel, stored, adding=True, position=None)
         return cast("T", stored)
 
-    async def remove(self, parent: object, relationship: Relationship[Any, T], child: T) -> None:
+    async def remove(self, parent: object, relationship: Relationship[T], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
         rel = self._has_many(parent, relationship, "remove")
         position = await self.run(self.writes.remove(parent, rel, child))
         _update_loaded(parent, rel, child, adding=False, position=position)
 
-    def _has_many(
-        self, parent: object, relationship: Relationship[Any, Any], verb: str
-    ) -> HasMany[Any, Any]:
+    def _has_many(self, parent: object, relationship: Relationship[Any], verb: str) -> HasMany[Any]:
         rel = self._relationship(parent, relationship)
         if not isinstance(rel, HasMany):
             raise DefinitionError(
@@ -894,9 +892,7 @@ class Database:
             )
         return rel
 
-    def _relationship(
-        self, parent: object, relationship: Relationship[Any, Any]
-    ) -> Relationship[Any, Any]:
+    def _relationship(self, parent: object, relationship: Relationship[Any]) -> Relationship[Any]:
         if getattr(relationship, "owner", None) is not type(parent):
             raise DefinitionError(
                 f"{relationship!r} is not a relationship of {type(parent).__name__}; pass e.g. "

@@ -50,7 +50,7 @@ class Explain:
         self,
         model: type[Any],
         *,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any] | LoadOption] = (),
         consistent: bool = False,
         **key: object,
     ) -> GetPlan:
@@ -63,7 +63,7 @@ class Explain:
         self,
         model: type[Any],
         *,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any] | LoadOption] = (),
         consistent: bool = False,
         **key: object,
     ) -> list[Request]:
@@ -147,7 +147,7 @@ class Explain:
         index: str | None = None,
         *,
         consistent: bool = False,
-        load: Sequence[Relationship[Any, Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any] | LoadOption] = (),
         **components: object,
     ) -> Request:
         """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""

@@ -49,7 +49,7 @@ class ExpressionBuilder:
     renamer: Renamer | None = None
     names: dict[str, str] = attrs.field(factory=dict)
     values: dict[str, AttributeValue] = attrs.field(factory=dict)
-    _name_ids: dict[str, str] = attrs.field(factory=dict)
+    _name_ids: dict[str, str] = attrs.field(factory=dict, alias="name_ids")
 
     def name(self, path: str) -> str:
         """The placeholder path for the field path ``a.b[0].c``.

@@ -44,7 +44,7 @@ P = TypeVar("P")
 
 
 def normalize_options(
-    info: ModelInfo[Any], load: Sequence[Relationship[Any, Any] | LoadOption]
+    info: ModelInfo[Any], load: Sequence[Relationship[Any] | LoadOption]
 ) -> list[LoadOption]:
     options = []
     for entry in load:
@@ -144,7 +144,7 @@ def plan_get(
     collections = []
     carried = False
     for (index, forward), group in groups.items():
-        rels = [cast("HasMany[Any, Any]", o.relationship) for o in group]
+        rels = [cast("HasMany[Any]", o.relationship) for o in group]
         read, position = _group_read(
             info, key_values, rels, index=index, forward=forward, table_name=table_name
         )
@@ -192,14 +192,14 @@ async def _nothing() -> dict[Any, Item]:
     return {}
 
 
-def _belongs(option: LoadOption) -> BelongsTo[Any, Any]:
-    return cast("BelongsTo[Any, Any]", option.relationship)
+def _belongs(option: LoadOption) -> BelongsTo[Any]:
+    return cast("BelongsTo[Any]", option.relationship)
 
 
 def _group_read(
     info: ModelInfo[Any],
     key_values: Mapping[str, object],
-    rels: Sequence[HasMany[Any, Any]],
+    rels: Sequence[HasMany[Any]],
     *,
     index: str | None,
     forward: bool,
@@ -252,7 +252,7 @@ async def _run_collection(
     A Query that carries the parent but was cut short before reaching it reads it with GetItem.
     """
     read = load.read
-    rels: list[HasMany[Any, Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
+    rels: list[HasMany[Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
     parent: list[Item] = []
 
     def see(page: list[Item]) -> None:
@@ -312,7 +312,7 @@ async def _run_shared(
     Each relationship the page left short reads on by itself: the returned follow-ups, to run
     concurrently.
     """
-    rels: list[HasMany[Any, Any]] = [o.relationship for o in options]  # type: ignore[misc]
+    rels: list[HasMany[Any]] = [o.relationship for o in options]  # type: ignore[misc]
     accepts = [session.acceptor(r.target_info, read.index) for r in rels]
 
     def accept(raw: Item) -> tuple[int, Any, Item] | None:
@@ -493,7 +493,7 @@ def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
 async def _run_children(
     session: Session, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
-    rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
+    rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
     read = rel.children_read(session.table_name, parent_values)
     accept = session.acceptor(rel.target_info, read.index)
     items, after = await session.read_page(read, accept, limit=option.limit, start=None)
@@ -521,21 +521,25 @@ async def execute_get(
             return session.fetch(plan.fetch_keys, consistent=plan.consistent)
         return _nothing()
 
+    def collections() -> Awaitable[list[tuple[Item | None, dict[str, Loaded]]]]:
+        # Gathered as one awaitable, whose result is a list of one type.
+        return asyncio.gather(*runs)
+
     if plan.get_parent is not None and not runs and not plan.fetch_keys:
         # A plain GetItem, the most common call: nothing to run beside it, no task to gather.
         raw_parent = (await session.send(plan.get_parent)).get("Item")
         found, collected = {}, []
     elif plan.fetch_self:
-        found, *collected = await asyncio.gather(fetching(), *runs)
+        found, collected = await asyncio.gather(fetching(), collections())
         raw_parent = found.get(key_id(plan.parent_key))
     elif plan.get_parent is not None:
-        response, found, *collected = await asyncio.gather(
-            session.send(plan.get_parent), fetching(), *runs
+        response, found, collected = await asyncio.gather(
+            session.send(plan.get_parent), fetching(), collections()
         )
         raw_parent = response.get("Item")
     else:
         # One Query carries the parent (and reads it by key if its page was cut short first).
-        found, *collected = await asyncio.gather(fetching(), *runs)
+        found, collected = await asyncio.gather(fetching(), collections())
         raw_parent = next((p for p, _ in collected if p is not None), None)
     if raw_parent is None or not info.sort_key_matcher(None)(raw_parent):
         raise _not_found(info, key_values)

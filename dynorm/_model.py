@@ -64,9 +64,9 @@ class ModelInfo(Generic[T]):
     key_parsers: Mapping[str, Callable[[str], object]]
     #: Key attribute -> the fields it holds, with their parsers (see ``fields_in_keys``).
     key_fields: Mapping[str, KeyFields] = attrs.field(factory=dict)
-    relationships: dict[str, Relationship[Any, Any]] = attrs.field(factory=dict)
+    relationships: dict[str, Relationship[Any]] = attrs.field(factory=dict)
     #: HasMany relationships whose children are stored inside this model's items.
-    embedded: list[HasMany[Any, Any]] = attrs.field(factory=list)
+    embedded: list[HasMany[Any]] = attrs.field(factory=list)
     #: The value this model's items hold in the table's type attribute (None: the table has none).
     entity: str | None = None
     #: The fields named for versions, time to live and timestamps (see ``_stamps``).
@@ -581,7 +581,7 @@ def _attrs_classes_in(tp: object) -> Iterable[type]:
 def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Field name -> resolved type; forward references must be resolvable by now.
 
-    Only fields are resolved, not every annotation: a ``ClassVar[HasMany[Org, User]]`` may name
+    Only fields are resolved, not every annotation: a ``ClassVar[HasMany[User]]`` may name
     classes that are declared later (attrs.resolve_types would evaluate it too, and fail).
     ``localns`` holds the names local to the function that declared the class; nested attrs
     classes whose fields are still strings are resolved with them too.

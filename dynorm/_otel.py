@@ -31,12 +31,14 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span as OtelSpan
     from opentelemetry.trace import Tracer
 
-try:
+if TYPE_CHECKING:
     from opentelemetry import trace as _trace
-except ImportError:  # the optional extra is not installed
-    _INSTALLED = False
 else:
-    _INSTALLED = True
+    try:
+        from opentelemetry import trace as _trace
+    except ImportError:  # the optional extra is not installed
+        _trace = None
+_INSTALLED = _trace is not None
 
 __all__ = ["Span", "Tracing"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import attrs
@@ -411,7 +411,7 @@ class Page(Generic[T]):
     scanned: int = attrs.field(default=0, kw_only=True)
     consumed: float | None = attrs.field(default=None, kw_only=True)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[T]:
         return iter(self.items)
 
     def __len__(self) -> int:

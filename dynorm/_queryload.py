@@ -93,7 +93,7 @@ def plan_query_load(
     read = attrs.evolve(read, filter=None)  # the type attribute's filter would drop children
     bounds = [_bounds(read.range)]
     for option in shared:
-        rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
+        rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
         prefix = _static_prefix(rel, read.index, components)
         bounds.append((prefix, upper_bound(prefix)) if prefix else None)
     widened: KeyRange | None = None
@@ -120,7 +120,7 @@ def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) ->
     return child_pk.format(given) == read.pk_value
 
 
-def _static_prefix(rel: HasMany[Any, Any], index: str | None, values: Mapping[str, object]) -> str:
+def _static_prefix(rel: HasMany[Any], index: str | None, values: Mapping[str, object]) -> str:
     """The sort key prefix every child of every parent the query returns starts with."""
     _, child_sk = rel.target_info.key_templates(index)
     if child_sk is None:
@@ -200,7 +200,7 @@ class QueryLoad(Generic[P]):
         start: Item | None,
     ) -> list[Awaitable[None]]:
         """Hand each parent its children from the Query; returns the reads some still need."""
-        rel: HasMany[Any, Any] = option.relationship  # type: ignore[assignment]
+        rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
         by_link: dict[tuple[object, ...], list[tuple[Any, Item]]] = {}
         for child, raw in children:
             by_link.setdefault(tuple(getattr(child, f) for f in rel.link), []).append((child, raw))
@@ -234,7 +234,7 @@ class QueryLoad(Generic[P]):
 
     async def _read_own(
         self,
-        rel: HasMany[Any, Any],
+        rel: HasMany[Any],
         values: Mapping[str, object],
         entry: Loaded,
         limit: int | None,

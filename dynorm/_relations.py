@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ForwardRef, Generic, Self, TypeVar, cast, overload
 
 import attrs
 
@@ -48,12 +48,18 @@ P = TypeVar("P")
 C = TypeVar("C")
 
 
-class Relationship(Generic[P, C]):
-    """Common base: a named link from an owner model to a target model."""
+class Relationship(Generic[C]):
+    """Common base: a named link from an owner model to a target model of type ``C``.
 
-    def __init__(self, target: type[C] | str) -> None:
-        self._target = target
-        self.owner: type[P] | None = None
+    Only the target is a type parameter: the owner's type comes from the instance the
+    descriptor is read on (``__get__``), so ``users = HasMany["User"](via=Partition())`` needs no
+    annotation naming its own class.
+    """
+
+    def __init__(self, target: type[C] | str | None = None) -> None:
+        # None: the target is the type argument, ``HasMany["User"](...)``, read in bind().
+        self._target: type[C] | str | None = target
+        self.owner: type[Any] | None = None
         self.name = "?"
         self._resolved = False
         #: Where the owner was declared, while the target may still need looking up there.
@@ -61,10 +67,37 @@ class Relationship(Generic[P, C]):
 
     # -- declaration -------------------------------------------------------------------------
 
-    def bind(self, owner: type[P], name: str, scope: LocalScope | None = None) -> None:
+    def bind(self, owner: type[Any], name: str, scope: LocalScope | None = None) -> None:
         self.owner = owner
         self.name = name
         self._scope = scope
+        if self._target is None:
+            self._target = self._target_from_type_argument()
+
+    def _target_from_type_argument(self) -> type[C] | str:
+        # typing sets __orig_class__ on an instance made by calling a subscripted generic,
+        # HasMany["User"](...): its argument is the class or a ForwardRef naming it.
+        alias = getattr(self, "__orig_class__", None)
+        args: tuple[object, ...] = getattr(alias, "__args__", ())
+        target = args[0] if args else None
+        if isinstance(target, ForwardRef):
+            return target.__forward_arg__
+        if isinstance(target, str | type):
+            return cast("type[C] | str", target)
+        kind = type(self).__name__
+        raise DefinitionError(
+            f'{self.qualname}: {kind} needs its target model: {kind}["Name"](...) or '
+            f"{kind}(Name, ...); got {target!r}"
+        )
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, params: object) -> object:
+            # HasMany[User], the parent-and-child form of earlier versions, still works at
+            # run time: the parent now comes from __get__, so only the child is kept.
+            if isinstance(params, tuple) and len(params) == 2:
+                params = params[1]
+            return super().__class_getitem__(params)
 
     def local_names(self) -> dict[str, Any]:
         """The names local to the function that declared the owner (empty at module level)."""
@@ -80,6 +113,8 @@ class Relationship(Generic[P, C]):
 
     @property
     def target_name(self) -> str:
+        if self._target is None:
+            return "?"
         return self._target if isinstance(self._target, str) else self._target.__name__
 
     def try_resolve(self, table: Table) -> bool:
@@ -87,6 +122,8 @@ class Relationship(Generic[P, C]):
         if self._resolved:
             return True
         original = self._target
+        if self._target is None:
+            return False  # not bound to its owner yet
         if isinstance(self._target, str):
             found = self._find_target(table, self._target)
             if found is None:
@@ -125,7 +162,7 @@ class Relationship(Generic[P, C]):
 
     @property
     def target_cls(self) -> type[C]:
-        if isinstance(self._target, str):
+        if self._target is None or isinstance(self._target, str):
             raise DefinitionError(
                 f"{self.qualname}: {self._target!r} is not declared yet; declare it (or pass the "
                 "class itself) before using the relationship"
@@ -136,29 +173,18 @@ class Relationship(Generic[P, C]):
         """Definition-time checks, run once both ends are declared."""
 
     @property
-    def owner_info(self) -> ModelInfo[P]:
+    def owner_info(self) -> ModelInfo[Any]:
         if self.owner is None:
             raise DefinitionError(f"{self!r} is used before its model class was declared")
         return info_of(self.owner)
 
     @property
     def target_info(self) -> ModelInfo[C]:
-        if isinstance(self._target, str):
+        if self._target is None or isinstance(self._target, str):
             raise DefinitionError(
                 f"{self.qualname}: model {self._target!r} is not declared on this table yet"
             )
         return info_of(self._target)
-
-    # -- descriptor protocol -----------------------------------------------------------------
-
-    @overload
-    def __get__(self, obj: None, owner: type[Any]) -> Self: ...
-    @overload
-    def __get__(self, obj: object, owner: type[Any]) -> RelationLoader[P, C]: ...
-    def __get__(self, obj: object | None, owner: type[Any]) -> Any:
-        if obj is None:
-            return self
-        return RelationLoader(obj, self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.qualname} -> {self.target_name}>"
@@ -184,7 +210,7 @@ class LoadOption:
 
     def __init__(
         self,
-        relationship: Relationship[Any, Any],
+        relationship: Relationship[Any],
         *,
         limit: int | None = None,
         strategy: Strategy | None = None,
@@ -193,7 +219,7 @@ class LoadOption:
             if not isinstance(relationship, HasMany):
                 raise DefinitionError(f"{relationship!r}: only HasMany can be read another way")
             relationship = relationship.via_strategy(strategy)
-        self.relationship: Relationship[Any, Any] = relationship
+        self.relationship: Relationship[Any] = relationship
         self.limit = limit
 
     def with_limit(self, n: int) -> LoadOption:
@@ -209,7 +235,7 @@ class LoadOption:
         return f"LoadOption({self.relationship!r}, limit={self.limit!r})"
 
 
-class HasMany(Relationship[P, C]):
+class HasMany(Relationship[C]):
     """One parent, many children, stored as ``via`` says.
 
     ``newest_first=True`` reads children from the end of their sort order (seed 001: a user and
@@ -217,7 +243,11 @@ class HasMany(Relationship[P, C]):
     """
 
     def __init__(
-        self, target: type[C] | str, *, via: Strategy | None = None, newest_first: bool = False
+        self,
+        target: type[C] | str | None = None,
+        *,
+        via: Strategy | None = None,
+        newest_first: bool = False,
     ) -> None:
         super().__init__(target)
         if via is not None and not isinstance(via, Strategy):
@@ -227,6 +257,17 @@ class HasMany(Relationship[P, C]):
         #: child field -> parent field, for the fields that place a child in the collection.
         self.link: dict[str, str] = {}
         self.embedded: EmbeddedCodec | None = None
+
+    # P is bound per access (a method-level type variable): the owner's type is the instance's,
+    # so the declaration names only the target.
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
+        if obj is None:
+            return self
+        return RelationLoader(obj, self)
 
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
@@ -239,11 +280,9 @@ class HasMany(Relationship[P, C]):
             return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
 
-    def via_strategy(self, strategy: Strategy) -> HasMany[P, C]:
+    def via_strategy(self, strategy: Strategy) -> HasMany[C]:
         """This relationship read through another strategy, for one call (see LoadOption)."""
-        clone: HasMany[P, C] = HasMany(
-            self.target_cls, via=strategy, newest_first=self.newest_first
-        )
+        clone: HasMany[C] = HasMany(self.target_cls, via=strategy, newest_first=self.newest_first)
         clone.owner, clone.name, clone._resolved = self.owner, self.name, True
         clone.link = strategy.link(self.owner_info, self.target_info, self.qualname)
         return clone
@@ -253,7 +292,7 @@ class HasMany(Relationship[P, C]):
         """Parent field -> child field copied into each child (Denormalized only)."""
         return self.via.copies
 
-    def fill_copies(self, parent: P, child: C) -> C:
+    def fill_copies(self, parent: object, child: C) -> C:
         """The child with its copies of parent fields filled in (a new object if they changed)."""
         filled: C = self.via.prepare_child(self, self.owner_info.values_of(parent), child)  # type: ignore[assignment]
         return filled
@@ -313,7 +352,7 @@ class HasMany(Relationship[P, C]):
             raise not_key_fields(self.target_name, f"{self.qualname}.query() takes", unknown, free)
         return where
 
-    def check_child(self, parent: P, child: C) -> None:
+    def check_child(self, parent: object, child: C) -> None:
         """A child handed to add/remove must belong to this parent's collection."""
         child_info = self.target_info
         if type(child) is not child_info.cls:
@@ -329,7 +368,7 @@ class HasMany(Relationship[P, C]):
             )
 
 
-class BelongsTo(Relationship[P, C]):
+class BelongsTo(Relationship[C]):
     """A child's link to its parent, read with GetItem (or BatchGetItem for many children).
 
     Which child fields hold the parent's key is found, in this order: ``key=`` (parent field ->
@@ -339,7 +378,9 @@ class BelongsTo(Relationship[P, C]):
     leaves out are matched by name. A child whose link field is None has no parent.
     """
 
-    def __init__(self, target: type[C] | str, *, key: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, target: type[C] | str | None = None, *, key: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(target)
         given: object = key
         if given is not None and (
@@ -389,7 +430,7 @@ class BelongsTo(Relationship[P, C]):
                 found.append((rel.qualname, rel.link))
         return found
 
-    def parent_key(self, child: P) -> Item | None:
+    def parent_key(self, child: object) -> Item | None:
         """The parent's primary key read off the child; None when a link field is None."""
         values = {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
         if any(v is None for v in values.values()):
@@ -403,11 +444,11 @@ class BelongsTo(Relationship[P, C]):
         values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
         return self.target_info.primary_key(values)
 
-    @overload  # type: ignore[override]
-    def __get__(self, obj: None, owner: type[Any]) -> BelongsTo[P, C]: ...
     @overload
-    def __get__(self, obj: object, owner: type[Any]) -> ParentLoader[P, C]: ...
-    def __get__(self, obj: object | None, owner: type[Any]) -> Any:
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
         if obj is None:
             return self
         return ParentLoader(obj, self)
@@ -535,7 +576,7 @@ class ParentLoader(Generic[P, C]):
 
     __slots__ = ("child", "relationship")
 
-    def __init__(self, child: P, relationship: BelongsTo[P, C]) -> None:
+    def __init__(self, child: P, relationship: BelongsTo[C]) -> None:
         self.child = child
         self.relationship = relationship
 
@@ -620,7 +661,7 @@ class RelationLoader(Generic[P, C]):
 
     __slots__ = ("parent", "relationship")
 
-    def __init__(self, parent: P, relationship: Relationship[P, C]) -> None:
+    def __init__(self, parent: P, relationship: Relationship[C]) -> None:
         self.parent = parent
         self.relationship = relationship
 
@@ -655,7 +696,7 @@ class RelationLoader(Generic[P, C]):
         loaded = state.loaded[self.relationship.name]
         return list(loaded.items if loaded.shown is None else loaded.items[: loaded.shown])
 
-    def _has_many(self) -> HasMany[P, C]:
+    def _has_many(self) -> HasMany[C]:
         if not isinstance(self.relationship, HasMany):
             raise TypeError(f"{self.relationship.qualname} is not a HasMany relationship")
         return self.relationship

@@ -76,29 +76,29 @@ class Strategy:
         """Whether children may be plain attrs classes rather than table models."""
         return False
 
-    def embedded_codec(self, rel: HasMany[Any, Any]) -> EmbeddedCodec | None:
+    def embedded_codec(self, rel: HasMany[Any]) -> EmbeddedCodec | None:
         """The codec of the attribute that holds children inside the parent item, if any."""
         return None
 
     def prepare_child(
-        self, rel: HasMany[Any, Any], parent_values: Mapping[str, object], child: object
+        self, rel: HasMany[Any], parent_values: Mapping[str, object], child: object
     ) -> object:
         """The child as it must be stored under this parent (its copies filled, say)."""
         return child
 
     def cascade_read(
-        self, rel: HasMany[Any, Any], table_name: str, parent_values: Mapping[str, object]
+        self, rel: HasMany[Any], table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead | None:
         """The read of the children a cascading delete of the parent removes."""
         return rel.children_read(table_name, parent_values)
 
-    def plan_add(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[object]:
+    def plan_add(self, rel: HasMany[Any], change: ChildChange) -> Plan[object]:
         """Store the child under the parent; returns the child as stored."""
         child = self.prepare_child(rel, rel.owner_info.values_of(change.parent), change.child)
         rel.check_child(change.parent, child)
         return (yield from change.writes.put(child))
 
-    def plan_remove(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[int | None]:
+    def plan_remove(self, rel: HasMany[Any], change: ChildChange) -> Plan[int | None]:
         """Take the child out of the relationship; returns the list position it had, if any."""
         rel.check_child(change.parent, change.child)
         yield from change.writes.delete(change.child)
@@ -219,7 +219,7 @@ class Embedded(Strategy):
     def accepts_plain_target(self) -> bool:
         return True
 
-    def embedded_codec(self, rel: HasMany[Any, Any]) -> EmbeddedCodec:
+    def embedded_codec(self, rel: HasMany[Any]) -> EmbeddedCodec:
         codec = EmbeddedCodec.build(
             rel.qualname,
             self.attribute or rel.name,
@@ -239,11 +239,11 @@ class Embedded(Strategy):
         return codec
 
     def cascade_read(
-        self, rel: HasMany[Any, Any], table_name: str, parent_values: Mapping[str, object]
+        self, rel: HasMany[Any], table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead | None:
         return None  # the children go with the parent item
 
-    def plan_add(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[object]:
+    def plan_add(self, rel: HasMany[Any], change: ChildChange) -> Plan[object]:
         codec, parent, child = _codec(rel), change.parent, change.child
         codec.check_child(child)
         info = rel.owner_info
@@ -267,7 +267,7 @@ class Embedded(Strategy):
             ) from exc
         return child
 
-    def plan_remove(self, rel: HasMany[Any, Any], change: ChildChange) -> Plan[int | None]:
+    def plan_remove(self, rel: HasMany[Any], change: ChildChange) -> Plan[int | None]:
         codec, child, held, table_name = _codec(rel), change.child, change.held, change.table_name
         codec.check_child(child)
         key = rel.owner_info.key_of(change.parent)
@@ -290,7 +290,7 @@ class Embedded(Strategy):
         return position
 
 
-def _codec(rel: HasMany[Any, Any]) -> EmbeddedCodec:
+def _codec(rel: HasMany[Any]) -> EmbeddedCodec:
     if rel.embedded is None:
         raise DefinitionError(f"{rel.qualname} is used before its declaration was resolved")
     return rel.embedded
@@ -337,7 +337,7 @@ class Denormalized(Strategy):
         return self.max_fanout
 
     def prepare_child(
-        self, rel: HasMany[Any, Any], parent_values: Mapping[str, object], child: object
+        self, rel: HasMany[Any], parent_values: Mapping[str, object], child: object
     ) -> object:
         changes = copy_changes(self.copy.items(), parent_values, child)
         return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]

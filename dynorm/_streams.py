@@ -58,7 +58,7 @@ class Change(Generic[T]):
         return cast("Change[U]", self) if self.model is model else None
 
 
-def decode_change(table: Table, record: StreamRecord) -> Change[Any]:
+def decode_change(table: Table, record: StreamRecord) -> Change[object]:
     """Decode one stream record of ``table`` (see :meth:`Table.decode_record`)."""
     event = record.get("eventName")
     body = record.get("dynamodb")

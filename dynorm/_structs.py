@@ -29,6 +29,7 @@ import decimal
 import itertools
 import linecache
 import typing
+from abc import ABCMeta
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Final, cast
 
@@ -125,7 +126,7 @@ class WireItem(msgspec.Struct, gc=False, omit_defaults=True):
         return item
 
 
-collections.abc.Mapping.register(WireItem)
+cast("ABCMeta", collections.abc.Mapping).register(WireItem)
 
 
 # -- AttributeValue structures ---------------------------------------------------------------

@@ -130,7 +130,7 @@ class Table:
                 "type attribute needs an attribute of its own"
             )
         self.models: dict[str, ModelInfo[Any]] = {}
-        self._pending: list[Relationship[Any, Any]] = []
+        self._pending: list[Relationship[Any]] = []
         #: index name -> the models it holds only in part (see partial_models), once asked.
         self._partial: dict[str, frozenset[str]] = {}
         #: index name (None: the table) -> its classifier, once asked; reset by a new model.
@@ -348,7 +348,7 @@ class Table:
         self,
         cls: type[T],
         templates: dict[str, KeyTemplate],
-        relationships: dict[str, Relationship[Any, Any]],
+        relationships: dict[str, Relationship[Any]],
         scope: LocalScope | None,
         entity: str | None,
         *,
@@ -467,7 +467,7 @@ class Table:
         self._partial.clear()  # a model or an embedded relationship may have been added
         self._classifiers.clear()
         self._wires.clear()
-        still: list[Relationship[Any, Any]] = []
+        still: list[Relationship[Any]] = []
         for relationship in self._pending:
             if relationship.try_resolve(self):
                 continue
@@ -523,7 +523,7 @@ class Table:
         """The model an item of this table (or of ``index``) belongs to, or None."""
         return self.classifier(index)(item)
 
-    def decode_record(self, record: StreamRecord) -> Change[Any]:
+    def decode_record(self, record: StreamRecord) -> Change[object]:
         """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.
 
         ``Change(event, model, keys, old, new)``: ``old``/``new`` are the images decoded by the

@@ -442,15 +442,15 @@ class WritePlanner:
 
     # -- relationships -----------------------------------------------------------------------------
 
-    def add(self, parent: object, rel: HasMany[Any, Any], child: object) -> Plan[object]:
+    def add(self, parent: object, rel: HasMany[Any], child: object) -> Plan[object]:
         """Add ``child`` to ``parent``'s relationship, however its strategy stores it."""
         return (yield from rel.via.plan_add(rel, self._change(parent, rel, child)))
 
-    def remove(self, parent: object, rel: HasMany[Any, Any], child: object) -> Plan[int | None]:
+    def remove(self, parent: object, rel: HasMany[Any], child: object) -> Plan[int | None]:
         """Remove ``child`` from ``parent``'s relationship; returns a list child's old position."""
         return (yield from rel.via.plan_remove(rel, self._change(parent, rel, child)))
 
-    def _change(self, parent: object, rel: HasMany[Any, Any], child: object) -> ChildChange:
+    def _change(self, parent: object, rel: HasMany[Any], child: object) -> ChildChange:
         held = held_items(parent, rel.name)
         return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent))
 
@@ -846,7 +846,7 @@ class _PutAllModel:
     #: Whether a put stamps anything (times; a versioned model is refused).
     stamps: bool
     #: The relationships whose children carry copies of its fields.
-    copying: tuple[HasMany[Any, Any], ...]
+    copying: tuple[HasMany[Any], ...]
 
 
 class _PutAllRules:

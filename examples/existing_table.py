@@ -46,7 +46,7 @@ class Book:
     title: str = dynorm.field(name="Title")
     author: str = dynorm.field(name="Author")
     shelf: Shelf | None = dynorm.field(name="Shelf", default=None)
-    loans = HasMany("Loan", via=Partition())
+    loans = HasMany["Loan"](via=Partition())
 
 
 @table.model(
@@ -56,7 +56,7 @@ class Member:
     member_id: str = dynorm.field(key_only=True)
     name: str = dynorm.field(name="Name")
     email: str = dynorm.field(name="Email")
-    loans = HasMany("Loan", via=Index("GSI1"))
+    loans = HasMany["Loan"](via=Index("GSI1"))
 
 
 @table.model(pk="b#{book_id}", sk="l#{loan_id}", GSI1=("m#{member_id}", "{due}"), entity="loan")

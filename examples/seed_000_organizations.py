@@ -19,7 +19,7 @@ table = Table("orgs", pk="pk", sk="sk")
 class Org:
     name: str
     plan_type: str = "Free"
-    users = HasMany("User", via=Partition())
+    users = HasMany["User"](via=Partition())
 
 
 @table.model(pk="ORG#{org_name}", sk="USER#{username}")

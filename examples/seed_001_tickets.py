@@ -20,7 +20,7 @@ table = Table("tickets", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk=
 class Org:
     name: str
     plan_type: str = "Free"
-    users = HasMany("User", via=Partition())
+    users = HasMany["User"](via=Partition())
 
 
 @table.model(
@@ -32,7 +32,7 @@ class User:
     org_name: str
     username: str
     user_type: str = "Member"
-    tickets = HasMany("Ticket", via=Index("GSI1"), newest_first=True)
+    tickets = HasMany["Ticket"](via=Index("GSI1"), newest_first=True)
 
 
 @table.model(

@@ -23,7 +23,7 @@ class Player:
 class Game:
     game_id: str
     map: str
-    players = HasMany("UserGameMapping", via=Partition())
+    players = HasMany["UserGameMapping"](via=Partition())
 
 
 @table.model(pk="GAME#{game_id}", sk="USER#{username}")

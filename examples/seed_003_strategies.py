@@ -21,7 +21,7 @@ table = Table("strategies", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", 
 class Customer:
     customer_id: str
     name: str
-    addresses = HasMany("Address", via=Embedded(key="nickname", max_items=20))
+    addresses = HasMany["Address"](via=Embedded(key="nickname", max_items=20))
 
 
 @attrs.define
@@ -35,7 +35,7 @@ class Address:  # embedded children are plain attrs classes, not table models
 class Author:
     name: str
     birthdate: datetime.date
-    books = HasMany("Book", via=Denormalized(copy={"birthdate": "author_birthdate"}))
+    books = HasMany["Book"](via=Denormalized(copy={"birthdate": "author_birthdate"}))
 
 
 @table.model(pk="AUTHOR#{author_name}", sk="BOOK#{title}", GSI1=("GENRE#{genre}", "BOOK#{title}"))

@@ -23,7 +23,7 @@ class Order:
     user_id: str
     total: Decimal = Decimal("0")
     status: str = "pending"
-    items = HasMany("OrderItem", via=Partition())
+    items = HasMany["OrderItem"](via=Partition())
 
 
 @table.model(pk="order#{order_id}", sk="item#{id}")

@@ -22,7 +22,7 @@ app = Table("app", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1S
 class Org:
     name: str
     plan_type: str = "Free"
-    users = HasMany["Org", "User"]("User", via=Partition())
+    users = HasMany["User"]("User", via=Partition())
 
 
 @app.model(
@@ -35,8 +35,8 @@ class User:
     org_name: str
     username: str
     user_type: str = "Member"
-    org = BelongsTo["User", Org](Org)
-    tickets = HasMany["User", "Ticket"]("Ticket", via=Index("GSI1"), newest_first=True)
+    org = BelongsTo[Org](Org)
+    tickets = HasMany["Ticket"]("Ticket", via=Index("GSI1"), newest_first=True)
 
 
 @app.model(

@@ -43,7 +43,7 @@ class Journal:
     """A parent whose children are an embedded list without a key (appends are not idempotent)."""
 
     name: str
-    steps = HasMany["Journal", Step](Step, via=Embedded())
+    steps = HasMany[Step](Step, via=Embedded())
 
 
 @faults.model(pk="AUTHOR#{name}", sk="AUTHOR#{name}")
@@ -53,7 +53,7 @@ class Author:
 
     name: str
     pen_name: str
-    books = HasMany["Author", "Book"](
+    books = HasMany["Book"](
         "Book", via=Denormalized(copy={"pen_name": "author_pen_name"}, max_fanout=500)
     )
 

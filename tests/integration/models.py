@@ -51,7 +51,7 @@ games = Table("games", pk="pk", sk="sk", indexes=[GSI("inverted", pk="sk", sk="p
 class Game:
     game_id: str
     map: str
-    players = HasMany["Game", "UserGameMapping"]("UserGameMapping", via=Partition())
+    players = HasMany["UserGameMapping"]("UserGameMapping", via=Partition())
 
 
 @games.model(pk="GAME#{game_id}", sk="USER#{username}")
@@ -128,7 +128,7 @@ class Thread:
     title: str = ""
     # Post sort keys start with a field, so the children's read spans the whole partition: the
     # thread item and the reactions between posts are read too and must never fill a post slot.
-    posts = HasMany["Thread", "Post"]("Post", via=Partition())
+    posts = HasMany["Post"]("Post", via=Partition())
 
 
 @forum.model(pk="THREAD#{thread_id}", sk="{seq:06d}#POST#{post_id}")
@@ -159,9 +159,9 @@ library = Table("library", pk="pk", sk="sk")
 class Shelf:
     shelf_id: str
     # "BOOK#…" sorts before "SHELF#…": the shelf is the last item of a books read.
-    books = HasMany["Shelf", "Book"]("Book", via=Partition())
+    books = HasMany["Book"]("Book", via=Partition())
     # "STICKER#…" sorts after "SHELF#…": the shelf is the first item of a stickers read.
-    stickers = HasMany["Shelf", "Sticker"]("Sticker", via=Partition())
+    stickers = HasMany["Sticker"]("Sticker", via=Partition())
 
 
 @library.model(pk="SHELF#{shelf_id}", sk="BOOK#{title}")

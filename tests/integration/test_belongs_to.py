@@ -34,7 +34,7 @@ table = Table("rel-belongs", pk="pk", sk="sk")
 class Org:
     name: str
     plan_type: str = "Free"
-    users = HasMany["Org", "User"]("User", via=Partition())
+    users = HasMany["User"]("User", via=Partition())
 
 
 @table.model(pk="ORG#{org_name}", sk="USER#{username}")
@@ -43,8 +43,8 @@ class User:
     org_name: str
     username: str
     user_type: str = "Member"
-    org = BelongsTo["User", Org](Org)
-    devices = HasMany["User", "Device"]("Device", via=Partition())
+    org = BelongsTo[Org](Org)
+    devices = HasMany["Device"]("Device", via=Partition())
 
 
 @table.model(pk="ORG#{org_name}", sk="USER#{username}#DEVICE#{serial}")

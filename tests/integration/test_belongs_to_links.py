@@ -38,7 +38,7 @@ table = Table("rel-links", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", s
 class Project:
     project_id: str
     title: str = ""
-    issues = HasMany["Project", "Issue"]("Issue", via=Index("GSI1"))
+    issues = HasMany["Issue"]("Issue", via=Index("GSI1"))
 
 
 @table.model(pk="USER#{user_id}", sk="USER#{user_id}")
@@ -57,9 +57,9 @@ class Issue:
     in_project: str  # not named like Project's key field: only Project.issues links them
     reporter_id: str
     assignee_id: str | None = None
-    project = BelongsTo["Issue", Project](Project)
-    reporter = BelongsTo["Issue", User](User, key={"user_id": "reporter_id"})
-    assignee = BelongsTo["Issue", User](User, key={"user_id": "assignee_id"})
+    project = BelongsTo[Project](Project)
+    reporter = BelongsTo[User](User, key={"user_id": "reporter_id"})
+    assignee = BelongsTo[User](User, key={"user_id": "assignee_id"})
 
 
 @attrs.define
@@ -74,9 +74,9 @@ class Task:
     task_id: str
     project_id: str
     owner: str
-    project = BelongsTo["Task", Project](Project)  # fields of the same names
-    owned_by = BelongsTo["Task", User](User, key={"user_id": "owner"})
-    steps = HasMany["Task", Step](Step, via=Embedded(key="name"))
+    project = BelongsTo[Project](Project)  # fields of the same names
+    owned_by = BelongsTo[User](User, key={"user_id": "owner"})
+    steps = HasMany[Step](Step, via=Embedded(key="name"))
 
 
 APOLLO = Project("apollo", "Apollo")
@@ -203,8 +203,8 @@ def test_two_ways_to_hold_the_child_make_the_link_ambiguous() -> None:
     @attrs.define
     class Person:
         user_id: str
-        reported: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("GSI1"))
-        assigned: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("GSI2"))
+        reported: ClassVar[HasMany[Any]] = HasMany("Ticket", via=Index("GSI1"))
+        assigned: ClassVar[HasMany[Any]] = HasMany("Ticket", via=Index("GSI2"))
 
     with pytest.raises(DefinitionError) as caught:
 
@@ -219,7 +219,7 @@ def test_two_ways_to_hold_the_child_make_the_link_ambiguous() -> None:
             ticket_id: str
             reporter_id: str
             assignee_id: str
-            person: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Person)
+            person: ClassVar[BelongsTo[Any]] = BelongsTo(Person)
 
     message = str(caught.value)
     assert message.startswith("Ticket.person: Person holds Ticket in more than one way")
@@ -241,5 +241,5 @@ def test_two_links_to_one_model_without_key_are_refused() -> None:
         class Ticket:
             ticket_id: str
             user_id: str
-            reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Person)
-            assignee: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Person, key={"user_id": "user_id"})
+            reporter: ClassVar[BelongsTo[Any]] = BelongsTo(Person)
+            assignee: ClassVar[BelongsTo[Any]] = BelongsTo(Person, key={"user_id": "user_id"})

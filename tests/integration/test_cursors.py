@@ -41,8 +41,8 @@ class Address:
 @attrs.define
 class Org:
     name: str
-    users = HasMany["Org", "Member"]("Member", via=Partition())
-    addresses = HasMany["Org", Address](Address, via=Embedded(key="nickname"))
+    users = HasMany["Member"]("Member", via=Partition())
+    addresses = HasMany[Address](Address, via=Embedded(key="nickname"))
 
 
 @table.model(
@@ -52,7 +52,7 @@ class Org:
 class Member:
     org_name: str
     username: str
-    notes = HasMany["Member", "Note"]("Note", via=Index("GSI1"))
+    notes = HasMany["Note"]("Note", via=Index("GSI1"))
 
 
 @table.model(pk="NOTE#{note_id}", sk="NOTE#{note_id}", GSI1=("USER#{username}", "NOTE#{note_id}"))

@@ -73,7 +73,7 @@ class Book:
     title: str = dynorm.field(name="Title")
     author: str = dynorm.field(name="Author")
     shelf: Shelf | None = dynorm.field(name="Shelf", default=None)
-    loans = HasMany["Book", "Loan"]("Loan", via=Partition())
+    loans = HasMany["Loan"]("Loan", via=Partition())
 
 
 @library.model(
@@ -84,7 +84,7 @@ class Member:
     member_id: str = dynorm.field(key_only=True)
     name: str = dynorm.field(name="Name")
     email: str = dynorm.field(name="Email")
-    loans = HasMany["Member", "Loan"]("Loan", via=Index("GSI1"))
+    loans = HasMany["Loan"]("Loan", via=Index("GSI1"))
 
 
 @library.model(pk="b#{book_id}", sk="l#{loan_id}", GSI1=("m#{member_id}", "{due}"), entity="loan")
@@ -95,8 +95,8 @@ class Loan:
     member_id: str = dynorm.field(key_only=True)  # only in GSI1-PK
     due: str = dynorm.field(key_only=True)  # only in GSI1-SK
     renewals: int = dynorm.field(name="Renewals", default=0)
-    book = BelongsTo["Loan", Book](Book)
-    member = BelongsTo["Loan", Member](Member)
+    book = BelongsTo[Book](Book)
+    member = BelongsTo[Member](Member)
 
 
 readings = Table(
@@ -109,7 +109,7 @@ readings = Table(
 class Sensor:
     sensor_id: str = dynorm.field(name="SensorID")  # the partition key is the field itself
     model: str = dynorm.field(name="Model")
-    readings = HasMany["Sensor", "Reading"]("Reading", via=Partition())
+    readings = HasMany["Reading"]("Reading", via=Partition())
 
 
 @readings.model(pk="{sensor_id}", sk="{status}#{time}", GSI1=("{site}", "{time}"))
@@ -120,7 +120,7 @@ class Reading:
     time: str = dynorm.field(name="Time")  # also GSI1's sort key
     site: str = dynorm.field(name="Site")  # GSI1's partition key
     value: float = dynorm.field(name="Value", default=0.0)
-    sensor = BelongsTo["Reading", Sensor](Sensor)
+    sensor = BelongsTo[Sensor](Sensor)
 
 
 # -- the tool's side: schemas and items exactly as a boto3 app writes them ------------------------

@@ -33,7 +33,7 @@ class Size:
 @attrs.define
 class Box:
     box_id: str
-    items = HasMany["Box", "Thing"]("Thing", via=Partition())
+    items = HasMany["Thing"]("Thing", via=Partition())
 
 
 @table.model(pk="BOX#{box_id}", sk="THING#{n:04d}")

@@ -26,7 +26,7 @@ table = Table("rel-load-many", pk="pk", sk="sk")
 @attrs.define
 class Shelf:
     shelf_id: str
-    boxes = HasMany["Shelf", "Box"]("Box", via=Partition())
+    boxes = HasMany["Box"]("Box", via=Partition())
 
 
 @table.model(pk="SHELF#{shelf_id}", sk="BOX#{box_id}")

@@ -29,7 +29,7 @@ class Player:
     display_name: str = ""
     # The player item is not in its games' collection (its sk is #METADATA#<name>): the
     # collection is found from the player's username.
-    games = HasMany["Player", "UserGameMapping"]("UserGameMapping", via=Index("inverted"))
+    games = HasMany["UserGameMapping"]("UserGameMapping", via=Index("inverted"))
 
 
 @table.model(pk="GAME#{game_id}", sk="#METADATA#{game_id}")
@@ -37,7 +37,7 @@ class Player:
 class Game:
     game_id: str
     map: str
-    players = HasMany["Game", "UserGameMapping"]("UserGameMapping", via=Partition())
+    players = HasMany["UserGameMapping"]("UserGameMapping", via=Partition())
 
 
 @table.model(pk="GAME#{game_id}", sk="USER#{username}")

@@ -37,8 +37,8 @@ table = Table(
 class Member:
     member_id: str
     name: str = ""
-    posts = HasMany["Member", "Post"]("Post", via=Index("KEYS"))
-    likes = HasMany["Member", "Like"]("Like", via=Index("KEYS"))
+    posts = HasMany["Post"]("Post", via=Index("KEYS"))
+    likes = HasMany["Like"]("Like", via=Index("KEYS"))
 
 
 @table.model(

@@ -36,7 +36,7 @@ sensors = Table("Readings", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="site", sk
 class Sensor:
     sensor_id: str
     site: str = "north"
-    readings = HasMany["Sensor", "Reading"]("Reading", via=Partition())
+    readings = HasMany["Reading"]("Reading", via=Partition())
 
 
 @sensors.model(pk="SENSOR#{sensor_id}", sk="R#{status}#{time}", GSI1=("{site}", "{time}"))

@@ -29,7 +29,7 @@ class Order:
     user_id: str
     total: Decimal = Decimal(0)
     status: str = "pending"
-    items = HasMany["Order", "OrderItem"]("OrderItem", via=Partition())
+    items = HasMany["OrderItem"]("OrderItem", via=Partition())
 
 
 @table.model(pk="order#{order_id}", sk="item#{id}")
@@ -46,7 +46,7 @@ class OrderItem:
 @attrs.define
 class User:
     id: str
-    posts = HasMany["User", "Post"]("Post", via=Partition())
+    posts = HasMany["Post"]("Post", via=Partition())
 
 
 @table.model(pk="user#{user_id}", sk="post#{id}")

@@ -27,9 +27,9 @@ table = Table("shared-pages", pk="pk", sk="sk")
 @attrs.define
 class Issue:
     issue_id: str
-    comments = HasMany["Issue", "Comment"]("Comment", via=Partition())
-    labels = HasMany["Issue", "Label"]("Label", via=Partition())
-    watchers = HasMany["Issue", "Watcher"]("Watcher", via=Partition())
+    comments = HasMany["Comment"]("Comment", via=Partition())
+    labels = HasMany["Label"]("Label", via=Partition())
+    watchers = HasMany["Watcher"]("Watcher", via=Partition())
 
 
 @table.model(pk="ISSUE#{issue_id}", sk="COMMENT#{n:04d}")

@@ -53,9 +53,9 @@ class Address:
 class Author:
     name: str = dynorm.field(name="Name")
     born: datetime.date = dynorm.field(name="Born")
-    books = HasMany["Author", "Book"]("Book", via=Denormalized(copy={"born": "author_born"}))
-    addresses = HasMany["Author", Address](Address, via=Embedded(key="nickname"))
-    drafts = HasMany["Author", "Draft"]("Draft", via=Partition())
+    books = HasMany["Book"]("Book", via=Denormalized(copy={"born": "author_born"}))
+    addresses = HasMany[Address](Address, via=Embedded(key="nickname"))
+    drafts = HasMany["Draft"]("Draft", via=Partition())
 
 
 @table.model(
@@ -85,7 +85,7 @@ class Draft:
 @attrs.define
 class Genre:
     genre: str = dynorm.field(name="Genre")
-    books = HasMany["Genre", Book](Book, via=Index("GSI1"))
+    books = HasMany[Book](Book, via=Index("GSI1"))
 
 
 @pytest.fixture

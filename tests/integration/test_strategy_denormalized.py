@@ -50,9 +50,7 @@ class Author:
     name: str
     birthdate: datetime.date
     country: str = "US"
-    books = HasMany["Author", "Book"](
-        "Book", via=Denormalized(copy={"birthdate": "author_birthdate"})
-    )
+    books = HasMany["Book"]("Book", via=Denormalized(copy={"birthdate": "author_birthdate"}))
 
 
 @table.model(pk="AUTHOR#{author_name}", sk="BOOK#{title}", GSI1=("GENRE#{genre}", "BOOK#{title}"))
@@ -69,7 +67,7 @@ class Book:
 class Publisher:
     name: str
     country: str
-    editions = HasMany["Publisher", "Edition"](
+    editions = HasMany["Edition"](
         "Edition", via=Denormalized(copy={"country": "publisher_country"}, max_fanout=3)
     )
 
@@ -87,7 +85,7 @@ class Edition:
 class Series:
     name: str
     tagline: str
-    episodes = HasMany["Series", "Episode"](
+    episodes = HasMany["Episode"](
         "Episode", via=Denormalized(copy={"tagline": "series_tagline"}, max_fanout=200)
     )
 
@@ -106,7 +104,7 @@ class Episode:
 class Label:
     name: str
     city: str
-    albums = HasMany["Label", "Album"](
+    albums = HasMany["Album"](
         "Album", via=Denormalized(copy={"city": "label_city"}, where=Index("GSI2"))
     )
 

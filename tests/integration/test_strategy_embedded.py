@@ -54,10 +54,8 @@ MAX_ADDRESSES = 20
 class Customer:
     customer_id: str
     name: str = ""
-    addresses = HasMany["Customer", Address](
-        Address, via=Embedded(key="nickname", max_items=MAX_ADDRESSES)
-    )
-    phones = HasMany["Customer", Phone](Phone, via=Embedded())
+    addresses = HasMany[Address](Address, via=Embedded(key="nickname", max_items=MAX_ADDRESSES))
+    phones = HasMany[Phone](Phone, via=Embedded())
 
 
 HOME = Address("home", "1 Main St")

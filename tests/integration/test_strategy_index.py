@@ -41,7 +41,7 @@ table = Table(
 @attrs.define
 class Org:
     name: str
-    users = HasMany["Org", "User"]("User", via=Partition())
+    users = HasMany["User"]("User", via=Partition())
 
 
 @table.model(
@@ -54,8 +54,8 @@ class User:
     org_name: str
     username: str
     user_type: str = "Member"
-    tickets = HasMany["User", "Ticket"]("Ticket", via=Index("GSI1"), newest_first=True)
-    notes = HasMany["User", "Note"]("Note", via=Index("GSI1"), newest_first=True)
+    tickets = HasMany["Ticket"]("Ticket", via=Index("GSI1"), newest_first=True)
+    notes = HasMany["Note"]("Note", via=Index("GSI1"), newest_first=True)
 
 
 @table.model(

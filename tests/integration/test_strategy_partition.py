@@ -38,9 +38,9 @@ table = Table("rel-partition", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK
 class Org:
     name: str
     plan_type: str = "Free"
-    users = HasMany["Org", "Member"]("Member", via=Partition())
-    teams = HasMany["Org", "Team"]("Team", via=Partition())
-    ranked = HasMany["Org", "Member"]("Member", via=Index("GSI1"))
+    users = HasMany["Member"]("Member", via=Partition())
+    teams = HasMany["Team"]("Team", via=Partition())
+    ranked = HasMany["Member"]("Member", via=Index("GSI1"))
 
 
 @table.model(
@@ -78,7 +78,7 @@ class Project:
 @attrs.define
 class Board:
     board_id: str
-    cards = HasMany["Board", "Card"]("Card", via=Partition())
+    cards = HasMany["Card"]("Card", via=Partition())
 
 
 @table.model(pk="BOARD#{board_id}", sk="{lane:03d}#CARD#{card_id}")

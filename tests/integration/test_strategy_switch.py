@@ -39,7 +39,7 @@ table = Table("rel-switch", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", 
 class PartitionParent:
     parent_id: str
     title: str = ""
-    items = HasMany["PartitionParent", "PartitionItem"]("PartitionItem", via=Partition())
+    items = HasMany["PartitionItem"]("PartitionItem", via=Partition())
 
 
 @table.model(pk="PP#{parent_id}", sk="ITEM#{name}")
@@ -60,7 +60,7 @@ class PartitionItem:
 class IndexParent:
     parent_id: str
     title: str = ""
-    items = HasMany["IndexParent", "IndexItem"]("IndexItem", via=Index("GSI1"))
+    items = HasMany["IndexItem"]("IndexItem", via=Index("GSI1"))
 
 
 @table.model(
@@ -88,7 +88,7 @@ class EmbeddedItem:
 class EmbeddedParent:
     parent_id: str
     title: str = ""
-    items = HasMany["EmbeddedParent", EmbeddedItem](EmbeddedItem, via=Embedded(key="name"))
+    items = HasMany[EmbeddedItem](EmbeddedItem, via=Embedded(key="name"))
 
 
 # -- the matrix -----------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ class Case:
         self,
         parent_cls: type[Any],
         item_cls: type[Any],
-        rel: Relationship[Any, Any],
+        rel: Relationship[Any],
         costs: Mapping[str, Sequence[str]],
     ) -> None:
         self.parent_cls = parent_cls

@@ -56,9 +56,7 @@ class Brand:
     name: str
     country: str = ""
     history: list[str] = attrs.Factory(list)
-    products = HasMany["Brand", "Product"](
-        "Product", via=Denormalized(copy={"country": "brand_country"})
-    )
+    products = HasMany["Product"]("Product", via=Denormalized(copy={"country": "brand_country"}))
 
 
 @shop.model(pk="BRAND#{brand}", sk="PRODUCT#{sku}")

@@ -48,7 +48,7 @@ table = Table(
 class Author:
     name: str
     birthdate: datetime.date
-    books = HasMany["Author", "Book"](
+    books = HasMany["Book"](
         "Book", via=Denormalized(copy={"birthdate": "author_birthdate"}, max_fanout=500)
     )
 
@@ -66,7 +66,7 @@ class Book:
 class Label:
     name: str
     city: str
-    albums = HasMany["Label", "Album"](
+    albums = HasMany["Album"](
         "Album", via=Denormalized(copy={"city": "label_city"}, where=Index("GSI1"))
     )
 

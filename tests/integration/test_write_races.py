@@ -44,7 +44,7 @@ class Author:
     birthdate: datetime.date
     country: str = "US"
     stars: int = 0
-    books = HasMany["Author", "Book"](
+    books = HasMany["Book"](
         "Book",
         via=Denormalized(
             copy={"birthdate": "a_birthdate", "country": "a_country", "stars": "a_stars"},
@@ -69,7 +69,7 @@ class Book:
 class Team:
     team_id: str
     slug: str
-    members = HasMany["Team", "Member"]("Member", via=Index("GSI1"))
+    members = HasMany["Member"]("Member", via=Index("GSI1"))
 
 
 @table.model(
@@ -92,7 +92,7 @@ class Address:
 class Customer:
     customer_id: str
     name: str = ""
-    addresses = HasMany["Customer", Address](Address, via=Embedded(key="nickname"))
+    addresses = HasMany[Address](Address, via=Embedded(key="nickname"))
 
 
 BORN = datetime.date(1929, 10, 21)

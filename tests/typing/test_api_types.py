@@ -1,16 +1,21 @@
-"""What users see in their type checker: mypy strict runs over this file in `make test`.
+"""What users see in their type checker, in the short declaration style of the README.
 
-The test functions also run under pytest, but only declare models; the point is `assert_type`.
+`make typecheck` runs mypy strict (with the `dynorm.mypy` plugin) and pyright (standard) over
+this file: each `assert_type` must hold in both. The test functions also run under pytest, but
+only declare models; the point is what the checkers infer.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, assert_type
+import datetime
+from collections.abc import Sequence
+from typing import Any, assert_type
 
-import attrs
-
+import dynorm
 from dynorm import (
+    Attr,
     BelongsTo,
+    Change,
     Database,
     HasMany,
     Page,
@@ -18,61 +23,98 @@ from dynorm import (
     Partition,
     Query,
     RelationLoader,
+    Request,
+    Scan,
     Table,
 )
 
 table = Table("typing", pk="pk", sk="sk")
 
 
-# Stacking @attrs.define under @table.model lets every type checker see the generated __init__.
 @table.model(pk="ORG#{name}", sk="METADATA#{name}")
-@attrs.define
 class Org:
     name: str
-    users: ClassVar[HasMany[Org, User]] = HasMany("User", via=Partition())
+    plan_type: str = "Free"
+    users = HasMany["User"](via=Partition())
 
 
 @table.model(pk="ORG#{org_name}", sk="USER#{username}")
-@attrs.define
 class User:
     org_name: str
     username: str
-    org: ClassVar[BelongsTo[User, Org]] = BelongsTo(Org)
+    user_type: str = "Member"
+    joined: datetime.date | None = dynorm.field(name="Joined", default=None)
+    org = BelongsTo(Org)
 
 
-async def _typed_usage(db: Database) -> None:
-    org = await db.get(Org, name="MICROSOFT", load=[Org.users])
-    assert_type(org, Org)
+@table.model(pk="CUSTOMER#{customer_id}", sk="ORDER#{order_id}")
+class Order:
+    customer_id: str
+    order_id: str
+
+
+@table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
+class Customer:
+    customer_id: str
+    tags: list[str] = dynorm.field(factory=list)
+    # A class target: the child type is inferred from it.
+    orders = HasMany(Order, via=Partition())
+
+
+def test_constructors_are_the_attrs_ones() -> None:
+    assert_type(Org(name="MICROSOFT"), Org)
+    assert_type(Org("MICROSOFT", "Enterprise"), Org)
+    assert_type(User(org_name="A", username="B", joined=datetime.date(2026, 1, 1)), User)
+    assert Customer("C1").tags == []
+
+
+def test_the_descriptor_on_the_class() -> None:
+    assert_type(Org.users, HasMany[User])
+    assert_type(User.org, BelongsTo[Org])
+    assert_type(Customer.orders, HasMany[Order])
+    assert Org.users.target_name == "User"
+    assert User.org.target_name == "Org"
+
+
+async def _loaders(db: Database, org: Org, user: User) -> None:
     assert_type(org.users, RelationLoader[Org, User])
     assert_type(org.users.loaded, list[User])
     assert_type(await org.users.page(limit=10), Page[User])
     assert_type(await org.users.all(), list[User])
-    async for user in org.users:
-        assert_type(user, User)
-        assert_type(user.org, ParentLoader[User, Org])
-        assert_type(user.org.loaded, Org | None)
-        assert_type(await user.org.get(), Org)
-    assert_type(db.query(User, org_name="MICROSOFT"), Query[User])
-    assert_type(await db.query(User, org_name="MICROSOFT").first(), User | None)
+    assert_type(org.users.query(), Query[User])
+    async for child in org.users:
+        assert_type(child, User)
+    assert_type(user.org, ParentLoader[User, Org])
+    assert_type(user.org.loaded, Org | None)
+    assert_type(await user.org.get(), Org)
+
+
+async def _database(db: Database) -> None:
+    org = await db.get(Org, name="MICROSOFT", load=[Org.users, Org.users.limit(5)])
+    assert_type(org, Org)
     assert_type(await db.get_many(Org, [{"name": "A"}]), list[Org | None])
+    assert_type(await db.load([org], Org.users), Sequence[Org])
     assert_type(await db.add(org, Org.users, User("MICROSOFT", "SATYA")), User)
+    query = db.query(User, org_name="MICROSOFT")
+    assert_type(query, Query[User])
+    assert_type(query.filter(Attr("user_type") == "Admin"), Query[User])
+    assert_type(await query.first(), User | None)
+    assert_type(await query.count(), int)
+    page = await query.page(limit=10)
+    assert_type(page, Page[User])
+    assert_type(page.cursor, str | None)
+    for item in page:
+        assert_type(item, User)
+    assert_type(db.scan(User, segments=4), Scan[User])
+    assert_type(db.scan(None), Scan[object])
     pair = await db.transact_get((Org, {"name": "A"}), (User, {"org_name": "A", "username": "B"}))
     assert_type(pair, tuple[Org | None, User | None])
     many = await db.transact_get(*[(Org, {"name": n}) for n in "ABCD"])
     assert_type(many, tuple[Org | None, ...])
+    assert_type(db.explain.get(Org, name="A"), list[Request])
 
 
-def test_models_declare_with_typed_relationships() -> None:
-    assert Org.users.target_name == "User"
-    assert User.org.target_name == "Org"
-    assert set(table.models) == {"Org", "User"}
-
-
-async def _typed_updates(db: Database, org: Org) -> None:
-    assert_type(await db.update(org, set={"name": "A"}), Org)
-    assert_type(await db.update(org, append={"tags": [1]}, upsert=True, returns="new"), Org)
-    assert_type(await db.update(org, remove=["x"], returns="old"), Org | None)
-    assert_type(await db.update(org, add={"n": 1}, returns="updated_new"), dict[str, Any])
-    assert_type(await db.update(org, discard={"s": {"a"}}, returns=None), None)
-    async with db.transaction() as tx:
-        assert_type(tx.update(org, if_not_exists={"name": "A"}, upsert=True), None)
+def _streams(record: dict[str, Any]) -> None:
+    change = table.decode_record(record)
+    assert_type(change, Change[object])
+    assert_type(change.of(User), Change[User] | None)

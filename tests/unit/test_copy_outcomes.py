@@ -37,9 +37,7 @@ table = Table("review-unit", pk="pk", sk="sk")
 class Author:
     name: str
     birthdate: datetime.date
-    books = HasMany["Author", "Book"](
-        "Book", via=Denormalized(copy={"birthdate": "author_birthdate"})
-    )
+    books = HasMany["Book"]("Book", via=Denormalized(copy={"birthdate": "author_birthdate"}))
 
 
 @table.model(pk="AUTHOR#{author_name}", sk="BOOK#{title}")

@@ -292,7 +292,7 @@ def test_embedded_children_need_an_attribute_no_stored_name_uses() -> None:
         cid: str
         # Stored as "Addresses": the field's name "addresses" is free for the children.
         addresses_text: str = dynorm.field(name="Addresses", default="")
-        addresses = HasMany["Customer", Address](Address, via=Embedded(key="nickname"))
+        addresses = HasMany[Address](Address, via=Embedded(key="nickname"))
 
     assert Customer.addresses.embedded is not None
     assert Customer.addresses.embedded.attribute == "addresses"
@@ -304,7 +304,7 @@ def test_embedded_children_need_an_attribute_no_stored_name_uses() -> None:
             class Clash:
                 cid: str
                 addresses_text: str = dynorm.field(name="Addresses", default="")
-                addresses = HasMany["Clash", Address](
+                addresses = HasMany[Address](
                     Address, via=Embedded(key="nickname", attribute=attribute)
                 )
 
@@ -315,7 +315,7 @@ def test_field_passes_attrs_options_through() -> None:
         n: int = dynorm.field(name="N", converter=int, validator=attrs.validators.ge(0))
         secret: str = dynorm.field(name="S", alias="token", repr=False, default="")
 
-    c = C("5", token="x")  # type: ignore[arg-type,call-arg]  # dynorm.field: no mypy plugin yet
+    c = C("5", token="x")
     assert c.n == 5
     assert c.secret == "x"
     assert "x" not in repr(c)

@@ -73,6 +73,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_servers",
         "_transaction",
         "_transport",
+        "mypy",  # the mypy plugin: a tool for the user's type checker, imports no dynorm module
         "testing",
     ),
 }

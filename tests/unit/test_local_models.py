@@ -95,7 +95,7 @@ def test_an_embedded_child_declared_after_its_parent() -> None:
     @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
     class Customer:
         customer_id: str
-        addresses = HasMany["Customer", "Address"]("Address", via=Embedded(key="nickname"))
+        addresses = HasMany["Address"]("Address", via=Embedded(key="nickname"))
 
     @attrs.define
     class Address:
@@ -125,7 +125,7 @@ def test_an_embedded_child_class_passed_directly() -> None:
     @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
     class Customer:
         customer_id: str
-        addresses = HasMany["Customer", Address](Address, via=Embedded())
+        addresses = HasMany[Address](Address, via=Embedded())
 
     codec = Customer.addresses.embedded
     assert codec is not None
@@ -140,7 +140,7 @@ def test_relationships_between_local_models() -> None:
     @table.model(pk="ORG#{name}", sk="METADATA#{name}")
     class Org:
         name: str
-        users = HasMany["Org", "User"]("User", via=Partition())
+        users = HasMany["User"]("User", via=Partition())
 
     @table.model(pk="ORG#{org_name}", sk="USER#{username}")
     class User:

@@ -40,7 +40,7 @@ class Order:
     oid: str
     status: str = "new"
     note: str = ""
-    lines = HasMany["Order", "Line"]("Line", via=Partition())
+    lines = HasMany["Line"]("Line", via=Partition())
 
 
 @table.model(pk="C#{cid}", sk="{x}", entity="other")

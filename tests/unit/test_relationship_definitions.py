@@ -58,7 +58,7 @@ def test_child_partition_not_derivable_from_the_parent(table: Table) -> None:
     @table.model(pk="ORG#{name}", sk="METADATA#{name}")
     class Org:
         name: str
-        users: ClassVar[HasMany[Any, Any]] = HasMany("User", via=Partition())
+        users: ClassVar[HasMany[Any]] = HasMany("User", via=Partition())
 
     with pytest.raises(DefinitionError) as caught:
 
@@ -96,14 +96,14 @@ def test_child_partition_with_a_field_the_parent_lacks(table: Table) -> None:
         class Order:
             order_id: str
             region: str
-            items: ClassVar[HasMany[Any, Any]] = HasMany(Item, via=Partition())
+            items: ClassVar[HasMany[Any]] = HasMany(Item, via=Partition())
 
 
 def test_index_collection_not_derivable_from_the_parent(table: Table) -> None:
     @table.model(pk="USER#{username}", sk="USER#{username}", GSI1=("USER#{username}", "#USER"))
     class User:
         username: str
-        tickets: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("GSI1"))
+        tickets: ClassVar[HasMany[Any]] = HasMany("Ticket", via=Index("GSI1"))
 
     with pytest.raises(DefinitionError) as caught:
 
@@ -128,7 +128,7 @@ def test_collection_without_a_sort_key_cannot_hold_children() -> None:
     @table.model(pk="TAG#{tag}", sk="TAG#{tag}")
     class Tag:
         tag: str
-        posts: ClassVar[HasMany[Any, Any]] = HasMany("Post", via=Index("BYTAG"))
+        posts: ClassVar[HasMany[Any]] = HasMany("Post", via=Index("BYTAG"))
 
     with pytest.raises(DefinitionError, match=r"Tag\.posts via Index\('BYTAG'\).*no sort key"):
 
@@ -152,7 +152,7 @@ def test_index_not_declared_on_the_table(table: Table) -> None:
         @table.model(pk="USER#{username}", sk="USER#{username}")
         class User:
             username: str
-            tickets: ClassVar[HasMany[Any, Any]] = HasMany(Ticket, via=Index("GSI2"))
+            tickets: ClassVar[HasMany[Any]] = HasMany(Ticket, via=Index("GSI2"))
 
     message = str(caught.value)
     assert message.startswith("User.tickets")
@@ -163,7 +163,7 @@ def test_using_an_undeclared_index_for_one_call(table: Table) -> None:
     @table.model(pk="ORG#{name}", sk="METADATA#{name}")
     class Org:
         name: str
-        users: ClassVar[HasMany[Any, Any]] = HasMany("User", via=Partition())
+        users: ClassVar[HasMany[Any]] = HasMany("User", via=Partition())
 
     @table.model(pk="ORG#{org_name}", sk="USER#{username}")
     class User:
@@ -180,7 +180,7 @@ def test_child_without_templates_for_the_index(table: Table) -> None:
     @table.model(pk="USER#{username}", sk="USER#{username}", GSI1=("USER#{username}", "#USER"))
     class User:
         username: str
-        tickets: ClassVar[HasMany[Any, Any]] = HasMany("Ticket", via=Index("GSI1"))
+        tickets: ClassVar[HasMany[Any]] = HasMany("Ticket", via=Index("GSI1"))
 
     with pytest.raises(DefinitionError) as caught:
 
@@ -202,7 +202,7 @@ def test_copy_target_field_missing_on_the_child(table: Table) -> None:
     class Author:
         name: str
         birthdate: datetime.date
-        books: ClassVar[HasMany[Any, Any]] = HasMany(
+        books: ClassVar[HasMany[Any]] = HasMany(
             "Book", via=Denormalized(copy={"birthdate": "author_birthdate"})
         )
 
@@ -231,7 +231,7 @@ def test_copy_source_field_missing_on_the_parent(table: Table) -> None:
         @table.model(pk="AUTHOR#{name}", sk="AUTHOR#{name}")
         class Author:
             name: str
-            books: ClassVar[HasMany[Any, Any]] = HasMany(
+            books: ClassVar[HasMany[Any]] = HasMany(
                 Book, via=Denormalized(copy={"born": "author_birthdate"})
             )
 
@@ -254,9 +254,7 @@ def test_embedded_key_that_is_not_a_str_field(table: Table) -> None:
         @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
         class Customer:
             customer_id: str
-            addresses: ClassVar[HasMany[Any, Any]] = HasMany(
-                NumberedAddress, via=Embedded(key="number")
-            )
+            addresses: ClassVar[HasMany[Any]] = HasMany(NumberedAddress, via=Embedded(key="number"))
 
     message = str(caught.value)
     assert message.startswith("Customer.addresses via Embedded(key='number')")
@@ -269,7 +267,7 @@ def test_embedded_key_that_is_not_a_field(table: Table) -> None:
         @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
         class Customer:
             customer_id: str
-            addresses: ClassVar[HasMany[Any, Any]] = HasMany(Address, via=Embedded(key="label"))
+            addresses: ClassVar[HasMany[Any]] = HasMany(Address, via=Embedded(key="label"))
 
     message = str(caught.value)
     assert "Address.label must be a str field" in message
@@ -282,9 +280,7 @@ def test_embedded_target_that_is_not_an_attrs_class(table: Table) -> None:
         @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
         class Customer:
             customer_id: str
-            addresses: ClassVar[HasMany[Any, Any]] = HasMany(
-                PlainAddress, via=Embedded(key="nickname")
-            )
+            addresses: ClassVar[HasMany[Any]] = HasMany(PlainAddress, via=Embedded(key="nickname"))
 
     message = str(caught.value)
     assert message.startswith("Customer.addresses via Embedded()")
@@ -295,7 +291,7 @@ def test_embedded_target_named_by_string_is_found_beside_the_owner(table: Table)
     @table.model(pk="CUSTOMER#{customer_id}", sk="CUSTOMER#{customer_id}")
     class Customer:
         customer_id: str
-        addresses: ClassVar[HasMany[Any, Any]] = HasMany(
+        addresses: ClassVar[HasMany[Any]] = HasMany(
             "Address", via=Embedded(key="nickname", max_items=20)
         )
 
@@ -310,7 +306,7 @@ def test_embedded_attribute_clashing_with_a_field(table: Table) -> None:
         class Customer:
             customer_id: str
             street: str = ""
-            addresses: ClassVar[HasMany[Any, Any]] = HasMany(
+            addresses: ClassVar[HasMany[Any]] = HasMany(
                 Address, via=Embedded(key="nickname", attribute="street")
             )
 
@@ -333,7 +329,7 @@ def test_belongs_to_without_the_parents_key_fields(table: Table) -> None:
         @table.model(pk="USER#{username}", sk="USER#{username}")
         class User:
             username: str
-            org: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Org)
+            org: ClassVar[BelongsTo[Any]] = BelongsTo(Org)
 
     message = str(caught.value)
     assert message.startswith("User.org: User has no field for Org's key name")
@@ -345,7 +341,7 @@ def test_a_target_never_declared_fails_the_table_check(table: Table) -> None:
     @table.model(pk="ORG#{name}", sk="METADATA#{name}")
     class Org:
         name: str
-        users: ClassVar[HasMany[Any, Any]] = HasMany("Usr", via=Partition())
+        users: ClassVar[HasMany[Any]] = HasMany("Usr", via=Partition())
 
     with pytest.raises(DefinitionError, match=r"Org\.users -> 'Usr'"):
         table.check()
@@ -361,7 +357,7 @@ def test_a_limited_load_option_can_also_switch_strategy(table: Table) -> None:
     @attrs.define
     class Org:
         name: str
-        users: ClassVar[HasMany[Any, Any]] = HasMany("User", via=Partition())
+        users: ClassVar[HasMany[Any]] = HasMany("User", via=Partition())
 
     @table.model(pk="ORG#{org}", sk="USER#{username}", GSI1=("ORG#{org}", "U#{username}"))
     @attrs.define
@@ -413,14 +409,14 @@ def test_belongs_to_inverts_an_index_has_many(tracker: Table) -> None:
     )
     class Project:
         project_id: str
-        issues: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI1"))
+        issues: ClassVar[HasMany[Any]] = HasMany("Issue", via=Index("GSI1"))
 
     # The table key says nothing of the project: only the GSI1 templates link an issue to it.
     @tracker.model(pk="ISSUE#{issue_id}", sk="ISSUE#{issue_id}", GSI1=("P#{proj}", "I#{issue_id}"))
     class Issue:
         issue_id: str
         proj: str
-        project: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Project)
+        project: ClassVar[BelongsTo[Any]] = BelongsTo(Project)
 
     assert link_of(Issue, "project") == {"project_id": "proj"}
 
@@ -431,14 +427,14 @@ def test_the_has_many_decides_where_template_shapes_disagree(tracker: Table) -> 
     @tracker.model(pk="P#{project_id}", sk="#P", GSI1=("P#{project_id}", "#P"))
     class Project:
         project_id: str
-        issues: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI1"))
+        issues: ClassVar[HasMany[Any]] = HasMany("Issue", via=Index("GSI1"))
 
     @tracker.model(pk="P#{home}", sk="I#{issue_id}", GSI1=("P#{listed_in}", "I#{issue_id}"))
     class Issue:
         issue_id: str
         home: str
         listed_in: str
-        project: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Project)
+        project: ClassVar[BelongsTo[Any]] = BelongsTo(Project)
 
     assert link_of(Issue, "project") == {"project_id": "listed_in"}
 
@@ -449,12 +445,12 @@ def test_the_has_many_may_be_declared_after_the_belongs_to(tracker: Table) -> No
         issue_id: str
         home: str
         listed_in: str
-        project: ClassVar[BelongsTo[Any, Any]] = BelongsTo("Project")
+        project: ClassVar[BelongsTo[Any]] = BelongsTo("Project")
 
     @tracker.model(pk="P#{project_id}", sk="#P", GSI1=("P#{project_id}", "#P"))
     class Project:
         project_id: str
-        issues: ClassVar[HasMany[Any, Any]] = HasMany(Issue, via=Index("GSI1"))
+        issues: ClassVar[HasMany[Any]] = HasMany(Issue, via=Index("GSI1"))
 
     tracker.check()
     assert link_of(Issue, "project") == {"project_id": "listed_in"}
@@ -473,7 +469,7 @@ def test_template_shapes_disagreeing_without_a_has_many_ask_for_key(tracker: Tab
             issue_id: str
             home: str
             listed_in: str
-            project: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Project)
+            project: ClassVar[BelongsTo[Any]] = BelongsTo(Project)
 
     message = str(caught.value)
     assert message.startswith("Issue.project: Issue's key templates match Project's")
@@ -489,7 +485,7 @@ def test_an_index_template_shape_links_without_a_has_many(tracker: Table) -> Non
         issue_id: str
         owner: str
         n: int
-        user: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User)
+        user: ClassVar[BelongsTo[Any]] = BelongsTo(User)
 
     assert link_of(Issue, "user") == {"user_id": "owner"}
 
@@ -505,7 +501,7 @@ def test_a_nested_sort_key_names_the_parent(tracker: Table) -> None:
         org: str
         owner: str
         serial: str
-        member: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Member)
+        member: ClassVar[BelongsTo[Any]] = BelongsTo(Member)
 
     assert link_of(Device, "member") == {"org_name": "org", "username": "owner"}
 
@@ -518,12 +514,12 @@ def test_key_names_the_fields_of_two_links_to_one_model(tracker: Table) -> None:
         issue_id: str
         reporter_id: str
         assignee_id: str | None = None
-        reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User, key={"user_id": "reporter_id"})
-        assignee: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User, key={"user_id": "assignee_id"})
+        reporter: ClassVar[BelongsTo[Any]] = BelongsTo(User, key={"user_id": "reporter_id"})
+        assignee: ClassVar[BelongsTo[Any]] = BelongsTo(User, key={"user_id": "assignee_id"})
 
     assert link_of(Issue, "reporter") == {"user_id": "reporter_id"}
     assert link_of(Issue, "assignee") == {"user_id": "assignee_id"}
-    unassigned = Issue("1", "alice")  # type: ignore[call-arg]
+    unassigned = Issue("1", "alice")
     assert vars(Issue)["assignee"].parent_key(unassigned) is None
     assert vars(Issue)["reporter"].parent_key(unassigned) == {
         "pk": {"S": "USER#alice"},
@@ -542,7 +538,7 @@ def test_key_leaves_the_other_key_fields_to_names(table: Table) -> None:
         org_name: str
         ticket_id: str
         reporter: str
-        opened_by: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Member, key={"username": "reporter"})
+        opened_by: ClassVar[BelongsTo[Any]] = BelongsTo(Member, key={"username": "reporter"})
 
     assert link_of(Ticket, "opened_by") == {"org_name": "org_name", "username": "reporter"}
 
@@ -560,10 +556,8 @@ def test_two_links_to_one_model_need_key(tracker: Table) -> None:
             n: int
             reporter_id: str
             assignee_id: str
-            reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User)
-            assignee: ClassVar[BelongsTo[Any, Any]] = BelongsTo(
-                User, key={"user_id": "assignee_id"}
-            )
+            reporter: ClassVar[BelongsTo[Any]] = BelongsTo(User)
+            assignee: ClassVar[BelongsTo[Any]] = BelongsTo(User, key={"user_id": "assignee_id"})
 
     message = str(caught.value)
     assert message.startswith("Issue.reporter: Issue.reporter, Issue.assignee all point at User")
@@ -579,8 +573,8 @@ def test_two_has_many_holding_the_child_differently_are_ambiguous(tracker: Table
     )
     class User:
         user_id: str
-        reported: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI2"))
-        assigned: ClassVar[HasMany[Any, Any]] = HasMany("Issue", via=Index("GSI3"))
+        reported: ClassVar[HasMany[Any]] = HasMany("Issue", via=Index("GSI2"))
+        assigned: ClassVar[HasMany[Any]] = HasMany("Issue", via=Index("GSI3"))
 
     with pytest.raises(DefinitionError) as caught:
 
@@ -594,7 +588,7 @@ def test_two_has_many_holding_the_child_differently_are_ambiguous(tracker: Table
             issue_id: str
             reporter_id: str
             assignee_id: str
-            user: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User)
+            user: ClassVar[BelongsTo[Any]] = BelongsTo(User)
 
     message = str(caught.value)
     assert message.startswith("Issue.user: User holds Issue in more than one way")
@@ -607,14 +601,14 @@ def test_has_many_that_agree_are_one_link(table: Table) -> None:
     @table.model(pk="ORG#{name}", sk="METADATA#{name}")
     class Org:
         name: str
-        users: ClassVar[HasMany[Any, Any]] = HasMany("Member", via=Partition())
-        newest: ClassVar[HasMany[Any, Any]] = HasMany("Member", newest_first=True)
+        users: ClassVar[HasMany[Any]] = HasMany("Member", via=Partition())
+        newest: ClassVar[HasMany[Any]] = HasMany("Member", newest_first=True)
 
     @table.model(pk="ORG#{org}", sk="MEMBER#{username}")
     class Member:
         org: str
         username: str
-        org_link: ClassVar[BelongsTo[Any, Any]] = BelongsTo(Org)
+        org_link: ClassVar[BelongsTo[Any]] = BelongsTo(Org)
 
     assert link_of(Member, "org_link") == {"name": "org"}
 
@@ -626,15 +620,13 @@ def test_a_model_pointing_at_itself_needs_key(tracker: Table) -> None:
         class Employee:
             employee_id: str
             manager_id: str
-            manager: ClassVar[BelongsTo[Any, Any]] = BelongsTo("Employee")
+            manager: ClassVar[BelongsTo[Any]] = BelongsTo("Employee")
 
     @tracker.model(pk="EMP#{employee_id}", sk="EMP#{employee_id}")
     class Staff:
         employee_id: str
         manager_id: str
-        manager: ClassVar[BelongsTo[Any, Any]] = BelongsTo(
-            "Staff", key={"employee_id": "manager_id"}
-        )
+        manager: ClassVar[BelongsTo[Any]] = BelongsTo("Staff", key={"employee_id": "manager_id"})
 
     assert link_of(Staff, "manager") == {"employee_id": "manager_id"}
 
@@ -659,7 +651,7 @@ def test_key_must_name_real_fields(tracker: Table, key: dict[str, str], expected
         class Issue:
             issue_id: str
             reporter_id: str
-            reporter: ClassVar[BelongsTo[Any, Any]] = BelongsTo(User, key=key)
+            reporter: ClassVar[BelongsTo[Any]] = BelongsTo(User, key=key)
 
     assert str(caught.value).startswith("Issue.reporter: key=")
     assert "Issue" not in tracker.models

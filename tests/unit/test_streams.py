@@ -19,7 +19,7 @@ class Order:
     order_id: str
     customer_id: str
     total: int = 0
-    lines = HasMany["Order", "Line"]("Line", via=Partition())
+    lines = HasMany["Line"]("Line", via=Partition())
 
 
 @table.model(pk="ORDER#{order_id}", sk="LINE#{n:03d}")
