@@ -34,7 +34,7 @@ from ._errors import (
 )
 from ._expressions import ExpressionBuilder, equal_to, extend_condition
 from ._model import ModelInfo
-from ._plans import Request, consistent_get, transact_write
+from ._plans import PENDING, Request, consistent_get, transact_write
 from ._relations import HasMany
 from ._steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
 from ._strategies import copy_changes
@@ -55,10 +55,6 @@ __all__ = [
 
 logger = logging.getLogger("dynorm")
 
-#: The attribute a parent carries while the copies its write changed are being rewritten in
-#: batches after it; removed once they all are. A write of the parent while it is there reads
-#: the children again, so writing the parent again repairs a fan-out that failed part-way.
-PENDING: Final = "dynorm:copies"
 
 #: How often a parent's write is retried when its children change while their copies are
 #: rewritten in the parent's transaction (each retry reads the children again).

@@ -13,6 +13,7 @@ from ._errors import DefinitionError, LimitExceededError
 from ._keys import KeyTemplate
 
 __all__ = [
+    "PENDING",
     "CollectionRead",
     "Decode",
     "KeyRange",
@@ -38,6 +39,12 @@ T = TypeVar("T")
 Retry = Literal["safe", "verify", "token"]
 #: Parses a successful response body (see Request.decode).
 Decode = Callable[[bytes], dict[str, Any]]
+
+#: The attribute a parent carries while the copies its write changed are being rewritten in
+#: batches after it (``_copies``); removed once they all are. A write of the parent while it is
+#: there reads the children again, so writing the parent again repairs a fan-out that failed
+#: part-way. Every read must keep it: typed page parsing lists it among the generic attributes.
+PENDING: Final = "dynorm:copies"
 
 
 @attrs.frozen

@@ -24,7 +24,9 @@ from ._model import (
     key_parsers_for,
     resolve_field_types,
 )
+from ._plans import PENDING
 from ._relations import Relationship
+from ._retry import TOKEN_ATTRIBUTE
 from ._stamps import ROLES, Stamps
 from ._streams import Change, StreamRecord, decode_change
 from ._structs import Decode, Wire, build_wire
@@ -137,6 +139,7 @@ class Table:
         self._classifiers: dict[str | None, Classifier] = {}
         #: index name (None: the table) -> its wire decoding, once asked; reset with classifiers.
         self._wires: dict[str | None, Wire] = {}
+        self._decoders: dict[tuple[str, str | None], Decode] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
@@ -507,6 +510,9 @@ class Table:
             models = self.classifier(index).models
             specs = [m.codec.decoder_spec for m in models if m.codec.decoder_spec is not None]
             generic = [*self.attribute_names(), *filter(None, [self.type_attribute])]
+            # dynorm's own bookkeeping (pending copies, write tokens): no field maps them, but
+            # writes read them back from items fetched before them.
+            generic += [PENDING, TOKEN_ATTRIBUTE]
             # Embedded children are no field of their parent: read from the item as dicts.
             generic += [r.embedded.attribute for m in models for r in m.embedded if r.embedded]
             name = f"{self.name}_{index}" if index else self.name
@@ -514,8 +520,21 @@ class Table:
         return found
 
     def decoder(self, operation: str, index: str | None = None) -> Decode:
-        """How the fast path parses a response body of ``operation`` reading this scope."""
-        return self.wire(index).decoder(operation)
+        """How the fast path parses a response body of ``operation`` reading this scope.
+
+        The structures are looked up when a body arrives, not when the request is built: a
+        query built before another model of the scope was declared still reads that model's
+        attributes.
+        """
+        key = (operation, index)
+        found = self._decoders.get(key)
+        if found is None:
+
+            def decode(body: bytes) -> dict[str, Any]:
+                return self.wire(index).decoder(operation)(body)
+
+            found = self._decoders[key] = decode
+        return found
 
     def model_of(
         self, item: Mapping[str, AttributeValue], index: str | None = None

@@ -319,6 +319,11 @@ class _FastSender:
     async def _open(self) -> aiohttp.ClientSession:
         # aiobotocore's session: the pool, timeouts, TLS and proxy settings of its AioConfig.
         http = self._http
+        if getattr(http, "_sessions", {}) is None:  # aiobotocore closed it: connect() ended
+            raise DynormError(
+                "the Database's connection is closed; use the Database only inside "
+                "`async with connect(...) as db:`"
+            )
         if hasattr(http, "_get_session"):  # aiobotocore >= 3: one session per proxy
             session = await http._get_session(self._proxy)
         else:
@@ -365,6 +370,11 @@ class _FastSender:
         )
         headers.update(self._constant_headers)
         session = self._session or await self._open()
+        if session.closed:
+            raise DynormError(
+                f"{operation}: the Database's connection is closed; use the Database only "
+                "inside `async with connect(...) as db:`"
+            )
         try:
             async with session.post(
                 self._url,
@@ -392,7 +402,16 @@ class _FastSender:
                 return {}
             # A read names its own parser (typed structures per table; see dynorm._structs),
             # which falls back to orjson by itself when a body does not fit.
-            return (request.decode or orjson.loads)(payload)
+            try:
+                return (request.decode or orjson.loads)(payload)
+            except ValueError as exc:  # orjson.JSONDecodeError: an HTML page from a proxy, say
+                raise TransportError(
+                    f"{operation}: the reply from {self._endpoint} (HTTP {status}) is not "
+                    f"DynamoDB's JSON ({exc}), and the request may have been applied. Check "
+                    "the endpoint and the network path (proxies, captive portals)",
+                    operation=operation,
+                    request_sent=True,
+                ) from exc
         error = parse_error(status, payload, reply_headers.get("x-amzn-ErrorType"))
         if is_clock_skew(error.code, error.message):
             offset = clock_offset(reply_headers.get("Date"), time.time())
@@ -446,7 +465,10 @@ class Transport:
         """
         sender: Send = _ClientSender(client)
         http = getattr(getattr(client, "_endpoint", None), "http_session", None)
-        if fast_path:
+        endpoint_path = urlsplit(str(client.meta.endpoint_url)).path
+        # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
+        # path as it must; the fast path signs and posts to "/".
+        if fast_path and endpoint_path in ("", "/"):
             if http is not None and hasattr(http, "_proxy_config"):
                 sender = _FastSender(client, http, sender)
             else:

@@ -21,6 +21,9 @@ instead. The faults are what a client of the real DynamoDB meets:
 ``bad_crc``
     forwarded and applied by the server, then answered with an ``x-amz-crc32`` header that
     does not match the body (the reply was damaged on the way).
+``not_json``
+    forwarded and applied by the server, then answered ``200`` with an HTML page instead of
+    DynamoDB's JSON (a proxy or captive portal answering in its place).
 ``partial_batch``
     a ``BatchWriteItem`` forwards only some writes and returns the rest as ``UnprocessedItems``;
     a ``BatchGetItem`` returns some keys as ``UnprocessedKeys``. Batches of one request are
@@ -97,6 +100,7 @@ Fault = Literal[
     "lost_reply",
     "clock_skew",
     "bad_crc",
+    "not_json",
     "partial_batch",
 ]
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
@@ -412,6 +416,8 @@ class FaultProxy:
         answer = await self._forward(request, request.body)  # the server applies it ...
         if fault == "bad_crc":
             return attrs.evolve(answer, crc32=zlib.crc32(answer.body) ^ 0xFFFF)
+        if fault == "not_json":
+            return attrs.evolve(answer, body=b"<html><body>Please sign in</body></html>")
         if fault == "lost_reply":  # ... and the answer is lost
             raise _DroppedError(reset=False)
         return _error(500, "InternalServerError", "Internal server error after applying")

@@ -28,8 +28,10 @@ from dynorm import (
     ItemNotFoundError,
     KeyTemplateError,
     LimitExceededError,
+    Request,
     Table,
 )
+from dynorm._plans import PENDING
 from dynorm.testing import Connect, count_requests
 
 from .raw import raw_collection, raw_item, raw_put
@@ -511,6 +513,36 @@ async def test_one_hundred_copies_and_the_parent_do_not(db: Database) -> None:
 
 
 # -- children found through an index ---------------------------------------------------------------
+
+
+@pytest.mark.transactions
+async def test_put_all_of_a_parent_left_pending_repairs_its_copies(shelf: Database) -> None:
+    # A rename that failed part-way: the author holds the new value and dynorm's pending mark,
+    # one book still holds the old copy. Writing the author again (here in a batch, whose
+    # parents are read back first, on either request path) must finish the fan-out.
+    author = await shelf.put(attrs.evolve(LE_GUIN, birthdate=CORRECTED))
+    await set_copy(shelf, TITLES[0][0], BORN)
+    key = {"pk": {"S": f"AUTHOR#{LE_GUIN.name}"}, "sk": {"S": f"AUTHOR#{LE_GUIN.name}"}}
+    await shelf.send(
+        Request(
+            "UpdateItem",
+            {
+                "TableName": shelf.table_name,
+                "Key": key,
+                "UpdateExpression": "SET #pending = :token",
+                "ExpressionAttributeNames": {"#pending": PENDING},
+                "ExpressionAttributeValues": {":token": {"S": "a-lost-rename"}},
+            },
+        )
+    )
+    assert [b.author_birthdate for b in await stored_books(shelf)].count(BORN) == 1
+
+    await shelf.put_all([author])
+
+    assert all(b.author_birthdate == CORRECTED for b in await stored_books(shelf))
+    stored = await raw_item(shelf, {"pk": key["pk"]["S"], "sk": key["sk"]["S"]})
+    assert stored is not None
+    assert PENDING not in stored
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ own path does (correcting its clock) is asserted only there.
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -21,9 +22,11 @@ from dynorm import (
     GSI,
     ConditionFailedError,
     Database,
+    DynormError,
     Request,
     Table,
     TransportError,
+    connect,
 )
 from dynorm.testing import Connect, RunningServer, count_requests, fast_path_selected
 from tests.faultproxy import SKEW_SECONDS, Injected, connect_through
@@ -149,6 +152,55 @@ async def test_a_damaged_reply_is_an_unknown_outcome_and_retried(
         assert isinstance(damaged.error, TransportError)
         assert damaged.error.request_sent
         assert (await faulty.direct.get(Note, note_id="n4")).text == "once"
+
+
+async def test_a_reply_that_is_not_json_is_an_unknown_outcome(
+    dynorm_server: RunningServer,
+) -> None:
+    async with connect_through(dynorm_server.url, table) as faulty:
+        faulty.proxy.inject("not_json", operation="PutItem")
+        with count_requests(faulty.db) as log:
+            await faulty.db.put(Note("n5", "ed", "once"))
+        assert faulty.proxy.injected == [Injected("PutItem", "not_json")]
+        if not fast_path_selected():
+            # botocore's parser takes an HTML 200 for an empty reply.
+            assert [e.outcome for e in log.events] == ["ok"]
+            return
+        garbled, ok = log.events
+        assert (garbled.outcome, garbled.retrying, ok.outcome) == ("transport", True, "ok")
+        assert isinstance(garbled.error, TransportError)
+        assert "not DynamoDB's JSON" in str(garbled.error)
+        assert (await faulty.direct.get(Note, note_id="n5")).text == "once"
+
+
+async def test_a_database_used_after_connect_ends_says_so(dynorm_server: RunningServer) -> None:
+    async with connect(
+        table,
+        endpoint_url=dynorm_server.url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        table_name="wire-closed",
+    ) as db:
+        assert db.fast_path
+    with count_requests(db) as log, pytest.raises(DynormError, match="connection is closed"):
+        await db.get(Note, note_id="n1")
+    assert log.events == []  # refused before anything was sent, and not retried
+
+
+def test_an_endpoint_behind_a_path_goes_through_botocore() -> None:
+    # The fast path signs and posts to "/"; a gateway's prefix must be signed as botocore does.
+    async def connected() -> bool:
+        async with connect(
+            table,
+            endpoint_url="http://127.0.0.1:9/dynamodb",
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        ) as db:
+            return db.fast_path
+
+    assert asyncio.run(connected()) is False
 
 
 # -- OpenTelemetry ---------------------------------------------------------------------------

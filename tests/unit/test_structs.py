@@ -288,3 +288,62 @@ def test_wire_items_are_mappings_for_every_reader_of_raw_items() -> None:
     assert RICH.describe(wire) == "PK='R#r1', SK='RICH'"
     # The careful decoder (views, items other tools wrote) reads them as mappings too.
     assert RICH._careful(wire) == RICH.decode(expected)
+
+
+def test_a_decoder_taken_before_another_model_is_declared_reads_that_model_too() -> None:
+    # A query built early keeps its decoder; the structures it parses with are the scope's
+    # when the body arrives, so a model declared since is not read with its fields missing.
+    late = Table("late-model", pk="pk", sk="sk")
+
+    @late.model(pk="A#{id}", sk="A")
+    @attrs.define
+    class First:
+        id: str
+        v: int = 0
+
+    decode = late.decoder("Query")
+
+    @late.model(pk="B#{id}", sk="B")
+    @attrs.define
+    class Second:
+        id: str
+        w: int = 0
+
+    body = orjson.dumps(
+        {"Items": [{"pk": {"S": "B#1"}, "sk": {"S": "B"}, "id": {"S": "1"}, "w": {"N": "4"}}]}
+    )
+    (item,) = decode(body)["Items"]
+    assert info_of(Second).decode(item) == Second("1", 4)
+    assert late.decoder("Query") is decode
+    assert First("x") == First("x", 0)
+
+
+def test_dynorm_bookkeeping_attributes_survive_typed_parsing() -> None:
+    # No field maps them, but writes read them back from items they fetched (pending copies).
+    book = Table("bookkeeping", pk="pk", sk="sk")
+
+    @book.model(pk="P#{id}", sk="P")
+    @attrs.define
+    class Parent:
+        id: str
+
+    body = orjson.dumps(
+        {
+            "Responses": {
+                "bookkeeping": [
+                    {
+                        "pk": {"S": "P#1"},
+                        "sk": {"S": "P"},
+                        "id": {"S": "1"},
+                        "dynorm:copies": {"S": "t1"},
+                        "dynorm:wt": {"S": "t2"},
+                    }
+                ]
+            }
+        }
+    )
+    (item,) = book.decoder("BatchGetItem")(body)["Responses"]["bookkeeping"]
+    assert info_of(Parent).decode(item) == Parent("1")
+    assert isinstance(item, WireItem)
+    assert item["dynorm:copies"] == {"S": "t1"}
+    assert "dynorm:wt" in item
