@@ -44,7 +44,7 @@ FULL = Sizes(
     children=100_000,
     page_size=1000,
     parents=50,
-    delay_ms=20,
+    delay_ms=20.0,
 )
 QUICK = Sizes(
     items=20,
@@ -54,8 +54,21 @@ QUICK = Sizes(
     children=300,
     page_size=50,
     parents=5,
-    delay_ms=2,
+    delay_ms=2.0,
 )
+
+#: The help of every ``Sizes`` field's option (``--get-batch`` for ``get_batch``); the help
+#: shows ``FULL``'s value.
+_SIZE_HELP = {
+    "items": "order items in the page",
+    "writes": "items put_all writes",
+    "repeats": "timed runs per client",
+    "get_batch": "GetItem and PutItem requests per timed run",
+    "children": "collection size for pagination",
+    "page_size": "server page size",
+    "parents": "parents in the latency benchmark",
+    "delay_ms": "injected delay per request",
+}
 
 
 @dataclass(frozen=True)
@@ -69,24 +82,13 @@ class Options:
 
 def _arguments(argv: list[str] | None) -> Options:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--items", type=int, help=f"order items in the page ({FULL.items})")
-    parser.add_argument("--writes", type=int, help=f"items put_all writes ({FULL.writes})")
-    parser.add_argument("--repeats", type=int, help=f"timed runs per client ({FULL.repeats})")
-    parser.add_argument(
-        "--get-batch",
-        type=int,
-        help=f"GetItem and PutItem requests per timed run ({FULL.get_batch})",
-    )
-    parser.add_argument(
-        "--children", type=int, help=f"collection size for pagination ({FULL.children:,})"
-    )
-    parser.add_argument("--page-size", type=int, help=f"server page size ({FULL.page_size})")
-    parser.add_argument(
-        "--parents", type=int, help=f"parents in the latency benchmark ({FULL.parents})"
-    )
-    parser.add_argument(
-        "--delay-ms", type=float, help=f"injected delay per request ({FULL.delay_ms:g})"
-    )
+    for name, what in _SIZE_HELP.items():
+        default = getattr(FULL, name)
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=type(default),
+            help=f"{what} ({default:,g})",
+        )
     parser.add_argument("--quick", action="store_true", help="tiny inputs, one repeat (smoke)")
     parser.add_argument(
         "--no-gc",

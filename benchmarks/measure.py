@@ -16,12 +16,12 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchmarks import clients
 from benchmarks.clients import Client, Entry
-from benchmarks.report import Check, ratio
+from benchmarks.report import Check, number, ratio
 
 
 @dataclass
@@ -133,3 +133,48 @@ def spread_note() -> str:
         "CPU: time.process_time() of this process (the server runs in another), median of the "
         "repeats; spread: (max - min) / median; gc.collect() before each run"
     )
+
+
+def per_unit_cells(result: Result) -> list[str]:
+    """CPU microseconds per unit, CPU milliseconds and wall milliseconds per run."""
+    per_unit = result.cpu_per_unit
+    return [
+        number(per_unit * 1e6),
+        number(per_unit * result.units_per_run * 1e3),
+        number(result.wall_per_run * 1e3),
+    ]
+
+
+def cpu_row(
+    result: Result,
+    cells: Callable[[Result], list[str]],
+    *,
+    floor: Result | None,
+    reference: Result | None,
+) -> list[str]:
+    """A client's table row: name, label, ``cells(result)``, spread, then its CPU per unit as a
+    multiple of ``floor``'s and ``reference``'s ("-" where that one did not run).
+
+    A client that did not run gets its name and why.
+    """
+    if result.skipped is not None:
+        return [result.name, result.skipped]
+    mine = result.cpu_per_unit
+    return [
+        result.name,
+        result.entry.label,
+        *cells(result),
+        f"{result.spread:.0%}",
+        ratio(mine / floor.cpu_per_unit) if floor else "-",
+        ratio(mine / reference.cpu_per_unit) if reference else "-",
+    ]
+
+
+def moonshot_note(ran: dict[str, Result], goal: float, floor: str = "the floor") -> list[str]:
+    """The note on dynorm's distance from the floor and the moonshot ``goal`` (none if either
+    did not run); ``floor`` names the floor in the note."""
+    dynorm, base = ran.get("dynorm"), ran.get("floor")
+    if dynorm is None or base is None:
+        return []
+    value = dynorm.cpu_per_unit / base.cpu_per_unit
+    return [f"moonshot: dynorm {ratio(value)} {floor} (goal <= {goal:g}x)"]

@@ -11,7 +11,7 @@ from typing import Final
 
 from benchmarks import clients, measure, server
 from benchmarks.clients import Entry
-from benchmarks.report import Check, Section, number, ratio
+from benchmarks.report import Check, Section, number
 
 #: An earlier issue's target: dynorm's CPU per GetItem at most this much above aiobotocore's.
 MAX_OVERHEAD = 0.10
@@ -34,6 +34,16 @@ HEADER: Final = (
 )
 
 
+def _per_request_cells(result: measure.Result) -> list[str]:
+    """Requests per CPU second, CPU and wall microseconds per request."""
+    per_request = result.cpu_per_unit
+    return [
+        number(1 / per_request),
+        number(per_request * 1e6),
+        number(result.wall_per_run / result.units_per_run * 1e6),
+    ]
+
+
 async def run(operation: str, *, batch: int, repeats: int, collect: bool = True) -> Section:
     """Time ``batch`` sequential ``operation`` requests per run for every client."""
     entries, kind = OPERATIONS[operation]
@@ -48,30 +58,14 @@ async def run(operation: str, *, batch: int, repeats: int, collect: bool = True)
         f"{'' if collect else ', garbage collector off'}; the floor signs (SigV4)",
         HEADER,
     )
-    for result in results:
-        if result.skipped is not None:
-            section.rows.append([result.name, result.skipped])
-            continue
-        per_request = result.cpu_per_unit
-        section.rows.append(
-            [
-                result.name,
-                result.entry.label,
-                number(1 / per_request),
-                number(per_request * 1e6),
-                number(result.wall_per_run / result.units_per_run * 1e6),
-                f"{result.spread:.0%}",
-                ratio(per_request / floor.cpu_per_unit) if floor else "-",
-                ratio(per_request / aiodynamo.cpu_per_unit) if aiodynamo else "-",
-            ]
-        )
-    section.notes.append(measure.spread_note())
+    section.rows += [
+        measure.cpu_row(r, _per_request_cells, floor=floor, reference=aiodynamo) for r in results
+    ]
+    section.notes += [
+        measure.spread_note(),
+        *measure.moonshot_note(ran, MOONSHOT_X_FLOOR, "the signed floor"),
+    ]
     dynorm = ran.get("dynorm")
-    if dynorm is not None and floor is not None:
-        section.notes.append(
-            f"moonshot: dynorm {ratio(dynorm.cpu_per_unit / floor.cpu_per_unit)} the signed "
-            f"floor (goal <= {MOONSHOT_X_FLOOR:g}x)"
-        )
     if dynorm is not None:
         section.checks += [
             measure.at_most(ran, "dynorm", "aiodynamo", what="per request"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import clients, measure, server
-from benchmarks.report import Check, Section, number, ratio
+from benchmarks.report import Check, Section, ratio
 
 #: The issue's targets for dynorm on this page.
 MAX_X_FLOOR = 3.0
@@ -25,30 +25,16 @@ HEADER = (
 async def run(*, items: int, repeats: int, collect: bool = True) -> Section:
     with server.running(items=items) as url:
         results = await measure.interleaved(clients.QUERY, url, repeats=repeats, collect=collect)
-    ran = {r.name: r for r in results if r.skipped is None}
+    ran = measure.by_name(results)
     floor, dynorm = ran.get("floor"), ran.get("dynorm")
     section = Section(
         f"Query page -> objects: {items + 1:,} items a page ({items:,} order items + the order), "
         f"{repeats} repeats{'' if collect else ', garbage collector off'}",
         HEADER,
     )
-    for result in results:
-        if result.skipped is not None:
-            section.rows.append([result.name, result.skipped])
-            continue
-        per_item = result.cpu_per_unit
-        section.rows.append(
-            [
-                result.name,
-                result.entry.label,
-                number(per_item * 1e6),
-                number(per_item * result.units_per_run * 1e3),
-                number(result.wall_per_run * 1e3),
-                f"{result.spread:.0%}",
-                ratio(per_item / floor.cpu_per_unit) if floor else "-",
-                ratio(per_item / dynorm.cpu_per_unit) if dynorm else "-",
-            ]
-        )
+    section.rows += [
+        measure.cpu_row(r, measure.per_unit_cells, floor=floor, reference=dynorm) for r in results
+    ]
     section.notes.append(measure.spread_note())
     if dynorm is not None:
         section.checks += _checks(dynorm, ran)

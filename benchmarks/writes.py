@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from benchmarks import clients, measure, server
-from benchmarks.report import Section, number, ratio
+from benchmarks.report import Section
 
 #: Issue 10's target and moonshot: dynorm's CPU per item within these many times the floor.
 MAX_X_FLOOR: Final = 3.0
@@ -44,30 +44,12 @@ async def run(*, items: int, repeats: int, collect: bool = True) -> Section:
         "dicts encoded before the run",
         HEADER,
     )
-    for result in results:
-        if result.skipped is not None:
-            section.rows.append([result.name, result.skipped])
-            continue
-        per_item = result.cpu_per_unit
-        section.rows.append(
-            [
-                result.name,
-                result.entry.label,
-                number(per_item * 1e6),
-                number(per_item * result.units_per_run * 1e3),
-                number(result.wall_per_run * 1e3),
-                f"{result.spread:.0%}",
-                ratio(per_item / floor.cpu_per_unit) if floor else "-",
-                ratio(per_item / aiodynamo.cpu_per_unit) if aiodynamo else "-",
-            ]
-        )
-    section.notes.append(measure.spread_note())
+    section.rows += [
+        measure.cpu_row(r, measure.per_unit_cells, floor=floor, reference=aiodynamo)
+        for r in results
+    ]
+    section.notes += [measure.spread_note(), *measure.moonshot_note(ran, MOONSHOT_X_FLOOR)]
     dynorm = ran.get("dynorm")
-    if dynorm is not None and floor is not None:
-        section.notes.append(
-            f"moonshot: dynorm {ratio(dynorm.cpu_per_unit / floor.cpu_per_unit)} the floor "
-            f"(goal <= {MOONSHOT_X_FLOOR:g}x)"
-        )
     if dynorm is not None:
         section.checks += [
             measure.at_most(ran, "dynorm", "aiodynamo", what="per item"),

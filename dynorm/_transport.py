@@ -517,15 +517,7 @@ class Transport:
                 response = await self._attempt(asking_for_old(prepared) if again else prepared)
             except ConditionFailedError as error:
                 if report:
-                    self._report(
-                        request,
-                        attempt,
-                        started,
-                        response=None,
-                        error=error,
-                        span=span,
-                        retrying=False,
-                    )
+                    self._report(request, attempt, started, span, error=error)
                 if not again:
                     raise  # nothing sent before could have been applied: a real refusal
                 return await self._settle(prepared, error.item, token, lost or error, span)
@@ -535,13 +527,7 @@ class Transport:
                 stop = "" if settle else self._stop(verdict, attempt)
                 if report and _was_sent(error):
                     self._report(
-                        request,
-                        attempt,
-                        started,
-                        response=None,
-                        error=error,
-                        span=span,
-                        retrying=stop is None,
+                        request, attempt, started, span, error=error, retrying=stop is None
                     )
                 if settle:
                     # Sent again, it would apply twice if another write replaced our token in
@@ -559,15 +545,7 @@ class Transport:
                 await self._sleep(backoff(attempt - 1))
                 continue
             if report:
-                self._report(
-                    request,
-                    attempt,
-                    started,
-                    response=response,
-                    error=None,
-                    span=span,
-                    retrying=False,
-                )
+                self._report(request, attempt, started, span, response=response)
             if self._quota is not None:
                 self._quota.release(spent or NO_RETRY_INCREMENT)
             return response
@@ -577,13 +555,16 @@ class Transport:
         request: Request,
         attempt: int,
         started: float,
-        *,
-        response: Mapping[str, Any] | None,
-        error: DynormError | None,
         span: Span | None,
-        retrying: bool,
+        *,
+        response: Mapping[str, Any] | None = None,
+        error: DynormError | None = None,
+        retrying: bool = False,
     ) -> None:
-        """Tell the listeners and the span about one attempt that reached the wire."""
+        """Tell the listeners and the span about one attempt that reached the wire.
+
+        A success passes its ``response``; a failure its ``error`` and whether it is retried.
+        """
         tables, index = targets_of(request)
         event = RequestEvent(
             operation=request.operation,

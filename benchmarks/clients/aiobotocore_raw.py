@@ -32,34 +32,34 @@ async def open_client(stack: contextlib.AsyncExitStack, url: str) -> Any:
     )
 
 
-class QueryClient:
-    """``client.query(...)``: the page as botocore parses it, nothing more."""
+class Connected:
+    """An aiobotocore client on the loopback server, closed at teardown."""
 
     async def setup(self, url: str) -> None:
         self._stack = contextlib.AsyncExitStack()
         self._client = await open_client(self._stack, url)
 
+    async def teardown(self) -> None:
+        await self._stack.aclose()
+
+
+class QueryClient(Connected):
+    """``client.query(...)``: the page as botocore parses it, nothing more."""
+
     async def run_once(self) -> int:
         page = await self._client.query(**QUERY)
         return len(page["Items"])
-
-    async def teardown(self) -> None:
-        await self._stack.aclose()
 
 
 #: GetItem requests per ``run_once`` of the per-request benchmark.
 GET_ITEM_BATCH = 200
 
 
-class GetItemClient:
+class GetItemClient(Connected):
     """``GET_ITEM_BATCH`` sequential ``client.get_item(...)`` calls."""
 
     def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
         self.batch = batch
-
-    async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._client = await open_client(self._stack, url)
 
     async def run_once(self) -> int:
         key = data.order_key()
@@ -68,19 +68,12 @@ class GetItemClient:
             assert "Item" in response  # noqa: S101 - the server always answers with the order
         return self.batch
 
-    async def teardown(self) -> None:
-        await self._stack.aclose()
 
-
-class PutItemClient:
+class PutItemClient(Connected):
     """``batch`` sequential ``client.put_item(...)`` calls of a pre-encoded order item."""
 
     def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
         self.batch = batch
-
-    async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._client = await open_client(self._stack, url)
 
     async def run_once(self) -> int:
         item = data.order_item(1)
@@ -88,19 +81,12 @@ class PutItemClient:
             await self._client.put_item(TableName=data.TABLE, Item=item)
         return self.batch
 
-    async def teardown(self) -> None:
-        await self._stack.aclose()
 
-
-class PutAllClient:
+class PutAllClient(Connected):
     """Sequential ``client.batch_write_item(...)`` calls of 25 pre-encoded items each."""
 
     def __init__(self, items: int) -> None:
         self.items = [data.order_item(n) for n in range(1, items + 1)]
-
-    async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._client = await open_client(self._stack, url)
 
     async def run_once(self) -> int:
         for chunk in chunks(self.items):
@@ -108,6 +94,3 @@ class PutAllClient:
             answer = await self._client.batch_write_item(RequestItems={data.TABLE: writes})
             assert not answer["UnprocessedItems"]  # noqa: S101 - the server accepts every write
         return len(self.items)
-
-    async def teardown(self) -> None:
-        await self._stack.aclose()

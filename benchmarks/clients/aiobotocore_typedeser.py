@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from boto3.dynamodb.types import TypeDeserializer  # type: ignore[import-untyped]
 
-from benchmarks.clients.aiobotocore_raw import open_client
+from benchmarks.clients.aiobotocore_raw import Connected
 from benchmarks.clients.floor import QUERY
 
 
-class QueryClient:
+class QueryClient(Connected):
     """What boto3's resource layer does to each item, on top of aiobotocore."""
 
     async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._client = await open_client(self._stack, url)
+        await super().setup(url)
         self._deserialize = TypeDeserializer().deserialize
 
     async def run_once(self) -> int:
@@ -23,6 +20,3 @@ class QueryClient:
         deserialize = self._deserialize
         items = [{k: deserialize(v) for k, v in raw.items()} for raw in page["Items"]]
         return len(items)
-
-    async def teardown(self) -> None:
-        await self._stack.aclose()

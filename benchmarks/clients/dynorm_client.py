@@ -30,72 +30,55 @@ def order_item(n: int) -> OrderItem:
     return OrderItem(**{**fields, "dimensions": Dimensions(**fields["dimensions"])})
 
 
-class QueryClient:
-    """One Query: the order and its items, decoded into ``Order`` and ``OrderItem``."""
+class _Connected:
+    """A Database on the loopback server, closed at teardown."""
 
     async def setup(self, url: str) -> None:
         self._stack = contextlib.AsyncExitStack()
         self._db = await open_db(self._stack, url)
-
-    async def run_once(self) -> int:
-        found = await self._db.get(Order, id=data.ORDER_ID, load=[Order.items])
-        return 1 + len(found.items.loaded)
 
     async def teardown(self) -> None:
         await self._stack.aclose()
 
 
-class GetItemClient:
+class QueryClient(_Connected):
+    """One Query: the order and its items, decoded into ``Order`` and ``OrderItem``."""
+
+    async def run_once(self) -> int:
+        found = await self._db.get(Order, id=data.ORDER_ID, load=[Order.items])
+        return 1 + len(found.items.loaded)
+
+
+class GetItemClient(_Connected):
     """``GET_ITEM_BATCH`` sequential ``db.get(Order, id=…)`` calls."""
 
     def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
         self.batch = batch
-
-    async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._db = await open_db(self._stack, url)
 
     async def run_once(self) -> int:
         for _ in range(self.batch):
             await self._db.get(Order, id=data.ORDER_ID)
         return self.batch
 
-    async def teardown(self) -> None:
-        await self._stack.aclose()
 
-
-class PutItemClient:
+class PutItemClient(_Connected):
     """``batch`` sequential ``db.put(item)`` calls of one order item."""
 
     def __init__(self, batch: int = GET_ITEM_BATCH) -> None:
         self.batch = batch
         self.item = order_item(1)
 
-    async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._db = await open_db(self._stack, url)
-
     async def run_once(self) -> int:
         for _ in range(self.batch):
             await self._db.put(self.item)
         return self.batch
 
-    async def teardown(self) -> None:
-        await self._stack.aclose()
 
-
-class PutAllClient:
+class PutAllClient(_Connected):
     """``db.put_all(items)``: the attrs objects encoded and written 25 a request."""
 
     def __init__(self, items: int) -> None:
         self.items = [order_item(n) for n in range(1, items + 1)]
 
-    async def setup(self, url: str) -> None:
-        self._stack = contextlib.AsyncExitStack()
-        self._db = await open_db(self._stack, url)
-
     async def run_once(self) -> int:
         return await self._db.put_all(self.items)
-
-    async def teardown(self) -> None:
-        await self._stack.aclose()

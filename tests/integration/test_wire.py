@@ -10,6 +10,7 @@ import asyncio
 import calendar
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import attrs
 import pytest
@@ -50,22 +51,38 @@ async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
         yield db
 
 
+def _key(note_id: str) -> dict[str, Any]:
+    """Note ``note_id``'s key as AttributeValues, for requests sent raw."""
+    return {"pk": {"S": f"NOTE#{note_id}"}, "sk": {"S": f"NOTE#{note_id}"}}
+
+
+def _unless_stored(db: Database, operation: str, note_id: str) -> Request:
+    """A raw PutItem (of just the key) or DeleteItem of note ``note_id`` that DynamoDB refuses
+    while the note is stored."""
+    argument = "Item" if operation == "PutItem" else "Key"
+    return Request(
+        operation,
+        {
+            "TableName": db.table_name,
+            argument: _key(note_id),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        },
+    )
+
+
+def _get_with_capacity(db: Database, note_id: str) -> Request:
+    """A raw GetItem of note ``note_id`` that asks for the capacity it consumed."""
+    params = {"TableName": db.table_name, "Key": _key(note_id), "ReturnConsumedCapacity": "TOTAL"}
+    return Request("GetItem", params)
+
+
 async def test_one_event_per_request_with_what_it_did(db: Database) -> None:
     with count_requests(db) as log:
         await db.put(Note("n1", "ann", "hello"))
         await db.get(Note, note_id="n1")
         await db.query(Note, index="GSI1", owner="ann").all()
         with pytest.raises(ConditionFailedError):
-            await db.send(
-                Request(
-                    "PutItem",
-                    {
-                        "TableName": db.table_name,
-                        "Item": {"pk": {"S": "NOTE#n1"}, "sk": {"S": "NOTE#n1"}},
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    },
-                )
-            )
+            await db.send(_unless_stored(db, "PutItem", "n1"))
     assert log.operations == ["PutItem", "GetItem", "Query", "PutItem"]
     put, get, query, refused = log.events
     assert [e.table for e in log.events] == [db.table_name] * 4
@@ -81,14 +98,8 @@ async def test_one_event_per_request_with_what_it_did(db: Database) -> None:
 
 
 async def test_consumed_capacity_when_asked_for(db: Database) -> None:
-    key = {"pk": {"S": "NOTE#n1"}, "sk": {"S": "NOTE#n1"}}
     with count_requests(db) as log:
-        reply = await db.send(
-            Request(
-                "GetItem",
-                {"TableName": db.table_name, "Key": key, "ReturnConsumedCapacity": "TOTAL"},
-            )
-        )
+        reply = await db.send(_get_with_capacity(db, "n1"))
     (event,) = log.events
     assert event.consumed_capacity == reply["ConsumedCapacity"]
     assert event.consumed_capacity["TableName"] == db.table_name
@@ -226,16 +237,7 @@ async def test_one_client_span_per_request(
     await db.put(Note("n5", "ed"))
     await db.query(Note, index="GSI1", owner="ed").all()
     with pytest.raises(ConditionFailedError):
-        await db.send(
-            Request(
-                "DeleteItem",
-                {
-                    "TableName": db.table_name,
-                    "Key": {"pk": {"S": "NOTE#n5"}, "sk": {"S": "NOTE#n5"}},
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                },
-            )
-        )
+        await db.send(_unless_stored(db, "DeleteItem", "n5"))
     put, query, delete = exporter.get_finished_spans()
     assert [s.name for s in (put, query, delete)] == [
         f"PutItem {db.table_name}",
@@ -261,12 +263,7 @@ async def test_one_client_span_per_request(
 
 async def test_consumed_capacity_on_the_span(db: Database, exporter: InMemorySpanExporter) -> None:
     exporter.clear()
-    key = {"pk": {"S": "NOTE#x"}, "sk": {"S": "NOTE#x"}}
-    await db.send(
-        Request(
-            "GetItem", {"TableName": db.table_name, "Key": key, "ReturnConsumedCapacity": "TOTAL"}
-        )
-    )
+    await db.send(_get_with_capacity(db, "x"))
     (span,) = exporter.get_finished_spans()
     consumed = dict(span.attributes or {})["aws.dynamodb.consumed_capacity"]
     assert isinstance(consumed, tuple)
