@@ -17,6 +17,7 @@ from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import FaultyConnect, connect_through
 from tests.seed_models import app
 
+from .cli import Cli
 from .models import forum, games, geo, kinds, library
 from .seed import load_seed
 
@@ -67,3 +68,9 @@ async def library_db(dynorm_connect: Connect) -> AsyncIterator[Database]:
 def faulty_connect(dynorm_server: RunningServer) -> FaultyConnect:
     """``faulty_connect(table, **options)``: Databases through a fault proxy and not (Faulty)."""
     return functools.partial(connect_through, dynorm_server.url)
+
+
+@pytest.fixture
+def cli(dynorm_server: RunningServer) -> Cli:
+    """Runs the ``dynorm`` command in a subprocess against the test server."""
+    return Cli(dynorm_server)

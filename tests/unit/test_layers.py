@@ -1,7 +1,9 @@
-"""The package's three layers import downward only, and its modules import no cycle.
+"""The package's four layers import downward only, and its modules import no cycle.
 
 ::
 
+    tools    the ``dynorm`` command (dynorm/cli/) and what it runs: design view, NoSQL
+             Workbench files, migrations
     io       transport, Database, batching, transactions, test servers
     mapping  tables, models, relationships, strategies, read and write planning, paging and
              lazy queries (they await only the sender they are given)
@@ -76,13 +78,52 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "mypy",  # the mypy plugin: a tool for the user's type checker, imports no dynorm module
         "testing",
     ),
+    "tools": (
+        "__main__",
+        "cli",
+        "cli._app",
+        "cli._connection",
+        "cli._design",
+        "cli._output",
+        "cli._tables",
+        "cli._target",
+        "design",
+    ),
 }
-ORDER = ("core", "mapping", "io")
+ORDER = ("core", "mapping", "io", "tools")
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
 
 
 def modules() -> list[str]:
-    return sorted(p.stem for p in PACKAGE.glob("*.py"))
+    """Every module, a subpackage's as dotted names (``cli._app``; ``cli`` for its init)."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if len(parts) > 1 and parts[-1] == "__init__":
+            parts = parts[:-1]
+        found.append(".".join(parts))
+    return sorted(found)
+
+
+def source(module: str) -> Path:
+    package = PACKAGE.joinpath(*module.split("."))
+    return package / "__init__.py" if package.is_dir() else package.with_suffix(".py")
+
+
+def _package_of(module: str) -> list[str]:
+    parts = module.split(".")
+    if module == "__init__":
+        return []
+    return parts if source(module).name == "__init__.py" else parts[:-1]
+
+
+def _known(dotted: list[str]) -> str | None:
+    """The module of ``LAYER_OF`` that a dotted path inside the package names (longest match)."""
+    for end in range(len(dotted), 0, -1):
+        name = ".".join(dotted[:end])
+        if name in LAYER_OF:
+            return name
+    return "__init__" if not dotted else None
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -94,28 +135,29 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def imports(module: str) -> list[tuple[str, bool]]:
     """(imported dynorm module, whether it runs: not under TYPE_CHECKING) for each import."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text(), filename=f"{module}.py")
+    tree = ast.parse(source(module).read_text(), filename=str(source(module)))
     guarded: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and _is_type_checking(node):
             guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
     found = []
     for node in ast.walk(tree):
-        names: list[str] = []
+        targets: list[list[str]] = []
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                names = [node.module or ""] if node.module else [a.name for a in node.names]
-            elif node.module and node.module.startswith("dynorm."):
-                names = [node.module.removeprefix("dynorm.").split(".")[0]]
-            elif node.module == "dynorm":
-                names = [a.name for a in node.names if a.name in LAYER_OF] or ["__init__"]
+            if node.level:
+                base = _package_of(module)[: len(_package_of(module)) - (node.level - 1)]
+            elif node.module and (node.module == "dynorm" or node.module.startswith("dynorm.")):
+                base = []
+            else:
+                continue
+            named = (node.module or "").removeprefix("dynorm").lstrip(".")
+            where = [*base, *named.split(".")] if named else base
+            # ``from . import x`` / ``from dynorm import Table``: a module if x is one.
+            targets = [[*where, a.name] for a in node.names] if not named else [where]
         elif isinstance(node, ast.Import):
-            names = [
-                a.name.removeprefix("dynorm.").split(".")[0]
-                for a in node.names
-                if a.name.startswith("dynorm.")
-            ]
-        found += [(name, id(node) not in guarded) for name in names if name]
+            targets = [a.name.split(".")[1:] for a in node.names if a.name.startswith("dynorm.")]
+        names = {_known(t) or _known(t[:-1]) for t in targets}
+        found += [(name, id(node) not in guarded) for name in sorted(n for n in names if n)]
     return found
 
 
@@ -166,7 +208,7 @@ def test_only_the_transport_talks_to_botocore() -> None:
                 (getattr(n, "module", None) or a.name).split(".")[0] in {"aiobotocore", "botocore"}
                 for a in n.names
             )
-            for n in ast.walk(ast.parse((PACKAGE / f"{m}.py").read_text()))
+            for n in ast.walk(ast.parse(source(m).read_text()))
         )
     ]
     assert talkers == ["_transport"]
@@ -176,10 +218,10 @@ def test_the_core_never_awaits() -> None:
     awaiting = [
         m
         for m in LAYERS["core"]
-        if (PACKAGE / f"{m}.py").exists()
+        if source(m).exists()
         and any(
             isinstance(n, ast.AsyncFunctionDef | ast.Await)
-            for n in ast.walk(ast.parse((PACKAGE / f"{m}.py").read_text()))
+            for n in ast.walk(ast.parse(source(m).read_text()))
         )
     ]
     assert awaiting == []

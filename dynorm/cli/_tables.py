@@ -1,0 +1,110 @@
+"""``dynorm create-table`` and ``dynorm delete-table``."""
+
+from __future__ import annotations
+
+import click
+
+from dynorm._errors import DatabaseError, TableNotFoundError
+from dynorm._table import GSI, Table
+
+from ._connection import ConnectOptions, connection_options
+from ._output import out, run
+from ._target import TableParam, TargetError, load_table
+
+__all__ = ["create_table", "delete_table"]
+
+_EXISTS = "ResourceInUseException"
+
+
+def describe_keys(table: Table) -> str:
+    """``pk, sk; GSI1 (GSI1PK, GSI1SK)``: the key attributes of a table and its indexes."""
+    keys = ", ".join(table.primary_attributes)
+    indexes = [
+        f"{name} ({', '.join(a for a in table.key_attributes(name) if a)})"
+        + ("" if isinstance(index, GSI) else " local")
+        for name, index in table.indexes.items()
+    ]
+    return keys + (f"; indexes {', '.join(indexes)}" if indexes else "")
+
+
+@click.command("create-table")
+@click.argument("table", type=TableParam())
+@click.option(
+    "--exists-ok", is_flag=True, help="Succeed without changes when the table exists already."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for the table to become active.",
+)
+@connection_options
+def create_table(
+    table: Table, *, exists_ok: bool, timeout: float, connection: ConnectOptions
+) -> None:
+    """Create the table MODULE:TABLE declares: its keys and indexes, on-demand, TTL if declared."""
+    name = connection.name_of(table)
+
+    async def create() -> bool:
+        async with connection.open(table) as db:
+            try:
+                await db.create_table(timeout=timeout)
+            except DatabaseError as exc:
+                if exc.code == _EXISTS and exists_ok:
+                    return False
+                if exc.code == _EXISTS:
+                    raise click.ClickException(
+                        f"table {name!r} exists already at {connection.where()}; pass "
+                        "--exists-ok to accept it, or --table-name to create another"
+                    ) from exc
+                raise
+            return True
+
+    created = run(create())
+    verb = "Created" if created else "Table exists already:"
+    out.print(f"{verb} {name!r} ({describe_keys(table)}) at {connection.where()}")
+
+
+@click.command("delete-table")
+@click.argument("target", metavar="MODULE:TABLE|NAME")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for the table to be gone.",
+)
+@connection_options
+def delete_table(target: str, *, yes: bool, timeout: float, connection: ConnectOptions) -> None:
+    """Delete a table and every item in it: named by MODULE:TABLE, or by its name.
+
+    Asks for confirmation unless --yes is given (a non-interactive run without --yes aborts).
+    """
+    if ":" in target:
+        try:
+            table = load_table(target)
+        except TargetError as exc:
+            raise click.BadParameter(str(exc), param_hint="MODULE:TABLE|NAME") from exc
+    else:
+        table = Table(target)
+    name = connection.name_of(table)
+    if not yes:
+        click.confirm(
+            f"Delete table {name!r} at {connection.where()}, with every item in it?",
+            abort=True,
+            err=True,
+        )
+
+    async def delete() -> None:
+        async with connection.open(table) as db:
+            try:
+                await db.delete_table(timeout=timeout)
+            except TableNotFoundError as exc:
+                raise click.ClickException(
+                    f"there is no table {name!r} at {connection.where()} to delete"
+                ) from exc
+
+    run(delete())
+    out.print(f"Deleted {name!r} at {connection.where()}")

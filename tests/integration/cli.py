@@ -1,0 +1,72 @@
+"""Running the ``dynorm`` command in a subprocess against the test server, as a user does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+
+from dynorm.testing import (
+    TEST_ACCESS_KEY_ID,
+    TEST_REGION,
+    TEST_SECRET_ACCESS_KEY,
+    RunningServer,
+    fast_path_selected,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@attrs.frozen
+class Ran:
+    """What one run of the command printed, and its exit status."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def output(self) -> str:
+        return self.out + self.err
+
+
+@attrs.frozen
+class Cli:
+    """``cli("design", "tests.seed_models:app")`` runs ``dynorm design ...`` on the test server.
+
+    The environment holds the test credentials and region, and ``DYNORM_ENDPOINT_URL`` points
+    at the server, as a user's shell would (``DYNORM_FAST_PATH`` follows the test run's
+    request path); nothing of the developer's AWS setup leaks in.
+    """
+
+    server: RunningServer
+
+    def __call__(self, *args: str, stdin: str = "", cwd: Path = ROOT) -> Ran:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(cwd),
+            "PYTHONPATH": str(ROOT),
+            "AWS_ACCESS_KEY_ID": TEST_ACCESS_KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": TEST_SECRET_ACCESS_KEY,
+            "AWS_DEFAULT_REGION": TEST_REGION,
+            "AWS_CONFIG_FILE": os.devnull,
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "DYNORM_ENDPOINT_URL": self.server.url,
+            "DYNORM_FAST_PATH": "1" if fast_path_selected() else "0",
+            "COLUMNS": "200",
+        }
+        command = [sys.executable, "-m", "dynorm", *args]
+        done = subprocess.run(  # noqa: S603  (our own command, fixed arguments)
+            command,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        return Ran(done.returncode, done.stdout, done.stderr)
