@@ -9,6 +9,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Stamp files: the venv is rebuilt when pyproject.toml changes, dynalite is installed once.
 VENV_STAMP := $(VENV)/.stamp
+# The package and the embedded server only: what `make demo` needs.
+DEMO_STAMP := $(VENV)/.demo-stamp
 # The bench extra (peer clients) on top of dev; only `make bench` installs it.
 BENCH_STAMP := $(VENV)/.bench-stamp
 DYNALITE_DIR := .dynalite
@@ -20,9 +22,17 @@ DYNALITE_STAMP := $(DYNALITE_DIR)/.stamp
 
 .venv: $(VENV_STAMP)
 
-$(VENV_STAMP): pyproject.toml
+# constraints.txt keeps pip's resolver from walking back through releases (see the file).
+PIP_INSTALL := $(BIN)/pip install --disable-pip-version-check -c constraints.txt
+
+$(VENV_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -e '.[dev]'
+	$(PIP_INSTALL) -e '.[dev]'
+	touch $@
+
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP_INSTALL) -e '.[testing]'
 	touch $@
 
 dynalite: $(DYNALITE_STAMP)
@@ -68,11 +78,13 @@ test-slow-path: .venv
 test-dynalite: .venv dynalite
 	DYNORM_TEST_BACKEND=dynalite $(BIN)/pytest -m integration
 
-demo: .venv
+# Installs only the package and moto's server (not the dev toolchain), then tours every seed
+# access pattern on the embedded server (or on DYNORM_ENDPOINT_URL when set).
+demo: $(DEMO_STAMP)
 	$(BIN)/python examples/tour.py
 
 $(BENCH_STAMP): $(VENV_STAMP)
-	$(BIN)/pip install -e '.[dev,bench]'
+	$(PIP_INSTALL) -e '.[dev,bench]'
 	touch $@
 
 # Every client on the same work in one process; prints one table (not part of `make test`).

@@ -12,9 +12,11 @@ import contextlib
 import os
 import pprint
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TypeVar
+
+import attrs
 
 from dynorm import Database, Table, TableNotFoundError, connect
 from dynorm.testing import count_requests, fresh_table, start_server
@@ -22,38 +24,60 @@ from dynorm.testing import count_requests, fresh_table, start_server
 T = TypeVar("T")
 
 
+@contextmanager
+def demo_server() -> Iterator[Server]:
+    """DYNORM_ENDPOINT_URL if set, else dynorm's embedded moto server for the run; says which."""
+    endpoint = os.environ.get("DYNORM_ENDPOINT_URL")
+    if endpoint:
+        print(f"Running on {endpoint} (DYNORM_ENDPOINT_URL), with your AWS credentials")
+        yield Server(endpoint, embedded=False)
+        return
+    server = start_server("moto")
+    print(
+        f"Running on dynorm's embedded moto server at {server.url} "
+        "(set DYNORM_ENDPOINT_URL to use another DynamoDB)"
+    )
+    try:
+        yield Server(server.url, embedded=True)
+    finally:
+        server.stop()
+
+
+@attrs.frozen
+class Server:
+    """Where the demo's requests go; the embedded server takes any credentials."""
+
+    url: str
+    embedded: bool
+
+
 @asynccontextmanager
-async def open_database(table: Table, *, create: bool = True) -> AsyncIterator[Database]:
-    """A Database on a fresh copy of ``table``: on DYNORM_ENDPOINT_URL, or an embedded server.
+async def open_database(
+    table: Table, server: Server, *, create: bool = True
+) -> AsyncIterator[Database]:
+    """A Database on a fresh copy of ``table`` on ``server``.
 
     ``create=False`` leaves creating the table to the scenario (as another tool would); the
     table is deleted afterwards either way.
     """
-    endpoint = os.environ.get("DYNORM_ENDPOINT_URL")
-    server = None if endpoint else start_server("moto")
-    # The embedded server takes any credentials; a real endpoint uses the AWS defaults.
-    key = None if endpoint else "demo"
-    try:
-        async with connect(
-            table,
-            endpoint_url=endpoint or (server.url if server else None),
-            region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-            table_name=f"{table.name}-tour-{uuid.uuid4().hex[:6]}",
-            aws_access_key_id=key,
-            aws_secret_access_key=key,
-        ) as db:
-            if create:
-                async with fresh_table(db):
-                    yield db
-            else:
-                try:
-                    yield db
-                finally:
-                    with contextlib.suppress(TableNotFoundError):
-                        await db.delete_table()
-    finally:
-        if server is not None:
-            server.stop()
+    key = "demo" if server.embedded else None  # a real endpoint uses the AWS defaults
+    async with connect(
+        table,
+        endpoint_url=server.url,
+        region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+        table_name=f"{table.name}-tour-{uuid.uuid4().hex[:6]}",
+        aws_access_key_id=key,
+        aws_secret_access_key=key,
+    ) as db:
+        if create:
+            async with fresh_table(db):
+                yield db
+        else:
+            try:
+                yield db
+            finally:
+                with contextlib.suppress(TableNotFoundError):
+                    await db.delete_table()
 
 
 class Narrator:
@@ -80,8 +104,9 @@ def run(
 ) -> None:
     """Run one scenario on its own table (for `python examples/<scenario>.py`)."""
 
-    async def main() -> None:
-        async with open_database(table, create=create) as db:
+    async def main(server: Server) -> None:
+        async with open_database(table, server, create=create) as db:
             await scenario(Narrator(db))
 
-    asyncio.run(main())
+    with demo_server() as server:
+        asyncio.run(main(server))

@@ -1,11 +1,15 @@
 """The tour: every access pattern of the seed texts, with what it returns and what it costs.
 
 Run it with ``make demo``. Without ``DYNORM_ENDPOINT_URL`` it uses dynorm's embedded moto server.
+Each data set opens with ``dynorm design``: its key table and the cost of each access pattern,
+planned without sending anything; the scenario then sends them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +21,7 @@ import seed_001_tickets
 import seed_002_games
 import seed_003_strategies
 import seed_004_orders
-from common import Narrator, open_database
+from common import Narrator, Server, demo_server, open_database
 
 SCENARIOS = [
     seed_000_organizations,
@@ -29,12 +33,24 @@ SCENARIOS = [
 ]
 
 
-async def main() -> None:
+def show_design(module: object) -> None:
+    """Run ``dynorm design`` on the module's table, as a reader would in a terminal."""
+    path = os.path.relpath(str(getattr(module, "__file__", "")))
+    print(f"\n$ dynorm design {path}:table")
+    sys.stdout.flush()
+    env = {**os.environ, "COLUMNS": os.environ.get("COLUMNS", "120")}
+    command = [sys.executable, "-m", "dynorm", "design", f"{path}:table"]
+    subprocess.run(command, check=True, env=env)  # noqa: S603  (our own command)
+
+
+async def main(server: Server) -> None:
     summary: list[tuple[str, int]] = []
     for module in SCENARIOS:
         print(f"\n{'=' * 96}\n{(module.__doc__ or module.__name__).strip().splitlines()[0]}")
+        show_design(module)
         # A module that creates its table itself (as another tool would) says CREATE = False.
-        async with open_database(module.table, create=getattr(module, "CREATE", True)) as db:
+        create = getattr(module, "CREATE", True)
+        async with open_database(module.table, server, create=create) as db:
             narrator = Narrator(db)
             await module.scenario(narrator)
             summary += narrator.steps
@@ -44,4 +60,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    with demo_server() as running:
+        asyncio.run(main(running))
