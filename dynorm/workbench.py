@@ -36,6 +36,7 @@ import attrs
 
 from ._codec import AttributeValue, Item, encode_any, without_none
 from ._errors import CodecError, DefinitionError, DynormError, TableNotFoundError
+from ._limits import check_item
 from ._model import ModelInfo
 from ._plans import Request
 from ._steps import Step, WriteBatch
@@ -848,6 +849,10 @@ class ImportReport:
         return counts
 
 
+def _key_text(found: WorkbenchTable, item: Mapping[str, AttributeValue]) -> str:
+    return ", ".join(f"{a}={next(iter(v.values()))!r}" for a, v in found.key_of(item).items())
+
+
 def _check_same_keys(table: Table, found: WorkbenchTable, what: str) -> None:
     theirs = (found.pk.name, found.sk.name if found.sk else None)
     if (table.pk, table.sk) != theirs:
@@ -937,8 +942,9 @@ async def import_model(
     so importing again overwrites the same keys. ``models``: a Table whose classifier reports
     which model each item maps to (``report.unmapped`` lists those no model maps).
 
-    Everything is checked before the first write: the keys of ``db.table``, of ``models`` and of
-    the live table against the model's.
+    Everything is checked before the first request that changes anything: the keys of
+    ``db.table``, of ``models`` and of the live table against the model's, and every item
+    against DynamoDB's limits (size, nesting).
     """
     found = model.table(source) if isinstance(model, WorkbenchModel) else model
     _check_same_keys(db.table, found, "the Database's")
@@ -951,9 +957,11 @@ async def import_model(
         )
         for item in found.items
     )
-    writes = [
-        {"PutRequest": {"Item": {a: _as_wire(v) for a, v in item.items()}}} for item in found.items
-    ]
+    writes = []
+    for item in found.items:
+        wire = {a: _as_wire(v) for a, v in item.items()}
+        check_item(wire, f"item {_key_text(found, item)}", deep=True)  # size, depth, text
+        writes.append({"PutRequest": {"Item": wire}})
     described = await _describe(db)
     created = False
     if described is not None:

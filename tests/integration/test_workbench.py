@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 import dynorm
-from dynorm import Database, Request, Table, TableNotFoundError
+from dynorm import MAX_ITEM_BYTES, Database, LimitExceededError, Request, Table, TableNotFoundError
 from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
     TEST_SECRET_ACCESS_KEY,
     RunningServer,
+    count_requests,
     fast_path_selected,
 )
 from dynorm.workbench import (
@@ -317,3 +318,15 @@ async def test_without_create_a_missing_table_is_an_error(open_db: Open) -> None
     async with open_db(table_from_model(model)) as db:
         with pytest.raises(TableNotFoundError, match="import with create=True"):
             await import_model(db, model, create=False)
+
+
+async def test_an_item_over_the_size_limit_is_refused_before_anything_is_sent(
+    open_db: Open,
+) -> None:
+    data = seed_export()
+    data["DataModel"][0]["TableData"][0]["big"] = {"S": "x" * (MAX_ITEM_BYTES + 1)}
+    model = read_model(data)
+    async with open_db(table_from_model(model)) as db:
+        with count_requests(db) as log, pytest.raises(LimitExceededError, match="item pk='CONFIG'"):
+            await import_model(db, model)
+        assert len(log) == 0
