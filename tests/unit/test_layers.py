@@ -88,6 +88,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cli._tables",
         "cli._target",
         "design",
+        "migrations",
+        "workbench",
     ),
 }
 ORDER = ("core", "mapping", "io", "tools")

@@ -1,0 +1,332 @@
+"""Importing NoSQL Workbench models into the server, and exporting live tables back."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from typing import Any
+
+import pytest
+
+import dynorm
+from dynorm import MAX_ITEM_BYTES, Database, LimitExceededError, Request, Table, TableNotFoundError
+from dynorm.testing import (
+    TEST_ACCESS_KEY_ID,
+    TEST_REGION,
+    TEST_SECRET_ACCESS_KEY,
+    RunningServer,
+    count_requests,
+    fast_path_selected,
+)
+from dynorm.workbench import (
+    WorkbenchError,
+    export_model,
+    import_model,
+    read_model,
+    scan_items,
+    table_from_model,
+)
+from tests.seed_models import Org, Ticket, User, app
+
+pytestmark = pytest.mark.integration
+
+WHEN = datetime.datetime(2026, 1, 5, 9, 30)
+
+Open = Callable[[Table], AbstractAsyncContextManager[Database]]
+Connect = Callable[[Table, str], AbstractAsyncContextManager[Database]]
+
+
+@pytest.fixture
+def connect_to(dynorm_server: RunningServer) -> Connect:
+    """``connect_to(table, table_name)``: a Database on the test server (nothing created)."""
+
+    def connect(table: Table, table_name: str) -> AbstractAsyncContextManager[Database]:
+        return dynorm.connect(
+            table,
+            endpoint_url=dynorm_server.url,
+            region_name=TEST_REGION,
+            aws_access_key_id=TEST_ACCESS_KEY_ID,
+            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+            table_name=table_name,
+            fast_path=fast_path_selected(),
+        )
+
+    return connect
+
+
+@pytest.fixture
+def open_db(connect_to: Connect) -> Open:
+    """``open_db(table)``: a Database on a table name no table has yet; dropped afterwards."""
+
+    @asynccontextmanager
+    async def open_(table: Table) -> AsyncIterator[Database]:
+        async with connect_to(table, f"wb-{uuid.uuid4().hex[:8]}") as db:
+            try:
+                yield db
+            finally:
+                with suppress(TableNotFoundError):
+                    await db.delete_table()
+
+    return open_
+
+
+def seed_objects() -> list[object]:
+    created = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    return [
+        Org("ACME", "Pro"),
+        User("ACME", "ada"),
+        User("ACME", "bob", "Admin"),
+        Ticket("t-1", "ACME", "ada", created),
+        Ticket("t-2", "ACME", "bob", created),
+    ]
+
+
+#: An item no model of ``app`` maps, with values of every kind.
+STRAY: dict[str, Any] = {
+    "pk": {"S": "CONFIG"},
+    "sk": {"S": "v1"},
+    "blob": {"B": base64.b64encode(b"\x00\xff").decode()},
+    "flags": {"BS": [base64.b64encode(b"\x01").decode()]},
+    "n": {"N": "7.5"},
+    "ok": {"BOOL": True},
+    "none": {"NULL": True},
+    "names": {"SS": ["a", "b"]},
+    "nums": {"NS": ["1", "2"]},
+    "doc": {"M": {"list": {"L": [{"S": "x"}, {"N": "1"}]}}},
+}
+
+
+def seed_export() -> dict[str, Any]:
+    return export_model(app, items=seed_objects(), raw_items=[STRAY], when=WHEN)
+
+
+def as_file(item: dict[str, Any]) -> dict[str, Any]:
+    """A raw item as the file holds it: binaries as base64 text, sets sorted."""
+    out: dict[str, Any] = {}
+    for attr, av in item.items():
+        ((tag, value),) = av.items()
+        if tag == "B":
+            value = value if isinstance(value, str) else base64.b64encode(value).decode()
+        elif tag == "BS":
+            value = sorted(v if isinstance(v, str) else base64.b64encode(v).decode() for v in value)
+        elif tag in ("SS", "NS"):
+            value = sorted(value)
+        elif tag == "M":
+            value = as_file(value)
+        out[attr] = {tag: value}
+    return out
+
+
+def by_key(items: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(i["pk"]["S"], i["sk"]["S"]): as_file(i) for i in items}
+
+
+async def describe(db: Database) -> dict[str, Any]:
+    response = await db.send(Request("DescribeTable", {"TableName": db.table_name}))
+    table: dict[str, Any] = response["Table"]
+    return table
+
+
+async def test_import_creates_the_table_with_its_keys_and_indexes(open_db: Open) -> None:
+    model = read_model(seed_export())
+    async with open_db(table_from_model(model)) as db:
+        report = await import_model(db, model)
+        assert (report.table_name, report.created, report.written) == (db.table_name, True, 6)
+        table = await describe(db)
+        assert table["TableStatus"] == "ACTIVE"
+        assert table["KeySchema"] == [
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ]
+        assert sorted(
+            (d["AttributeName"], d["AttributeType"]) for d in table["AttributeDefinitions"]
+        ) == [
+            ("GSI1PK", "S"),
+            ("GSI1SK", "S"),
+            ("pk", "S"),
+            ("sk", "S"),
+        ]
+        (gsi,) = table["GlobalSecondaryIndexes"]
+        assert gsi["IndexName"] == "GSI1"
+        assert gsi["KeySchema"] == [
+            {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+            {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+        ]
+        assert gsi["Projection"] == {"ProjectionType": "ALL"}
+        assert not table.get("LocalSecondaryIndexes")  # moto lists none as []
+
+
+async def test_every_item_is_stored_exactly(open_db: Open) -> None:
+    model = read_model(seed_export())
+    async with open_db(table_from_model(model)) as db:
+        await import_model(db, model)
+        stored = by_key(await scan_items(db))
+        expected = by_key(list(model.table().items))
+        assert stored.keys() == expected.keys()
+        for key, item in expected.items():
+            assert stored[key] == item, key
+        assert stored[("CONFIG", "v1")]["blob"] == {"B": "AP8="}
+        # The models read what was imported.
+        ada = await db.send(
+            Request(
+                "GetItem",
+                {
+                    "TableName": db.table_name,
+                    "Key": {"pk": {"S": "ORG#ACME"}, "sk": {"S": "USER#ada"}},
+                },
+            )
+        )
+        assert ada["Item"]["GSI1PK"] == {"S": "ORG#ACME#USER#ada"}
+
+
+async def test_the_models_report_says_which_model_each_item_is(
+    open_db: Open, connect_to: Connect
+) -> None:
+    model = read_model(seed_export())
+    async with open_db(table_from_model(model)) as db:
+        report = await import_model(db, model, models=app)
+        assert report.classified
+        assert report.by_model == {"Org": 1, "Ticket": 2, "User": 2}
+        assert [i.key for i in report.unmapped] == [{"pk": {"S": "CONFIG"}, "sk": {"S": "v1"}}]
+        models = {i.key["sk"]["S"]: i.model for i in report.items}
+        assert models == {
+            "v1": None,
+            "METADATA#ACME": "Org",
+            "USER#ada": "User",
+            "USER#bob": "User",
+            "TICKET#t-1": "Ticket",
+            "TICKET#t-2": "Ticket",
+        }
+        # The models read what was imported.
+        async with connect_to(app, db.table_name) as app_db:
+            ada = await app_db.get(User, load=[User.tickets], org_name="ACME", username="ada")
+            assert ada.user_type == "Member"
+            assert [t.ticket_id for t in ada.tickets.loaded] == ["t-1"]
+            found = sorted([type(o).__name__ async for o in app_db.scan(None)])
+            assert found == ["Org", "Ticket", "Ticket", "User", "User"]  # the stray is skipped
+
+
+async def test_a_second_import_overwrites_the_same_keys(open_db: Open) -> None:
+    data = seed_export()
+    model = read_model(data)
+    async with open_db(table_from_model(model)) as db:
+        await import_model(db, model)
+        first = by_key(await scan_items(db))
+        changed = copy.deepcopy(data)
+        (org,) = changed["DataModel"][0]["TableFacets"][0]["TableData"]
+        org["plan_type"] = {"S": "Enterprise"}
+        again = await import_model(db, read_model(changed))
+        assert (again.created, again.written) == (False, 6)
+        second = by_key(await scan_items(db))
+        assert second.keys() == first.keys()
+        assert second[("ORG#ACME", "METADATA#ACME")]["plan_type"] == {"S": "Enterprise"}
+        del second[("ORG#ACME", "METADATA#ACME")], first[("ORG#ACME", "METADATA#ACME")]
+        assert second == first
+
+
+async def test_export_import_export_gives_the_same_model(open_db: Open) -> None:
+    exported = seed_export()
+    model = read_model(exported)
+    async with open_db(table_from_model(model)) as db:
+        await import_model(db, model)
+        live = await scan_items(db)
+    again = export_model(app, raw_items=live, table_name="app", when=WHEN)
+    assert again == exported
+    assert read_model(again) == model
+
+
+async def test_number_keys_of_a_workbench_file_keep_their_type(open_db: Open) -> None:
+    data: dict[str, Any] = {
+        "ModelName": "scores",
+        "ModelMetadata": {"AWSService": "Amazon DynamoDB", "Version": "3.0"},
+        "DataModel": [
+            {
+                "TableName": "Scores",
+                "KeyAttributes": {
+                    "PartitionKey": {"AttributeName": "player", "AttributeType": "S"},
+                    "SortKey": {"AttributeName": "round", "AttributeType": "N"},
+                },
+                "NonKeyAttributes": [{"AttributeName": "points", "AttributeType": "N"}],
+                "GlobalSecondaryIndexes": [
+                    {
+                        "IndexName": "by-points",
+                        "KeyAttributes": {
+                            "PartitionKey": {"AttributeName": "player", "AttributeType": "S"},
+                            "SortKey": {"AttributeName": "points", "AttributeType": "N"},
+                        },
+                        "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    }
+                ],
+                "TableData": [
+                    {"player": {"S": "ada"}, "round": {"N": "1"}, "points": {"N": "30"}},
+                    {"player": {"S": "ada"}, "round": {"N": "2"}, "points": {"N": "12"}},
+                ],
+            }
+        ],
+    }
+    model = read_model(data)
+    async with open_db(table_from_model(model)) as db:
+        report = await import_model(db, model)
+        assert report.written == 2
+        table = await describe(db)
+        types = {d["AttributeName"]: d["AttributeType"] for d in table["AttributeDefinitions"]}
+        assert types == {"player": "S", "round": "N", "points": "N"}
+        assert table["GlobalSecondaryIndexes"][0]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+        response = await db.send(
+            Request(
+                "Query",
+                {
+                    "TableName": db.table_name,
+                    "IndexName": "by-points",
+                    "KeyConditionExpression": "player = :p",
+                    "ExpressionAttributeValues": {":p": {"S": "ada"}},
+                },
+            )
+        )
+        assert [i["round"]["N"] for i in response["Items"]] == ["2", "1"]  # by points
+
+
+async def test_an_existing_table_with_other_keys_is_refused_before_writing(
+    open_db: Open, connect_to: Connect
+) -> None:
+    other = Table("other", pk="PK", sk="SK")
+    model = read_model(seed_export())
+    async with open_db(other) as db:
+        await db.create_table()
+        wrong = table_from_model(model)
+        async with connect_to(wrong, db.table_name) as same_name:
+            with pytest.raises(WorkbenchError, match="exists with keys pk='PK', sk='SK'"):
+                await import_model(same_name, model)
+        assert await scan_items(db) == []
+
+
+async def test_a_database_with_other_keys_is_refused(open_db: Open) -> None:
+    model = read_model(seed_export())
+    async with open_db(Table("other", pk="PK", sk="SK")) as db:
+        with pytest.raises(WorkbenchError, match="Use a Table with the same keys"):
+            await import_model(db, model)
+        with pytest.raises(TableNotFoundError):
+            await describe(db)  # nothing was created
+
+
+async def test_without_create_a_missing_table_is_an_error(open_db: Open) -> None:
+    model = read_model(seed_export())
+    async with open_db(table_from_model(model)) as db:
+        with pytest.raises(TableNotFoundError, match="import with create=True"):
+            await import_model(db, model, create=False)
+
+
+async def test_an_item_over_the_size_limit_is_refused_before_anything_is_sent(
+    open_db: Open,
+) -> None:
+    data = seed_export()
+    data["DataModel"][0]["TableData"][0]["big"] = {"S": "x" * (MAX_ITEM_BYTES + 1)}
+    model = read_model(data)
+    async with open_db(table_from_model(model)) as db:
+        with count_requests(db) as log, pytest.raises(LimitExceededError, match="item pk='CONFIG'"):
+            await import_model(db, model)
+        assert len(log) == 0
