@@ -1,7 +1,8 @@
-"""The package's three layers import downward only, and its modules import no cycle.
+"""The package's four layers import downward only, and its modules import no cycle.
 
 ::
 
+    tools    migrations (moving live data between strategies)
     io       transport, Database, batching, transactions, test servers
     mapping  tables, models, relationships, strategies, read and write planning, paging and
              lazy queries (they await only the sender they are given)
@@ -76,8 +77,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "mypy",  # the mypy plugin: a tool for the user's type checker, imports no dynorm module
         "testing",
     ),
+    "tools": ("migrations",),
 }
-ORDER = ("core", "mapping", "io")
+ORDER = ("core", "mapping", "io", "tools")
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
 
 
