@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import click
 
-from . import _design, _tables
+from dynorm._errors import DynormError
+
+from . import _design, _migrate, _tables, _workbench
 
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Group(click.Group):
+    """The command group: a DynormError from any command is ``Error: ...`` and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except DynormError as exc:
+            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+
+
+@click.group(
+    cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(package_name="dynorm")
 def cli() -> None:
     """Tools for a dynorm single-table design: design view, tables, Workbench, migrations.
@@ -22,6 +36,8 @@ def cli() -> None:
 cli.add_command(_design.design)
 cli.add_command(_tables.create_table)
 cli.add_command(_tables.delete_table)
+cli.add_command(_workbench.workbench)
+cli.add_command(_migrate.migrate)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Terminal output: one rich console for results, one for messages, errors that exit non-zero."""
+"""Terminal output: one rich console for results, one for messages; running a coroutine."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-import click
 from rich.console import Console
-
-from dynorm._errors import DynormError
 
 __all__ = ["err", "out", "run"]
 
@@ -22,8 +19,5 @@ err = Console(stderr=True, highlight=False)
 
 
 def run(work: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; a DynormError becomes ``Error: ...`` and exit status 1."""
-    try:
-        return asyncio.run(work)
-    except DynormError as exc:
-        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+    """Run a command's coroutine (a DynormError it raises is reported by the command group)."""
+    return asyncio.run(work)

@@ -13,7 +13,7 @@ import click
 from dynorm._errors import DynormError
 from dynorm._table import Table
 
-__all__ = ["TableParam", "load_table"]
+__all__ = ["TableParam", "TargetError", "load_object", "load_table"]
 
 
 class TargetError(Exception):
@@ -51,16 +51,13 @@ def _import(name: str) -> Any:
         raise
 
 
-def load_table(target: str) -> Table:
-    """Import ``module:attribute`` (or ``path/to/file.py:attribute``) and return the Table.
-
-    Every relationship of the table is resolved and checked, as on first use.
-    """
+def load_object(target: str, what: str = "TABLE") -> Any:
+    """Import ``module:attribute`` (or ``path/to/file.py:attribute``) and return the attribute."""
     where, colon, attribute = target.rpartition(":")
     if not colon or not where or not attribute:
         raise TargetError(
-            f"{target!r} is not MODULE:TABLE; name the module and the Table in it, "
-            "e.g. myapp.models:table or path/to/models.py:table"
+            f"{target!r} is not MODULE:{what}; name the module and the object in it, "
+            f"e.g. myapp.models:{what.lower()} or path/to/models.py:{what.lower()}"
         )
     try:
         module = _import_file(Path(where)) if where.endswith(".py") else _import(where)
@@ -78,6 +75,15 @@ def load_table(target: str) -> Table:
             tables = sorted(n for n, v in vars(module).items() if isinstance(v, Table))
             hint = f"; its Tables: {', '.join(tables)}" if tables else "; it defines no Table"
             raise TargetError(f"{where!r} has no attribute {attribute!r}{hint}") from None
+    return found
+
+
+def load_table(target: str) -> Table:
+    """Import ``module:attribute`` (or ``path/to/file.py:attribute``) and return the Table.
+
+    Every relationship of the table is resolved and checked, as on first use.
+    """
+    found = load_object(target)
     if not isinstance(found, Table):
         raise TargetError(
             f"{target} is a {type(found).__name__}, not a dynorm.Table; name the Table object"

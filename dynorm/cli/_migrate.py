@@ -1,0 +1,253 @@
+"""``dynorm migrate``: move live data into what the declaration says, with a progress bar."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+
+from dynorm._model import ModelInfo
+from dynorm._relations import HasMany, Relationship
+from dynorm._strategies import Strategy
+from dynorm._table import Table
+from dynorm.migrations import (
+    DEFAULT_PAGE_SIZE,
+    MigrationProgress,
+    MigrationReport,
+    backfill_index,
+    repair_copies,
+)
+from dynorm.migrations import (
+    migrate as run_migration,
+)
+
+from ._connection import ConnectOptions, connection_options
+from ._output import err, out, run
+from ._strategy import StrategyParam
+from ._target import TableParam
+
+__all__ = ["migrate"]
+
+
+def _model(table: Table, name: str) -> ModelInfo[Any]:
+    found = {info.name: info for info in table.models.values()}
+    if name not in found:
+        raise click.BadParameter(
+            f"Table {table.name!r} has no model {name!r}; its models: {', '.join(sorted(found))}",
+            param_hint="SUBJECT",
+        )
+    return found[name]
+
+
+def _relationship(table: Table, subject: str) -> Relationship[Any]:
+    model, dot, name = subject.partition(".")
+    info = _model(table, model)
+    if not dot or name not in info.relationships:
+        rels = ", ".join(f"{info.name}.{r}" for r in info.relationships) or "none"
+        raise click.BadParameter(
+            f"{subject!r} is not a relationship; {info.name}'s relationships: {rels}",
+            param_hint="SUBJECT",
+        )
+    return info.relationships[name]
+
+
+def _default_checkpoint(table_name: str, subject: str, kind: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{table_name}-{subject}-{kind}")
+    return Path(f".dynorm-migrate-{safe}.json")
+
+
+class _Bar:
+    """A rich progress bar fed by ``on_progress``; one task per phase (migrate, verify)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, Any] = {}
+
+    def __call__(self, step: MigrationProgress) -> None:
+        task = self.tasks.get(step.phase)
+        verb = "checking" if step.phase == "verify" else ("counting" if step.dry_run else "moving")
+        if task is None:
+            task = self.tasks[step.phase] = self.progress.add_task(verb, total=step.total)
+        counts = f"written {step.written}, deleted {step.deleted}, updated {step.updated}"
+        self.progress.update(
+            task,
+            completed=step.scanned,
+            total=max(step.total, step.scanned) if step.total else None,
+            description=f"{verb} ({counts})" if step.phase == "migrate" else verb,
+        )
+
+
+def _summary(report: MigrationReport, where: str) -> RichTable:
+    verb = "would change" if report.dry_run else "changed"
+    summary = RichTable(title=f"{report.kind}: {report.subject} at {where}", title_justify="left")
+    summary.add_column("")
+    summary.add_column("items", justify="right")
+    summary.add_row("scanned", str(report.scanned))
+    summary.add_row(f"written ({verb})", str(report.written))
+    summary.add_row(f"deleted ({verb})", str(report.deleted))
+    summary.add_row(f"parents updated ({verb})", str(report.updated))
+    if report.refused:
+        summary.add_row("[red]parents refused[/]", str(len(report.refused)))
+    check = report.verification
+    if check is not None:
+        summary.add_row("verify: left in the old layout", str(check.leftovers))
+        summary.add_row("verify: children read through the declaration", str(check.children))
+        summary.add_row("verify: children not reachable", str(check.unreachable))
+        if check.orphans:
+            summary.add_row("verify: children without a stored parent", str(check.orphans))
+    return summary
+
+
+@click.command()
+@click.argument("table", type=TableParam())
+@click.argument("subject")
+@click.option(
+    "--from",
+    "from_",
+    type=StrategyParam(),
+    help='Where SUBJECT\'s children are stored now, written as declared, e.g. "Partition()". '
+    "SUBJECT is a relationship (Parent.children); its declaration is the target.",
+)
+@click.option(
+    "--copies",
+    is_flag=True,
+    help="Make every child's Denormalized copies equal its parent's fields (SUBJECT: a "
+    "relationship).",
+)
+@click.option(
+    "--backfill",
+    is_flag=True,
+    help="Write the index keys SUBJECT's templates give into every item of it (SUBJECT: a model).",
+)
+@click.option("--index", help="With --backfill: only this index (default: every index).")
+@click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
+@click.option(
+    "--checkpoint",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where progress is saved after each page; a run finds it and resumes "
+    "(default: .dynorm-migrate-TABLE-SUBJECT-KIND.json here).",
+)
+@click.option("--no-checkpoint", is_flag=True, help="Keep no checkpoint (no resuming).")
+@click.option(
+    "--segments",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Parallel Scan segments.",
+)
+@click.option(
+    "--page-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_PAGE_SIZE,
+    show_default=True,
+    help="Items a Scan page; also how often progress is saved.",
+)
+@click.option("--no-verify", is_flag=True, help="Skip the verification pass at the end.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@connection_options
+def migrate(
+    table: Table,
+    subject: str,
+    *,
+    from_: Strategy | None,
+    copies: bool,
+    backfill: bool,
+    index: str | None,
+    dry_run: bool,
+    checkpoint: Path | None,
+    no_checkpoint: bool,
+    segments: int,
+    page_size: int,
+    no_verify: bool,
+    yes: bool,
+    connection: ConnectOptions,
+) -> None:
+    r"""Rewrite the stored data of SUBJECT in MODULE:TABLE into the layout its declaration writes.
+
+    \b
+    dynorm migrate app:table User.tickets --from "Partition()"     the strategy changed
+    dynorm migrate app:table Customer.addresses --from "Embedded(key='nickname')"
+    dynorm migrate app:table Author.books --copies                 copies added or stale
+    dynorm migrate app:table Ticket --backfill --index GSI2        a new index template
+
+    Writes go in batches, retried when throttled; after each page a checkpoint is saved, so an
+    interrupted run resumes when run again. Running it twice changes nothing the second time.
+    A verification pass re-reads the table at the end; a failure exits with status 1.
+    """
+    chosen = [
+        flag
+        for flag, on in (("--from", from_), ("--copies", copies), ("--backfill", backfill))
+        if on
+    ]
+    if len(chosen) != 1:
+        raise click.UsageError("give exactly one of --from STRATEGY, --copies or --backfill")
+    if index is not None and not backfill:
+        raise click.UsageError("--index goes with --backfill")
+    kind = "backfill" if backfill else ("copies" if copies else "strategy")
+    target: Any = _model(table, subject).cls if backfill else _relationship(table, subject)
+    if kind == "strategy" and not isinstance(target, HasMany):
+        raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
+    name = connection.name_of(table)
+    saved = (
+        None if no_checkpoint or dry_run else checkpoint or _default_checkpoint(name, subject, kind)
+    )
+    if not dry_run and not yes:
+        click.confirm(
+            f"Rewrite {subject} ({kind}) in table {name!r} at {connection.where()}?",
+            abort=True,
+            err=True,
+        )
+    if saved is not None and saved.exists():
+        err.print(f"Resuming from {saved}")
+    options: dict[str, Any] = {
+        "dry_run": dry_run,
+        "checkpoint": saved,
+        "segments": segments,
+        "page_size": page_size,
+        "verify": not no_verify,
+    }
+
+    async def work(bar: _Bar) -> MigrationReport:
+        async with connection.open(table) as db:
+            options["on_progress"] = bar
+            if backfill:
+                return await backfill_index(db, target, index, **options)
+            if copies:
+                return await repair_copies(db, target, **options)
+            assert from_ is not None  # noqa: S101  (checked above)
+            return await run_migration(db, target, from_=from_, **options)
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    try:
+        with Progress(*columns, console=err, transient=False) as progress:
+            report = run(work(_Bar(progress)))
+    except KeyboardInterrupt:
+        where = f"; run the same command again to resume from {saved}" if saved else ""
+        err.print(f"[yellow]Interrupted[/]{where}")
+        raise SystemExit(130) from None
+    out.print(_summary(report, connection.where()))
+    if report.refused:
+        for line in report.refused:
+            out.print(f"[red]refused:[/] {line}")
+    check = report.verification
+    if check is not None and check.problems:
+        for line in check.problems:
+            out.print(f"[red]problem:[/] {line}")
+    if not report.ok:
+        raise click.ClickException(
+            "the migration is not complete: see the problems above; run it again to move "
+            "what is left"
+            if check is not None and not check.ok
+            else "some parents were refused: see above"
+        )
+    if dry_run:
+        out.print("Dry run: nothing was written. Run without --dry-run to apply.")

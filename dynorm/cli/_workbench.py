@@ -1,0 +1,172 @@
+"""``dynorm workbench export`` and ``dynorm workbench import``: NoSQL Workbench data models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import click
+from rich.table import Table as RichTable
+
+from dynorm._codec import Item
+from dynorm._table import Table
+from dynorm.workbench import (
+    ImportReport,
+    dump_model,
+    export_model,
+    import_model,
+    load_model,
+    scan_items,
+    table_from_model,
+)
+
+from ._connection import ConnectOptions, connection_options
+from ._output import err, out, run
+from ._tables import describe_keys
+from ._target import TableParam, TargetError, load_object
+
+__all__ = ["workbench"]
+
+#: Items listed by key when no model maps them; the rest are counted.
+_SHOWN = 20
+
+
+@click.group()
+def workbench() -> None:
+    """NoSQL Workbench data models: export a Table's design, import a model's table and items."""
+
+
+def _examples(target: str) -> list[object]:
+    try:
+        found = load_object(target, "OBJECTS")
+    except TargetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--examples") from exc
+    if callable(found):
+        found = found()
+    if not isinstance(found, Iterable) or isinstance(found, str | bytes):
+        raise click.BadParameter(
+            f"{target} is a {type(found).__name__}; name a list of model objects (or a function "
+            "returning one)",
+            param_hint="--examples",
+        )
+    return list(found)
+
+
+@workbench.command("export")
+@click.argument("table", type=TableParam())
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True, path_type=Path),
+    required=True,
+    help="The JSON file to write (- for standard output).",
+)
+@click.option(
+    "--examples",
+    metavar="MODULE:OBJECTS",
+    help="Sample items: a list of model objects (or a function returning one), "
+    "encoded as dynorm writes them.",
+)
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Sample items: every item of the live table (a Scan; connection options apply).",
+)
+@click.option("--name", help="The model's name in Workbench (default: the table's name).")
+@click.option("--author", default="", help="ModelMetadata.Author.")
+@click.option("--description", default="", help="ModelMetadata.Description.")
+@connection_options
+def export(
+    table: Table,
+    *,
+    output: Path,
+    examples: str | None,
+    live: bool,
+    name: str | None,
+    author: str,
+    description: str,
+    connection: ConnectOptions,
+) -> None:
+    """Write MODULE:TABLE as a NoSQL Workbench data model: keys, indexes, a facet per model."""
+    items = _examples(examples) if examples else None
+    raw: list[Item] | None = None
+    if live:
+
+        async def read() -> list[Item]:
+            async with connection.open(table) as db:
+                return await scan_items(db)
+
+        raw = run(read())
+    data = export_model(
+        table,
+        items=items,
+        raw_items=raw,
+        name=name,
+        table_name=connection.table_name,
+        author=author,
+        description=description,
+    )
+    text = dump_model(data)
+    if str(output) == "-":
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    facets = data["DataModel"][0].get("TableFacets", [])
+    count = sum(len(f.get("TableData", [])) for f in facets) + len(
+        data["DataModel"][0].get("TableData", [])
+    )
+    err.print(f"Wrote {output}: {len(facets)} facets, {count} sample items")
+
+
+@workbench.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--source", help="The table of the file to import, when it holds several.")
+@click.option(
+    "--models",
+    type=TableParam(),
+    metavar="MODULE:TABLE",
+    help="Report which model each item maps to, and list those no model maps.",
+)
+@click.option("--no-create", is_flag=True, help="Fail if the table does not exist.")
+@connection_options
+def import_(
+    file: Path,
+    *,
+    source: str | None,
+    models: Table | None,
+    no_create: bool,
+    connection: ConnectOptions,
+) -> None:
+    """Create the table FILE describes (if missing) and load its items in batches.
+
+    The table keeps the file's name unless --table-name (or --table) names another.
+    """
+    model = load_model(file)
+    table = table_from_model(model, source=source)
+
+    async def load() -> ImportReport:
+        async with connection.open(table) as db:
+            return await import_model(db, model, source=source, create=not no_create, models=models)
+
+    report = run(load())
+    where = connection.where()
+    if report.created:
+        out.print(f"Created {report.table_name!r} ({describe_keys(table)}) at {where}")
+    out.print(f"Loaded {report.written} items into {report.table_name!r}")
+    if models is not None:
+        _print_mapping(report)
+
+
+def _print_mapping(report: ImportReport) -> None:
+    mapped = RichTable(title="Items by model", title_justify="left")
+    mapped.add_column("Model")
+    mapped.add_column("Items", justify="right")
+    for name, count in report.by_model.items():
+        mapped.add_row(name, str(count))
+    mapped.add_row("[yellow]no model[/]", str(len(report.unmapped)))
+    out.print(mapped)
+    for item in report.unmapped[:_SHOWN]:
+        key = ", ".join(f"{a}={next(iter(v.values()))!r}" for a, v in item.key.items())
+        out.print(f"  no model maps {key}")
+    if len(report.unmapped) > _SHOWN:
+        out.print(f"  … and {len(report.unmapped) - _SHOWN} more")
