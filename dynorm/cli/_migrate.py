@@ -82,23 +82,23 @@ class _Bar:
 
 
 def _summary(report: MigrationReport, where: str) -> RichTable:
-    verb = "would change" if report.dry_run else "changed"
     summary = RichTable(title=f"{report.kind}: {report.subject} at {where}", title_justify="left")
     summary.add_column("")
-    summary.add_column("items", justify="right")
-    summary.add_row("scanned", str(report.scanned))
-    summary.add_row(f"written ({verb})", str(report.written))
-    summary.add_row(f"deleted ({verb})", str(report.deleted))
-    summary.add_row(f"parents updated ({verb})", str(report.updated))
+    summary.add_column("would change" if report.dry_run else "done", justify="right")
+    summary.add_row("items scanned", str(report.scanned))
+    summary.add_row("items written", str(report.written))
+    summary.add_row("items deleted", str(report.deleted))
+    summary.add_row("parents updated", str(report.updated))
     if report.refused:
         summary.add_row("[red]parents refused[/]", str(len(report.refused)))
     check = report.verification
     if check is not None:
-        summary.add_row("verify: left in the old layout", str(check.leftovers))
-        summary.add_row("verify: children read through the declaration", str(check.children))
-        summary.add_row("verify: children not reachable", str(check.unreachable))
+        summary.add_section()
+        summary.add_row("verified: left in the old layout", str(check.leftovers))
+        summary.add_row("verified: children read through the declaration", str(check.children))
+        summary.add_row("verified: children not reachable", str(check.unreachable))
         if check.orphans:
-            summary.add_row("verify: children without a stored parent", str(check.orphans))
+            summary.add_row("verified: children without a stored parent", str(check.orphans))
     return summary
 
 
