@@ -7,7 +7,7 @@ import orjson
 from rich.table import Table as RichTable
 
 from dynorm._table import Table
-from dynorm.design import Design
+from dynorm.design import Design, EntityRow
 from dynorm.design import design as design_of
 
 from ._output import out
@@ -48,21 +48,55 @@ def _print(found: Design) -> None:
     out.print(f"[bold]Table {found.table}[/]  keys: {', '.join(found.key_attributes[:2])}")
     if indexes:
         out.print(f"indexes: {indexes}")
-    keys = RichTable(title="Entities", title_justify="left", show_lines=False)
-    for column in ("Entity", *found.key_attributes, "Attributes"):
-        keys.add_column(column, overflow="fold")
-    for entity in found.entities:
-        name = entity.entity + (f"\n[dim](in {entity.inside})[/]" if entity.inside else "")
-        keys.add_row(
-            name,
-            *(entity.keys.get(a, "") for a in found.key_attributes),
-            ", ".join(entity.attributes),
-        )
-    out.print(keys)
+    out.print(_key_table(found))
     patterns = RichTable(title="Access patterns", title_justify="left", show_lines=True)
-    for column in ("Pattern", "Cost", "Requests"):
-        patterns.add_column(column, overflow="fold")
+    patterns.add_column("Pattern", ratio=3, overflow="fold")
+    patterns.add_column("Cost", ratio=2, overflow="fold")
+    patterns.add_column("Requests", ratio=4, overflow="fold")
     for p in found.patterns:
         strategy = f"\nvia {p.strategy}" if p.strategy else ""
         patterns.add_row(f"{p.name}\n[dim]{p.call}[/]", p.cost + strategy, "\n".join(p.requests))
     out.print(patterns)
+
+
+def _key_table(found: Design) -> RichTable:
+    """The seeds' key table (a column per key attribute) when it fits, else a row per key."""
+    widths = [
+        max([len(a), *(len(e.keys.get(a, "")) for e in found.entities)])
+        for a in found.key_attributes
+    ]
+    entity_width = max(len(e.entity) for e in found.entities) if found.entities else 6
+    # 3 columns of borders and padding per column, and room for the attribute list.
+    wide = entity_width + sum(widths) + 3 * (len(widths) + 2) + 16 <= out.width
+    table = RichTable(title="Entities", title_justify="left")
+    table.add_column("Entity", no_wrap=True)
+    if wide:
+        for column in found.key_attributes:
+            table.add_column(column, no_wrap=True)
+        table.add_column("Attributes", ratio=1, overflow="fold")
+        for entity in found.entities:
+            table.add_row(
+                _entity_name(entity),
+                *(entity.keys.get(a, "") for a in found.key_attributes),
+                ", ".join(entity.attributes),
+            )
+        return table
+    table.add_column("Key", no_wrap=True)
+    table.add_column("Template", overflow="fold")
+    table.add_column("Attributes", ratio=1, overflow="fold")
+    for entity in found.entities:
+        keys = [(a, entity.keys[a]) for a in found.key_attributes if a in entity.keys] or [("", "")]
+        for i, (attribute, template) in enumerate(keys):
+            first = i == 0
+            table.add_row(
+                _entity_name(entity) if first else "",
+                attribute,
+                template,
+                ", ".join(entity.attributes) if first else "",
+                end_section=i == len(keys) - 1,
+            )
+    return table
+
+
+def _entity_name(entity: EntityRow) -> str:
+    return entity.entity + (f"\n[dim](in {entity.inside})[/]" if entity.inside else "")
