@@ -2,7 +2,8 @@
 
 Two backends, both bound to loopback on a free port:
 
-- ``moto``: moto's in-process ``ThreadedMotoServer`` (needs ``moto[server]``, a dev dependency).
+- ``moto``: moto's in-process ``ThreadedMotoServer`` (needs ``dynorm[testing]``, which installs
+  moto's DynamoDB server).
 - ``dynalite``: the independent Node.js implementation from the npm registry, run as a child
   process from ``<project root>/.dynalite`` (``make dynalite`` installs it there).
 
@@ -120,7 +121,7 @@ def start_moto() -> RunningServer:
     try:
         from moto.server import ThreadedMotoServer  # noqa: PLC0415  (heavy; dev dependency only)
     except ImportError as exc:
-        msg = "the moto backend needs moto's server extra: pip install 'moto[server]>=5'"
+        msg = "the moto backend needs moto's DynamoDB server: pip install 'dynorm[testing]'"
         raise ServerStartError(msg) from exc
 
     _quiet_werkzeug()

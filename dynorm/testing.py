@@ -8,7 +8,7 @@ Fixtures:
 - ``dynorm_server`` (session): a :class:`~dynorm._servers.RunningServer`. With
   ``DYNORM_TEST_ENDPOINT_URL`` set, that endpoint is used and no server is started. Otherwise the
   backend named by ``DYNORM_TEST_BACKEND`` is started: ``moto`` (default; needs
-  ``moto[server]``) or ``dynalite`` (needs ``.dynalite/`` in the pytest rootdir, see
+  ``dynorm[testing]``) or ``dynalite`` (needs ``.dynalite/`` in the pytest rootdir, see
   ``make dynalite``).
 - ``dynorm_backend`` (session): ``"moto"``, ``"dynalite"`` or ``"external"``.
 - ``dynorm_connect`` (function): ``connect(table)``, an async context manager that connects to the
