@@ -489,6 +489,59 @@ def is_enum_hook(hook: object, tp: object) -> bool:
     return scalar or hook is _enum_structure(cast("type[enum.Enum]", tp))
 
 
+def _is_literal(tp: object) -> bool:
+    return typing.get_origin(tp) is typing.Literal
+
+
+def _literal_key(av: AttributeValue) -> tuple[str, object] | None:
+    """What tells stored literal values apart: ``("N", Decimal("1"))`` equals ``1.0``'s."""
+    if len(av) != 1:
+        return None
+    tag, value = next(iter(av.items()))
+    if tag == "N":
+        try:
+            return tag, decimal.Decimal(value)
+        except decimal.InvalidOperation:
+            return None
+    if tag == "B":
+        return tag, _binary(value)  # base64 text on the fast path, bytes from botocore
+    return (tag, value) if tag in ("S", "BOOL", "NULL") else None
+
+
+def _literal_values(tp: object) -> dict[tuple[str, object] | None, object]:
+    """A Literal's values by how each is stored: str as S, int as N, bool, bytes, None, Enum."""
+    return {_literal_key(encode_any(v)): v for v in typing.get_args(tp)}
+
+
+def _configure_literals(c: cattrs.Converter) -> None:
+    c.register_structure_hook_factory(_is_literal, _literal_structure)
+    c.register_unstructure_hook_factory(_is_literal, _literal_unstructure)
+
+
+def _literal_structure(tp: object) -> Callable[[AttributeValue, object], object]:
+    allowed = _literal_values(tp)
+
+    def structure_literal(v: AttributeValue, _: object) -> object:
+        key = _literal_key(v)
+        if key is None or key not in allowed:
+            raise CodecError(f"expected one of {type_text(tp)}, got {_show(v)}")
+        return allowed[key]
+
+    return structure_literal
+
+
+def _literal_unstructure(tp: object) -> Callable[[Any], AttributeValue]:
+    allowed = typing.get_args(tp)
+
+    def unstructure_literal(v: Any) -> AttributeValue:
+        # By type too: True == 1, but a bool is no value of Literal[1].
+        if not any(v == a and type(v) is type(a) for a in allowed):
+            raise _mismatch(v, f"one of {', '.join(map(repr, allowed))}")
+        return encode_any(v)
+
+    return unstructure_literal
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook(str, _STRUCTURE_STR)
     c.register_structure_hook(bool, _structure_bool)
@@ -937,6 +990,7 @@ def make_converter() -> cattrs.Converter:
     _configure_structure(converter)
     _configure_unstructure(converter)
     _configure_tuples(converter)
+    _configure_literals(converter)
     return converter
 
 

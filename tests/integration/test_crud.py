@@ -5,13 +5,13 @@ from __future__ import annotations
 import datetime
 import decimal
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 import dynorm
 from dynorm import Attr, Database, Request
-from dynorm.testing import RunningServer, count_requests
+from dynorm.testing import Connect, RunningServer, count_requests
 from tests.seed_models import Org, User, app
 
 from .models import Address, Bag, Color, Level, Thing
@@ -466,3 +466,46 @@ async def test_a_missing_table_is_reported_with_what_to_do(
     assert log.operations == ["GetItem"]
     assert isinstance(caught.value, LookupError)
     assert "create_table" in str(caught.value)
+
+
+literals = dynorm.Table("literals", pk="pk", sk="sk")
+
+
+@literals.model(pk="J#{job_id}", sk="J#{job_id}")
+class Job:
+    job_id: str
+    mode: Literal["fast", "slow"] = "fast"
+    retries: Literal[0, 1, 3] = 0
+    lane: Literal["a", "b"] | None = None
+    levels: list[Literal["lo", "hi"]] = dynorm.field(factory=list)
+
+
+async def test_literal_fields_are_stored_as_their_values_and_read_back(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(literals) as db:
+        job = Job("1", mode="slow", retries=3, lane="b", levels=["hi", "lo"])
+        await db.put(job)
+        await db.put_all([Job("2")])
+
+        item = await raw_item(db, {"pk": "J#1", "sk": "J#1"})
+        got = await db.get(Job, job_id="1")
+        scanned = sorted(await db.scan(Job).all(), key=lambda j: j.job_id)
+
+    assert item is not None
+    assert (item["mode"], item["retries"], item["lane"]) == ({"S": "slow"}, {"N": "3"}, {"S": "b"})
+    assert item["levels"] == {"L": [{"S": "hi"}, {"S": "lo"}]}
+    assert got == job
+    assert scanned == [job, Job("2")]
+
+
+async def test_a_value_outside_a_literal_is_refused_before_sending(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(literals) as db:
+        with (
+            count_requests(db) as log,
+            pytest.raises(dynorm.CodecError, match="one of 'fast', 'slow'"),
+        ):
+            await db.put(Job("1", mode="medium"))  # type: ignore[arg-type]
+    assert len(log) == 0

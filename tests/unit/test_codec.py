@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from dynorm import CodecError, DefinitionError
 from dynorm import _codec as codec_module
-from dynorm._codec import build_codec, decode_any, encode_any
+from dynorm._codec import build_codec, converter, decode_any, encode_any
 
 
 class Color(enum.Enum):
@@ -804,3 +804,34 @@ def test_whatever_is_accepted_reads_back_as_its_type(tp: Any, value: Any) -> Non
     assert _conforms(back, tp), (tp, value, back)
     if not isinstance(value, float | tuple | list | frozenset):  # equal up to the widenings
         assert back == value
+
+
+def test_a_literal_field_stores_its_values_by_their_type() -> None:
+    modes: Any = typing.Literal["fast", "slow"]
+    counts: Any = typing.Literal[1, 2]
+    flags: Any = typing.Literal[b"\x01", None]
+
+    assert converter.unstructure("slow", modes) == {"S": "slow"}
+    assert converter.unstructure(2, counts) == {"N": "2"}
+    assert converter.structure({"S": "fast"}, modes) == "fast"
+    assert converter.structure({"N": "2.0"}, counts) == 2  # the number, not its text
+    assert converter.structure({"B": "AQ=="}, flags) == b"\x01"
+    assert converter.structure({"NULL": True}, flags) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "tp"),
+    [
+        ("medium", typing.Literal["fast", "slow"]),
+        (True, typing.Literal[1]),
+        (1, typing.Literal[True]),
+    ],
+)
+def test_a_value_outside_a_literal_is_a_codec_error(value: object, tp: object) -> None:
+    with pytest.raises(CodecError, match="not one of"):
+        converter.unstructure(value, tp)
+
+
+def test_a_stored_value_outside_a_literal_is_a_codec_error() -> None:
+    with pytest.raises(CodecError, match=r"expected one of Literal\['a'\], got \{'S': 'b'\}"):
+        converter.structure({"S": "b"}, typing.cast("Any", typing.Literal["a"]))
