@@ -19,7 +19,7 @@ from ._explain import Explain
 from ._keys import key_string, key_value_parser
 from ._loading import normalize_options, plan_get
 from ._model import ModelInfo
-from ._plans import Request
+from ._plans import Request, batch_get, whole_item_reads
 from ._relations import BelongsTo, HasMany, Relationship
 from ._table import Table
 from ._writeplan import WritePlanner
@@ -208,13 +208,24 @@ def _line(request: Request, samples: _Samples) -> str:
     return line
 
 
+def _reads_whole_items(request: Request) -> bool:
+    """The BatchGetItem that follows each page of an index holding items in part."""
+    return request.operation == "BatchGetItem" and not any(
+        spec["Keys"] for spec in request.params["RequestItems"].values()
+    )
+
+
+def _rounds(requests: Sequence[Request]) -> tuple[list[Request], list[Request]]:
+    """Requests sent at once, and those that wait for their pages (whole-item reads)."""
+    first = [r for r in requests if not _reads_whole_items(r)]
+    return first, [r for r in requests if _reads_whole_items(r)]
+
+
 def _phrase(request: Request) -> str:
     if request.operation == "Query":
         order = ", newest first" if request.params.get("ScanIndexForward") is False else ""
         return f"1 Query {_scope(request.params)}{order}"
-    if request.operation == "BatchGetItem" and not any(
-        spec["Keys"] for spec in request.params["RequestItems"].values()
-    ):
+    if _reads_whole_items(request):
         return "1 BatchGetItem per page (the index holds the items in part)"
     return f"1 {request.operation}"
 
@@ -268,7 +279,7 @@ def _relationship_pattern(
     key_fields = _key_fields(info)
     key = {f: values[f] for f in key_fields}
     plan = plan_get(info, key, normalize_options(info, [rel]), table_name)
-    then: list[Request] = []
+    first, then = _rounds(plan.requests)
     for option in plan.after_parent:
         later = option.relationship
         if isinstance(later, HasMany):
@@ -278,10 +289,7 @@ def _relationship_pattern(
         elif isinstance(later, BelongsTo):
             parent_key = later.parent_key_from(values)
             if parent_key is not None:
-                then.append(
-                    Request("BatchGetItem", {"RequestItems": {table_name: {"Keys": [parent_key]}}})
-                )
-    first = plan.requests
+                then.append(batch_get(table_name, {"Keys": [parent_key]}))
     strategy = rel.via.describe() if isinstance(rel, HasMany) else "BelongsTo"
     cost = _cost(first, then)
     if isinstance(rel, HasMany) and rel.embedded is not None:
@@ -309,18 +317,21 @@ def _query_patterns(
         if len(components) < len(pk.fields):
             continue  # a partition key field with no key text (cannot happen once declared)
         try:
-            request = explain.query_read(info, index, components).read.request()
+            finished = explain.query_read(info, index, components)
         except (DefinitionError, KeyTemplateError):
             continue
-        found.append(_query_pattern(info, index, components, request, samples))
+        # What db.query sends: the Query, then whole items when the index holds them in part.
+        then = [whole_item_reads(explain.table_name)] if finished.fetches else []
+        requests = [finished.read.request(), *then]
+        found.append(_query_pattern(info, index, components, requests, samples))
         # A hierarchical sort key (``{state}#{city}#{zip}``) is queried at every level.
         levels = [f for f in (sk.fields if sk else ()) if f not in components]
         for level in levels[:-1]:
             if level not in values:
                 break
             components = {**components, level: values[level]}
-            request = explain.query_read(info, index, components).read.request()
-            found.append(_query_pattern(info, index, components, request, samples))
+            requests = [explain.query_read(info, index, components).read.request(), *then]
+            found.append(_query_pattern(info, index, components, requests, samples))
     return found
 
 
@@ -328,7 +339,7 @@ def _query_pattern(
     info: ModelInfo[Any],
     index: str | None,
     components: Mapping[str, object],
-    request: Request,
+    requests: Sequence[Request],
     samples: _Samples,
 ) -> AccessPattern:
     args = "".join(f", {f}=…" for f in components)
@@ -337,8 +348,8 @@ def _query_pattern(
         name=f"{info.name} by {', '.join(components)}" + (f" ({index})" if index else ""),
         call=f"db.query({info.name}{where}{args})",
         strategy="",
-        cost=_phrase(request),
-        requests=(_line(request, samples),),
+        cost=_cost(*_rounds(requests)),
+        requests=tuple(_line(r, samples) for r in requests),
     )
 
 
