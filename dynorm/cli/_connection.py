@@ -65,7 +65,12 @@ _OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--aws-access-key-id", help="Access key id (default: your configuration's)."),
     click.option("--aws-secret-access-key", help="Secret access key."),
     click.option("--aws-session-token", help="Session token of temporary credentials."),
-    click.option("--table-name", help="Work on this table instead of the name the Table declares."),
+    click.option(
+        "--table-name",
+        "--table",
+        "table_name",
+        help="Work on this table instead of the name the Table declares.",
+    ),
     click.option(
         "--max-attempts",
         type=click.IntRange(min=1),
