@@ -119,8 +119,9 @@ ProgressCallback: TypeAlias = Callable[[MigrationProgress], object]
 class Verification:
     """The fresh read after a migration.
 
-    ``leftovers``: items (or parents) a run would still change — 0 when nothing is left in the
-    old layout. ``parents``/``children``: parents read and children read through the declared
+    ``leftovers``: the writes, deletes and parent updates a run would still make (a child still
+    in the old layout counts its write and its delete) — 0 when nothing is left in the old
+    layout. ``parents``/``children``: parents read and children read through the declared
     strategy (``db.get(..., load=[rel])`` and the loader). ``unreachable``: child items stored
     in the new layout that their parent's loader does not return. ``orphans``: child items whose
     parent is not stored (reported, not a failure: they had no parent before either).
@@ -961,7 +962,7 @@ async def _verify(
             leftovers += left
             if left and len(problems) < MAX_PROBLEMS:
                 problems.append(
-                    f"{left} item(s) still to change in a page: "
+                    f"{left} change(s) still to make in a page: "
                     f"{plan.written} to write, {len(plan.deletes)} to delete, "
                     f"{len(plan.updates)} parents to update"
                 )

@@ -10,6 +10,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from dynorm._errors import DynormError
 from dynorm._model import ModelInfo
 from dynorm._relations import HasMany, Relationship
 from dynorm._strategies import Strategy
@@ -32,9 +33,18 @@ from ._target import TableParam
 
 __all__ = ["migrate"]
 
+#: The largest Scan page dynorm.migrations takes.
+MAX_PAGE_SIZE = 1000
+
 
 def _model(table: Table, name: str) -> ModelInfo[Any]:
     found = {info.name: info for info in table.models.values()}
+    if "." in name and name.partition(".")[0] in found:
+        raise click.BadParameter(
+            f"--backfill takes a model, not {name!r}; the table's models: "
+            f"{', '.join(sorted(found))}",
+            param_hint="SUBJECT",
+        )
     if name not in found:
         raise click.BadParameter(
             f"Table {table.name!r} has no model {name!r}; its models: {', '.join(sorted(found))}",
@@ -49,7 +59,8 @@ def _relationship(table: Table, subject: str) -> Relationship[Any]:
     if not dot or name not in info.relationships:
         rels = ", ".join(f"{info.name}.{r}" for r in info.relationships) or "none"
         raise click.BadParameter(
-            f"{subject!r} is not a relationship; {info.name}'s relationships: {rels}",
+            f"{subject!r} is not a relationship; {info.name}'s relationships: {rels} "
+            "(--from and --copies take a relationship, Parent.children; --backfill a model)",
             param_hint="SUBJECT",
         )
     return info.relationships[name]
@@ -94,7 +105,7 @@ def _summary(report: MigrationReport, where: str) -> RichTable:
     check = report.verification
     if check is not None:
         summary.add_section()
-        summary.add_row("verified: left in the old layout", str(check.leftovers))
+        summary.add_row("verified: changes left to make", str(check.leftovers))
         summary.add_row("verified: children read through the declaration", str(check.children))
         summary.add_row("verified: children not reachable", str(check.unreachable))
         if check.orphans:
@@ -141,7 +152,7 @@ def _summary(report: MigrationReport, where: str) -> RichTable:
 )
 @click.option(
     "--page-size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_PAGE_SIZE),
     default=DEFAULT_PAGE_SIZE,
     show_default=True,
     help="Items a Scan page; also how often progress is saved.",
@@ -188,7 +199,8 @@ def migrate(
     if index is not None and not backfill:
         raise click.UsageError("--index goes with --backfill")
     kind = "backfill" if backfill else ("copies" if copies else "strategy")
-    target: Any = _model(table, subject).cls if backfill else _relationship(table, subject)
+    model: type[Any] | None = _model(table, subject).cls if backfill else None
+    target: Any = None if backfill else _relationship(table, subject)
     if kind == "strategy" and not isinstance(target, HasMany):
         raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
     name = connection.name_of(table)
@@ -215,7 +227,8 @@ def migrate(
         async with connection.open(table) as db:
             options["on_progress"] = bar
             if backfill:
-                return await backfill_index(db, target, index, **options)
+                assert model is not None  # noqa: S101  (set above for --backfill)
+                return await backfill_index(db, model, index, **options)
             if copies:
                 return await repair_copies(db, target, **options)
             assert from_ is not None  # noqa: S101  (checked above)
@@ -234,6 +247,13 @@ def migrate(
         where = f"; run the same command again to resume from {saved}" if saved else ""
         err.print(f"[yellow]Interrupted[/]{where}")
         raise SystemExit(130) from None
+    except DynormError as exc:
+        if saved is None or not saved.exists():
+            raise
+        raise click.ClickException(
+            f"{type(exc).__name__}: {exc}\nProgress is saved in {saved}: run the same command "
+            f"again to resume from {saved}"
+        ) from exc
     out.print(_summary(report, connection.where()))
     if report.refused:
         for line in report.refused:

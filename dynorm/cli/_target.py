@@ -74,6 +74,8 @@ def load_object(target: str, what: str = "TABLE") -> Any:
         except AttributeError:
             tables = sorted(n for n, v in vars(module).items() if isinstance(v, Table))
             hint = f"; its Tables: {', '.join(tables)}" if tables else "; it defines no Table"
+            if what != "TABLE":
+                hint = ""
             raise TargetError(f"{where!r} has no attribute {attribute!r}{hint}") from None
     return found
 

@@ -9,6 +9,7 @@ import click
 from rich.table import Table as RichTable
 
 from dynorm._codec import Item
+from dynorm._errors import TableNotFoundError
 from dynorm._table import Table
 from dynorm.workbench import (
     ImportReport,
@@ -88,13 +89,25 @@ def export(
     connection: ConnectOptions,
 ) -> None:
     """Write MODULE:TABLE as a NoSQL Workbench data model: keys, indexes, a facet per model."""
+    to_stdout = str(output) == "-"
+    if not to_stdout and not output.parent.is_dir():
+        raise click.BadParameter(
+            f"there is no directory {str(output.parent)!r} to write {output.name!r} in",
+            param_hint="--output",
+        )
     items = _examples(examples) if examples else None
     raw: list[Item] | None = None
     if live:
 
         async def read() -> list[Item]:
             async with connection.open(table) as db:
-                return await scan_items(db)
+                try:
+                    return await scan_items(db)
+                except TableNotFoundError as exc:
+                    raise click.ClickException(
+                        f"there is no table {db.table_name!r} at {connection.where()} to read; "
+                        "name the live table with --table-name"
+                    ) from exc
 
         raw = run(read())
     data = export_model(
@@ -107,10 +120,13 @@ def export(
         description=description,
     )
     text = dump_model(data)
-    if str(output) == "-":
+    if to_stdout:
         click.echo(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8")
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {str(output)!r}: {exc.strerror}") from exc
     facets = data["DataModel"][0].get("TableFacets", [])
     count = sum(len(f.get("TableData", [])) for f in facets) + len(
         data["DataModel"][0].get("TableData", [])
@@ -146,7 +162,17 @@ def import_(
 
     async def load() -> ImportReport:
         async with connection.open(table) as db:
-            return await import_model(db, model, source=source, create=not no_create, models=models)
+            try:
+                return await import_model(
+                    db, model, source=source, create=not no_create, models=models
+                )
+            except TableNotFoundError as exc:
+                if not no_create:
+                    raise
+                raise click.ClickException(
+                    f"there is no table {db.table_name!r} at {connection.where()}; leave out "
+                    "--no-create to create it, or name an existing table with --table-name"
+                ) from exc
 
     report = run(load())
     where = connection.where()

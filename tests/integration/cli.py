@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -44,8 +45,9 @@ class Cli:
 
     server: RunningServer
 
-    def __call__(self, *args: str, stdin: str = "", cwd: Path = ROOT) -> Ran:
-        env = {
+    def environment(self, cwd: Path) -> dict[str, str]:
+        """The environment of a run: the test server, credentials and request path only."""
+        return {
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(cwd),
             "PYTHONPATH": str(ROOT),
@@ -58,6 +60,8 @@ class Cli:
             "DYNORM_FAST_PATH": "1" if fast_path_selected() else "0",
             "COLUMNS": "200",
         }
+
+    def __call__(self, *args: str, stdin: str = "", cwd: Path = ROOT) -> Ran:
         command = [sys.executable, "-m", "dynorm", *args]
         done = subprocess.run(  # noqa: S603  (our own command, fixed arguments)
             command,
@@ -65,8 +69,25 @@ class Cli:
             capture_output=True,
             text=True,
             cwd=cwd,
-            env=env,
+            env=self.environment(cwd),
             timeout=120,
             check=False,
         )
         return Ran(done.returncode, done.stdout, done.stderr)
+
+    async def run(self, *args: str, stdin: str = "", cwd: Path = ROOT) -> Ran:
+        """The same run, awaited: the test's event loop keeps serving (e.g. a fault proxy)."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dynorm",
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=self.environment(cwd),
+        )
+        out, err = await asyncio.wait_for(process.communicate(stdin.encode()), timeout=120)
+        assert process.returncode is not None
+        return Ran(process.returncode, out.decode(), err.decode())

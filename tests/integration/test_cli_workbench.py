@@ -1,0 +1,245 @@
+"""``dynorm workbench export`` and ``dynorm workbench import``, run as a user runs them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynorm import Database, Request, TableNotFoundError
+from dynorm.testing import RunningServer
+from tests.faultproxy import connect_to
+from tests.seed_models import app
+
+from .cli import Cli
+
+pytestmark = pytest.mark.integration
+
+EXAMPLES = "tests.integration.cli_models:examples"
+#: An item a Workbench user added by hand: no model of ``app`` maps its key.
+STRAY = {"pk": {"S": "CONFIG"}, "sk": {"S": "v1"}, "plan_type": {"S": "Internal"}}
+
+
+@pytest.fixture
+def name() -> str:
+    return f"cli-wb-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+async def db(dynorm_server: RunningServer, name: str) -> AsyncIterator[Database]:
+    """A connection to the table the command imports into; dropped afterwards if made."""
+    async with connect_to(dynorm_server.url, app, name) as database:
+        yield database
+        with contextlib.suppress(TableNotFoundError):
+            await database.delete_table()
+
+
+async def describe(db: Database) -> dict[str, Any]:
+    table: dict[str, Any] = (await db.send(Request("DescribeTable", {"TableName": db.table_name})))[
+        "Table"
+    ]
+    return table
+
+
+async def stored(db: Database) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every stored item (consistent raw Scan) by its key."""
+    items: dict[tuple[str, str], dict[str, Any]] = {}
+    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
+    while True:
+        page = await db.send(Request("Scan", params))
+        for item in page.get("Items", []):
+            key = (item["pk"]["S"], item["sk"]["S"])
+            assert key not in items
+            items[key] = item
+        if not page.get("LastEvaluatedKey"):
+            return items
+        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def file_items(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every item of a model file (the table's and its facets') by its key."""
+    (table,) = data["DataModel"]
+    items = [*table["TableData"], *(i for f in table["TableFacets"] for i in f["TableData"])]
+    return {(i["pk"]["S"], i["sk"]["S"]): i for i in items}
+
+
+def undated(data: dict[str, Any]) -> dict[str, Any]:
+    meta = {
+        k: v
+        for k, v in data["ModelMetadata"].items()
+        if k not in ("DateCreated", "DateLastModified")
+    }
+    return {**data, "ModelMetadata": meta}
+
+
+async def test_export_import_and_export_live_give_the_same_model(
+    cli: Cli, db: Database, name: str, tmp_path: Path
+) -> None:
+    exported = tmp_path / "app.json"
+    ran = await cli.run(
+        "workbench", "export", "tests.seed_models:app", "-o", str(exported),
+        "--examples", EXAMPLES, cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.code == 0, ran.output
+    assert f"Wrote {exported}: 3 facets, 5 sample items" in ran.err
+    data = json.loads(exported.read_text())
+    data["DataModel"][0]["TableData"].append(STRAY)  # added in Workbench
+    exported.write_text(json.dumps(data, indent=2))
+
+    imported = await cli.run(
+        "workbench", "import", str(exported), "--table", name, "--models",
+        "tests.seed_models:app", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert imported.code == 0, imported.output
+    lines = imported.out.splitlines()
+    assert (
+        lines[0] == f"Created {name!r} (pk, sk; indexes GSI1 (GSI1PK, GSI1SK)) at {cli.server.url}"
+    )
+    assert lines[1] == f"Loaded 6 items into {name!r}"
+    rows = {
+        cells[1].strip(): int(cells[2])
+        for line in lines
+        if len(cells := line.split("│")) == 4 and cells[2].strip().isdigit()
+    }
+    assert rows == {"Org": 1, "User": 2, "Ticket": 2, "no model": 1}
+    assert "  no model maps pk='CONFIG', sk='v1'" in lines
+    table = await describe(db)
+    assert table["KeySchema"] == [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
+    [gsi] = table["GlobalSecondaryIndexes"]
+    assert gsi["IndexName"] == "GSI1"
+    assert gsi["KeySchema"] == [
+        {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+        {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+    ]
+    assert gsi["Projection"] == {"ProjectionType": "ALL"}
+    items = await stored(db)
+    assert items == file_items(data)
+    assert items[("ORG#ACME", "USER#ada")]["GSI1PK"] == {"S": "ORG#ACME#USER#ada"}
+
+    again = tmp_path / "live.json"
+    live = await cli.run(
+        "workbench", "export", "tests.seed_models:app", "--live", "--table", name,
+        "-o", str(again), cwd=tmp_path,
+    )  # fmt: skip
+
+    assert live.code == 0, live.output
+    assert f"Wrote {again}: 3 facets, 6 sample items" in live.err
+    relive = json.loads(again.read_text())
+    assert relive["DataModel"][0]["TableName"] == name  # the live table's name
+    relive["DataModel"][0]["TableName"] = "app"
+    assert undated(relive) == undated(data)
+
+    twice = await cli.run("workbench", "import", str(exported), "--table-name", name, cwd=tmp_path)
+
+    assert twice.code == 0, twice.output
+    assert twice.out == f"Loaded 6 items into {name!r}\n"  # no table created, no models given
+    assert await stored(db) == items
+
+
+async def test_export_to_standard_output_writes_only_the_json(cli: Cli) -> None:
+    ran = await cli.run("workbench", "export", "tests.seed_models:app", "-o", "-")
+
+    assert ran.code == 0, ran.output
+    data = json.loads(ran.out)
+    assert data["ModelName"] == "app"
+    (table,) = data["DataModel"]
+    assert table["TableName"] == "app"
+    assert table["KeyAttributes"] == {
+        "PartitionKey": {"AttributeName": "pk", "AttributeType": "S"},
+        "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+    }
+    assert [f["FacetName"] for f in table["TableFacets"]] == ["Org", "User", "Ticket"]
+    assert [f["KeyAttributeAlias"]["PartitionKeyAlias"] for f in table["TableFacets"]] == [
+        "ORG#{name}",
+        "ORG#{org_name}",
+        "TICKET#{ticket_id}",
+    ]
+    assert ran.err == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"ModelName": "x",', "not JSON (Expecting"),
+        (
+            '{"ModelName": "x", "DataModel": [{"TableName": "t", "KeyAttributes": {}}]}',
+            "DataModel[0].KeyAttributes.PartitionKey is missing",
+        ),
+    ],
+)
+async def test_a_broken_file_is_an_error_that_names_the_place(
+    cli: Cli, db: Database, tmp_path: Path, text: str, message: str
+) -> None:
+    name = db.table_name
+    broken = tmp_path / "broken.json"
+    broken.write_text(text)
+
+    ran = await cli.run("workbench", "import", str(broken), "--table-name", name, cwd=tmp_path)
+
+    assert ran.code == 1
+    assert f"Error: WorkbenchError: {broken}: {message}" in ran.err
+    assert "Traceback" not in ran.err
+    with pytest.raises(TableNotFoundError):
+        await describe(db)  # nothing created
+
+
+async def test_no_create_refuses_a_missing_table(
+    cli: Cli, db: Database, name: str, tmp_path: Path
+) -> None:
+    exported = tmp_path / "app.json"
+    exported.write_text(
+        json.dumps(
+            {
+                "ModelName": "app",
+                "DataModel": [
+                    {
+                        "TableName": "app",
+                        "KeyAttributes": {
+                            "PartitionKey": {"AttributeName": "pk", "AttributeType": "S"},
+                            "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+                        },
+                        "TableData": [STRAY],
+                    }
+                ],
+            }
+        )
+    )
+
+    ran = await cli.run(
+        "workbench", "import", str(exported), "--table-name", name, "--no-create", cwd=tmp_path
+    )
+
+    assert ran.code == 1
+    assert f"there is no table {name!r} at {cli.server.url}; leave out --no-create" in ran.err
+    with pytest.raises(TableNotFoundError):
+        await describe(db)
+
+
+async def test_export_says_what_to_change_before_reading_anything(
+    cli: Cli, name: str, tmp_path: Path
+) -> None:
+    nowhere = await cli.run(
+        "workbench", "export", "tests.seed_models:app", "-o", str(tmp_path / "no" / "app.json"),
+        "--live", "--endpoint-url", "http://127.0.0.1:9", cwd=tmp_path,
+    )  # fmt: skip
+    missing = await cli.run(
+        "workbench", "export", "tests.seed_models:app", "-o", str(tmp_path / "app.json"),
+        "--live", "--table-name", name, cwd=tmp_path,
+    )  # fmt: skip
+
+    assert nowhere.code == 2
+    assert f"there is no directory {str(tmp_path / 'no')!r} to write 'app.json' in" in nowhere.err
+    assert missing.code == 1
+    assert f"there is no table {name!r} at {cli.server.url} to read" in missing.err
+    assert "--table-name" in missing.err
+    assert "Traceback" not in nowhere.err + missing.err
+    assert not (tmp_path / "app.json").exists()
