@@ -12,13 +12,19 @@ __all__ = ["cli", "main"]
 
 
 class _Group(click.Group):
-    """The command group: a DynormError from any command is ``Error: ...`` and exit status 1."""
+    """The command group: errors end as ``Error: ...`` and exit status 1, not a traceback.
+
+    A DynormError says what to change; an OSError names the file that could not be read or
+    written (a checkpoint, an output file).
+    """
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except DynormError as exc:
             raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+        except OSError as exc:  # a checkpoint or output path: say which and why
+            raise click.ClickException(str(exc)) from exc
 
 
 @click.group(

@@ -262,12 +262,12 @@ def migrate(
     if check is not None and check.problems:
         for line in check.problems:
             out.print(f"[red]problem:[/] {line}")
+    if dry_run:
+        out.print("Dry run: nothing was written. Run without --dry-run to apply.")
     if not report.ok:
         raise click.ClickException(
             "the migration is not complete: see the problems above; run it again to move "
             "what is left"
             if check is not None and not check.ok
-            else "some parents were refused: see above"
+            else "some parents were refused (see above): a run would stop at their page"
         )
-    if dry_run:
-        out.print("Dry run: nothing was written. Run without --dry-run to apply.")
