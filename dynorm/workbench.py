@@ -34,7 +34,15 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from ._codec import AttributeValue, Item, encode_any, without_none
+from ._codec import (
+    LIST_ORIGINS,
+    MAP_ORIGINS,
+    SET_ORIGINS,
+    AttributeValue,
+    Item,
+    encode_any,
+    without_none,
+)
 from ._errors import CodecError, DefinitionError, DynormError, TableNotFoundError
 from ._limits import check_item
 from ._model import ModelInfo
@@ -197,9 +205,6 @@ _SCALARS: Final[tuple[tuple[type, str], ...]] = (
     (datetime.date, "S"),
     (datetime.time, "S"),
 )
-_LISTS: Final = (list, tuple, Sequence, typing.MutableSequence)
-_SETS: Final = (set, frozenset, typing.AbstractSet, typing.MutableSet)
-_MAPS: Final = (dict, Mapping, typing.MutableMapping)
 
 
 def _tag_of(value: object) -> str | None:
@@ -236,11 +241,11 @@ def stored_type(tp: object) -> str | None:
     if origin is Literal:
         tags = {_tag_of(value) for value in args}
         return tags.pop() if len(tags) == 1 else None
-    if origin in _LISTS:
+    if origin in LIST_ORIGINS:
         return "L"
-    if origin in _MAPS:
+    if origin in MAP_ORIGINS:
         return "M"
-    if origin in _SETS and args:
+    if origin in SET_ORIGINS and args:
         element = stored_type(args[0])
         return {"S": "SS", "N": "NS", "B": "BS"}.get(element or "")
     return None

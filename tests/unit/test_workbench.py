@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import datetime
 import decimal
@@ -9,6 +10,7 @@ import enum
 import importlib.util
 import json
 import sys
+import typing
 import uuid
 from pathlib import Path
 from types import ModuleType
@@ -277,6 +279,59 @@ class Point:
 )
 def test_stored_type(tp: object, expected: str | None) -> None:
     assert stored_type(tp) == expected
+
+
+@pytest.mark.parametrize(
+    ("tp", "expected"),
+    [
+        (typing.MutableMapping[str, int], "M"),
+        (typing.Mapping[str, int], "M"),
+        (typing.Dict[str, int], "M"),  # noqa: UP006 - the typing alias is the point
+        (collections.abc.MutableMapping[str, int], "M"),
+        (collections.abc.Set[str], "SS"),
+        (collections.abc.MutableSet[str], "SS"),
+        (typing.AbstractSet[int], "NS"),
+        (typing.MutableSet[bytes], "BS"),
+        (typing.FrozenSet[str], "SS"),  # noqa: UP006
+        (typing.MutableSequence[int], "L"),
+        (typing.Sequence[str], "L"),
+        (typing.List[int], "L"),  # noqa: UP006
+        (Literal[1, 2], "N"),
+        (Literal[b"x"], "B"),
+        (Literal["a", 1], None),  # values of two types: the type does not tell
+    ],
+)
+def test_stored_type_of_typing_aliases_and_abstract_collections(
+    tp: object, expected: str | None
+) -> None:
+    assert stored_type(tp) == expected
+
+
+def test_abstract_collection_fields_export_with_their_stored_types_without_items() -> None:
+    abstract = Table("abstract")
+
+    @abstract.model(pk="A#{id}", sk="A")
+    @attrs.define
+    class Abstract:
+        id: str
+        counts: typing.MutableMapping[str, int] = attrs.Factory(dict)
+        tags: collections.abc.Set[str] = frozenset()
+        codes: typing.AbstractSet[int] = frozenset()
+        choice: Literal["a", "b"] = "a"
+        level: Literal[1, 2] = 1
+
+    declared = {
+        a["AttributeName"]: a["AttributeType"]
+        for a in table_of(export_model(abstract, when=WHEN))["NonKeyAttributes"]
+    }
+    assert declared == {
+        "id": "S",
+        "counts": "M",
+        "tags": "SS",
+        "codes": "NS",
+        "choice": "S",
+        "level": "N",
+    }
 
 
 def test_every_field_is_declared_with_its_stored_type() -> None:
