@@ -26,6 +26,7 @@ import datetime
 import decimal
 import enum
 import json
+import re
 import typing
 import uuid
 from collections.abc import Generator, Iterable, Mapping, Sequence
@@ -44,7 +45,13 @@ from ._codec import (
     without_none,
 )
 from ._errors import CodecError, DefinitionError, DynormError, TableNotFoundError
-from ._limits import check_item
+from ._limits import (
+    MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES,
+    check_decimal,
+    check_item,
+    utf8_size,
+)
 from ._model import ModelInfo
 from ._plans import Request
 from ._steps import Step, WriteBatch
@@ -327,8 +334,28 @@ def _ordered(item: Mapping[str, AttributeValue], keys: Sequence[str]) -> Item:
     return {a: _as_json(item[a]) for a in [*(k for k in keys if k in item), *rest]}
 
 
+#: Enough digits to hold any DynamoDB number exactly (the default context keeps 28).
+_EXACT: Final = decimal.Context(prec=2 * 38)
+
+
+def _same_number(text: str) -> str:
+    """One text for every spelling of a number (``"1"``, ``"1.0"``, ``"10E-1"``: ``"1"``)."""
+    try:
+        value = _EXACT.normalize(decimal.Decimal(text))
+    except decimal.InvalidOperation:
+        return text  # not a number: checked where the value is read
+    return "0" if not value else str(value)
+
+
 def _key_id(item: Mapping[str, AttributeValue], keys: Sequence[str]) -> str:
-    return json.dumps([item.get(k) for k in keys], sort_keys=True, default=_base64)
+    """One text per primary key: number keys by value, as DynamoDB compares them."""
+    values = []
+    for k in keys:
+        av = item.get(k)
+        if av is not None and "N" in av:
+            av = {"N": _same_number(str(av["N"]))}
+        values.append(av)
+    return json.dumps(values, sort_keys=True, default=_base64)
 
 
 # -- export -------------------------------------------------------------------------------------
@@ -560,16 +587,44 @@ def _keys(obj: object, where: str) -> tuple[Attribute, Attribute | None]:
     return pk, sk
 
 
+#: Number text as DynamoDB reads it (``decimal.Decimal`` also takes ``1_000`` and spaces).
+_NUMBER_TEXT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def _number(value: object, where: str) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
         raise WorkbenchError(f"{where}: a number is written as text; got {value!r}")
     try:
-        decimal.Decimal(value)
+        number = decimal.Decimal(value)
     except decimal.InvalidOperation:
         raise WorkbenchError(f"{where}: {value!r} is not a number") from None
+    try:
+        check_decimal(number)  # finite, 38 significant digits, within DynamoDB's range
+    except CodecError as exc:
+        raise WorkbenchError(f"{where}: {exc}") from None
+    if not _NUMBER_TEXT.fullmatch(value):
+        raise WorkbenchError(f"{where}: {value!r} is not a number DynamoDB reads (e.g. -12.5E3)")
     return value
+
+
+def _distinct(tag: str, members: list[str], where: str) -> list[str]:
+    """``members`` of a set, refused if two are one value (numbers by value, binaries decoded)."""
+    seen: dict[object, int] = {}
+    for i, member in enumerate(members):
+        same: object = member
+        if tag == "NS":
+            same = _same_number(member)
+        elif tag == "BS":
+            same = base64.b64decode(member)
+        if same in seen:
+            raise WorkbenchError(
+                f"{where}[{i}]: {member!r} is the same value as [{seen[same]}] "
+                f"({members[seen[same]]!r}); DynamoDB refuses a set holding one value twice"
+            )
+        seen[same] = i
+    return members
 
 
 def _binary(value: object, where: str) -> str:
@@ -610,23 +665,78 @@ def _value(av: object, where: str) -> AttributeValue:
         if not members:
             raise WorkbenchError(f"{where}: DynamoDB has no empty sets")
         if tag == "SS":
-            return {tag: [_text(v, f"{where}[{i}]", empty=True) for i, v in enumerate(members)]}
-        check = _number if tag == "NS" else _binary
-        return {tag: [check(v, f"{where}[{i}]") for i, v in enumerate(members)]}
+            texts = [_text(v, f"{where}[{i}]", empty=True) for i, v in enumerate(members)]
+        else:
+            check = _number if tag == "NS" else _binary
+            texts = [check(v, f"{where}[{i}]") for i, v in enumerate(members)]
+        return {tag: _distinct(tag, texts, where)}
     return {tag: value}
 
 
-def _item(obj: object, where: str, keys: Mapping[str, str], primary: Sequence[str]) -> Item:
+@attrs.frozen
+class _Keys:
+    """What the items of a table are checked against: its key attributes."""
+
+    #: the primary key's attributes (every item has them).
+    primary: tuple[str, ...]
+    #: every key attribute (table and indexes) -> its declared type.
+    types: Mapping[str, str]
+    #: every key attribute -> the most bytes its values may have (a sort key anywhere: the
+    #: sort key's lower limit).
+    limits: Mapping[str, int]
+
+    @classmethod
+    def of(cls, pk: Attribute, sk: Attribute | None, indexes: Sequence[WorkbenchIndex]) -> _Keys:
+        types: dict[str, str] = {}
+        limits: dict[str, int] = {}
+        for index in (None, *indexes):
+            key_pair = (pk, sk) if index is None else (index.pk, index.sk)
+            for key, limit in zip(
+                key_pair, (MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES), strict=True
+            ):
+                if key is not None:
+                    types.setdefault(key.name, key.type)
+                    limits[key.name] = min(limits.get(key.name, limit), limit)
+        return cls((pk.name, *([sk.name] if sk else [])), types, limits)
+
+
+def _check_key_value(attr: str, av: AttributeValue, limit: int, where: str) -> None:
+    """Refuse a key value DynamoDB would: empty text or binary, or over the key size limit."""
+    ((tag, value),) = av.items()
+    if tag == "N":
+        return
+    try:
+        size = len(base64.b64decode(value)) if tag == "B" else utf8_size(value)
+    except CodecError as exc:
+        raise WorkbenchError(f"{where}.{attr}: {exc}") from None
+    if not size:
+        raise WorkbenchError(
+            f"{where}.{attr}: a key attribute (of the table or an index) cannot be empty; give "
+            "it a value, or leave the attribute out where it is an index key"
+        )
+    if size > limit:
+        kind = "partition" if limit == MAX_PARTITION_KEY_BYTES else "sort"
+        raise WorkbenchError(
+            f"{where}.{attr}: the key value is {size} bytes, over DynamoDB's {kind} key limit "
+            f"of {limit} bytes; shorten it"
+        )
+
+
+def _item(obj: object, where: str, keys: _Keys) -> Item:
+    """One item of the file, checked: its values, its key attributes' types and values."""
     item = {attr: _value(av, f"{where}.{attr}") for attr, av in _mapping(obj, where).items()}
-    for attr in primary:
+    for attr in keys.primary:
         if attr not in item:
             raise WorkbenchError(f"{where} lacks the key attribute {attr!r}")
-    for attr, av in item.items():
-        declared = keys.get(attr)
-        if declared is not None and declared not in av:
+    for attr, declared in keys.types.items():
+        av = item.get(attr)
+        if av is None:
+            continue
+        if declared not in av:
             raise WorkbenchError(
                 f"{where}.{attr} is a key attribute of type {declared}; got {next(iter(av))}"
             )
+        _check_key_value(attr, av, keys.limits[attr], where)
     return item
 
 
@@ -682,12 +792,13 @@ def _table(obj: object, where: str) -> WorkbenchTable:
                     f"{keys[key.name]} elsewhere; DynamoDB keeps one type per key attribute"
                 )
 
+    checked = _Keys.of(pk, sk, indexes)
     found: dict[str, tuple[Item, str]] = {}
 
     def items_of(value: object, there: str) -> tuple[Item, ...]:
         out = []
         for i, raw in enumerate(_list(value, there)):
-            item = _item(raw, f"{there}[{i}]", keys, primary)
+            item = _item(raw, f"{there}[{i}]", checked)
             ident = _key_id(item, primary)
             if ident in found:
                 first, place = found[ident]
@@ -962,8 +1073,11 @@ async def import_model(
         )
         for item in found.items
     )
+    keys = _Keys.of(found.pk, found.sk, found.indexes)
     writes = []
-    for item in found.items:
+    for n, item in enumerate(found.items):
+        # Again, for a WorkbenchTable not read from a file: values, key values, sets.
+        _item(item, f"table {found.name!r} items[{n}]", keys)
         wire = {a: _as_wire(v) for a, v in item.items()}
         check_item(wire, f"item {_key_text(found, item)}", deep=True)  # size, depth, text
         writes.append({"PutRequest": {"Item": wire}})

@@ -754,6 +754,74 @@ def _broken(path: str, value: object = KeyError) -> dict[str, Any]:
             r"TableData\[1\]\.stock\.a\[0\]: BOOL holds true or false",
         ),
         (_broken("DataModel.0.TableData.1.stock", {"N": "71"}), None),
+        # Values DynamoDB refuses, so an import would stop half-way through the items.
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "NaN"}),
+            r"TableData\[1\]\.stock: DynamoDB numbers cannot be Decimal\('NaN'\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "Infinity"}),
+            r"TableData\[1\]\.stock: DynamoDB numbers cannot be Decimal\('Infinity'\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "1e200"}),
+            r"TableData\[1\]\.stock: 1E\+200 is outside DynamoDB's number range",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "1" * 42}),
+            r"TableData\[1\]\.stock: 1+ has 42 significant digits",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"NS": ["1", "1e-200"]}),
+            r"TableData\[1\]\.stock\[1\]: 1E-200 is outside DynamoDB's number range",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "1_000"}),
+            r"TableData\[1\]\.stock: '1_000' is not a number DynamoDB reads",
+        ),
+        (_broken("DataModel.0.TableData.1.stock", {"N": "-1.5E+3"}), None),
+        (
+            _broken("DataModel.0.TableData.1.SK", {"S": ""}),
+            r"TableData\[1\]\.SK: a key attribute \(of the table or an index\) cannot be empty",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.PK", {"S": ""}),
+            r"TableData\[1\]\.PK: a key attribute \(of the table or an index\) cannot be empty",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.byBrand", {"S": ""}),
+            r"TableData\[1\]\.byBrand: a key attribute .* cannot be empty",
+        ),
+        (_broken("DataModel.0.TableData.1.kind", {"S": ""}), None),  # not a key: may be empty
+        (
+            _broken("DataModel.0.TableData.1.SK", {"S": "é" * 513}),
+            r"TableData\[1\]\.SK: the key value is 1026 bytes, over DynamoDB's sort key limit",
+        ),
+        (_broken("DataModel.0.TableData.1.SK", {"S": "é" * 512}), None),
+        (
+            _broken("DataModel.0.TableData.1.byBrand", {"S": "x" * 2049}),
+            r"TableData\[1\]\.byBrand: the key value is 2049 bytes, over DynamoDB's partition",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"SS": ["a", "b", "a"]}),
+            (
+                r"TableData\[1\]\.stock\[2\]: 'a' is the same value as \[0\] \('a'\); "
+                "DynamoDB refuses a set holding one value twice"
+            ),
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"NS": ["1", "1.0"]}),
+            r"TableData\[1\]\.stock\[1\]: '1\.0' is the same value as \[0\] \('1'\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"NS": ["100", "1E2"]}),
+            r"TableData\[1\]\.stock\[1\]: '1E2' is the same value as \[0\]",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"BS": ["AQ==", "AQ=="]}),
+            r"TableData\[1\]\.stock\[1\]: 'AQ==' is the same value as \[0\]",
+        ),
+        (_broken("DataModel.0.TableData.1.stock", {"NS": ["1", "10", "0.1"]}), None),
     ],
 )
 def test_bad_files_say_what_is_wrong_and_where(data: dict[str, Any], message: str | None) -> None:
@@ -775,6 +843,25 @@ def test_two_different_items_with_one_key_are_refused() -> None:
         "DataModel[0].TableData[2] and DataModel[0].TableData[0] hold different items with one "
         "key (PK={'S': 'BRAND#1'}, SK={'S': 'META'}); keep one"
     )
+
+
+def test_number_keys_are_one_key_whatever_their_spelling() -> None:
+    data = copy.deepcopy(CATALOG)
+    table = data["DataModel"][0]
+    table["KeyAttributes"]["SortKey"]["AttributeType"] = "N"
+    table["TableData"] = [
+        {"PK": {"S": "P"}, "SK": {"N": "1"}, "kind": {"S": "one"}},
+        {"PK": {"S": "P"}, "SK": {"N": "1.0"}, "kind": {"S": "uno"}},
+    ]
+    with pytest.raises(WorkbenchError, match=r"TableData\[1\] and .*TableData\[0\] hold different"):
+        read_model(data)
+    table["TableData"][1] = {"PK": {"S": "P"}, "SK": {"N": "10E-1"}, "kind": {"S": "one"}}
+    with pytest.raises(WorkbenchError, match="hold different items with one key"):
+        read_model(data)  # one key spelt two ways: which text to keep is the file's choice
+    # Numbers that differ only in their 38th digit are two keys (no rounding to 28 digits).
+    table["TableData"][0]["SK"] = {"N": "1" + "0" * 37}
+    table["TableData"][1]["SK"] = {"N": "1" + "0" * 36 + "1"}
+    assert len(read_model(data).table().items) == 2
 
 
 def test_an_index_declared_twice_is_refused() -> None:
