@@ -53,7 +53,7 @@ from ._limits import (
     utf8_size,
 )
 from ._model import ModelInfo
-from ._plans import Request
+from ._plans import Request, ScanRead
 from ._steps import Step, WriteBatch
 from ._table import GSI, LSI, Table
 from ._writeplan import WritePlanner
@@ -523,14 +523,15 @@ async def scan_items(db: Database) -> list[Item]:
 
     What :func:`export_model` takes as ``raw_items`` to export a live table.
     """
-    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
+    scan = ScanRead(db.table_name, consistent=True).request()
     items: list[Item] = []
+    params = scan.params
     while True:
-        response = await db.send(Request("Scan", params))
+        response = await db.send(Request(scan.operation, params))
         items += response.get("Items", [])
         if "LastEvaluatedKey" not in response:
             return items
-        params = {**params, "ExclusiveStartKey": response["LastEvaluatedKey"]}
+        params = {**scan.params, "ExclusiveStartKey": response["LastEvaluatedKey"]}
 
 
 # -- reading a file -----------------------------------------------------------------------------
