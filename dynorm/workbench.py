@@ -889,12 +889,27 @@ def read_model(data: Mapping[str, Any]) -> WorkbenchModel:
 
 
 def load_model(path: str | Path) -> WorkbenchModel:
-    """Read a NoSQL Workbench data model file (see :func:`read_model`)."""
+    """Read a NoSQL Workbench data model file (see :func:`read_model`).
+
+    A file that cannot be read, is not UTF-8 JSON, or is not a valid model is a WorkbenchError
+    naming the file and what is wrong.
+    """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WorkbenchError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "NoSQL Workbench writes UTF-8, save the file as UTF-8"
+        ) from None
     except json.JSONDecodeError as exc:
         raise WorkbenchError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise WorkbenchError(f"{path}: not JSON this reader can read (nested too deeply)") from None
     try:
         return read_model(data)
     except WorkbenchError as exc:

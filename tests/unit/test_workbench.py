@@ -890,6 +890,25 @@ def test_a_file_that_is_not_json_names_the_file(tmp_path: Path) -> None:
         load_model(path)
 
 
+def test_a_file_that_cannot_be_read_as_text_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes('{"ModelName": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(WorkbenchError, match=r"latin1\.json: not UTF-8 text \(byte 0xe9 at offset"):
+        load_model(path)
+    path.write_bytes(b"\xff\xfe{\x00}\x00")  # UTF-16
+    with pytest.raises(
+        WorkbenchError, match=r"latin1\.json: not UTF-8 text \(byte 0xff at offset 0"
+    ):
+        load_model(path)
+    with pytest.raises(WorkbenchError, match=r"missing\.json: cannot be read \(No such file"):
+        load_model(tmp_path / "missing.json")
+    with pytest.raises(WorkbenchError, match=rf"{tmp_path.name}: cannot be read"):
+        load_model(tmp_path)  # a directory
+    path.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(WorkbenchError, match=r"latin1\.json: not JSON"):
+        load_model(path)
+
+
 def test_index_names_dynamodb_refuses_are_refused_by_table_from_model() -> None:
     data = _broken("DataModel.0.GlobalSecondaryIndexes.0.IndexName", "ix")
     with pytest.raises(WorkbenchError, match="table 'Catalog': index name 'ix'"):
