@@ -54,6 +54,7 @@ from ._limits import (
 )
 from ._model import ModelInfo
 from ._plans import Request, ScanRead
+from ._stamps import utc_now
 from ._steps import Step, WriteBatch
 from ._table import GSI, LSI, Table
 from ._writeplan import WritePlanner
@@ -388,18 +389,13 @@ def _facet_name(info: ModelInfo[Any]) -> str:
 
 
 def _encoded(table: Table, objs: Iterable[object]) -> list[Item]:
-    """The items ``db.put_all(objs)`` writes: checked, stamped, index keys and type attribute."""
-    plan = WritePlanner(table, table.name).put_all(objs, reads=False)
-    items: list[Item] = []
-    try:
-        step = next(plan)
-        while True:
-            if isinstance(step, WriteBatch):
-                items += [w["PutRequest"]["Item"] for w in step.writes if "PutRequest" in w]
-            step = plan.send(None)
-    except StopIteration:
-        pass
-    return items
+    """The items a put of each of ``objs`` writes: checked, stamped, index keys, type attribute.
+
+    Samples, never written: a versioned model's objects carry their next version, unchecked.
+    """
+    planner = WritePlanner(table, table.name)
+    now = utc_now()
+    return [planner.sample_item(obj, now) for obj in objs]
 
 
 def export_model(
@@ -415,10 +411,11 @@ def export_model(
 ) -> dict[str, Any]:
     """``table`` as a NoSQL Workbench data model (a JSON-ready dict, format version 3.0).
 
-    ``items``: model instances to show as sample data, encoded as ``db.put_all`` writes them
-    (index keys, type attribute, next version and timestamps included). ``raw_items``: items as
-    DynamoDB holds them (:func:`scan_items` reads a live table's), each given to the model the
-    table's classifier maps it to; items of no model stay in the table's own ``TableData``.
+    ``items``: model instances to show as sample data, each encoded as a put stores it (index
+    keys, type attribute, next version and timestamps included; versioned models too, as nothing
+    is written). ``raw_items``: items as DynamoDB holds them (:func:`scan_items` reads a live
+    table's), each given to the model the table's classifier maps it to; items of no model stay
+    in the table's own ``TableData``.
 
     One facet per model (named by its entity name, or class name), its key templates as the key
     aliases. Attribute types come from the field types (from the sample items where a type does

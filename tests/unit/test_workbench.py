@@ -462,6 +462,44 @@ def test_a_table_without_sort_key_has_no_sort_key_alias() -> None:
     assert read_model(data).table().sk is None
 
 
+def test_versioned_and_stamped_models_export_their_items_as_a_put_stores_them() -> None:
+    docs = Table("docs")
+
+    @docs.model(
+        pk="D#{id}", sk="D", version="rev", ttl="expires", created="made", updated="changed"
+    )
+    @attrs.define
+    class Doc:
+        id: str
+        rev: int = 0
+        expires: datetime.datetime | None = None
+        made: datetime.datetime | None = None
+        changed: datetime.datetime | None = None
+
+    expires = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+    made = datetime.datetime(2025, 6, 1, tzinfo=datetime.UTC)
+    before = datetime.datetime.now(datetime.UTC)
+    data = export_model(docs, items=[Doc("a", expires=expires), Doc("b", rev=4, made=made)])
+    after = datetime.datetime.now(datetime.UTC)
+    items = {i["id"]["S"]: i for i in facet_of(data, "Doc")["TableData"]}
+    assert items["a"]["rev"] == {"N": "1"}  # the next version, as a put stores it
+    assert items["b"]["rev"] == {"N": "5"}
+    assert items["a"]["expires"] == {"N": str(int(expires.timestamp()))}  # ttl: epoch seconds
+    assert items["b"]["made"] == {"S": made.isoformat()}  # kept
+    for item in items.values():
+        for attr in ("changed", *(["made"] if item is items["a"] else [])):
+            stamp = datetime.datetime.fromisoformat(item[attr]["S"])
+            assert before <= stamp <= after
+    declared = {a["AttributeName"]: a["AttributeType"] for a in table_of(data)["NonKeyAttributes"]}
+    assert declared == {
+        "id": "S",
+        "rev": "N",
+        "expires": "N",
+        "made": "S",
+        "changed": "S",
+    }
+
+
 def test_an_object_of_another_table_is_refused() -> None:
     other = Table("other")
 
