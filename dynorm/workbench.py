@@ -31,7 +31,7 @@ import typing
 import uuid
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import attrs
 
@@ -93,6 +93,7 @@ ATTRIBUTE_TYPES: Final = ("S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "
 KEY_TYPES: Final = ("S", "N", "B")
 
 Projection = Literal["ALL", "KEYS_ONLY"] | tuple[str, ...]
+KeyType = Literal["S", "N", "B"]
 
 
 class WorkbenchError(DynormError, ValueError):
@@ -1035,17 +1036,9 @@ def _check_live(described: Mapping[str, Any], found: WorkbenchTable, table_name:
 
 
 async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
-    types = {key.name: key.type for key in found.key_attributes}
-    if all(t == "S" for t in types.values()):
-        await db.create_table(timeout=timeout)
-        return
-    # Number or binary keys: dynorm's CreateTable request (keys, indexes, on-demand billing),
-    # with the attribute types the model declares.
-    request = db._create_table_request()  # the Database's create path
-    for definition in request.params["AttributeDefinitions"]:
-        definition["AttributeType"] = types.get(definition["AttributeName"], "S")
-    await db.send(request)
-    await db._wait_for(lambda status: status == "ACTIVE", timeout)
+    # The model's key types (read_model allows S, N and B only).
+    types = {key.name: cast("KeyType", key.type) for key in found.key_attributes}
+    await db.create_table(timeout=timeout, key_types=types)
 
 
 def _load(writes: list[dict[str, Any]]) -> Generator[Step, Any, None]:
