@@ -1037,7 +1037,7 @@ def _check_live(described: Mapping[str, Any], found: WorkbenchTable, table_name:
 
 async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
     # The model's key types (read_model allows S, N and B only).
-    types = {key.name: cast("KeyType", key.type) for key in found.key_attributes}
+    types: dict[str, KeyType] = {k.name: cast("KeyType", k.type) for k in found.key_attributes}
     await db.create_table(timeout=timeout, key_types=types)
 
 
