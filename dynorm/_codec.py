@@ -62,7 +62,10 @@ from ._limits import (
 
 __all__ = [
     "INLINE_STRUCTURE",
+    "LIST_ORIGINS",
+    "MAP_ORIGINS",
     "MAX_ITEM_BYTES",
+    "SET_ORIGINS",
     "TEXT_STRUCTURE",
     "AttributeValue",
     "Item",
@@ -311,21 +314,23 @@ def _origin(tp: object) -> object:
     return typing.get_origin(tp) or tp
 
 
-_LIST_ORIGINS: Final = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
-_SET_ORIGINS: Final = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
-_MAP_ORIGINS: Final = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+#: What ``typing.get_origin`` gives for the list, set and map types the codec stores as ``L``,
+#: ``SS``/``NS``/``BS`` and ``M`` (for a bare class: the class itself).
+LIST_ORIGINS: Final = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
+SET_ORIGINS: Final = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
+MAP_ORIGINS: Final = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 
 
 def _is_list(tp: object) -> bool:
-    return _origin(tp) in _LIST_ORIGINS
+    return _origin(tp) in LIST_ORIGINS
 
 
 def _is_set(tp: object) -> bool:
-    return _origin(tp) in _SET_ORIGINS
+    return _origin(tp) in SET_ORIGINS
 
 
 def _is_map(tp: object) -> bool:
-    return _origin(tp) in _MAP_ORIGINS
+    return _origin(tp) in MAP_ORIGINS
 
 
 def _is_enum(tp: object) -> bool:

@@ -292,9 +292,23 @@ class Database:
 
     # -- tables --------------------------------------------------------------------------------
 
-    def _create_table_request(self) -> Request:
+    def _create_table_request(
+        self, key_types: Mapping[str, Literal["S", "N", "B"]] | None = None
+    ) -> Request:
         table = self.table
-        attributes = [{"AttributeName": a, "AttributeType": "S"} for a in table.attribute_names()]
+        names = table.attribute_names()
+        types = dict(key_types or {})
+        for name, type_ in types.items():
+            if name not in names:
+                raise DefinitionError(
+                    f"key_types names {name!r}, which is no key attribute of Table "
+                    f"{table.name!r} or its indexes; its key attributes: {', '.join(names)}"
+                )
+            if type_ not in ("S", "N", "B"):
+                raise DefinitionError(
+                    f"key_types[{name!r}] is {type_!r}; a key attribute is S, N or B"
+                )
+        attributes = [{"AttributeName": a, "AttributeType": types.get(a, "S")} for a in names]
 
         def schema(pk: str, sk: str | None) -> list[dict[str, str]]:
             keys = [{"AttributeName": pk, "KeyType": "HASH"}]
@@ -344,14 +358,22 @@ class Database:
             },
         )
 
-    async def create_table(self, *, timeout: float = 60.0) -> None:
+    async def create_table(
+        self,
+        *,
+        timeout: float = 60.0,
+        key_types: Mapping[str, Literal["S", "N", "B"]] | None = None,
+    ) -> None:
         """Create the table with every declared index (on-demand billing) and wait until active.
 
-        When a model declares ``ttl=``, time to live is then enabled on that attribute (a
-        server without UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
+        Key attributes (of the table and its indexes) are strings (``S``); ``key_types`` gives
+        others their type, attribute name -> ``"S"``, ``"N"`` or ``"B"`` (for a table that
+        holds items written by other programs; dynorm's models write string keys). When a model
+        declares ``ttl=``, time to live is then enabled on that attribute (a server without
+        UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
         """
         ttl = self._ttl_request()
-        await self.send(self._create_table_request())
+        await self.send(self._create_table_request(key_types))
         await self._wait_for(lambda status: status == "ACTIVE", timeout)
         if ttl is not None:
             try:

@@ -110,6 +110,15 @@ class WritePlanner:
         values = info.stamps.put_values(obj, now or utc_now()) if info.stamps else {}
         return attrs.evolve(obj, **values) if values else obj  # type: ignore[misc]
 
+    def sample_item(self, obj: object, now: datetime.datetime | None = None) -> Item:
+        """The whole item a put of ``obj`` stores: next version, timestamps, keys, children.
+
+        Checked against DynamoDB's limits, never written, so no version check applies (any
+        model may be given, versioned or not): for exports and examples.
+        """
+        stamped = self.stamped(obj, now)
+        return self._whole_item(self.table.info(type(stamped)), stamped)
+
     def put_request(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> Request:

@@ -26,19 +26,35 @@ import datetime
 import decimal
 import enum
 import json
+import re
 import typing
 import uuid
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import attrs
 
-from ._codec import AttributeValue, Item, encode_any, without_none
+from ._codec import (
+    LIST_ORIGINS,
+    MAP_ORIGINS,
+    SET_ORIGINS,
+    AttributeValue,
+    Item,
+    encode_any,
+    without_none,
+)
 from ._errors import CodecError, DefinitionError, DynormError, TableNotFoundError
-from ._limits import check_item
+from ._limits import (
+    MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES,
+    check_decimal,
+    check_item,
+    utf8_size,
+)
 from ._model import ModelInfo
-from ._plans import Request
+from ._plans import Request, ScanRead
+from ._stamps import utc_now
 from ._steps import Step, WriteBatch
 from ._table import GSI, LSI, Table
 from ._writeplan import WritePlanner
@@ -77,6 +93,7 @@ ATTRIBUTE_TYPES: Final = ("S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "
 KEY_TYPES: Final = ("S", "N", "B")
 
 Projection = Literal["ALL", "KEYS_ONLY"] | tuple[str, ...]
+KeyType = Literal["S", "N", "B"]
 
 
 class WorkbenchError(DynormError, ValueError):
@@ -197,9 +214,6 @@ _SCALARS: Final[tuple[tuple[type, str], ...]] = (
     (datetime.date, "S"),
     (datetime.time, "S"),
 )
-_LISTS: Final = (list, tuple, Sequence, typing.MutableSequence)
-_SETS: Final = (set, frozenset, typing.AbstractSet, typing.MutableSet)
-_MAPS: Final = (dict, Mapping, typing.MutableMapping)
 
 
 def _tag_of(value: object) -> str | None:
@@ -236,11 +250,11 @@ def stored_type(tp: object) -> str | None:
     if origin is Literal:
         tags = {_tag_of(value) for value in args}
         return tags.pop() if len(tags) == 1 else None
-    if origin in _LISTS:
+    if origin in LIST_ORIGINS:
         return "L"
-    if origin in _MAPS:
+    if origin in MAP_ORIGINS:
         return "M"
-    if origin in _SETS and args:
+    if origin in SET_ORIGINS and args:
         element = stored_type(args[0])
         return {"S": "SS", "N": "NS", "B": "BS"}.get(element or "")
     return None
@@ -322,8 +336,28 @@ def _ordered(item: Mapping[str, AttributeValue], keys: Sequence[str]) -> Item:
     return {a: _as_json(item[a]) for a in [*(k for k in keys if k in item), *rest]}
 
 
+#: Enough digits to hold any DynamoDB number exactly (the default context keeps 28).
+_EXACT: Final = decimal.Context(prec=2 * 38)
+
+
+def _same_number(text: str) -> str:
+    """One text for every spelling of a number (``"1"``, ``"1.0"``, ``"10E-1"``: ``"1"``)."""
+    try:
+        value = _EXACT.normalize(decimal.Decimal(text))
+    except decimal.InvalidOperation:
+        return text  # not a number: checked where the value is read
+    return "0" if not value else str(value)
+
+
 def _key_id(item: Mapping[str, AttributeValue], keys: Sequence[str]) -> str:
-    return json.dumps([item.get(k) for k in keys], sort_keys=True, default=_base64)
+    """One text per primary key: number keys by value, as DynamoDB compares them."""
+    values = []
+    for k in keys:
+        av = item.get(k)
+        if av is not None and "N" in av:
+            av = {"N": _same_number(str(av["N"]))}
+        values.append(av)
+    return json.dumps(values, sort_keys=True, default=_base64)
 
 
 # -- export -------------------------------------------------------------------------------------
@@ -356,18 +390,13 @@ def _facet_name(info: ModelInfo[Any]) -> str:
 
 
 def _encoded(table: Table, objs: Iterable[object]) -> list[Item]:
-    """The items ``db.put_all(objs)`` writes: checked, stamped, index keys and type attribute."""
-    plan = WritePlanner(table, table.name).put_all(objs, reads=False)
-    items: list[Item] = []
-    try:
-        step = next(plan)
-        while True:
-            if isinstance(step, WriteBatch):
-                items += [w["PutRequest"]["Item"] for w in step.writes if "PutRequest" in w]
-            step = plan.send(None)
-    except StopIteration:
-        pass
-    return items
+    """The items a put of each of ``objs`` writes: checked, stamped, index keys, type attribute.
+
+    Samples, never written: a versioned model's objects carry their next version, unchecked.
+    """
+    planner = WritePlanner(table, table.name)
+    now = utc_now()
+    return [planner.sample_item(obj, now) for obj in objs]
 
 
 def export_model(
@@ -383,10 +412,11 @@ def export_model(
 ) -> dict[str, Any]:
     """``table`` as a NoSQL Workbench data model (a JSON-ready dict, format version 3.0).
 
-    ``items``: model instances to show as sample data, encoded as ``db.put_all`` writes them
-    (index keys, type attribute, next version and timestamps included). ``raw_items``: items as
-    DynamoDB holds them (:func:`scan_items` reads a live table's), each given to the model the
-    table's classifier maps it to; items of no model stay in the table's own ``TableData``.
+    ``items``: model instances to show as sample data, each encoded as a put stores it (index
+    keys, type attribute, next version and timestamps included; versioned models too, as nothing
+    is written). ``raw_items``: items as DynamoDB holds them (:func:`scan_items` reads a live
+    table's), each given to the model the table's classifier maps it to; items of no model stay
+    in the table's own ``TableData``.
 
     One facet per model (named by its entity name, or class name), its key templates as the key
     aliases. Attribute types come from the field types (from the sample items where a type does
@@ -491,14 +521,15 @@ async def scan_items(db: Database) -> list[Item]:
 
     What :func:`export_model` takes as ``raw_items`` to export a live table.
     """
-    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
+    scan = ScanRead(db.table_name, consistent=True).request()
     items: list[Item] = []
+    params = scan.params
     while True:
-        response = await db.send(Request("Scan", params))
+        response = await db.send(Request(scan.operation, params))
         items += response.get("Items", [])
         if "LastEvaluatedKey" not in response:
             return items
-        params = {**params, "ExclusiveStartKey": response["LastEvaluatedKey"]}
+        params = {**scan.params, "ExclusiveStartKey": response["LastEvaluatedKey"]}
 
 
 # -- reading a file -----------------------------------------------------------------------------
@@ -555,16 +586,44 @@ def _keys(obj: object, where: str) -> tuple[Attribute, Attribute | None]:
     return pk, sk
 
 
+#: Number text as DynamoDB reads it (``decimal.Decimal`` also takes ``1_000`` and spaces).
+_NUMBER_TEXT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def _number(value: object, where: str) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
         raise WorkbenchError(f"{where}: a number is written as text; got {value!r}")
     try:
-        decimal.Decimal(value)
+        number = decimal.Decimal(value)
     except decimal.InvalidOperation:
         raise WorkbenchError(f"{where}: {value!r} is not a number") from None
+    try:
+        check_decimal(number)  # finite, 38 significant digits, within DynamoDB's range
+    except CodecError as exc:
+        raise WorkbenchError(f"{where}: {exc}") from None
+    if not _NUMBER_TEXT.fullmatch(value):
+        raise WorkbenchError(f"{where}: {value!r} is not a number DynamoDB reads (e.g. -12.5E3)")
     return value
+
+
+def _distinct(tag: str, members: list[str], where: str) -> list[str]:
+    """``members`` of a set, refused if two are one value (numbers by value, binaries decoded)."""
+    seen: dict[object, int] = {}
+    for i, member in enumerate(members):
+        same: object = member
+        if tag == "NS":
+            same = _same_number(member)
+        elif tag == "BS":
+            same = base64.b64decode(member)
+        if same in seen:
+            raise WorkbenchError(
+                f"{where}[{i}]: {member!r} is the same value as [{seen[same]}] "
+                f"({members[seen[same]]!r}); DynamoDB refuses a set holding one value twice"
+            )
+        seen[same] = i
+    return members
 
 
 def _binary(value: object, where: str) -> str:
@@ -605,23 +664,78 @@ def _value(av: object, where: str) -> AttributeValue:
         if not members:
             raise WorkbenchError(f"{where}: DynamoDB has no empty sets")
         if tag == "SS":
-            return {tag: [_text(v, f"{where}[{i}]", empty=True) for i, v in enumerate(members)]}
-        check = _number if tag == "NS" else _binary
-        return {tag: [check(v, f"{where}[{i}]") for i, v in enumerate(members)]}
+            texts = [_text(v, f"{where}[{i}]", empty=True) for i, v in enumerate(members)]
+        else:
+            check = _number if tag == "NS" else _binary
+            texts = [check(v, f"{where}[{i}]") for i, v in enumerate(members)]
+        return {tag: _distinct(tag, texts, where)}
     return {tag: value}
 
 
-def _item(obj: object, where: str, keys: Mapping[str, str], primary: Sequence[str]) -> Item:
+@attrs.frozen
+class _Keys:
+    """What the items of a table are checked against: its key attributes."""
+
+    #: the primary key's attributes (every item has them).
+    primary: tuple[str, ...]
+    #: every key attribute (table and indexes) -> its declared type.
+    types: Mapping[str, str]
+    #: every key attribute -> the most bytes its values may have (a sort key anywhere: the
+    #: sort key's lower limit).
+    limits: Mapping[str, int]
+
+    @classmethod
+    def of(cls, pk: Attribute, sk: Attribute | None, indexes: Sequence[WorkbenchIndex]) -> _Keys:
+        types: dict[str, str] = {}
+        limits: dict[str, int] = {}
+        for index in (None, *indexes):
+            key_pair = (pk, sk) if index is None else (index.pk, index.sk)
+            for key, limit in zip(
+                key_pair, (MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES), strict=True
+            ):
+                if key is not None:
+                    types.setdefault(key.name, key.type)
+                    limits[key.name] = min(limits.get(key.name, limit), limit)
+        return cls((pk.name, *([sk.name] if sk else [])), types, limits)
+
+
+def _check_key_value(attr: str, av: AttributeValue, limit: int, where: str) -> None:
+    """Refuse a key value DynamoDB would: empty text or binary, or over the key size limit."""
+    ((tag, value),) = av.items()
+    if tag == "N":
+        return
+    try:
+        size = len(base64.b64decode(value)) if tag == "B" else utf8_size(value)
+    except CodecError as exc:
+        raise WorkbenchError(f"{where}.{attr}: {exc}") from None
+    if not size:
+        raise WorkbenchError(
+            f"{where}.{attr}: a key attribute (of the table or an index) cannot be empty; give "
+            "it a value, or leave the attribute out where it is an index key"
+        )
+    if size > limit:
+        kind = "partition" if limit == MAX_PARTITION_KEY_BYTES else "sort"
+        raise WorkbenchError(
+            f"{where}.{attr}: the key value is {size} bytes, over DynamoDB's {kind} key limit "
+            f"of {limit} bytes; shorten it"
+        )
+
+
+def _item(obj: object, where: str, keys: _Keys) -> Item:
+    """One item of the file, checked: its values, its key attributes' types and values."""
     item = {attr: _value(av, f"{where}.{attr}") for attr, av in _mapping(obj, where).items()}
-    for attr in primary:
+    for attr in keys.primary:
         if attr not in item:
             raise WorkbenchError(f"{where} lacks the key attribute {attr!r}")
-    for attr, av in item.items():
-        declared = keys.get(attr)
-        if declared is not None and declared not in av:
+    for attr, declared in keys.types.items():
+        av = item.get(attr)
+        if av is None:
+            continue
+        if declared not in av:
             raise WorkbenchError(
                 f"{where}.{attr} is a key attribute of type {declared}; got {next(iter(av))}"
             )
+        _check_key_value(attr, av, keys.limits[attr], where)
     return item
 
 
@@ -677,12 +791,13 @@ def _table(obj: object, where: str) -> WorkbenchTable:
                     f"{keys[key.name]} elsewhere; DynamoDB keeps one type per key attribute"
                 )
 
+    checked = _Keys.of(pk, sk, indexes)
     found: dict[str, tuple[Item, str]] = {}
 
     def items_of(value: object, there: str) -> tuple[Item, ...]:
         out = []
         for i, raw in enumerate(_list(value, there)):
-            item = _item(raw, f"{there}[{i}]", keys, primary)
+            item = _item(raw, f"{there}[{i}]", checked)
             ident = _key_id(item, primary)
             if ident in found:
                 first, place = found[ident]
@@ -772,12 +887,27 @@ def read_model(data: Mapping[str, Any]) -> WorkbenchModel:
 
 
 def load_model(path: str | Path) -> WorkbenchModel:
-    """Read a NoSQL Workbench data model file (see :func:`read_model`)."""
+    """Read a NoSQL Workbench data model file (see :func:`read_model`).
+
+    A file that cannot be read, is not UTF-8 JSON, or is not a valid model is a WorkbenchError
+    naming the file and what is wrong.
+    """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WorkbenchError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "NoSQL Workbench writes UTF-8, save the file as UTF-8"
+        ) from None
     except json.JSONDecodeError as exc:
         raise WorkbenchError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise WorkbenchError(f"{path}: not JSON this reader can read (nested too deeply)") from None
     try:
         return read_model(data)
     except WorkbenchError as exc:
@@ -906,17 +1036,9 @@ def _check_live(described: Mapping[str, Any], found: WorkbenchTable, table_name:
 
 
 async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
-    types = {key.name: key.type for key in found.key_attributes}
-    if all(t == "S" for t in types.values()):
-        await db.create_table(timeout=timeout)
-        return
-    # Number or binary keys: dynorm's CreateTable request (keys, indexes, on-demand billing),
-    # with the attribute types the model declares.
-    request = db._create_table_request()  # the Database's create path
-    for definition in request.params["AttributeDefinitions"]:
-        definition["AttributeType"] = types.get(definition["AttributeName"], "S")
-    await db.send(request)
-    await db._wait_for(lambda status: status == "ACTIVE", timeout)
+    # The model's key types (read_model allows S, N and B only).
+    types: dict[str, KeyType] = {k.name: cast("KeyType", k.type) for k in found.key_attributes}
+    await db.create_table(timeout=timeout, key_types=types)
 
 
 def _load(writes: list[dict[str, Any]]) -> Generator[Step, Any, None]:
@@ -957,8 +1079,11 @@ async def import_model(
         )
         for item in found.items
     )
+    keys = _Keys.of(found.pk, found.sk, found.indexes)
     writes = []
-    for item in found.items:
+    for n, item in enumerate(found.items):
+        # Again, for a WorkbenchTable not read from a file: values, key values, sets.
+        _item(item, f"table {found.name!r} items[{n}]", keys)
         wire = {a: _as_wire(v) for a, v in item.items()}
         check_item(wire, f"item {_key_text(found, item)}", deep=True)  # size, depth, text
         writes.append({"PutRequest": {"Item": wire}})

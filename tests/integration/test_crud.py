@@ -428,6 +428,37 @@ async def test_create_table_creates_an_inverted_index(games_db: Database) -> Non
     assert sorted(d["AttributeName"] for d in definitions) == ["pk", "sk"]
 
 
+async def test_create_table_gives_key_attributes_the_key_types_asked(db: Database) -> None:
+    await db.delete_table()
+    with count_requests(db) as log:
+        with pytest.raises(dynorm.DefinitionError, match="names 'title', which is no key"):
+            await db.create_table(key_types={"title": "N"})
+        with pytest.raises(dynorm.DefinitionError, match=r"key_types\['sk'\] is 'M'"):
+            await db.create_table(key_types={"sk": "M"})  # type: ignore[dict-item]
+    assert len(log) == 0  # refused before anything was sent
+    await db.create_table(key_types={"sk": "N", "GSI1PK": "B"})
+    definitions = (await _describe(db))["AttributeDefinitions"]
+    assert {(d["AttributeName"], d["AttributeType"]) for d in definitions} == {
+        ("pk", "S"),
+        ("sk", "N"),
+        ("GSI1PK", "B"),
+        ("GSI1SK", "S"),
+    }
+    await db.send(
+        Request(
+            "PutItem",
+            {"TableName": db.table_name, "Item": {"pk": {"S": "p"}, "sk": {"N": "1"}}},
+        )
+    )
+    with pytest.raises(dynorm.DatabaseError):  # the server holds sk to its number type
+        await db.send(
+            Request(
+                "PutItem",
+                {"TableName": db.table_name, "Item": {"pk": {"S": "p"}, "sk": {"S": "1"}}},
+            )
+        )
+
+
 async def test_the_seed_items_all_land_in_the_tables_own_collections(seeded: Database) -> None:
     # Tickets live in their own partitions, never among an org's users.
     microsoft = await raw_collection(seeded, "pk", "ORG#MICROSOFT")

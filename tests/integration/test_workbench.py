@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
+import attrs
 import pytest
 
 import dynorm
@@ -330,3 +331,61 @@ async def test_an_item_over_the_size_limit_is_refused_before_anything_is_sent(
         with count_requests(db) as log, pytest.raises(LimitExceededError, match="item pk='CONFIG'"):
             await import_model(db, model)
         assert len(log) == 0
+
+
+def thirty_items(bad: dict[str, Any]) -> dict[str, Any]:
+    """A model of 30 items whose 29th is ``bad`` (after the first batch of 25)."""
+    items: list[dict[str, Any]] = [
+        {"pk": {"S": f"P#{i}"}, "sk": {"S": "A"}, "n": {"N": str(i)}} for i in range(30)
+    ]
+    items[28] = bad
+    key = {"AttributeName": "gpk", "AttributeType": "S"}
+    return {
+        "ModelName": "thirty",
+        "ModelMetadata": {"Version": "3.0", "AWSService": "Amazon DynamoDB"},
+        "DataModel": [
+            {
+                "TableName": "Thirty",
+                "KeyAttributes": {
+                    "PartitionKey": {"AttributeName": "pk", "AttributeType": "S"},
+                    "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+                },
+                "GlobalSecondaryIndexes": [
+                    {"IndexName": "GSI1", "KeyAttributes": {"PartitionKey": key}}
+                ],
+                "TableData": items,
+            }
+        ],
+    }
+
+
+BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
+    "NaN": ({"n": {"N": "NaN"}}, "DynamoDB numbers cannot be"),
+    "1e200": ({"n": {"N": "1e200"}}, "outside DynamoDB's number range"),
+    "42 digits": ({"n": {"N": "1" * 42}}, "has 42 significant digits"),
+    "empty sort key": ({"sk": {"S": ""}}, r"\.sk: a key attribute .* cannot be empty"),
+    "empty index key": ({"gpk": {"S": ""}}, r"\.gpk: a key attribute .* cannot be empty"),
+    "SS twice": ({"ss": {"SS": ["a", "a"]}}, "refuses a set holding one value twice"),
+    "NS 1 and 1.0": ({"ns": {"NS": ["1", "1.0"]}}, "refuses a set holding one value twice"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_VALUES))
+async def test_an_item_dynamodb_refuses_is_refused_before_anything_is_written(
+    open_db: Open, case: str
+) -> None:
+    change, message = BAD_VALUES[case]
+    bad = {"pk": {"S": "P#x"}, "sk": {"S": "A"}, **change}
+    with pytest.raises(WorkbenchError, match=r"DataModel\[0\]\.TableData\[28\]"):
+        read_model(thirty_items(bad))
+    # A WorkbenchTable built in code (not read from a file) is checked by the import itself.
+    good = read_model(thirty_items({"pk": {"S": "P#x"}, "sk": {"S": "A"}})).table()
+    items = list(good.items)
+    items[28] = bad
+    found = attrs.evolve(good, items=tuple(items))
+    async with open_db(table_from_model(found)) as db:
+        with count_requests(db) as log, pytest.raises(WorkbenchError, match=message):
+            await import_model(db, found)
+        assert len(log) == 0  # not even the table was created
+        with pytest.raises(TableNotFoundError):
+            await describe(db)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import datetime
 import decimal
@@ -9,6 +10,7 @@ import enum
 import importlib.util
 import json
 import sys
+import typing
 import uuid
 from pathlib import Path
 from types import ModuleType
@@ -279,6 +281,59 @@ def test_stored_type(tp: object, expected: str | None) -> None:
     assert stored_type(tp) == expected
 
 
+@pytest.mark.parametrize(
+    ("tp", "expected"),
+    [
+        (typing.MutableMapping[str, int], "M"),
+        (typing.Mapping[str, int], "M"),
+        (typing.Dict[str, int], "M"),  # noqa: UP006 - the typing alias is the point
+        (collections.abc.MutableMapping[str, int], "M"),
+        (collections.abc.Set[str], "SS"),
+        (collections.abc.MutableSet[str], "SS"),
+        (typing.AbstractSet[int], "NS"),
+        (typing.MutableSet[bytes], "BS"),
+        (typing.FrozenSet[str], "SS"),  # noqa: UP006
+        (typing.MutableSequence[int], "L"),
+        (typing.Sequence[str], "L"),
+        (typing.List[int], "L"),  # noqa: UP006
+        (Literal[1, 2], "N"),
+        (Literal[b"x"], "B"),
+        (Literal["a", 1], None),  # values of two types: the type does not tell
+    ],
+)
+def test_stored_type_of_typing_aliases_and_abstract_collections(
+    tp: object, expected: str | None
+) -> None:
+    assert stored_type(tp) == expected
+
+
+def test_abstract_collection_fields_export_with_their_stored_types_without_items() -> None:
+    abstract = Table("abstract")
+
+    @abstract.model(pk="A#{id}", sk="A")
+    @attrs.define
+    class Abstract:
+        id: str
+        counts: typing.MutableMapping[str, int] = attrs.Factory(dict)
+        tags: collections.abc.Set[str] = frozenset()
+        codes: typing.AbstractSet[int] = frozenset()
+        choice: Literal["a", "b"] = "a"
+        level: Literal[1, 2] = 1
+
+    declared = {
+        a["AttributeName"]: a["AttributeType"]
+        for a in table_of(export_model(abstract, when=WHEN))["NonKeyAttributes"]
+    }
+    assert declared == {
+        "id": "S",
+        "counts": "M",
+        "tags": "SS",
+        "codes": "NS",
+        "choice": "S",
+        "level": "N",
+    }
+
+
 def test_every_field_is_declared_with_its_stored_type() -> None:
     kinds = Table("kinds", type_attribute="kind", indexes=[GSI("byColor", pk="color")])
 
@@ -405,6 +460,44 @@ def test_a_table_without_sort_key_has_no_sort_key_alias() -> None:
     }
     assert facet_of(data, "Thing")["KeyAttributeAlias"] == {"PartitionKeyAlias": "{name}"}
     assert read_model(data).table().sk is None
+
+
+def test_versioned_and_stamped_models_export_their_items_as_a_put_stores_them() -> None:
+    docs = Table("docs")
+
+    @docs.model(
+        pk="D#{id}", sk="D", version="rev", ttl="expires", created="made", updated="changed"
+    )
+    @attrs.define
+    class Doc:
+        id: str
+        rev: int = 0
+        expires: datetime.datetime | None = None
+        made: datetime.datetime | None = None
+        changed: datetime.datetime | None = None
+
+    expires = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+    made = datetime.datetime(2025, 6, 1, tzinfo=datetime.UTC)
+    before = datetime.datetime.now(datetime.UTC)
+    data = export_model(docs, items=[Doc("a", expires=expires), Doc("b", rev=4, made=made)])
+    after = datetime.datetime.now(datetime.UTC)
+    items = {i["id"]["S"]: i for i in facet_of(data, "Doc")["TableData"]}
+    assert items["a"]["rev"] == {"N": "1"}  # the next version, as a put stores it
+    assert items["b"]["rev"] == {"N": "5"}
+    assert items["a"]["expires"] == {"N": str(int(expires.timestamp()))}  # ttl: epoch seconds
+    assert items["b"]["made"] == {"S": made.isoformat()}  # kept
+    for item in items.values():
+        for attr in ("changed", *(["made"] if item is items["a"] else [])):
+            stamp = datetime.datetime.fromisoformat(item[attr]["S"])
+            assert before <= stamp <= after
+    declared = {a["AttributeName"]: a["AttributeType"] for a in table_of(data)["NonKeyAttributes"]}
+    assert declared == {
+        "id": "S",
+        "rev": "N",
+        "expires": "N",
+        "made": "S",
+        "changed": "S",
+    }
 
 
 def test_an_object_of_another_table_is_refused() -> None:
@@ -699,6 +792,74 @@ def _broken(path: str, value: object = KeyError) -> dict[str, Any]:
             r"TableData\[1\]\.stock\.a\[0\]: BOOL holds true or false",
         ),
         (_broken("DataModel.0.TableData.1.stock", {"N": "71"}), None),
+        # Values DynamoDB refuses, so an import would stop half-way through the items.
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "NaN"}),
+            r"TableData\[1\]\.stock: DynamoDB numbers cannot be Decimal\('NaN'\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "Infinity"}),
+            r"TableData\[1\]\.stock: DynamoDB numbers cannot be Decimal\('Infinity'\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "1e200"}),
+            r"TableData\[1\]\.stock: 1E\+200 is outside DynamoDB's number range",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "1" * 42}),
+            r"TableData\[1\]\.stock: 1+ has 42 significant digits",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"NS": ["1", "1e-200"]}),
+            r"TableData\[1\]\.stock\[1\]: 1E-200 is outside DynamoDB's number range",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"N": "1_000"}),
+            r"TableData\[1\]\.stock: '1_000' is not a number DynamoDB reads",
+        ),
+        (_broken("DataModel.0.TableData.1.stock", {"N": "-1.5E+3"}), None),
+        (
+            _broken("DataModel.0.TableData.1.SK", {"S": ""}),
+            r"TableData\[1\]\.SK: a key attribute \(of the table or an index\) cannot be empty",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.PK", {"S": ""}),
+            r"TableData\[1\]\.PK: a key attribute \(of the table or an index\) cannot be empty",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.byBrand", {"S": ""}),
+            r"TableData\[1\]\.byBrand: a key attribute .* cannot be empty",
+        ),
+        (_broken("DataModel.0.TableData.1.kind", {"S": ""}), None),  # not a key: may be empty
+        (
+            _broken("DataModel.0.TableData.1.SK", {"S": "é" * 513}),
+            r"TableData\[1\]\.SK: the key value is 1026 bytes, over DynamoDB's sort key limit",
+        ),
+        (_broken("DataModel.0.TableData.1.SK", {"S": "é" * 512}), None),
+        (
+            _broken("DataModel.0.TableData.1.byBrand", {"S": "x" * 2049}),
+            r"TableData\[1\]\.byBrand: the key value is 2049 bytes, over DynamoDB's partition",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"SS": ["a", "b", "a"]}),
+            (
+                r"TableData\[1\]\.stock\[2\]: 'a' is the same value as \[0\] \('a'\); "
+                "DynamoDB refuses a set holding one value twice"
+            ),
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"NS": ["1", "1.0"]}),
+            r"TableData\[1\]\.stock\[1\]: '1\.0' is the same value as \[0\] \('1'\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"NS": ["100", "1E2"]}),
+            r"TableData\[1\]\.stock\[1\]: '1E2' is the same value as \[0\]",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"BS": ["AQ==", "AQ=="]}),
+            r"TableData\[1\]\.stock\[1\]: 'AQ==' is the same value as \[0\]",
+        ),
+        (_broken("DataModel.0.TableData.1.stock", {"NS": ["1", "10", "0.1"]}), None),
     ],
 )
 def test_bad_files_say_what_is_wrong_and_where(data: dict[str, Any], message: str | None) -> None:
@@ -720,6 +881,25 @@ def test_two_different_items_with_one_key_are_refused() -> None:
         "DataModel[0].TableData[2] and DataModel[0].TableData[0] hold different items with one "
         "key (PK={'S': 'BRAND#1'}, SK={'S': 'META'}); keep one"
     )
+
+
+def test_number_keys_are_one_key_whatever_their_spelling() -> None:
+    data = copy.deepcopy(CATALOG)
+    table = data["DataModel"][0]
+    table["KeyAttributes"]["SortKey"]["AttributeType"] = "N"
+    table["TableData"] = [
+        {"PK": {"S": "P"}, "SK": {"N": "1"}, "kind": {"S": "one"}},
+        {"PK": {"S": "P"}, "SK": {"N": "1.0"}, "kind": {"S": "uno"}},
+    ]
+    with pytest.raises(WorkbenchError, match=r"TableData\[1\] and .*TableData\[0\] hold different"):
+        read_model(data)
+    table["TableData"][1] = {"PK": {"S": "P"}, "SK": {"N": "10E-1"}, "kind": {"S": "one"}}
+    with pytest.raises(WorkbenchError, match="hold different items with one key"):
+        read_model(data)  # one key spelt two ways: which text to keep is the file's choice
+    # Numbers that differ only in their 38th digit are two keys (no rounding to 28 digits).
+    table["TableData"][0]["SK"] = {"N": "1" + "0" * 37}
+    table["TableData"][1]["SK"] = {"N": "1" + "0" * 36 + "1"}
+    assert len(read_model(data).table().items) == 2
 
 
 def test_an_index_declared_twice_is_refused() -> None:
@@ -745,6 +925,25 @@ def test_a_file_that_is_not_json_names_the_file(tmp_path: Path) -> None:
         load_model(path)
     path.write_text("{}", encoding="utf-8")
     with pytest.raises(WorkbenchError, match=r"broken\.json: ModelName is missing$"):
+        load_model(path)
+
+
+def test_a_file_that_cannot_be_read_as_text_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes('{"ModelName": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(WorkbenchError, match=r"latin1\.json: not UTF-8 text \(byte 0xe9 at offset"):
+        load_model(path)
+    path.write_bytes(b"\xff\xfe{\x00}\x00")  # UTF-16
+    with pytest.raises(
+        WorkbenchError, match=r"latin1\.json: not UTF-8 text \(byte 0xff at offset 0"
+    ):
+        load_model(path)
+    with pytest.raises(WorkbenchError, match=r"missing\.json: cannot be read \(No such file"):
+        load_model(tmp_path / "missing.json")
+    with pytest.raises(WorkbenchError, match=rf"{tmp_path.name}: cannot be read"):
+        load_model(tmp_path)  # a directory
+    path.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(WorkbenchError, match=r"latin1\.json: not JSON"):
         load_model(path)
 
 
