@@ -18,7 +18,8 @@ from typing import Any, Final, Literal, Protocol, TypeAlias
 
 import attrs
 
-from ._chunks import KeyId, key_id
+from ._batch import drain_get
+from ._chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from ._codec import AttributeValue, Item
 from ._database import Database
 from ._embedded import EmbeddedCodec
@@ -206,6 +207,22 @@ async def _read_raw(
     return [found async for found in db.iterate(read, keyed)]
 
 
+async def fetch_whole(db: Database, keys: Sequence[Item]) -> dict[KeyId, Item]:
+    """The stored items at ``keys``, by key id: consistent BatchGetItems, 100 keys each.
+
+    Parsed as plain JSON, not into the table's typed structures, which keep only the attributes
+    the models declare: a raw rewrite must keep every attribute.
+    """
+    unique = list({key_id(k): k for k in keys}.values())
+    chunks = await asyncio.gather(
+        *(
+            drain_get(db.send, db.table_name, chunk, consistent=True, sleep=asyncio.sleep)
+            for chunk in chunked(unique, BATCH_GET_MAX)
+        )
+    )
+    return {key_id(_primary(db.table, raw)): raw for chunk in chunks for raw in chunk}
+
+
 def child_digest(codec: EmbeddedCodec, child: object) -> str:
     """A short fingerprint of an embedded child as the codec stores it."""
     text = repr(_sorted_value(codec.encode_child(child)))
@@ -349,7 +366,7 @@ class Move:
         stored: dict[KeyId, Item] = {}
         if moves:
             # One BatchGetItem per 100 new keys: what is stored there already.
-            stored = await db.fetch([_primary(db.table, new) for _, new in moves], consistent=True)
+            stored = await fetch_whole(db, [_primary(db.table, new) for _, new in moves])
         return self.settle(db.table, plan, moves, stored)
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
@@ -649,19 +666,26 @@ class Copies:
         parent, child = self.rel.owner_info, self.rel.target_info
         parents = [raw for raw in items if db.table.model_of(raw) is parent]
 
-        async def stale(raw: Item) -> list[Item]:
+        async def stale(raw: Item) -> list[tuple[Mapping[str, object], Item, object]]:
             values = parent.values_of(parent.decode(raw))
             read = self.rel.children_read(db.table_name, values, consistent=True)
             found = await _read_raw(db, read, child)
             return [
-                fixed
+                (values, _primary(db.table, item), obj)
                 for item, obj in found
-                if (fixed := self.repaired(values, item, obj)) is not None
+                if self.rel.via.prepare_child(self.rel, values, obj) != obj
             ]
 
+        found = [c for cs in await asyncio.gather(*(stale(raw) for raw in parents)) for c in cs]
+        # The children to repair read again whole, every attribute as stored (a BatchGetItem
+        # per 100): a collection read parses items into what the models declare.
+        whole = await fetch_whole(db, [key for _, key, _ in found]) if found else {}
         plan = PagePlan()
-        for found in await asyncio.gather(*(stale(raw) for raw in parents)):
-            plan.raw_puts += found
+        for values, key, obj in found:
+            item = whole.get(key_id(key))
+            fixed = None if item is None else self.repaired(values, item, obj)
+            if fixed is not None:  # None: deleted since it was read
+                plan.raw_puts.append(fixed)
         return plan
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
