@@ -907,8 +907,13 @@ async def test_embedding_refuses_children_sharing_a_map_key(
     async with both(dynorm_connect, dynorm_server, lines_embedded, lines_items) as (db, old):
         await put_each(
             old,
-            [LOrder("1"), LLine("1", "1", "pen", 2), LLine("1", "2", "pen", 5)]
-            + [LOrder("2"), LLine("2", "1", "ink", 1)],
+            [
+                LOrder("1"),
+                LLine("1", "1", "pen", 2),
+                LLine("1", "2", "pen", 5),
+                LOrder("2"),
+                LLine("2", "1", "ink", 1),
+            ],
         )
         dry = await migrate(db, KOrder.lines, from_=Partition(), dry_run=True)
         assert len(dry.refused) == 1
@@ -972,7 +977,7 @@ async def test_embed_verification_compares_what_was_embedded_with_what_is_stored
         await put_each(old, [LOrder("1"), LLine("1", "1", "pen", 2)])
         assert (await migrate(db, KOrder.lines, from_=Partition())).ok
         kind = Embed(KOrder.lines, Partition(), KOrder.lines.via_strategy(Partition()))
-        raw = [i for i in (await db.send(Request("Scan", {"TableName": db.table_name})))["Items"]]
+        raw = list((await db.send(Request("Scan", {"TableName": db.table_name})))["Items"])
         key = {"pk": {"S": "O#1"}, "sk": {"S": "#ORDER#1"}}
         pen, lost = KLine("1", "1", "pen", 2), KLine("1", "2", "cap", 1)
         digests = frozenset(child_digest(kind.codec, c) for c in (pen, lost))
