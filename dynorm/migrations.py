@@ -51,7 +51,15 @@ from ._migrate_kinds import (
     Move,
     Unembed,
 )
-from ._migrate_run import CHECKPOINT_VERSION, CheckpointError, Counters, MigrationError, Phase, run
+from ._migrate_run import (
+    CHECKPOINT_VERSION,
+    Checked,
+    CheckpointError,
+    Counters,
+    MigrationError,
+    Phase,
+    run,
+)
 from ._model import is_model
 from ._relations import HasMany, Relationship
 from ._strategies import Strategy
@@ -239,7 +247,19 @@ async def _run(
         total_estimate=outcome.total,
         resumed=outcome.resumed,
         refused=outcome.refused,
-        verification=None if checked is None else Verification(**attrs.asdict(checked)),
+        verification=None if checked is None else _verification(checked),
+    )
+
+
+def _verification(checked: Checked) -> Verification:
+    return Verification(
+        leftovers=checked.leftovers,
+        parents=checked.parents,
+        children=checked.children,
+        unreachable=checked.unreachable,
+        orphans=checked.orphans,
+        problems=checked.problems,
+        unchecked=checked.unchecked,
     )
 
 

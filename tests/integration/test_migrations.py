@@ -1139,5 +1139,6 @@ async def test_children_that_cannot_be_checked_are_counted_not_passed(
         assert report.written == 2
         assert report.verification is not None
         assert report.verification.unchecked == 2
+        assert isinstance(report.verification.problems, tuple)
         assert report.verification.children == 0
         assert any("not checked" in p for p in report.verification.problems)
