@@ -155,6 +155,16 @@ class Database:
         """
         return self._transport.fast_path
 
+    @property
+    def endpoint(self) -> str | None:
+        """The endpoint URL requests go to (``https://dynamodb.eu-west-1.amazonaws.com``)."""
+        return self._transport.endpoint
+
+    @property
+    def region(self) -> str | None:
+        """The AWS region requests are signed for."""
+        return self._transport.region
+
     # -- the I/O seam --------------------------------------------------------------------------
 
     def on_request(self, listener: RequestListener) -> Callable[[], None]:

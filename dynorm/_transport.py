@@ -455,6 +455,9 @@ class Transport:
         self.listeners: list[RequestListener] = []
         #: Whether requests go out on dynorm's own fast path (False: through botocore).
         self.fast_path = isinstance(attempt, _FastSender)
+        #: The client's endpoint URL and region (None for a Transport built without a client).
+        self.endpoint: str | None = None
+        self.region: str | None = None
 
     @classmethod
     def for_client(cls, client: Any, *, fast_path: bool = True, **options: Any) -> Transport:
@@ -483,7 +486,10 @@ class Transport:
                 )
         parts = urlsplit(str(client.meta.endpoint_url))
         tracing = Tracing(server=parts.hostname, port=parts.port)
-        return cls(sender, tracing=tracing, **options)
+        transport = cls(sender, tracing=tracing, **options)
+        transport.endpoint = str(client.meta.endpoint_url)
+        transport.region = client.meta.region_name
+        return transport
 
     async def send(self, request: Request) -> dict[str, Any]:
         """Send ``request``, retrying as its failures allow; DynormError on failure."""

@@ -15,7 +15,11 @@ declaration writes:
 Each reads the table with Scan pages (``segments=`` parallel segments, ``page_size`` items a
 page) and, page by page, writes what that page needs: new items first (BatchWriteItem, 25 a
 request, unprocessed items retried with backoff), then parent updates (UpdateItem conditioned
-on the parent existing), then deletions of old items (BatchWriteItem). An interruption can leave
+on the parent existing), then deletions of old items (BatchWriteItem). Items that stay items are
+rewritten raw: the stored item with only its key attributes (or copies) replaced, so attributes
+no model declares, timestamps and versions are kept. A page that would overwrite or lose an item
+is refused before anything of it is written. The page planning is in dynorm._migrate_kinds, the
+run (scan, writes, checkpoint, verification) in dynorm._migrate_run. An interruption can leave
 a duplicate (repaired by running again) but never loses an item. After each page the progress
 callback is called and the checkpoint, if any, is saved; a verification pass re-reads the table
 at the end.
@@ -29,36 +33,41 @@ old code may add items in the old layout behind the scan: the verification pass 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Final, Literal, Protocol, TypeAlias
+from collections.abc import Callable
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-from ._chunks import key_id
-from ._codec import AttributeValue, Item
 from ._database import Database
-from ._embedded import EmbeddedCodec
-from ._errors import (
-    ConditionFailedError,
-    DefinitionError,
-    DynormError,
-    ItemNotFoundError,
-    LimitExceededError,
+from ._errors import DefinitionError
+from ._migrate_kinds import (
+    MAX_PROBLEMS,
+    Backfill,
+    Copies,
+    Embed,
+    Kind,
+    MigrationKind,
+    Move,
+    Unembed,
 )
-from ._expressions import ExpressionBuilder
-from ._model import ModelInfo, is_model
-from ._plans import Request
+from ._migrate_run import (
+    CHECKPOINT_VERSION,
+    Checked,
+    CheckpointError,
+    Counters,
+    MigrationError,
+    Phase,
+    run,
+)
+from ._model import is_model
 from ._relations import HasMany, Relationship
-from ._steps import Plan, WriteBatch
-from ._strategies import Denormalized, Embedded, Strategy
-from ._table import Table
+from ._strategies import Strategy
 
 __all__ = [
+    "CHECKPOINT_VERSION",
+    "DEFAULT_PAGE_SIZE",
+    "MAX_PROBLEMS",
     "CheckpointError",
     "MigrationError",
     "MigrationKind",
@@ -71,23 +80,8 @@ __all__ = [
     "repair_copies",
 ]
 
-MigrationKind: TypeAlias = Literal["move", "unembed", "embed", "backfill", "copies"]
-"""What a migration does: see the module docstring."""
-
-#: The format of checkpoint files; a file of another version is refused.
-CHECKPOINT_VERSION: Final = 1
 #: Items a Scan page reads by default (its ``Limit``): the unit of writes and checkpoints.
 DEFAULT_PAGE_SIZE: Final = 100
-#: Problems a report spells out at most (the counts cover all of them).
-MAX_PROBLEMS: Final = 20
-
-
-class MigrationError(DynormError):
-    """A migration that cannot run, or cannot go on, as asked; the message says what to change."""
-
-
-class CheckpointError(MigrationError):
-    """A checkpoint file that belongs to another migration, or cannot be read."""
 
 
 @attrs.frozen
@@ -125,6 +119,13 @@ class Verification:
     strategy (``db.get(..., load=[rel])`` and the loader). ``unreachable``: child items stored
     in the new layout that their parent's loader does not return. ``orphans``: child items whose
     parent is not stored (reported, not a failure: they had no parent before either).
+    ``unchecked``: child items whose parent the verification cannot name (the relationship's
+    link does not give a whole parent key), so not checked; ``problems`` says so.
+
+    For ``embed``, each parent this run changed must hold every child it was given (those
+    moved in and those embedded before); one missing counts as ``unreachable``. For
+    ``backfill``, ``leftovers`` is the check: items whose index keys still differ from what
+    the templates give (``parents`` and ``children`` stay 0).
     """
 
     leftovers: int
@@ -133,6 +134,7 @@ class Verification:
     unreachable: int
     orphans: int
     problems: tuple[str, ...] = ()
+    unchecked: int = 0
 
     @property
     def ok(self) -> bool:
@@ -175,156 +177,6 @@ class MigrationReport:
         return not self.refused and (self.verification is None or self.verification.ok)
 
 
-# -- what one page needs --------------------------------------------------------------------------
-
-
-@attrs.define
-class _PagePlan:
-    """The writes one Scan page needs, in the order they are sent."""
-
-    puts: list[object] = attrs.field(factory=list)  # objects: db.put_all (the write planner)
-    raw_puts: list[Item] = attrs.field(factory=list)  # items rewritten as they are
-    updates: list[Request] = attrs.field(factory=list)  # parents: UpdateItem, conditioned
-    deletes: list[Item] = attrs.field(factory=list)  # old items' keys
-    refused: list[str] = attrs.field(factory=list)
-
-    @property
-    def written(self) -> int:
-        return len(self.puts) + len(self.raw_puts)
-
-
-@attrs.define
-class _Reach:
-    """Reachability counts of one verified page."""
-
-    parents: int = 0
-    children: int = 0
-    unreachable: int = 0
-    orphans: int = 0
-    problems: list[str] = attrs.field(factory=list)
-
-
-class _Kind(Protocol):
-    @property
-    def kind(self) -> MigrationKind: ...
-
-    @property
-    def subject(self) -> str: ...
-
-    def fingerprint(self) -> dict[str, object]: ...
-
-    async def plan(self, db: Database, items: Sequence[Item]) -> _PagePlan: ...
-
-    async def reach(self, db: Database, items: Sequence[Item]) -> _Reach: ...
-
-
-# -- shared helpers -------------------------------------------------------------------------------
-
-
-def _text(item: Mapping[str, AttributeValue], attr: str | None) -> str | None:
-    if attr is None:
-        return None
-    value = item.get(attr)
-    text = None if value is None else value.get("S")
-    return text if isinstance(text, str) else None
-
-
-def _primary(table: Table, item: Mapping[str, AttributeValue]) -> Item:
-    return {a: item[a] for a in table.primary_attributes}
-
-
-def _key(db: Database, item: Mapping[str, AttributeValue]) -> Item:
-    return _primary(db.table, item)
-
-
-def _describe_key(db: Database, item: Mapping[str, AttributeValue]) -> str:
-    return ", ".join(f"{a}={_text(item, a)!r}" for a in db.table.primary_attributes)
-
-
-def _index_attributes(info: ModelInfo[Any], indexes: Sequence[str]) -> list[str]:
-    """The key attributes of ``indexes`` that ``info``'s templates fill (not table keys)."""
-    table = info.table
-    found: list[str] = []
-    for index in indexes:
-        for attr in table.key_attributes(index):
-            if (
-                attr
-                and attr in info.templates
-                and attr not in table.primary_attributes
-                and attr not in info.identity
-                and attr not in found
-            ):
-                found.append(attr)
-    return found
-
-
-def _index_drift(
-    info: ModelInfo[Any], raw: Item, attributes: Sequence[str]
-) -> tuple[dict[str, AttributeValue], list[str]]:
-    """What brings ``raw``'s index keys up to date with ``info``'s templates.
-
-    (attribute -> value to set, attributes to remove); both empty when they are up to date.
-    """
-    if not attributes:
-        return {}, []
-    encoded = info.encode(info.decode(raw))
-    to_set = {a: encoded[a] for a in attributes if a in encoded and raw.get(a) != encoded[a]}
-    to_remove = [a for a in attributes if a not in encoded and a in raw]
-    return to_set, to_remove
-
-
-def _parent_update(
-    db: Database,
-    key: Item,
-    *,
-    set_: Mapping[str, AttributeValue],
-    remove: Sequence[str] = (),
-) -> Request:
-    """UpdateItem that sets and removes attributes of an existing item (never creates one)."""
-    builder = ExpressionBuilder()
-    clauses = []
-    if set_:
-        clauses.append(
-            "SET "
-            + ", ".join(f"{builder.attribute(a)} = {builder.value(v)}" for a, v in set_.items())
-        )
-    if remove:
-        clauses.append("REMOVE " + ", ".join(builder.attribute(a) for a in remove))
-    exists = f"attribute_exists({builder.attribute(db.table.pk)})"
-    params = {
-        "TableName": db.table_name,
-        "Key": key,
-        "UpdateExpression": " ".join(clauses),
-        "ConditionExpression": exists,
-        **builder.params(),
-    }
-    return Request("UpdateItem", params)  # the same values again change nothing: "safe"
-
-
-def _write_plan(writes: Sequence[dict[str, Any]]) -> Plan[None]:
-    yield WriteBatch(tuple(writes))
-
-
-async def _read_all(db: Database, read: Any, accept: Callable[[Item], Any]) -> list[Any]:
-    return [found async for found in db.iterate(read, accept)]
-
-
-def _keyed(db: Database, info: ModelInfo[Any], index: str | None) -> Callable[[Item], Any]:
-    """An acceptor that returns (the raw item's table key, the decoded object)."""
-    accept = db.acceptor(info, index)
-
-    def keyed(raw: Item) -> tuple[Item, Any] | None:
-        obj = accept(raw)
-        return None if obj is None else (_key(db, raw), obj)
-
-    return keyed
-
-
-def _location(strategy: Strategy) -> Strategy:
-    """Where a strategy's children live (a Denormalized one's ``where``)."""
-    return strategy.where if isinstance(strategy, Denormalized) else strategy
-
-
 def _check_has_many(db: Database, relationship: Relationship[Any], call: str) -> HasMany[Any]:
     if not isinstance(relationship, HasMany):
         raise DefinitionError(
@@ -346,509 +198,9 @@ def _check_index(db: Database, index: str | None, why: str) -> None:
         )
 
 
-# -- kinds ----------------------------------------------------------------------------------------
-
-
-class _Move:
-    """Children between two item collections (Partition <-> Index): same templates, moved."""
-
-    kind: MigrationKind = "move"
-
-    # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
-    def __init__(self, rel: HasMany[Any], source: Strategy) -> None:
-        self.rel = rel
-        self.source = source
-
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
-
-    def fingerprint(self) -> dict[str, object]:
-        return {"relationship": self.rel.qualname, "from": self.source.describe()}
-
-    def _setup(self) -> tuple[ModelInfo[Any], ModelInfo[Any], tuple[str, str], tuple[str, str]]:
-        parent, child = self.rel.owner_info, self.rel.target_info
-        table = child.table
-        src_pk, src_sk = table.key_attributes(_location(self.source).index)
-        dst_pk, dst_sk = table.key_attributes(self.rel.via.index)
-        assert src_sk is not None  # noqa: S101 - checked by migrate()
-        assert dst_sk is not None  # noqa: S101 - checked by migrate()
-        return parent, child, (src_pk, src_sk), (dst_pk, dst_sk)
-
-    def old_child(self, raw: Item) -> Any | None:
-        """The child an item in the old layout holds (None: not an old-layout child)."""
-        _, child, (src_pk, src_sk), (dst_pk, dst_sk) = self._setup()
-        table = child.table
-        found = table.model_of(raw)
-        if found is not None and found is not child:
-            return None  # another model's item
-        if table.classifier(None).tests(child).keys(raw):
-            current = child.decode(raw)
-            if _primary(table, child.encode(current)) == _primary(table, raw):
-                return None  # stored as the current code stores it
-        pk_t, sk_t = child.key_templates(self.rel.via.index)
-        pk_text, sk_text = _text(raw, src_pk), _text(raw, src_sk)
-        if pk_text is None or sk_text is None or sk_t is None:
-            return None
-        if not (pk_t.matches(pk_text) and sk_t.matches(sk_text)):
-            return None
-        key_attrs = set(table.attribute_names()) - set(child.codec.attributes.values())
-        moved = {k: v for k, v in raw.items() if k not in key_attrs}
-        moved[dst_pk] = raw[src_pk]
-        moved[dst_sk] = raw[src_sk]
-        return child.decode(moved)
-
-    async def plan(self, db: Database, items: Sequence[Item]) -> _PagePlan:
-        parent, child, _, _ = self._setup()
-        plan = _PagePlan()
-        index = self.rel.via.index
-        parent_attrs = _index_attributes(parent, [index]) if index is not None else []
-        for raw in items:
-            found = db.table.model_of(raw)
-            if found is parent and parent is not child:
-                to_set, to_remove = _index_drift(parent, raw, parent_attrs)
-                if to_set or to_remove:
-                    plan.updates.append(
-                        _parent_update(db, _key(db, raw), set_=to_set, remove=to_remove)
-                    )
-                continue
-            obj = self.old_child(raw)
-            if obj is None:
-                continue
-            encoded = child.encode(obj)
-            old_key, new_key = _key(db, raw), _key(db, encoded)
-            if old_key != new_key:
-                plan.puts.append(obj)
-                plan.deletes.append(old_key)
-            elif any(raw.get(a) != encoded.get(a) for a in child.templates):
-                plan.puts.append(obj)
-        return plan
-
-    async def reach(self, db: Database, items: Sequence[Item]) -> _Reach:
-        return await _reach_collection(db, self.rel, items)
-
-
-class _Unembed:
-    """Children embedded in the parent item become items of their own."""
-
-    kind: MigrationKind = "unembed"
-
-    def __init__(self, rel: HasMany[Any], source: Embedded, codec: EmbeddedCodec) -> None:
-        self.rel = rel
-        self.source = source
-        self.codec = codec
-
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
-
-    def fingerprint(self) -> dict[str, object]:
-        return {
-            "relationship": self.rel.qualname,
-            "from": self.source.describe(),
-            "attribute": self.codec.attribute,
-        }
-
-    def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Any]:
-        """The embedded children, each given the link fields its parent implies."""
-        child = self.rel.target_info
-        link = self.rel.link_values(parent_values)
-        encode = child.codec.encode_path
-        injected = {child.codec.attributes[f]: encode(f)(v) for f, v in link.items()}
-        stored = raw[self.codec.attribute]
-        if "M" in stored:
-            entries = {k: {"M": {**v.get("M", {}), **injected}} for k, v in stored["M"].items()}
-            fake: Item = {self.codec.attribute: {"M": entries}}
-        elif "L" in stored:
-            fake = {
-                self.codec.attribute: {
-                    "L": [{"M": {**v.get("M", {}), **injected}} for v in stored["L"]]
-                }
-            }
-        else:
-            return []
-        via = self.rel.via
-        return [
-            via.prepare_child(self.rel, parent_values, attrs.evolve(c, **link))
-            for c in self.codec.decode(fake)
-        ]
-
-    async def plan(self, db: Database, items: Sequence[Item]) -> _PagePlan:
-        parent = self.rel.owner_info
-        index = self.rel.via.index
-        parent_attrs = _index_attributes(parent, [index]) if index is not None else []
-        plan = _PagePlan()
-        for raw in items:
-            if db.table.model_of(raw) is not parent:
-                continue
-            has_children = self.codec.attribute in raw
-            to_set, to_remove = _index_drift(parent, raw, parent_attrs)
-            if not has_children and not to_set and not to_remove:
-                continue
-            if has_children:
-                values = parent.values_of(parent.decode(raw))
-                plan.puts += self.children_of(values, raw)
-                to_remove = [*to_remove, self.codec.attribute]
-            plan.updates.append(_parent_update(db, _key(db, raw), set_=to_set, remove=to_remove))
-        return plan
-
-    async def reach(self, db: Database, items: Sequence[Item]) -> _Reach:
-        return await _reach_collection(db, self.rel, items)
-
-
-class _Embed:
-    """Children stored as items of their own move into the parent item."""
-
-    kind: MigrationKind = "embed"
-
-    def __init__(self, rel: HasMany[Any], source: Strategy, old: HasMany[Any]) -> None:
-        self.rel = rel
-        self.source = source
-        self.old = old  # the relationship as it was declared: reads the old collection
-
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
-
-    def fingerprint(self) -> dict[str, object]:
-        return {"relationship": self.rel.qualname, "from": self.source.describe()}
-
-    async def plan(self, db: Database, items: Sequence[Item]) -> _PagePlan:
-        parent, codec = self.rel.owner_info, self.rel.embedded
-        assert codec is not None  # noqa: S101 - an Embedded relationship has its codec
-        child = self.old.target_info
-        plan = _PagePlan()
-        parents = [raw for raw in items if db.table.model_of(raw) is parent]
-
-        async def children(raw: Item) -> list[tuple[Item, Any]]:
-            values = parent.values_of(parent.decode(raw))
-            read = self.old.children_read(db.table_name, values, consistent=True)
-            found: list[tuple[Item, Any]] = await _read_all(db, read, _keyed(db, child, read.index))
-            return found
-
-        found = await asyncio.gather(*(children(raw) for raw in parents))
-        for raw, old in zip(parents, found, strict=True):
-            if not old and codec.attribute in raw:
-                continue  # moved already
-            held = codec.decode(raw)
-            merged = _merge(codec, held, [obj for _, obj in old])
-            try:
-                codec.check_fits(raw, merged)
-            except LimitExceededError as exc:
-                plan.refused.append(f"{_describe_key(db, raw)}: {exc}")
-                continue
-            plan.updates.append(
-                _parent_update(db, _key(db, raw), set_={codec.attribute: codec.encode(merged)})
-            )
-            plan.deletes += [key for key, _ in old]
-        return plan
-
-    async def reach(self, db: Database, items: Sequence[Item]) -> _Reach:
-        parent = self.rel.owner_info
-        reach = _Reach()
-        for raw in items:
-            if db.table.model_of(raw) is not parent:
-                continue
-            values = parent.values_of(parent.decode(raw))
-            key: dict[str, Any] = {f: values[f] for f in parent.identity_fields()}
-            try:
-                loaded = await db.get(parent.cls, load=[self.rel], **key)
-            except ItemNotFoundError:
-                continue  # deleted since the scan
-            reach.parents += 1
-            reach.children += len(getattr(loaded, self.rel.name).loaded)
-        return reach
-
-
-def _merge(codec: EmbeddedCodec, held: Sequence[Any], moved: Sequence[Any]) -> list[Any]:
-    """The children already embedded plus those moving in (a moving child replaces its key)."""
-    if codec.key is None:
-        return [*held, *(c for c in moved if c not in held)]
-    by_key = {codec.child_key(c): c for c in held}
-    by_key.update({codec.child_key(c): c for c in moved})
-    return list(by_key.values())
-
-
-class _Backfill:
-    """Index key attributes of every item of a model, rewritten where they differ."""
-
-    kind: MigrationKind = "backfill"
-
-    def __init__(self, info: ModelInfo[Any], indexes: tuple[str, ...]) -> None:
-        self.info = info
-        self.indexes = indexes
-
-    @property
-    def subject(self) -> str:
-        return f"{self.info.name}: index keys of {', '.join(self.indexes)}"
-
-    def fingerprint(self) -> dict[str, object]:
-        return {"model": self.info.name, "indexes": list(self.indexes)}
-
-    async def plan(self, db: Database, items: Sequence[Item]) -> _PagePlan:
-        plan = _PagePlan()
-        attributes = _index_attributes(self.info, self.indexes)
-        for raw in items:
-            if db.table.model_of(raw) is not self.info:
-                continue
-            to_set, to_remove = _index_drift(self.info, raw, attributes)
-            if to_set or to_remove:
-                item = {k: v for k, v in raw.items() if k not in to_remove}
-                plan.raw_puts.append({**item, **to_set})
-        return plan
-
-    async def reach(self, db: Database, items: Sequence[Item]) -> _Reach:
-        return _Reach()
-
-
-class _Copies:
-    """Every child's denormalized copies made equal to its parent's fields."""
-
-    kind: MigrationKind = "copies"
-
-    def __init__(self, rel: HasMany[Any]) -> None:
-        self.rel = rel
-
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: copies {dict(self.rel.copies)}"
-
-    def fingerprint(self) -> dict[str, object]:
-        return {"relationship": self.rel.qualname, "copies": sorted(self.rel.copies.items())}
-
-    async def plan(self, db: Database, items: Sequence[Item]) -> _PagePlan:
-        parent, child = self.rel.owner_info, self.rel.target_info
-        parents = [raw for raw in items if db.table.model_of(raw) is parent]
-
-        async def stale(raw: Item) -> list[Any]:
-            values = parent.values_of(parent.decode(raw))
-            read = self.rel.children_read(db.table_name, values, consistent=True)
-            children: list[Any] = await _read_all(db, read, db.acceptor(child, read.index))
-            fixed = [self.rel.via.prepare_child(self.rel, values, c) for c in children]
-            return [f for f, c in zip(fixed, children, strict=True) if f != c]
-
-        plan = _PagePlan()
-        for found in await asyncio.gather(*(stale(raw) for raw in parents)):
-            plan.puts += found
-        return plan
-
-    async def reach(self, db: Database, items: Sequence[Item]) -> _Reach:
-        return await _reach_collection(db, self.rel, items)
-
-
-async def _reach_collection(db: Database, rel: HasMany[Any], items: Sequence[Item]) -> _Reach:
-    """Each child item of the page is among its parent's children read through ``rel``."""
-    parent, child = rel.owner_info, rel.target_info
-    reach = _Reach()
-    by_parent: dict[Any, tuple[dict[str, Any], list[Item]]] = {}
-    identity = parent.identity_fields()
-    for raw in items:
-        if db.table.model_of(raw) is not child or not child.matches(raw):
-            continue
-        obj = child.decode(raw)
-        values = {p: getattr(obj, c) for c, p in rel.link.items()}
-        if not all(f in values for f in identity):
-            return reach  # the link does not name whole parents: nothing to check by key
-        key: dict[str, Any] = {f: values[f] for f in identity}
-        entry = by_parent.setdefault(key_id(parent.primary_key(key)), (key, []))
-        entry[1].append(_key(db, raw))
-
-    async def check(key: dict[str, Any], keys: list[Item]) -> None:
-        try:
-            loaded = await db.get(parent.cls, load=[rel], **key)
-        except ItemNotFoundError:
-            reach.orphans += len(keys)
-            return
-        found = {key_id(child.key_of(c)) for c in await getattr(loaded, rel.name).all()}
-        reach.parents += 1
-        for k in keys:
-            if key_id(k) in found:
-                reach.children += 1
-            else:
-                reach.unreachable += 1
-                if len(reach.problems) < MAX_PROBLEMS:
-                    reach.problems.append(
-                        f"{child.name} {_describe_key(db, k)} is not among the children of "
-                        f"{parent.name} {key} read through {rel.via.describe()}"
-                    )
-
-    await asyncio.gather(*(check(key, keys) for key, keys in by_parent.values()))
-    return reach
-
-
-# -- the run --------------------------------------------------------------------------------------
-
-
-@attrs.define
-class _Counters:
-    scanned: int = 0
-    written: int = 0
-    deleted: int = 0
-    updated: int = 0
-    pages: int = 0
-
-
-@attrs.define
-class _Checkpoint:
-    """The JSON file that lets an interrupted run resume (see docs/migrations.md)."""
-
-    path: Path | None
-    fingerprint: dict[str, object]
-    positions: list[Item | None]
-    done: list[bool]
-    counters: _Counters
-    refused: list[str] = attrs.field(factory=list)
-    resumed: bool = False
-
-    @classmethod
-    def open(cls, path: Path | None, fingerprint: dict[str, object], segments: int) -> _Checkpoint:
-        fresh = cls(path, fingerprint, [None] * segments, [False] * segments, _Counters())
-        if path is None or not path.exists():
-            return fresh
-        try:
-            data = json.loads(path.read_text())
-            version = data.get("version")
-            stored = data["fingerprint"]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise CheckpointError(
-                f"checkpoint {str(path)!r} cannot be read ({exc}); delete it to start over"
-            ) from exc
-        if version != CHECKPOINT_VERSION or stored != fingerprint:
-            diff = ", ".join(
-                f"{k}: {stored.get(k)!r} there, {fingerprint.get(k)!r} here"
-                for k in sorted({*stored, *fingerprint})
-                if stored.get(k) != fingerprint.get(k)
-            )
-            raise CheckpointError(
-                f"checkpoint {str(path)!r} belongs to another migration ({diff or 'version'}); "
-                "pass another checkpoint path, or delete this one to start over"
-            )
-        counters = _Counters(**{k: int(v) for k, v in data["counters"].items()})
-        return cls(
-            path,
-            fingerprint,
-            list(data["positions"]),
-            [bool(d) for d in data["done"]],
-            counters,
-            list(data.get("refused", [])),
-            resumed=True,
-        )
-
-    def save(self) -> None:
-        if self.path is None:
-            return
-        data = {
-            "version": CHECKPOINT_VERSION,
-            "fingerprint": self.fingerprint,
-            "positions": self.positions,
-            "done": self.done,
-            "counters": attrs.asdict(self.counters),
-            "refused": self.refused[:MAX_PROBLEMS],
-        }
-        partial = self.path.with_name(self.path.name + ".tmp")
-        partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=_jsonable))
-        partial.replace(self.path)  # a crash leaves the old checkpoint or the new one
-
-    def remove(self) -> None:
-        if self.path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
-
-
-def _jsonable(value: object) -> object:
-    if isinstance(value, bytes | bytearray):  # a binary key value on the botocore path
-        import base64  # noqa: PLC0415 - only for binary keys
-
-        return base64.b64encode(value).decode()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-async def _total_estimate(db: Database) -> int | None:
-    described = await db.send(Request("DescribeTable", {"TableName": db.table_name}))
-    count = described.get("Table", {}).get("ItemCount")
-    # 0 is what a table reports until its first count (dynalite: always): read it as unknown.
-    return int(count) if count else None
-
-
-def _scan_request(
-    db: Database,
-    segment: int,
-    segments: int,
-    page_size: int,
-    start: Item | None,
-    *,
-    consistent: bool,
-) -> Request:
-    params: dict[str, Any] = {"TableName": db.table_name, "Limit": page_size}
-    if segments > 1:
-        params["Segment"] = segment
-        params["TotalSegments"] = segments
-    if consistent:
-        params["ConsistentRead"] = True
-    if start:
-        params["ExclusiveStartKey"] = start
-    return Request("Scan", params)
-
-
-async def _scan_pages(
-    db: Database,
-    *,
-    segments: int,
-    page_size: int,
-    positions: list[Item | None],
-    done: list[bool],
-    on_page: Callable[[int, list[Item], Item | None], Awaitable[None]],
-    consistent: bool,
-) -> None:
-    """Read every segment page by page (segments concurrently), ``on_page`` after each."""
-
-    async def segment(number: int) -> None:
-        start = positions[number]
-        while not done[number]:  # a segment a resumed checkpoint finished is not read again
-            request = _scan_request(db, number, segments, page_size, start, consistent=consistent)
-            response = await db.send(request)
-            start = response.get("LastEvaluatedKey") or None
-            await on_page(number, list(response.get("Items") or []), start)
-            if start is None:
-                return
-
-    if segments == 1:
-        await segment(0)
-        return
-    try:
-        async with asyncio.TaskGroup() as group:  # one failing cancels the others
-            for number in range(segments):
-                group.create_task(segment(number))
-    except BaseExceptionGroup as failed:
-        raise failed.exceptions[0] from None  # the first failure, as with one segment
-
-
-async def _execute(db: Database, plan: _PagePlan) -> int:
-    """Send a page's writes: puts, then parent updates, then deletes. Returns updates applied."""
-    if plan.puts:
-        await db.put_all(plan.puts)
-    if plan.raw_puts:
-        await db.run(_write_plan([{"PutRequest": {"Item": item}} for item in plan.raw_puts]))
-    applied = 0
-
-    async def update(request: Request) -> None:
-        nonlocal applied
-        try:
-            await db.send(request)
-            applied += 1
-        except ConditionFailedError:
-            pass  # the parent was deleted since the scan: nothing to update
-
-    await asyncio.gather(*(update(r) for r in plan.updates))
-    if plan.deletes:
-        unique = list({key_id(k): k for k in plan.deletes}.values())
-        await db.run(_write_plan([{"DeleteRequest": {"Key": k}} for k in unique]))
-    return applied
-
-
 async def _run(
     db: Database,
-    kind: _Kind,
+    kind: Kind,
     *,
     dry_run: bool,
     checkpoint: str | os.PathLike[str] | None,
@@ -857,24 +209,7 @@ async def _run(
     page_size: int,
     verify: bool,
 ) -> MigrationReport:
-    if type(segments) is not int or segments < 1:
-        raise MigrationError(f"segments must be a positive int; got {segments!r}")
-    if type(page_size) is not int or not 1 <= page_size <= 1000:
-        raise MigrationError(f"page_size must be an int from 1 to 1000; got {page_size!r}")
-    fingerprint = {
-        "table": db.table_name,
-        "kind": kind.kind,
-        **kind.fingerprint(),
-        "to": kind.subject,
-        "segments": segments,
-    }
-    path = None if dry_run or checkpoint is None else Path(checkpoint)
-    state = _Checkpoint.open(path, fingerprint, segments)
-    counters = state.counters
-    total = await _total_estimate(db)
-    lock = asyncio.Lock()
-
-    def progress(phase: Literal["migrate", "verify"], seen: _Counters) -> None:
+    def progress(phase: Phase, seen: Counters, total: int | None) -> None:
         if on_progress is not None:
             on_progress(
                 MigrationProgress(
@@ -890,39 +225,17 @@ async def _run(
                 )
             )
 
-    async def migrate_page(number: int, items: list[Item], after: Item | None) -> None:
-        plan = await kind.plan(db, items)
-        if plan.refused and not dry_run:
-            raise MigrationError(
-                f"{kind.subject}: nothing was written for this page: "
-                + "; ".join(plan.refused[:MAX_PROBLEMS])
-            )
-        updated = len(plan.updates) if dry_run else await _execute(db, plan)
-        async with lock:
-            counters.scanned += len(items)
-            counters.written += plan.written
-            counters.deleted += len({key_id(k) for k in plan.deletes})
-            counters.updated += updated
-            counters.pages += 1
-            state.refused += plan.refused
-            state.positions[number] = after
-            state.done[number] = after is None
-            state.save()
-            progress("migrate", counters)
-
-    await _scan_pages(
+    outcome = await run(
         db,
+        kind,
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        on_progress=progress,
         segments=segments,
         page_size=page_size,
-        positions=state.positions,
-        done=state.done,
-        on_page=migrate_page,
-        consistent=False,
+        verify=verify,
     )
-    state.remove()
-    verification = None
-    if verify and not dry_run:
-        verification = await _verify(db, kind, segments, page_size, progress)
+    counters, checked = outcome.counters, outcome.checked
     return MigrationReport(
         kind=kind.kind,
         subject=kind.subject,
@@ -932,66 +245,22 @@ async def _run(
         deleted=counters.deleted,
         updated=counters.updated,
         pages=counters.pages,
-        total_estimate=total,
-        resumed=state.resumed,
-        refused=tuple(state.refused[:MAX_PROBLEMS]),
-        verification=verification,
+        total_estimate=outcome.total,
+        resumed=outcome.resumed,
+        refused=outcome.refused,
+        verification=None if checked is None else _verification(checked),
     )
 
 
-async def _verify(
-    db: Database,
-    kind: _Kind,
-    segments: int,
-    page_size: int,
-    progress: Callable[[Literal["migrate", "verify"], _Counters], None],
-) -> Verification:
-    seen = _Counters()
-    leftovers = 0
-    total = _Reach()
-    problems: list[str] = []
-    lock = asyncio.Lock()
-
-    async def verify_page(number: int, items: list[Item], after: Item | None) -> None:
-        nonlocal leftovers
-        del number
-        plan = await kind.plan(db, items)
-        reach = await kind.reach(db, items)
-        async with lock:
-            left = plan.written + len(plan.deletes) + len(plan.updates) + len(plan.refused)
-            leftovers += left
-            if left and len(problems) < MAX_PROBLEMS:
-                problems.append(
-                    f"{left} change(s) still to make in a page: "
-                    f"{plan.written} to write, {len(plan.deletes)} to delete, "
-                    f"{len(plan.updates)} parents to update"
-                )
-            total.parents += reach.parents
-            total.children += reach.children
-            total.unreachable += reach.unreachable
-            total.orphans += reach.orphans
-            problems.extend(reach.problems[: MAX_PROBLEMS - len(problems)])
-            seen.scanned += len(items)
-            seen.pages += 1
-            progress("verify", seen)
-
-    positions: list[Item | None] = [None] * segments
-    await _scan_pages(
-        db,
-        segments=segments,
-        page_size=page_size,
-        positions=positions,
-        done=[False] * segments,
-        on_page=verify_page,
-        consistent=True,
-    )
+def _verification(checked: Checked) -> Verification:
     return Verification(
-        leftovers=leftovers,
-        parents=total.parents,
-        children=total.children,
-        unreachable=total.unreachable,
-        orphans=total.orphans,
-        problems=tuple(problems),
+        leftovers=checked.leftovers,
+        parents=checked.parents,
+        children=checked.children,
+        unreachable=checked.unreachable,
+        orphans=checked.orphans,
+        problems=checked.problems,
+        unchecked=checked.unchecked,
     )
 
 
@@ -1016,16 +285,19 @@ async def migrate(
     says where the children are stored now:
 
     - ``Partition()`` <-> ``Index(name)``: the child's key templates are the same before and
-      after and only move between the table key and the index key. Children found in the old
-      place are written where the current code writes them (``db.put_all``: copies and other
-      rules hold), then the old items are deleted; parents get the index key attributes the
-      current templates give them.
+      after and only move between the table key and the index key. Each child found in the old
+      place is rewritten as stored with only its key attributes replaced (attributes no model
+      declares, timestamps and versions are kept), then the old item is deleted; parents get
+      the index key attributes the current templates give them. A page where two old children
+      get the same new key, or where a new key holds another item already, is refused before
+      anything of it is written (the new keys are read first: a BatchGetItem per 100).
     - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
       (given its parent's link fields), then the attribute is removed from the parent
       (UpdateItem conditioned on the parent existing).
     - a collection -> ``Embedded(...)``: each parent's old children are read (the child class
       must still be declared on the table), set as the parent's attribute (refused, before
-      anything is written for that page, beyond ``max_items`` or 400 KB), then deleted.
+      anything is written for that page, beyond ``max_items`` or 400 KB, or when two children
+      share a map key or differ from a child embedded under theirs), then deleted.
 
     ``dry_run=True`` reads everything and writes nothing: the report counts what would change.
     ``checkpoint`` is a JSON file saved after each page (a dry run neither reads nor writes it);
@@ -1047,17 +319,22 @@ async def migrate(
             f"{where}: {rel.qualname} is declared with {rel.via.describe()} already; from_= "
             "names the strategy the data is stored with NOW, and the declaration the target"
         )
-    kind: _Kind
-    if isinstance(from_, Embedded) and rel.embedded is not None:
+    kind: Kind
+    codec = from_.embedded_codec(rel)  # the old attribute, when the children were embedded
+    if codec is not None and rel.embedded is not None:
         raise DefinitionError(
             f"{where}: both layouts are Embedded; migrate to Partition() first, or rename the "
             "attribute by hand"
         )
-    if isinstance(from_, Embedded):
-        codec = EmbeddedCodec.build(
-            rel.qualname, from_.attribute or rel.name, rel.target_cls, from_.key, from_.max_items
-        )
-        kind = _Unembed(rel, from_, codec)
+    if codec is not None:
+        child = rel.target_info
+        if child.stamps.version is not None:
+            raise DefinitionError(
+                f"{where}: {child.name} is versioned, and the children become new items through "
+                "BatchWriteItem, which cannot carry a version check; migrate with the version "
+                "field removed and add it afterwards"
+            )
+        kind = Unembed(rel, from_, codec)
     elif rel.embedded is not None:
         target = rel.target_cls
         if not is_model(target) or rel.target_info.table is not db.table:
@@ -1067,27 +344,21 @@ async def migrate(
                 "(@table.model with the key templates it was stored with) while the migration "
                 "runs; its templates say where the old items are"
             )
-        _check_index(db, _location(from_).index, where)
+        _check_index(db, from_.index, where)
         old = rel.via_strategy(from_)
-        kind = _Embed(rel, from_, old)
+        kind = Embed(rel, from_, old)
     else:
-        src, dst = _location(from_).index, rel.via.index
+        src, dst = from_.index, rel.via.index
         _check_index(db, src, where)
         if src == dst:
             raise DefinitionError(
                 f"{where}: children of {from_.describe()} and {rel.via.describe()} live in the "
                 "same place, so nothing moves; to fill denormalized copies use repair_copies()"
             )
-        child = rel.target_info
         for index in (src, dst):
             if db.table.key_attributes(index)[1] is None:
                 raise DefinitionError(f"{where}: {index or 'the table'} has no sort key")
-        if child.stamps.version is not None:
-            raise DefinitionError(
-                f"{where}: {child.name} is versioned, and BatchWriteItem cannot carry its "
-                "version check; migrate it with writes paused and the version field removed"
-            )
-        kind = _Move(rel, from_)
+        kind = Move(rel, from_)
     return await _run(
         db,
         kind,
@@ -1137,14 +408,15 @@ async def backfill_index(
                 f"{index!r}; declare them: @table.model(..., {index}=(pk_template, sk_template))"
             )
         indexes = (index,)
-    if not _index_attributes(info, indexes):
+    kind = Backfill(info, indexes)
+    if not kind.attributes:
         raise DefinitionError(
             f"backfill_index({info.name}): the keys of {', '.join(indexes)} are the table's own "
             "attributes or the model's fields; nothing to backfill"
         )
     return await _run(
         db,
-        _Backfill(info, indexes),
+        kind,
         dry_run=dry_run,
         checkpoint=checkpoint,
         on_progress=on_progress,
@@ -1169,23 +441,19 @@ async def repair_copies(
 
     For copies added to a relationship (children stored before have none) or gone stale. Each
     parent's children are read through the declared strategy; those whose copies differ are
-    written with ``db.put_all`` (which fills the copies from the stored parent). Children
-    already right are not written. Options as for :func:`migrate`.
+    rewritten as stored with the copies' attributes (and index keys made from them) replaced:
+    other attributes, timestamps and versions are kept. Children already right are not
+    written. Options as for :func:`migrate`.
     """
     rel = _check_has_many(db, relationship, "repair_copies")
-    if not isinstance(rel.via, Denormalized):
+    if not rel.via.copies:
         raise DefinitionError(
             f"repair_copies({rel.qualname}): it is declared with {rel.via.describe()}, which "
             "keeps no copies; declare it via=Denormalized(copy={...}) first"
         )
-    if rel.target_info.stamps.version is not None:
-        raise DefinitionError(
-            f"repair_copies({rel.qualname}): {rel.target_name} is versioned, and BatchWriteItem "
-            "cannot carry its version check; use db.sync_copies(parent) for each parent"
-        )
     return await _run(
         db,
-        _Copies(rel),
+        Copies(rel),
         dry_run=dry_run,
         checkpoint=checkpoint,
         on_progress=on_progress,

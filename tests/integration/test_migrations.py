@@ -9,6 +9,7 @@ reads the children through the loaders.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -29,6 +30,8 @@ from dynorm import (
     Request,
     Table,
 )
+from dynorm._chunks import key_id
+from dynorm._migrate_kinds import Embed, child_digest
 from dynorm.migrations import (
     CheckpointError,
     MigrationError,
@@ -425,6 +428,10 @@ async def test_an_interrupted_run_resumes_from_its_checkpoint(
             )
         saved = json.loads(checkpoint.read_text())
         assert saved["fingerprint"]["kind"] == "move"
+        # Where it ran: a checkpoint of another endpoint or region is another migration's.
+        assert saved["fingerprint"]["endpoint"] == db.endpoint
+        assert saved["fingerprint"]["region"] == db.region
+        assert db.endpoint == dynorm_server.url
         assert saved["counters"]["pages"] == 2
         assert saved["counters"]["scanned"] == 4
         assert saved["positions"][0] is not None
@@ -442,6 +449,9 @@ async def test_an_interrupted_run_resumes_from_its_checkpoint(
         assert report.resumed
         assert report.ok
         assert (report.written, report.deleted, report.updated) == (4, 4, 2)
+        assert report.verification is not None
+        # Pages of 2 items split the children of "a": each parent still counts once.
+        assert (report.verification.parents, report.verification.children) == (2, 4)
         assert not checkpoint.exists()
         assert await stored(db) == INDEX_LAYOUT
         await assert_second_run_writes_nothing(
@@ -696,3 +706,439 @@ async def test_nonsense_is_refused_before_sending(
         ):
             await migrate(plain, EOrder.lines, from_=Partition())
         assert len(log) == 0
+
+
+# -- nothing lost: undeclared attributes, timestamps, versions, key clashes ----------------------
+
+T0 = datetime.datetime(2020, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+stamped_before = Table("migr-stamped", pk="pk", sk="sk", indexes=INDEXES)
+stamped_after = Table("migr-stamped", pk="pk", sk="sk", indexes=INDEXES)
+
+
+@stamped_before.model(pk="P#{pid}", sk="#P#{pid}")
+class SOldParent:
+    pid: str
+    notes = HasMany["SOldNote"](via=Partition())
+
+
+@stamped_before.model(
+    pk="P#{pid}", sk="N#{nid}", created="created", updated="updated", version="version"
+)
+class SOldNote:
+    pid: str
+    nid: str
+    body: str = ""
+    version: int = 0
+    created: datetime.datetime | None = None
+    updated: datetime.datetime | None = None
+
+
+@stamped_after.model(pk="P#{pid}", sk="#P#{pid}", GSI1=("P#{pid}", "#P#{pid}"))
+class SParent:
+    pid: str
+    notes = HasMany["SNote"](via=Index("GSI1"))
+
+
+@stamped_after.model(
+    pk="N#{nid}",  # not unique per parent: two parents' notes "1" meet at one new key
+    sk="N#{nid}",
+    GSI1=("P#{pid}", "N#{nid}"),
+    created="created",
+    updated="updated",
+    version="version",
+)
+class SNote:
+    pid: str
+    nid: str
+    body: str = ""
+    version: int = 0
+    created: datetime.datetime | None = None
+    updated: datetime.datetime | None = None
+
+
+async def put_each(db: Database, objs: list[Any]) -> None:
+    """One db.put each: versioned models refuse batch writes."""
+    for obj in objs:
+        await db.put(obj)
+
+
+async def set_raw(db: Database, key: dict[str, str], **values: dict[str, Any]) -> None:
+    """Attributes written by another tool (raw UpdateItem), whatever the models declare."""
+    names = {f"#a{i}": a for i, a in enumerate(values)}
+    params = {
+        "TableName": db.table_name,
+        "Key": {k: {"S": v} for k, v in key.items()},
+        "UpdateExpression": "SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(values))),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": {f":v{i}": v for i, v in enumerate(values.values())},
+    }
+    await db.send(Request("UpdateItem", params))
+
+
+async def test_a_move_keeps_every_stored_attribute_timestamps_and_versions(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, stamped_after, stamped_before) as (db, old):
+        await put_each(old, [SOldParent("a"), SOldNote("a", "1", "one"), SOldNote("a", "2", "two")])
+        await set_raw(
+            db,
+            {"pk": "P#a", "sk": "N#1"},
+            legacy={"S": "keep me"},
+            created={"S": T0.isoformat()},
+            updated={"S": T0.isoformat()},
+            version={"N": "7"},
+        )
+        before = {i["nid"]: i for i in await stored(db) if "nid" in i}
+
+        report = await migrate(db, SParent.notes, from_=Partition())
+
+        assert report.ok
+        assert (report.written, report.deleted) == (2, 2)
+        after = {i["nid"]: i for i in await stored(db) if "nid" in i}
+        keys = {"pk", "sk", "GSI1PK", "GSI1SK"}
+        for nid in ("1", "2"):
+            assert {k: v for k, v in after[nid].items() if k not in keys} == {
+                k: v for k, v in before[nid].items() if k not in keys
+            }
+            assert (after[nid]["pk"], after[nid]["GSI1PK"]) == (f"N#{nid}", "P#a")
+        assert after["1"]["legacy"] == "keep me"
+        assert after["1"]["version"] == "7"
+        assert after["1"]["updated"] == T0.isoformat()
+        parent = await db.get(SParent, pid="a", load=[SParent.notes])
+        assert parent.notes.loaded[0] == SNote("a", "1", "one", 7, T0, T0)
+
+
+@pytest.mark.parametrize("page_size", [100, 1])
+async def test_a_move_refuses_two_children_meeting_at_one_new_key(
+    dynorm_connect: Connect, dynorm_server: RunningServer, page_size: int
+) -> None:
+    async with both(dynorm_connect, dynorm_server, stamped_after, stamped_before) as (db, old):
+        await put_each(
+            old,
+            [SOldParent("a"), SOldParent("b"), SOldNote("a", "1", "A"), SOldNote("b", "1", "B")],
+        )
+        dry = await migrate(db, SParent.notes, from_=Partition(), dry_run=True)
+        assert len(dry.refused) == 2
+        assert all("N#1" in r for r in dry.refused)
+        assert not dry.ok
+
+        with pytest.raises(MigrationError, match="new key"):
+            await migrate(db, SParent.notes, from_=Partition(), page_size=page_size)
+        bodies = sorted(i["body"] for i in await stored(db) if "nid" in i)
+        assert bodies == ["A", "B"]  # one may have moved; neither is lost
+
+
+async def test_a_move_refuses_a_new_key_that_holds_another_item_but_resumes_its_own(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, stamped_after, stamped_before) as (db, old):
+        await put_each(old, [SOldParent("a"), SOldNote("a", "1", "old"), SOldNote("a", "2", "two")])
+        new_two = {i["nid"]: i for i in await stored(db) if "nid" in i}["2"]
+        # "2" was moved by an interrupted run (new item written, old one not deleted yet) ...
+        await db.send(
+            Request(
+                "PutItem",
+                {
+                    "TableName": db.table_name,
+                    "Item": {
+                        **{k: {"S": v} for k, v in new_two.items() if k != "version"},
+                        "version": {"N": new_two["version"]},
+                        "pk": {"S": "N#2"},
+                        "sk": {"S": "N#2"},
+                        "GSI1PK": {"S": "P#a"},
+                        "GSI1SK": {"S": "N#2"},
+                    },
+                },
+            )
+        )
+        # ... and "1"'s new key holds another item, written by the new code.
+        await db.put(SNote("z", "1", "someone else's"))
+        before = await stored(db)
+        with count_requests(db) as log, pytest.raises(MigrationError, match="holds another item"):
+            await migrate(db, SParent.notes, from_=Partition())
+        assert log.operations.count("BatchGetItem") == 1
+        assert not WRITES & set(log.operations)
+        assert await stored(db) == before
+
+        await db.delete(await db.get(SNote, nid="1"))
+        report = await migrate(db, SParent.notes, from_=Partition())
+        assert report.ok
+        assert (report.written, report.deleted) == (2, 2)
+        parent = await db.get(SParent, pid="a", load=[SParent.notes])
+        assert [(n.nid, n.body) for n in parent.notes.loaded] == [("1", "old"), ("2", "two")]
+
+
+# Embedded(key="sku"): the map key is not unique among the old children.
+lines_items = Table("migr-lines", pk="pk", sk="sk")
+lines_embedded = Table("migr-lines", pk="pk", sk="sk")
+
+
+@lines_items.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class LOrder:
+    order_id: str
+    lines = HasMany["LLine"](via=Partition())
+
+
+@lines_items.model(pk="O#{order_id}", sk="LINE#{line_no}")
+class LLine:
+    order_id: str
+    line_no: str
+    sku: str
+    qty: int = 0
+
+
+@lines_embedded.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class KOrder:
+    order_id: str
+    lines = HasMany["KLine"](via=Embedded(key="sku"))
+
+
+@lines_embedded.model(pk="O#{order_id}", sk="LINE#{line_no}")
+class KLine:
+    order_id: str
+    line_no: str
+    sku: str
+    qty: int = 0
+
+
+async def test_embedding_refuses_children_sharing_a_map_key(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, lines_embedded, lines_items) as (db, old):
+        await put_each(
+            old,
+            [
+                LOrder("1"),
+                LLine("1", "1", "pen", 2),
+                LLine("1", "2", "pen", 5),
+                LOrder("2"),
+                LLine("2", "1", "ink", 1),
+            ],
+        )
+        dry = await migrate(db, KOrder.lines, from_=Partition(), dry_run=True)
+        assert len(dry.refused) == 1
+        assert "O#1" in dry.refused[0]
+        assert "'pen'" in dry.refused[0]
+        before = await stored(db)
+        with pytest.raises(MigrationError, match="share the map key 'pen'"):
+            await migrate(db, KOrder.lines, from_=Partition())
+        assert await stored(db) == before
+
+        # A child embedded already under "ink" that differs from the item moving in: refused.
+        await set_raw(
+            db,
+            {"pk": "O#2", "sk": "#ORDER#2"},
+            lines={
+                "M": {
+                    "ink": {
+                        "M": {
+                            "order_id": {"S": "2"},
+                            "line_no": {"S": "9"},
+                            "sku": {"S": "ink"},
+                            "qty": {"N": "9"},
+                        }
+                    }
+                }
+            },
+        )
+        await old.delete(LLine("1", "2", "pen", 5))
+        with pytest.raises(MigrationError, match="differs from the child embedded"):
+            await migrate(db, KOrder.lines, from_=Partition())
+
+        # The same child embedded already (a re-run after an interruption) is no clash.
+        await set_raw(
+            db,
+            {"pk": "O#2", "sk": "#ORDER#2"},
+            lines={
+                "M": {
+                    "ink": {
+                        "M": {
+                            "order_id": {"S": "2"},
+                            "line_no": {"S": "1"},
+                            "sku": {"S": "ink"},
+                            "qty": {"N": "1"},
+                        }
+                    }
+                }
+            },
+        )
+        report = await migrate(db, KOrder.lines, from_=Partition())
+        assert report.ok
+        assert report.verification is not None
+        assert (report.verification.parents, report.verification.children) == (2, 2)
+        order = await db.get(KOrder, order_id="1", load=[KOrder.lines])
+        assert order.lines.loaded == [KLine("1", "1", "pen", 2)]
+
+
+async def test_embed_verification_compares_what_was_embedded_with_what_is_stored(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, lines_embedded, lines_items) as (db, old):
+        await put_each(old, [LOrder("1"), LLine("1", "1", "pen", 2)])
+        assert (await migrate(db, KOrder.lines, from_=Partition())).ok
+        kind = Embed(KOrder.lines, Partition(), KOrder.lines.via_strategy(Partition()))
+        raw = list((await db.send(Request("Scan", {"TableName": db.table_name})))["Items"])
+        key = {"pk": {"S": "O#1"}, "sk": {"S": "#ORDER#1"}}
+        pen, lost = KLine("1", "1", "pen", 2), KLine("1", "2", "cap", 1)
+        digests = frozenset(child_digest(kind.codec, c) for c in (pen, lost))
+        reach = await kind.reach(db, raw, {key_id(key): (key, digests)})
+        assert (reach.unreachable, len(reach.parents), reach.children) == (1, 1, 1)
+        assert "not there" in reach.problems[0]
+        ok = await kind.reach(
+            db, raw, {key_id(key): (key, digests - {child_digest(kind.codec, lost)})}
+        )
+        assert ok.unreachable == 0
+
+
+# Denormalized copies on versioned, stamped children with attributes of another tool.
+vbooks_before = Table("migr-vbooks", pk="pk", sk="sk")
+vbooks_after = Table("migr-vbooks", pk="pk", sk="sk")
+
+
+@vbooks_before.model(pk="A#{author}", sk="#AUTHOR#{author}")
+class VOldAuthor:
+    author: str
+    born: str
+    books = HasMany["VOldBook"](via=Partition())
+
+
+@vbooks_before.model(pk="A#{author}", sk="BOOK#{title}", version="version", updated="updated")
+class VOldBook:
+    author: str
+    title: str
+    version: int = 0
+    updated: datetime.datetime | None = None
+
+
+@vbooks_after.model(pk="A#{author}", sk="#AUTHOR#{author}")
+class VAuthor:
+    author: str
+    born: str
+    books = HasMany["VBook"](via=Denormalized(copy={"born": "author_born"}))
+
+
+@vbooks_after.model(pk="A#{author}", sk="BOOK#{title}", version="version", updated="updated")
+class VBook:
+    author: str
+    title: str
+    author_born: str = ""
+    version: int = 0
+    updated: datetime.datetime | None = None
+
+
+async def test_repair_copies_rewrites_only_the_copies(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, vbooks_after, vbooks_before) as (db, old):
+        await put_each(old, [VOldAuthor("ann", "1950"), VOldBook("ann", "one")])
+        await set_raw(db, {"pk": "A#ann", "sk": "BOOK#one"}, legacy={"S": "keep me"})
+        (before,) = [i for i in await stored(db) if i["sk"] == "BOOK#one"]
+
+        report = await repair_copies(db, VAuthor.books)
+
+        assert report.ok
+        assert report.written == 1
+        (after,) = [i for i in await stored(db) if i["sk"] == "BOOK#one"]
+        assert after == {**before, "author_born": "1950"}  # version, updated, legacy as stored
+        await assert_second_run_writes_nothing(db, lambda: repair_copies(db, VAuthor.books))
+
+
+# -- checkpoints that cannot be used --------------------------------------------------------------
+
+
+async def test_a_checkpoint_path_that_cannot_be_written_fails_before_any_write(
+    dynorm_connect: Connect, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    async with both(dynorm_connect, dynorm_server, in_index, in_partition) as (db, old):
+        await write_partition_layout(old)
+        with count_requests(db) as log, pytest.raises(CheckpointError, match="cannot be written"):
+            await migrate(
+                db, IParent.items, from_=Partition(), checkpoint=tmp_path / "no" / "c.json"
+            )
+        assert len(log) == 0
+        assert await stored(db) == PARTITION_LAYOUT
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d.pop("counters"),
+        lambda d: d.update(extra=1),
+        lambda d: d.update(counters={"pages": "x"}),
+        lambda d: d.update(positions=None),
+        lambda d: d.update(done=[True, False, True]),
+    ],
+    ids=["no-counters", "unknown-key", "bad-counters", "bad-positions", "bad-done"],
+)
+async def test_a_malformed_checkpoint_is_refused_with_what_to_do(
+    dynorm_connect: Connect, dynorm_server: RunningServer, tmp_path: Path, damage: Any
+) -> None:
+    checkpoint = tmp_path / "move.json"
+    async with both(dynorm_connect, dynorm_server, in_index, in_partition) as (db, old):
+        await write_partition_layout(old)
+
+        def stop(progress: MigrationProgress) -> None:
+            raise StopRunError
+
+        with pytest.raises(StopRunError):
+            await migrate(
+                db,
+                IParent.items,
+                from_=Partition(),
+                checkpoint=checkpoint,
+                on_progress=stop,
+                page_size=2,
+            )
+        data = json.loads(checkpoint.read_text())
+        damage(data)
+        checkpoint.write_text(json.dumps(data))
+        with count_requests(db) as log, pytest.raises(CheckpointError, match="delete it"):
+            await migrate(db, IParent.items, from_=Partition(), checkpoint=checkpoint)
+        assert len(log) == 0
+
+
+# -- children whose link does not name a whole parent ----------------------------------------------
+
+groups_before = Table("migr-groups", pk="pk", sk="sk")
+groups_after = Table("migr-groups", pk="pk", sk="sk")
+
+
+@groups_before.model(pk="G#{g}", sk="#G#{g}#{v}")
+class OldGroup:
+    g: str
+    v: str
+    members = HasMany["OldMember"](via=Partition())
+
+
+@groups_before.model(pk="G#{g}", sk="M#{m}")
+class OldMember:
+    g: str
+    m: str
+
+
+@groups_after.model(pk="G#{g}", sk="#G#{g}#{v}")
+class Group:
+    g: str
+    v: str
+    members = HasMany["Member"](via=Denormalized(copy={"g": "group"}))
+
+
+@groups_after.model(pk="G#{g}", sk="M#{m}")
+class Member:
+    g: str
+    m: str
+    group: str = ""
+
+
+async def test_children_that_cannot_be_checked_are_counted_not_passed(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, groups_after, groups_before) as (db, old):
+        await put_each(old, [OldGroup("x", "1"), OldMember("x", "a"), OldMember("x", "b")])
+        report = await repair_copies(db, Group.members, page_size=1)
+        assert report.written == 2
+        assert report.verification is not None
+        assert report.verification.unchecked == 2
+        assert isinstance(report.verification.problems, tuple)
+        assert report.verification.children == 0
+        assert any("not checked" in p for p in report.verification.problems)

@@ -91,6 +91,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cli._target",
         "cli._workbench",
         "design",
+        "_migrate_kinds",
+        "_migrate_run",
         "migrations",
         "workbench",
     ),

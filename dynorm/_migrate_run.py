@@ -1,0 +1,446 @@
+"""How a migration runs: the Scan loop, each page's writes, checkpoints and the verification.
+
+A kind (dynorm._migrate_kinds) plans each page; this module reads the pages, sends what the
+plans say, saves the checkpoint after each page and re-reads the table to verify. The public
+calls and the report classes are in dynorm.migrations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
+
+import attrs
+
+from ._chunks import KeyId, key_id
+from ._codec import Item
+from ._database import Database
+from ._errors import ConditionFailedError, DynormError
+from ._migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach
+from ._plans import Request, ScanRead
+from ._steps import Plan, WriteBatch
+
+__all__ = [
+    "CHECKPOINT_VERSION",
+    "Checked",
+    "CheckpointError",
+    "Counters",
+    "MigrationError",
+    "Outcome",
+    "Phase",
+    "run",
+]
+
+#: The format of checkpoint files; a file of another version is refused.
+CHECKPOINT_VERSION: Final = 2
+
+Phase: TypeAlias = Literal["migrate", "verify"]
+
+
+class MigrationError(DynormError):
+    """A migration that cannot run, or cannot go on, as asked; the message says what to change."""
+
+
+class CheckpointError(MigrationError):
+    """A checkpoint file that belongs to another migration, or cannot be read or written."""
+
+
+@attrs.define
+class Counters:
+    """What a pass has done so far."""
+
+    scanned: int = 0
+    written: int = 0
+    deleted: int = 0
+    updated: int = 0
+    pages: int = 0
+
+
+@attrs.frozen
+class Checked:
+    """The verification's counts (dynorm.migrations.Verification has the same fields)."""
+
+    leftovers: int
+    parents: int
+    children: int
+    unreachable: int
+    orphans: int
+    unchecked: int
+    problems: tuple[str, ...]
+
+
+@attrs.frozen
+class Outcome:
+    """What a run did: its counts (earlier runs' included when resumed) and verification."""
+
+    counters: Counters
+    #: DescribeTable's ItemCount (None: unknown)
+    total: int | None
+    resumed: bool
+    refused: tuple[str, ...]
+    checked: Checked | None
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+_CHECKPOINT_KEYS: Final = frozenset(
+    {"version", "fingerprint", "positions", "done", "counters", "refused"}
+)
+
+
+def _malformed(path: Path, why: str) -> CheckpointError:
+    return CheckpointError(
+        f"checkpoint {str(path)!r} is not a checkpoint this version of dynorm wrote ({why}); "
+        "delete it to start over"
+    )
+
+
+@attrs.define
+class Checkpoint:
+    """The JSON file that lets an interrupted run resume (see docs/migrations.md)."""
+
+    path: Path | None
+    fingerprint: dict[str, object]
+    positions: list[Item | None]
+    done: list[bool]
+    counters: Counters
+    refused: list[str] = attrs.field(factory=list)
+    resumed: bool = False
+
+    @classmethod
+    def open(cls, path: Path | None, fingerprint: dict[str, object], segments: int) -> Checkpoint:
+        """The checkpoint at ``path`` when it is this migration's, else a fresh one.
+
+        CheckpointError when the file is another migration's, or not a checkpoint at all.
+        """
+        fresh = cls(path, fingerprint, [None] * segments, [False] * segments, Counters())
+        if path is None or not path.exists():
+            return fresh
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} cannot be read ({exc}); delete it to start over"
+            ) from exc
+        if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), dict):
+            raise _malformed(path, "no fingerprint")
+        stored: dict[str, object] = data["fingerprint"]
+        if data.get("version") != CHECKPOINT_VERSION or stored != fingerprint:
+            diff = ", ".join(
+                f"{k}: {stored.get(k)!r} there, {fingerprint.get(k)!r} here"
+                for k in sorted({*stored, *fingerprint})
+                if stored.get(k) != fingerprint.get(k)
+            )
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} belongs to another migration ({diff or 'version'}); "
+                "pass another checkpoint path, or delete this one to start over"
+            )
+        return cls._parse(path, fingerprint, segments, data)
+
+    @classmethod
+    def _parse(
+        cls, path: Path, fingerprint: dict[str, object], segments: int, data: dict[str, Any]
+    ) -> Checkpoint:
+        unknown = set(data) - _CHECKPOINT_KEYS
+        missing = _CHECKPOINT_KEYS - {"refused"} - set(data)
+        if unknown or missing:
+            what = [f"unknown {sorted(unknown)}"] if unknown else []
+            what += [f"missing {sorted(missing)}"] if missing else []
+            raise _malformed(path, ", ".join(what))
+        positions, done, counters = data["positions"], data["done"], data["counters"]
+        refused = data.get("refused", [])
+        fields = {f.name for f in attrs.fields(Counters)}
+        if not (
+            isinstance(positions, list)
+            and len(positions) == segments
+            and all(p is None or isinstance(p, dict) for p in positions)
+        ):
+            raise _malformed(path, f"positions must be {segments} scan positions")
+        if not (
+            isinstance(done, list)
+            and len(done) == segments
+            and all(isinstance(d, bool) for d in done)
+        ):
+            raise _malformed(path, f"done must be {segments} booleans")
+        if not (
+            isinstance(counters, dict)
+            and set(counters) == fields
+            and all(type(v) is int and v >= 0 for v in counters.values())
+        ):
+            raise _malformed(path, f"counters must hold {', '.join(sorted(fields))}")
+        if not (isinstance(refused, list) and all(isinstance(r, str) for r in refused)):
+            raise _malformed(path, "refused must be a list of texts")
+        return cls(path, fingerprint, positions, done, Counters(**counters), refused, resumed=True)
+
+    def save(self) -> None:
+        """Write the file (atomically: a crash leaves the old checkpoint or the new one)."""
+        if self.path is None:
+            return
+        data = {
+            "version": CHECKPOINT_VERSION,
+            "fingerprint": self.fingerprint,
+            "positions": self.positions,
+            "done": self.done,
+            "counters": attrs.asdict(self.counters),
+            "refused": self.refused[:MAX_PROBLEMS],
+        }
+        partial = self.path.with_name(self.path.name + ".tmp")
+        try:
+            partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=_jsonable))
+            partial.replace(self.path)
+        except OSError as exc:
+            raise CheckpointError(
+                f"checkpoint {str(self.path)!r} cannot be written ({exc}); pass a path in a "
+                "directory that exists and is writable"
+            ) from exc
+
+    def remove(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, bytes | bytearray):  # a binary key value on the botocore path
+        return base64.b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# -- reading and writing --------------------------------------------------------------------------
+
+
+async def _total_estimate(db: Database) -> int | None:
+    described = await db.send(Request("DescribeTable", {"TableName": db.table_name}))
+    count = described.get("Table", {}).get("ItemCount")
+    # 0 is what a table reports until its first count (dynalite: always): read it as unknown.
+    return int(count) if count else None
+
+
+def _scan_request(
+    db: Database,
+    segment: int,
+    segments: int,
+    page_size: int,
+    start: Item | None,
+    *,
+    consistent: bool,
+) -> Request:
+    """One page of a raw Scan of the whole table (every model, items as stored)."""
+    read = ScanRead(
+        table_name=db.table_name, segment=segment, segments=segments, consistent=consistent
+    )
+    request = read.request()
+    params = {**request.params, "Limit": page_size}
+    if start:
+        params["ExclusiveStartKey"] = start
+    return attrs.evolve(request, params=params)
+
+
+async def _scan_pages(
+    db: Database,
+    *,
+    segments: int,
+    page_size: int,
+    positions: list[Item | None],
+    done: list[bool],
+    on_page: Callable[[int, list[Item], Item | None], Awaitable[None]],
+    consistent: bool,
+) -> None:
+    """Read every segment page by page (segments concurrently), ``on_page`` after each."""
+
+    async def segment(number: int) -> None:
+        start = positions[number]
+        while not done[number]:  # a segment a resumed checkpoint finished is not read again
+            request = _scan_request(db, number, segments, page_size, start, consistent=consistent)
+            response = await db.send(request)
+            start = response.get("LastEvaluatedKey") or None
+            await on_page(number, list(response.get("Items") or []), start)
+            if start is None:
+                return
+
+    if segments == 1:
+        await segment(0)
+        return
+    try:
+        async with asyncio.TaskGroup() as group:  # one failing cancels the others
+            for number in range(segments):
+                group.create_task(segment(number))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None  # the first failure, as with one segment
+
+
+def _write_plan(writes: Sequence[dict[str, Any]]) -> Plan[None]:
+    yield WriteBatch(tuple(writes))
+
+
+async def _execute(db: Database, plan: PagePlan) -> int:
+    """Send a page's writes: puts, then parent updates, then deletes. Returns updates applied."""
+    if plan.puts:
+        await db.put_all(plan.puts)
+    if plan.raw_puts:
+        await db.run(_write_plan([{"PutRequest": {"Item": item}} for item in plan.raw_puts]))
+    applied = 0
+
+    async def update(request: Request) -> None:
+        nonlocal applied
+        try:
+            await db.send(request)
+            applied += 1
+        except ConditionFailedError:
+            pass  # the parent was deleted since the scan: nothing to update
+
+    await asyncio.gather(*(update(r) for r in plan.updates))
+    if plan.deletes:
+        unique = list({key_id(k): k for k in plan.deletes}.values())
+        await db.run(_write_plan([{"DeleteRequest": {"Key": k}} for k in unique]))
+    return applied
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def fingerprint_of(db: Database, kind: Kind, segments: int) -> dict[str, object]:
+    """What identifies a migration in its checkpoint: where it runs and what it does."""
+    return {
+        "endpoint": db.endpoint,
+        "region": db.region,
+        "table": db.table_name,
+        "kind": kind.kind,
+        **kind.fingerprint(),
+        "to": kind.subject,
+        "segments": segments,
+    }
+
+
+async def run(
+    db: Database,
+    kind: Kind,
+    *,
+    dry_run: bool,
+    checkpoint: str | os.PathLike[str] | None,
+    on_progress: Callable[[Phase, Counters, int | None], None],
+    segments: int,
+    page_size: int,
+    verify: bool,
+) -> Outcome:
+    """Run ``kind`` over the table; MigrationError when a page is refused (not in a dry run)."""
+    if type(segments) is not int or segments < 1:
+        raise MigrationError(f"segments must be a positive int; got {segments!r}")
+    if type(page_size) is not int or not 1 <= page_size <= 1000:
+        raise MigrationError(f"page_size must be an int from 1 to 1000; got {page_size!r}")
+    path = None if dry_run or checkpoint is None else Path(checkpoint)
+    state = Checkpoint.open(path, fingerprint_of(db, kind, segments), segments)
+    state.save()  # a path that cannot be written fails here, before anything is written
+    total = await _total_estimate(db)
+    counters = state.counters
+    lock = asyncio.Lock()
+    expected: dict[KeyId, tuple[Item, frozenset[str]]] = {}
+
+    async def migrate_page(number: int, items: list[Item], after: Item | None) -> None:
+        plan = await kind.plan(db, items)
+        if plan.refused and not dry_run:
+            raise MigrationError(
+                f"{kind.subject}: nothing was written for this page: "
+                + "; ".join(plan.refused[:MAX_PROBLEMS])
+            )
+        updated = len(plan.updates) if dry_run else await _execute(db, plan)
+        async with lock:
+            expected.update(plan.embedded)
+            counters.scanned += len(items)
+            counters.written += plan.written
+            counters.deleted += len({key_id(k) for k in plan.deletes})
+            counters.updated += updated
+            counters.pages += 1
+            state.refused += plan.refused
+            state.positions[number] = after
+            state.done[number] = after is None
+            state.save()
+            on_progress("migrate", counters, total)
+
+    await _scan_pages(
+        db,
+        segments=segments,
+        page_size=page_size,
+        positions=state.positions,
+        done=state.done,
+        on_page=migrate_page,
+        consistent=False,
+    )
+    state.remove()
+    checked = None
+    if verify and not dry_run:
+        checked = await _verify(
+            db,
+            kind,
+            segments=segments,
+            page_size=page_size,
+            expected=expected,
+            on_progress=lambda p, c: on_progress(p, c, total),
+        )
+    return Outcome(counters, total, state.resumed, tuple(state.refused[:MAX_PROBLEMS]), checked)
+
+
+async def _verify(
+    db: Database,
+    kind: Kind,
+    *,
+    segments: int,
+    page_size: int,
+    expected: dict[KeyId, tuple[Item, frozenset[str]]],
+    on_progress: Callable[[Phase, Counters], None],
+) -> Checked:
+    seen = Counters()
+    leftovers = 0
+    total = Reach()
+    problems: list[str] = []
+    lock = asyncio.Lock()
+
+    async def verify_page(number: int, items: list[Item], after: Item | None) -> None:
+        nonlocal leftovers
+        del number, after
+        plan = await kind.plan(db, items)
+        reach = await kind.reach(db, items, expected)
+        async with lock:
+            left = plan.written + len(plan.deletes) + len(plan.updates) + len(plan.refused)
+            leftovers += left
+            if left and len(problems) < MAX_PROBLEMS:
+                problems.append(
+                    f"{left} change(s) still to make in a page: "
+                    f"{plan.written} to write, {len(plan.deletes)} to delete, "
+                    f"{len(plan.updates)} parents to update, {len(plan.refused)} refused"
+                )
+            problems.extend(plan.refused[: MAX_PROBLEMS - len(problems)])
+            total.parents |= reach.parents
+            total.children += reach.children
+            total.unreachable += reach.unreachable
+            total.orphans += reach.orphans
+            total.unchecked += reach.unchecked
+            problems.extend(reach.problems[: MAX_PROBLEMS - len(problems)])
+            seen.scanned += len(items)
+            seen.pages += 1
+            on_progress("verify", seen)
+
+    await _scan_pages(
+        db,
+        segments=segments,
+        page_size=page_size,
+        positions=[None] * segments,
+        done=[False] * segments,
+        on_page=verify_page,
+        consistent=True,
+    )
+    return Checked(
+        leftovers=leftovers,
+        parents=len(total.parents),
+        children=total.children,
+        unreachable=total.unreachable,
+        orphans=total.orphans,
+        unchecked=total.unchecked,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,162 @@
+"""The migration kinds' page planning, pure: what a page writes, and what it refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
+from dynorm._chunks import key_id
+from dynorm._codec import Item
+from dynorm._migrate_kinds import Embed, Move, PagePlan
+
+table = Table("kinds", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+@table.model(pk="U#{user}", sk="#U#{user}", GSI1=("U#{user}", "#U#{user}"))
+class User:
+    user: str
+    tickets = HasMany["Ticket"](via=Index("GSI1"))
+
+
+@table.model(pk="T#{tid}", sk="T#{tid}", GSI1=("U#{user}", "T#{tid}"))
+class Ticket:
+    user: str
+    tid: str
+    body: str = ""
+
+
+embedded = Table("kinds-embed", pk="pk", sk="sk")
+
+
+@embedded.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class Order:
+    order_id: str
+    lines = HasMany["Line"](via=Embedded(key="sku"))
+
+
+@embedded.model(pk="O#{order_id}", sk="LINE#{line_no}")
+class Line:
+    order_id: str
+    line_no: str
+    sku: str
+    qty: int = 0
+
+
+table.check()
+embedded.check()
+
+
+def s(text: str) -> dict[str, str]:
+    return {"S": text}
+
+
+def old_ticket(user: str, tid: str, body: str, **extra: Any) -> Item:
+    """A ticket stored in its user's partition (the old layout)."""
+    return {
+        "pk": s(f"U#{user}"),
+        "sk": s(f"T#{tid}"),
+        "user": s(user),
+        "tid": s(tid),
+        "body": s(body),
+        **extra,
+    }
+
+
+def move() -> Move:
+    return Move(User.tickets, Partition())
+
+
+def test_a_moved_item_keeps_every_attribute_but_its_keys() -> None:
+    old = old_ticket("a", "1", "x", legacy=s("keep"), GSI9=s("stale"))
+    assert move().moved_item(old) == {
+        "pk": s("T#1"),
+        "sk": s("T#1"),
+        "GSI1PK": s("U#a"),
+        "GSI1SK": s("T#1"),
+        "user": s("a"),
+        "tid": s("1"),
+        "body": s("x"),
+        "legacy": s("keep"),
+        "GSI9": s("stale"),  # not a key attribute of this table: another tool's, kept
+    }
+
+
+def test_two_children_meeting_at_one_new_key_are_both_refused() -> None:
+    kind = move()
+    page = [old_ticket("a", "1", "from a"), old_ticket("b", "1", "from b")]
+    plan, moves = kind.plan_page(table, "t", page)
+    assert len(moves) == 2
+    settled = kind.settle(table, plan, moves, {})
+    assert settled.raw_puts == []
+    assert settled.deletes == []
+    assert len(settled.refused) == 2
+    assert all("T#1" in r and "also the new key" in r for r in settled.refused)
+
+
+def test_a_new_key_holding_another_item_is_refused_and_its_own_is_not() -> None:
+    kind = move()
+    page = [old_ticket("a", "1", "mine"), old_ticket("a", "2", "two")]
+    plan, moves = kind.plan_page(table, "t", page)
+    mine = {n["tid"]["S"]: n for _, n in moves}
+    other = {**mine["1"], "body": s("someone else's")}
+    stored = {
+        key_id({"pk": s("T#1"), "sk": s("T#1")}): other,
+        key_id({"pk": s("T#2"), "sk": s("T#2")}): mine["2"],  # a re-run finds its own
+    }
+    settled = kind.settle(table, plan, moves, stored)
+    assert len(settled.refused) == 1
+    assert "holds another item" in settled.refused[0]
+    assert settled.raw_puts == [mine["2"]]
+    assert settled.deletes == [{"pk": s("U#a"), "sk": s("T#2")}]
+
+
+def order_item(held: dict[str, Any] | None = None) -> Item:
+    item: Item = {"pk": s("O#1"), "sk": s("#ORDER#1"), "order_id": s("1")}
+    if held is not None:
+        item["lines"] = {"M": held}
+    return item
+
+
+def line(line_no: str, sku: str, qty: int) -> tuple[Item, Line]:
+    raw = {"pk": s("O#1"), "sk": s(f"LINE#{line_no}")}
+    return raw, Line("1", line_no, sku, qty)
+
+
+def embed() -> Embed:
+    return Embed(Order.lines, Partition(), Order.lines.via_strategy(Partition()))
+
+
+def test_children_sharing_a_map_key_refuse_their_parent() -> None:
+    plan = PagePlan()
+    embed().plan_parent(
+        embedded, "t", order_item(), [line("1", "pen", 2), line("2", "pen", 5)], plan
+    )
+    assert (plan.updates, plan.deletes) == ([], [])
+    assert len(plan.refused) == 1
+    assert "share the map key 'pen'" in plan.refused[0]
+
+
+def test_a_child_differing_from_the_one_held_under_its_key_refuses_the_parent() -> None:
+    kind = embed()
+    held = {"pen": kind.codec.encode_child(Line("1", "9", "pen", 9))}
+    plan = PagePlan()
+    kind.plan_parent(embedded, "t", order_item(held), [line("1", "pen", 2)], plan)
+    assert len(plan.refused) == 1
+    assert "differs from the child embedded" in plan.refused[0]
+
+
+def test_the_same_child_held_already_is_a_rerun_not_a_clash() -> None:
+    kind = embed()
+    held = {"pen": kind.codec.encode_child(Line("1", "1", "pen", 2))}
+    plan = PagePlan()
+    kind.plan_parent(
+        embedded, "t", order_item(held), [line("1", "pen", 2), line("2", "ink", 1)], plan
+    )
+    assert plan.refused == []
+    assert len(plan.updates) == 1
+    assert plan.deletes == [
+        {"pk": s("O#1"), "sk": s("LINE#1")},
+        {"pk": s("O#1"), "sk": s("LINE#2")},
+    ]
+    ((_, digests),) = plan.embedded.values()
+    assert len(digests) == 2  # verification checks both are there
