@@ -17,6 +17,7 @@ from dynorm._strategies import Strategy
 from dynorm._table import Table
 from dynorm.migrations import (
     DEFAULT_PAGE_SIZE,
+    CheckpointError,
     MigrationProgress,
     MigrationReport,
     backfill_index,
@@ -214,7 +215,7 @@ def migrate(
             err=True,
         )
     if saved is not None and saved.exists():
-        err.print(f"Resuming from {saved}")
+        err.print(f"Found {saved}: resuming from it if it belongs to this migration")
     options: dict[str, Any] = {
         "dry_run": dry_run,
         "checkpoint": saved,
@@ -248,12 +249,14 @@ def migrate(
         err.print(f"[yellow]Interrupted[/]{where}")
         raise SystemExit(130) from None
     except DynormError as exc:
-        if saved is None or not saved.exists():
+        if saved is None or not saved.exists() or isinstance(exc, CheckpointError):
             raise
         raise click.ClickException(
             f"{type(exc).__name__}: {exc}\nProgress is saved in {saved}: run the same command "
             f"again to resume from {saved}"
         ) from exc
+    if report.resumed:
+        err.print(f"Resumed from {saved}")
     out.print(_summary(report, connection.where()))
     if report.refused:
         for line in report.refused:

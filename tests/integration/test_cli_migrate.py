@@ -186,31 +186,36 @@ async def test_a_run_that_fails_part_way_resumes_from_its_checkpoint(
         failed = await cli.run(
             *command, "--endpoint-url", proxy.url, "--max-attempts", "1", cwd=tmp_path
         )
-    assert proxy.injected == [Injected("BatchWriteItem", "error_500")]
+        assert proxy.injected == [Injected("BatchWriteItem", "error_500")]
 
-    assert failed.code == 1, failed.output
-    assert "Error: DatabaseError: BatchWriteItem: Internal server error" in failed.err
-    [checkpoint] = checkpoints(tmp_path)
-    assert checkpoint.name == f".dynorm-migrate-{tables.name}-Shelf.jars-strategy.json"
-    assert f"run the same command again to resume from {checkpoint.name}" in failed.err
-    saved = json.loads(checkpoint.read_text())
-    assert saved["fingerprint"]["kind"] == "move"
-    assert saved["counters"]["pages"] >= 1
-    # Partly moved, nothing lost: every jar is stored in the old layout or the new (or both,
-    # for the page whose deletions failed).
-    items = await stored(tables.db)
-    in_old = {(i["shelf"], i["name"]) for i in items if i["sk"].startswith("JAR#")}
-    in_new = {(i["shelf"], i["name"]) for i in items if i["pk"].startswith("J#")}
-    every = {(s, n) for s, jars in JARS.items() for n, _ in jars}
-    assert in_old | in_new == every
-    assert in_new - in_old  # the first pages moved
-    assert in_old - in_new  # the pages after the failure did not
-    assert in_old & in_new  # the failed page was put, not yet deleted
+        assert failed.code == 1, failed.output
+        assert "Error: DatabaseError: BatchWriteItem: Internal server error" in failed.err
+        [checkpoint] = checkpoints(tmp_path)
+        assert checkpoint.name == f".dynorm-migrate-{tables.name}-Shelf.jars-strategy.json"
+        assert f"run the same command again to resume from {checkpoint.name}" in failed.err
+        saved = json.loads(checkpoint.read_text())
+        assert saved["fingerprint"]["kind"] == "move"
+        assert saved["counters"]["pages"] >= 1
+        # Partly moved, nothing lost: every jar is stored in the old layout or the new (or both,
+        # for the page whose deletions failed).
+        items = await stored(tables.db)
+        in_old = {(i["shelf"], i["name"]) for i in items if i["sk"].startswith("JAR#")}
+        in_new = {(i["shelf"], i["name"]) for i in items if i["pk"].startswith("J#")}
+        every = {(s, n) for s, jars in JARS.items() for n, _ in jars}
+        assert in_old | in_new == every
+        assert in_new - in_old  # the first pages moved
+        assert in_old - in_new  # the pages after the failure did not
+        assert in_old & in_new  # the failed page was put, not yet deleted
 
-    resumed = await cli.run(*command, cwd=tmp_path)
+        # The checkpoint names the endpoint it was made on: straight to the server is another.
+        elsewhere = await cli.run(*command, cwd=tmp_path)
+        resumed = await cli.run(*command, "--endpoint-url", proxy.url, cwd=tmp_path)
 
+    assert elsewhere.code == 1
+    assert "belongs to another migration (endpoint:" in elsewhere.err
+    assert "run the same command again" not in elsewhere.err
     assert resumed.code == 0, resumed.output
-    assert f"Resuming from {checkpoint.name}" in resumed.err
+    assert f"Resumed from {checkpoint.name}" in resumed.err
     assert checkpoints(tmp_path) == []
     summary = counts(resumed)
     assert (summary["items written"], summary["items deleted"]) == (CHILDREN, CHILDREN)
