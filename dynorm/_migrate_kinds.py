@@ -240,15 +240,29 @@ def _sorted_value(value: Any) -> Any:
 # -- move: Partition <-> Index --------------------------------------------------------------------
 
 
-class Move:
+class _StrategyChange:
+    """A relationship's children moving from ``source`` into the declared strategy."""
+
+    def __init__(self, rel: HasMany[Any], source: Strategy) -> None:
+        self.rel = rel
+        self.source = source
+
+    @property
+    def subject(self) -> str:
+        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
+
+    def fingerprint(self) -> dict[str, object]:
+        return {"relationship": self.rel.qualname, "from": self.source.describe()}
+
+
+class Move(_StrategyChange):
     """Children between two item collections (Partition <-> Index): same templates, moved."""
 
     kind: MigrationKind = "move"
 
     # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
     def __init__(self, rel: HasMany[Any], source: Strategy) -> None:
-        self.rel = rel
-        self.source = source
+        super().__init__(rel, source)
         parent, child = rel.owner_info, rel.target_info
         table = child.table
         src_pk, src_sk = table.key_attributes(source.index)
@@ -261,13 +275,6 @@ class Move:
         self.key_attributes = frozenset(table.attribute_names()) - set(
             child.codec.attributes.values()
         )
-
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
-
-    def fingerprint(self) -> dict[str, object]:
-        return {"relationship": self.rel.qualname, "from": self.source.describe()}
 
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not an old-layout child).
@@ -376,26 +383,17 @@ class Move:
 # -- unembed: Embedded -> a collection ------------------------------------------------------------
 
 
-class Unembed:
+class Unembed(_StrategyChange):
     """Children embedded in the parent item become items of their own."""
 
     kind: MigrationKind = "unembed"
 
     def __init__(self, rel: HasMany[Any], source: Strategy, codec: EmbeddedCodec) -> None:
-        self.rel = rel
-        self.source = source
+        super().__init__(rel, source)
         self.codec = codec
 
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
-
     def fingerprint(self) -> dict[str, object]:
-        return {
-            "relationship": self.rel.qualname,
-            "from": self.source.describe(),
-            "attribute": self.codec.attribute,
-        }
+        return {**super().fingerprint(), "attribute": self.codec.attribute}
 
     def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Any]:
         """The embedded children, each given the link fields its parent implies."""
@@ -455,26 +453,20 @@ class Unembed:
 # -- embed: a collection -> Embedded --------------------------------------------------------------
 
 
-class Embed:
+class Embed(_StrategyChange):
     """Children stored as items of their own move into the parent item."""
 
     kind: MigrationKind = "embed"
 
     def __init__(self, rel: HasMany[Any], source: Strategy, old: HasMany[Any]) -> None:
         assert rel.embedded is not None  # noqa: S101 - checked by migrate()
-        self.rel = rel
+        super().__init__(rel, source)
         self.codec: EmbeddedCodec = rel.embedded
-        self.source = source
         self.old = old  # the relationship as it was declared: reads the old collection
-
-    @property
-    def subject(self) -> str:
-        return f"{self.rel.qualname}: {self.source.describe()} -> {self.rel.via.describe()}"
 
     def fingerprint(self) -> dict[str, object]:
         return {
-            "relationship": self.rel.qualname,
-            "from": self.source.describe(),
+            **super().fingerprint(),
             "attribute": self.codec.attribute,
             "key": self.codec.key,
             "max_items": self.codec.max_items,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from dynorm._errors import DatabaseError, TableNotFoundError
@@ -15,6 +18,8 @@ __all__ = ["create_table", "delete_table"]
 
 _EXISTS = "ResourceInUseException"
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def describe_keys(table: Table) -> str:
     """``pk, sk; GSI1 (GSI1PK, GSI1SK)``: the key attributes of a table and its indexes."""
@@ -27,18 +32,22 @@ def describe_keys(table: Table) -> str:
     return keys + (f"; indexes {', '.join(indexes)}" if indexes else "")
 
 
+def _timeout(waits_for: str) -> Callable[[F], F]:
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0),
+        default=60.0,
+        show_default=True,
+        help=f"Seconds to wait for the table to {waits_for}.",
+    )
+
+
 @click.command("create-table")
 @click.argument("table", type=TableParam())
 @click.option(
     "--exists-ok", is_flag=True, help="Succeed without changes when the table exists already."
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0),
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for the table to become active.",
-)
+@_timeout("become active")
 @connection_options
 def create_table(
     table: Table, *, exists_ok: bool, timeout: float, connection: ConnectOptions
@@ -69,13 +78,7 @@ def create_table(
 @click.command("delete-table")
 @click.argument("target", metavar="MODULE:TABLE|NAME")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0),
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for the table to be gone.",
-)
+@_timeout("be gone")
 @connection_options
 def delete_table(target: str, *, yes: bool, timeout: float, connection: ConnectOptions) -> None:
     """Delete a table and every item in it: named by MODULE:TABLE, or by its name.
