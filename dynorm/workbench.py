@@ -724,6 +724,8 @@ def _check_key_value(attr: str, av: AttributeValue, limit: int, where: str) -> N
 def _item(obj: object, where: str, keys: _Keys) -> Item:
     """One item of the file, checked: its values, its key attributes' types and values."""
     item = {attr: _value(av, f"{where}.{attr}") for attr, av in _mapping(obj, where).items()}
+    if "" in item:
+        raise WorkbenchError(f"{where} has an attribute named ''; DynamoDB names are not empty")
     for attr in keys.primary:
         if attr not in item:
             raise WorkbenchError(f"{where} lacks the key attribute {attr!r}")

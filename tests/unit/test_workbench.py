@@ -860,6 +860,10 @@ def _broken(path: str, value: object = KeyError) -> dict[str, Any]:
             r"TableData\[1\]\.stock\[1\]: 'AQ==' is the same value as \[0\]",
         ),
         (_broken("DataModel.0.TableData.1.stock", {"NS": ["1", "10", "0.1"]}), None),
+        (
+            _broken("DataModel.0.TableData.1.", {"S": "x"}),
+            r"^DataModel\[0\]\.TableData\[1\] has an attribute named ''",
+        ),
     ],
 )
 def test_bad_files_say_what_is_wrong_and_where(data: dict[str, Any], message: str | None) -> None:
