@@ -4,9 +4,11 @@ Each kind plans a page's writes from the page's raw items: which items to put, w
 update and which old items to delete, and which parents (or items) it refuses. The planning is
 pure apart from the reads a kind needs beyond the page: the old children of a page's parents
 (``embed``, ``copies``) and the items already stored at the new keys of moved children
-(``move``). Items are rewritten RAW wherever they stay items: the stored item with only its key
-attributes (and, for copies, the copy attributes) replaced, so attributes the model does not
-declare, timestamps and versions are kept as stored.
+(``move``, ``unembed``). Kinds that write new keys keep a run-wide record of those they gave
+out (Claims), so two pages, even of concurrent segments, never write one key. Items are
+rewritten RAW wherever they stay items: the stored item with only its key attributes (and, for
+copies, the copy attributes) replaced, so attributes the model does not declare, timestamps and
+versions are kept as stored.
 """
 
 from __future__ import annotations
@@ -237,6 +239,29 @@ def _sorted_value(value: Any) -> Any:
     return value
 
 
+class Claims:
+    """The new keys a run has given out: new key -> the old item (or parent) that takes it.
+
+    Run-wide, kept by the kind across every page and segment of one run (dry runs too): the
+    pages of several segments are planned concurrently, each reading what is stored at its new
+    keys before any of them writes, so two old items meeting at one new key in two pages would
+    both see it free. A page's check and claim are made without an ``await`` in between, so on
+    the run's one event loop they are atomic: the second page to settle finds the key claimed.
+    A resumed run starts empty; new keys written by the earlier run are then stored items.
+    """
+
+    def __init__(self) -> None:
+        self.taken: dict[KeyId, Item] = {}
+
+    def holder(self, new: Item, owner: Item) -> Item | None:
+        """The key of whoever else took ``new`` (None: it is free, or ``owner``'s own)."""
+        held = self.taken.get(key_id(new))
+        return None if held is None or key_id(held) == key_id(owner) else held
+
+    def take(self, new: Item, owner: Item) -> None:
+        self.taken[key_id(new)] = owner
+
+
 # -- move: Partition <-> Index --------------------------------------------------------------------
 
 
@@ -275,6 +300,8 @@ class Move(_StrategyChange):
         self.key_attributes = frozenset(table.attribute_names()) - set(
             child.codec.attributes.values()
         )
+        #: the new keys this run's moves have taken (see Claims)
+        self.claims = Claims()
 
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not an old-layout child).
@@ -340,8 +367,10 @@ class Move(_StrategyChange):
         """Add the moves to ``plan``, refusing those whose new key is not theirs to take.
 
         ``stored``: the items stored at the moves' new keys (by key id). A new key that two
-        moves share, or that holds an item other than the one the move writes (a re-run after
-        an interruption finds its own), is refused: writing would replace that item.
+        moves share, that another page of this run took already (``self.claims``), or that
+        holds an item other than the one the move writes (a re-run after an interruption finds
+        its own), is refused: writing would replace that item. Synchronous on purpose: the
+        claims are checked and taken with no ``await`` in between (see Claims).
         """
         by_key: dict[KeyId, list[Item]] = {}
         for old, new in moves:
@@ -357,6 +386,13 @@ class Move(_StrategyChange):
                     f"{describe_key(table, new_key)} is also the new key of {others}; the "
                     "current key templates must tell them apart (or delete one of them)"
                 )
+            elif (other := self.claims.holder(new_key, _primary(table, old))) is not None:
+                plan.refused.append(
+                    f"{self.child.name} {describe_key(table, old)}: its new key "
+                    f"{describe_key(table, new_key)} is also the new key of "
+                    f"{describe_key(table, other)}, moved by another page of this run; the "
+                    "current key templates must tell them apart (or delete one of them)"
+                )
             elif there is not None and _plain(there) != new:
                 plan.refused.append(
                     f"{self.child.name} {describe_key(table, old)}: its new key "
@@ -364,6 +400,7 @@ class Move(_StrategyChange):
                     "replace it. Delete or move that item (or this one) first"
                 )
             else:
+                self.claims.take(new_key, _primary(table, old))
                 plan.raw_puts.append(new)
                 plan.deletes.append(_primary(table, old))
         return plan
@@ -391,6 +428,8 @@ class Unembed(_StrategyChange):
     def __init__(self, rel: HasMany[Any], source: Strategy, codec: EmbeddedCodec) -> None:
         super().__init__(rel, source)
         self.codec = codec
+        #: the child keys this run's parents have taken (see Claims)
+        self.claims = Claims()
 
     def fingerprint(self) -> dict[str, object]:
         return {**super().fingerprint(), "attribute": self.codec.attribute}
@@ -419,12 +458,14 @@ class Unembed(_StrategyChange):
             for c in self.codec.decode(fake)
         ]
 
-    def plan_page(self, table: Table, table_name: str, items: Sequence[Item]) -> PagePlan:
-        """The page's writes: each parent's children as items, then the attribute removed."""
+    def parents_of(
+        self, table: Table, items: Sequence[Item]
+    ) -> list[tuple[Item, list[Any], dict[str, AttributeValue], list[str]]]:
+        """The page's parents to change: (raw, children, index keys to set, to remove)."""
         parent = self.rel.owner_info
         index = self.rel.via.index
         parent_attrs = _index_attributes(parent, [index]) if index is not None else []
-        plan = PagePlan()
+        found: list[tuple[Item, list[Any], dict[str, AttributeValue], list[str]]] = []
         for raw in items:
             if table.model_of(raw) is not parent:
                 continue
@@ -432,19 +473,96 @@ class Unembed(_StrategyChange):
             to_set, to_remove = _index_drift(parent, raw, parent_attrs)
             if not has_children and not to_set and not to_remove:
                 continue
+            children: list[Any] = []
             if has_children:
                 values = parent.values_of(parent.decode(raw))
-                plan.puts += self.children_of(values, raw)
+                children = self.children_of(values, raw)
                 to_remove = [*to_remove, self.codec.attribute]
+            found.append((raw, children, to_set, to_remove))
+        return found
+
+    def _same(self, child: object, written: Item, there: Mapping[str, AttributeValue]) -> bool:
+        """Whether the stored item ``there`` is what putting ``child`` writes (``written``).
+
+        The put stamps ``updated`` (and ``created`` where the child has none) afresh: those
+        attributes may differ, as when a re-run finds the items an interrupted run put.
+        """
+        info = self.rel.target_info
+        stamps, names = info.stamps, info.codec.attributes
+        fresh = [stamps.updated] if stamps.updated is not None else []
+        if stamps.created is not None and getattr(child, stamps.created) is None:
+            fresh.append(stamps.created)
+        ignored = {names[f] for f in fresh}
+        mine = {k: v for k, v in written.items() if k not in ignored}
+        theirs = {k: there[k] for k in there if k not in ignored}
+        return mine == theirs
+
+    def settle(
+        self,
+        table: Table,
+        table_name: str,
+        found: Sequence[tuple[Item, list[Any], dict[str, AttributeValue], list[str]]],
+        written: Sequence[Sequence[Item]],
+        stored: Mapping[KeyId, Mapping[str, AttributeValue]],
+    ) -> PagePlan:
+        """The page's writes: each parent's children as items, then the attribute removed.
+
+        ``written``: for each parent of ``found``, the item each child's put writes; ``stored``:
+        the items stored at their keys. A parent is refused (nothing of it written) when two of
+        its children would be one item (a list, ``Embedded()``, whose children the new templates
+        map to one key), when a child's key is another parent's in this run (``self.claims``),
+        or when it holds an item other than the one the put writes (written by the new code, or
+        changed by it since an interrupted run put it): putting would replace that item.
+        Synchronous on purpose: the claims are checked and taken with no ``await`` in between.
+        """
+        child = self.rel.target_info
+        plan = PagePlan()
+        for (raw, children, to_set, to_remove), items in zip(found, written, strict=True):
+            where = f"{self.rel.owner_info.name} {describe_key(table, raw)}"
+            owner = _primary(table, raw)
+            problems: list[str] = []
+            by_key: dict[KeyId, list[Item]] = {}
+            for item in items:
+                by_key.setdefault(key_id(_primary(table, item)), []).append(item)
+            for obj, item in zip(children, items, strict=True):
+                key = _primary(table, item)
+                there = stored.get(key_id(key))
+                if len(by_key[key_id(key)]) > 1:
+                    problems.append(
+                        f"{len(by_key[key_id(key)])} of its children become the one item "
+                        f"{describe_key(table, key)}; the current key templates must tell them "
+                        "apart (or remove the extra children)"
+                    )
+                elif (other := self.claims.holder(key, owner)) is not None:
+                    problems.append(
+                        f"its child {describe_key(table, key)} is also a child of "
+                        f"{describe_key(table, other)}; the current key templates must tell "
+                        "them apart"
+                    )
+                elif there is not None and not self._same(obj, item, there):
+                    problems.append(
+                        f"{describe_key(table, key)} holds another {child.name} already; "
+                        "putting the embedded child would replace it. Delete that item (or "
+                        "the embedded child) first"
+                    )
+            if problems:
+                plan.refused.append(f"{where}: {'; '.join(dict.fromkeys(problems))}")
+                continue
+            for item in items:
+                self.claims.take(_primary(table, item), owner)
+            plan.puts += children
             plan.updates.append(
-                _parent_update(
-                    table, table_name, _primary(table, raw), set_=to_set, remove=to_remove
-                )
+                _parent_update(table, table_name, owner, set_=to_set, remove=to_remove)
             )
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
-        return self.plan_page(db.table, db.table_name, items)
+        found = self.parents_of(db.table, items)
+        written = [[db.writes.sample_item(c) for c in children] for _, children, _, _ in found]
+        keys = [_primary(db.table, item) for each in written for item in each]
+        # One BatchGetItem per 100 children: what is stored at their keys already.
+        stored = await fetch_whole(db, keys) if keys else {}
+        return self.settle(db.table, db.table_name, found, written, stored)
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
         return await reach_collection(db, self.rel, items)

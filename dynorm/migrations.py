@@ -147,9 +147,12 @@ class MigrationReport:
     """What a migration did (or, with ``dry_run``, would do).
 
     ``written``: items put; ``deleted``: items deleted; ``updated``: parent items changed in
-    place (UpdateItem). With a resumed checkpoint the counts include the earlier runs'.
-    ``refused``: parents left alone because their children would not fit (only a dry run
-    reports these; a real run raises). ``verification`` is None for a dry run or
+    place (UpdateItem). With a resumed checkpoint the counts include the earlier runs', and are
+    a lower bound of what was written: pages in flight when a run with several segments stopped
+    may have been written without their counts being saved. ``refused``: parents or children
+    left alone because writing them would lose or replace an item (children that would not fit,
+    share a key, or whose key holds another item; only a dry run reports these, a real run
+    raises). ``verification`` is None for a dry run or
     ``verify=False``.
     """
 

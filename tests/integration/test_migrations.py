@@ -1142,3 +1142,105 @@ async def test_children_that_cannot_be_checked_are_counted_not_passed(
         assert isinstance(report.verification.problems, tuple)
         assert report.verification.children == 0
         assert any("not checked" in p for p in report.verification.problems)
+
+
+# -- clashes across pages and segments; unembedding over stored items -----------------------------
+
+
+async def test_a_move_refuses_new_keys_met_across_segments_and_pages(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, stamped_after, stamped_before) as (db, old):
+        notes = [SOldNote(p, str(i), f"{p}{i}") for i in range(40) for p in "ab"]
+        await put_each(old, [SOldParent("a"), SOldParent("b"), *notes])
+        # Notes "a"/i and "b"/i meet at one new key. Pages of one item: a dry run sees every
+        # new key free in the table, and must refuse the second note met all the same.
+        dry = await migrate(db, SParent.notes, from_=Partition(), dry_run=True, page_size=1)
+        assert not dry.ok
+        assert dry.refused
+        assert all("another page of this run" in r for r in dry.refused)
+        # Segments plan their pages concurrently: each reads the new keys before any writes.
+        with pytest.raises(MigrationError, match="new key"):
+            await migrate(db, SParent.notes, from_=Partition(), segments=4, page_size=5)
+        # Some moved, some stopped halfway (put, not yet deleted: a re-run finds its own); none
+        # is lost.
+        assert {i["body"] for i in await stored(db) if "nid" in i} == {n.body for n in notes}
+
+
+async def test_unembedding_refuses_a_child_key_that_holds_another_item(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, collection, embedded_plain) as (db, old):
+        order = await old.put(EOrder("1"))
+        await old.add(order, EOrder.lines, PlainLine("pen", 2))
+        await old.add(order, EOrder.lines, PlainLine("ink", 1))
+        # An interrupted run put the children, but not yet the parent update; since then the
+        # new code changed "pen".
+        await db.put_all([CLine("1", "pen", 50), CLine("1", "ink", 1)])
+        before = await stored(db)
+
+        dry = await migrate(db, COrder.lines, from_=Embedded(key="name"), dry_run=True)
+        assert len(dry.refused) == 1
+        assert "LINE#pen" in dry.refused[0]
+        assert "LINE#ink" not in dry.refused[0]
+        with count_requests(db) as log, pytest.raises(MigrationError, match="holds another"):
+            await migrate(db, COrder.lines, from_=Embedded(key="name"))
+        assert not WRITES & set(log.operations)
+        assert await stored(db) == before
+
+        # Once that item is settled (here: as the embedded child), the re-run finds its own.
+        await db.put(CLine("1", "pen", 2))
+        report = await migrate(db, COrder.lines, from_=Embedded(key="name"))
+        assert report.ok
+        order_now = await db.get(COrder, order_id="1", load=[COrder.lines])
+        assert order_now.lines.loaded == [CLine("1", "ink", 1), CLine("1", "pen", 2)]
+
+
+list_embedded = Table("migr-list", pk="pk", sk="sk")
+list_items = Table("migr-list", pk="pk", sk="sk")
+
+
+@attrs.define
+class ListLine:
+    name: str
+    qty: int = 0
+
+
+@list_embedded.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class ListOrder:
+    order_id: str
+    lines = HasMany[ListLine](ListLine, via=Embedded())
+
+
+@list_items.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class ItemOrder:
+    order_id: str
+    lines = HasMany["ItemLine"](via=Partition())
+
+
+@list_items.model(pk="O#{order_id}", sk="LINE#{name}")
+class ItemLine:
+    order_id: str
+    name: str
+    qty: int = 0
+
+
+async def test_unembedding_a_list_refuses_children_that_become_one_item(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, list_items, list_embedded) as (db, old):
+        order = await old.put(ListOrder("1"))
+        for line in (ListLine("pen", 2), ListLine("pen", 5), ListLine("ink", 1)):
+            await old.add(order, ListOrder.lines, line)
+        await old.put(ListOrder("2"))
+        await old.add(await old.get(ListOrder, order_id="2"), ListOrder.lines, ListLine("pen", 9))
+        before = await stored(db)
+
+        dry = await migrate(db, ItemOrder.lines, from_=Embedded(), dry_run=True)
+        assert len(dry.refused) == 1
+        assert "#ORDER#1" in dry.refused[0]
+        assert "2 of its children" in dry.refused[0]
+        with pytest.raises(MigrationError, match="become the one item"):
+            await migrate(db, ItemOrder.lines, from_=Embedded(), page_size=1)
+        after = {i["sk"]: i for i in await stored(db) if i["pk"] == "O#1"}
+        assert after == {i["sk"]: i for i in before if i["pk"] == "O#1"}  # nothing of it written
