@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
+import sys
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -421,3 +423,47 @@ async def test_nonsense_is_a_usage_error_that_says_what_to_change(
     assert "Try 'dynorm migrate --help' for help." in ran.err
     assert "Traceback" not in ran.err
     assert checkpoints(tmp_path) == []
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------------
+
+
+async def test_ctrl_c_stops_a_run_that_the_same_command_resumes(
+    cli: Cli, tables: Tables, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    await write_old_shelves(tables)
+    command = (*move(tables), "--page-size", "2", "--yes")
+    async with FaultProxy.running(dynorm_server.url) as proxy:
+        # Hold the second batch of writes; SIGINT arrives while the run waits for it.
+        held = proxy.pause("BatchWriteItem", skip=1)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dynorm",
+            *command,
+            "--endpoint-url",
+            proxy.url,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=tmp_path,
+            env=cli.environment(tmp_path),
+        )
+        ended = asyncio.create_task(process.wait())
+        arrived = asyncio.create_task(held.arrived.wait())
+        await asyncio.wait({ended, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), "the run ended before its second batch of writes"
+        process.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(process.communicate(), timeout=60)
+        held.release()  # the held batch may still land, as a reply lost on the way would
+        [checkpoint] = checkpoints(tmp_path)
+
+        resumed = await cli.run(*command, "--endpoint-url", proxy.url, cwd=tmp_path)
+
+    assert process.returncode == 130
+    assert f"Interrupted; run the same command again to resume from {checkpoint.name}" in (
+        err.decode()
+    )
+    assert resumed.code == 0, resumed.output
+    assert f"Resumed from {checkpoint.name}" in resumed.err
+    assert checkpoints(tmp_path) == []
+    await assert_every_jar_in_the_new_layout(tables)
