@@ -397,23 +397,30 @@ class Database:
         await self.send(Request("DeleteTable", {"TableName": self.table_name}))
         await self._wait_for(lambda status: status is None, timeout)
 
+    async def describe_table(self) -> dict[str, Any] | None:
+        """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing."""
+        try:
+            described = await self.send(Request("DescribeTable", {"TableName": self.table_name}))
+        except TableNotFoundError:
+            return None
+        table: dict[str, Any] = described["Table"]
+        return table
+
     async def _wait_for(self, done: Callable[[str | None], bool], timeout: float) -> None:
         delay = 0.01
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            try:
-                described = await self.send(
-                    Request("DescribeTable", {"TableName": self.table_name})
-                )
-                table = described["Table"]
-                status: str | None = table["TableStatus"]
-                if status == "ACTIVE" and any(
+            table = await self.describe_table()
+            status: str | None = None if table is None else table["TableStatus"]
+            if (
+                table is not None
+                and status == "ACTIVE"
+                and any(
                     gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
                     for gsi in table.get("GlobalSecondaryIndexes", [])
-                ):
-                    status = "CREATING"
-            except TableNotFoundError:
-                status = None
+                )
+            ):
+                status = "CREATING"
             if done(status):
                 return
             if asyncio.get_running_loop().time() > deadline:

@@ -12,7 +12,7 @@ import base64
 import contextlib
 import json
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
@@ -23,8 +23,9 @@ from ._codec import Item
 from ._database import Database
 from ._errors import ConditionFailedError, DynormError
 from ._migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach
+from ._paging import with_params
 from ._plans import Request, ScanRead
-from ._steps import Plan, WriteBatch
+from ._steps import write_batch
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -216,8 +217,8 @@ def _jsonable(value: object) -> object:
 
 
 async def _total_estimate(db: Database) -> int | None:
-    described = await db.send(Request("DescribeTable", {"TableName": db.table_name}))
-    count = described.get("Table", {}).get("ItemCount")
+    described = await db.describe_table()
+    count = (described or {}).get("ItemCount")
     # 0 is what a table reports until its first count (dynalite: always): read it as unknown.
     return int(count) if count else None
 
@@ -235,11 +236,7 @@ def _scan_request(
     read = ScanRead(
         table_name=db.table_name, segment=segment, segments=segments, consistent=consistent
     )
-    request = read.request()
-    params = {**request.params, "Limit": page_size}
-    if start:
-        params["ExclusiveStartKey"] = start
-    return attrs.evolve(request, params=params)
+    return with_params(read.request(), ExclusiveStartKey=start, Limit=page_size)
 
 
 async def _scan_pages(
@@ -275,16 +272,12 @@ async def _scan_pages(
         raise failed.exceptions[0] from None  # the first failure, as with one segment
 
 
-def _write_plan(writes: Sequence[dict[str, Any]]) -> Plan[None]:
-    yield WriteBatch(tuple(writes))
-
-
 async def _execute(db: Database, plan: PagePlan) -> int:
     """Send a page's writes: puts, then parent updates, then deletes. Returns updates applied."""
     if plan.puts:
         await db.put_all(plan.puts)
     if plan.raw_puts:
-        await db.run(_write_plan([{"PutRequest": {"Item": item}} for item in plan.raw_puts]))
+        await db.run(write_batch([{"PutRequest": {"Item": item}} for item in plan.raw_puts]))
     applied = 0
 
     async def update(request: Request) -> None:
@@ -298,7 +291,7 @@ async def _execute(db: Database, plan: PagePlan) -> int:
     await asyncio.gather(*(update(r) for r in plan.updates))
     if plan.deletes:
         unique = list({key_id(k): k for k in plan.deletes}.values())
-        await db.run(_write_plan([{"DeleteRequest": {"Key": k}} for k in unique]))
+        await db.run(write_batch([{"DeleteRequest": {"Key": k}} for k in unique]))
     return applied
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "iterate_segments",
     "read_page",
     "released",
+    "with_params",
 ]
 
 T = TypeVar("T")
@@ -67,7 +68,8 @@ def released(page: list[Item]) -> Iterator[Item]:
         yield pop()
 
 
-def _with(request: Request, **extra: Any) -> Request:
+def with_params(request: Request, **extra: Any) -> Request:
+    """``request`` with the parameters in ``extra`` that are not None (a page's start, limit)."""
     params = dict(request.params)
     params.update({k: v for k, v in extra.items() if v is not None})
     return attrs.evolve(request, params=params)  # its decode (and retry) kept
@@ -102,7 +104,7 @@ async def read_page(
     while True:
         want = None if limit is None else (limit - len(items) + 1) * scale + ahead
         ahead = 0
-        response = await send(_with(base, ExclusiveStartKey=start, Limit=want))
+        response = await send(with_params(base, ExclusiveStartKey=start, Limit=want))
         if tally is not None:
             tally.add(response)
         if read.filtered and scale < MAX_FILTER_SCALE:
@@ -141,7 +143,7 @@ async def iterate(
     """
     base = read.request()
     pending: asyncio.Future[dict[str, Any]] | None = asyncio.ensure_future(
-        send(_with(base, ExclusiveStartKey=start))
+        send(with_params(base, ExclusiveStartKey=start))
     )
     try:
         while pending is not None:
@@ -150,7 +152,7 @@ async def iterate(
             pending = (
                 None
                 if start is None
-                else asyncio.ensure_future(send(_with(base, ExclusiveStartKey=start)))
+                else asyncio.ensure_future(send(with_params(base, ExclusiveStartKey=start)))
             )
             for raw in released(response.get("Items", [])):
                 obj = accept(raw)
@@ -181,7 +183,7 @@ async def count_items(
     total = 0
     start: Item | None = None
     while True:
-        response = await send(_with(request, ExclusiveStartKey=start))
+        response = await send(with_params(request, ExclusiveStartKey=start))
         tally.add(response)
         if match is None:
             total += response.get("Count", 0)
@@ -215,7 +217,7 @@ async def iterate_segments(
         start: Item | None = None
         try:
             while True:
-                response = await send(_with(base, ExclusiveStartKey=start))
+                response = await send(with_params(base, ExclusiveStartKey=start))
                 await pages.put(response.get("Items", []))
                 start = response.get("LastEvaluatedKey")
                 if start is None:

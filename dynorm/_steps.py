@@ -9,7 +9,7 @@ condition, say) the same way it reacts to a response.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, Final, TypeAlias, TypeVar
 
 import attrs
@@ -27,6 +27,7 @@ __all__ = [
     "WriteBatch",
     "read_all",
     "request_of",
+    "write_batch",
 ]
 
 T = TypeVar("T")
@@ -68,6 +69,11 @@ class Fetch:
 
 Step: TypeAlias = Send | SendAll | WriteBatch | Fetch
 Plan: TypeAlias = Generator[Step, Any, T]
+
+
+def write_batch(writes: Iterable[dict[str, Any]]) -> Plan[None]:
+    """The plan of raw BatchWriteItem entries alone (``db.run`` chunks and retries them)."""
+    yield WriteBatch(tuple(writes))
 
 
 class _Cancelled:

@@ -29,7 +29,7 @@ import json
 import re
 import typing
 import uuid
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
@@ -53,9 +53,10 @@ from ._limits import (
     utf8_size,
 )
 from ._model import ModelInfo
-from ._plans import Request, ScanRead
+from ._paging import with_params
+from ._plans import ScanRead
 from ._stamps import utc_now
-from ._steps import Step, WriteBatch
+from ._steps import write_batch
 from ._table import GSI, LSI, Table
 from ._writeplan import WritePlanner
 
@@ -523,13 +524,13 @@ async def scan_items(db: Database) -> list[Item]:
     """
     scan = ScanRead(db.table_name, consistent=True).request()
     items: list[Item] = []
-    params = scan.params
+    start: Item | None = None
     while True:
-        response = await db.send(Request(scan.operation, params))
+        response = await db.send(with_params(scan, ExclusiveStartKey=start))
         items += response.get("Items", [])
-        if "LastEvaluatedKey" not in response:
+        start = response.get("LastEvaluatedKey")
+        if start is None:
             return items
-        params = {**scan.params, "ExclusiveStartKey": response["LastEvaluatedKey"]}
 
 
 # -- reading a file -----------------------------------------------------------------------------
@@ -1007,15 +1008,6 @@ def _check_indexes(table: Table, found: WorkbenchTable) -> None:
             )
 
 
-async def _describe(db: Database) -> dict[str, Any] | None:
-    try:
-        response = await db.send(Request("DescribeTable", {"TableName": db.table_name}))
-    except TableNotFoundError:
-        return None
-    table: dict[str, Any] = response["Table"]
-    return table
-
-
 def _check_live(described: Mapping[str, Any], found: WorkbenchTable, table_name: str) -> None:
     """Refuse to write into an existing table whose keys differ from the model's."""
     schema = {k["KeyType"]: k["AttributeName"] for k in described.get("KeySchema", [])}
@@ -1041,10 +1033,6 @@ async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
     # The model's key types (read_model allows S, N and B only).
     types: dict[str, KeyType] = {k.name: cast("KeyType", k.type) for k in found.key_attributes}
     await db.create_table(timeout=timeout, key_types=types)
-
-
-def _load(writes: list[dict[str, Any]]) -> Generator[Step, Any, None]:
-    yield WriteBatch(tuple(writes))
 
 
 async def import_model(
@@ -1089,7 +1077,7 @@ async def import_model(
         wire = {a: _as_wire(v) for a, v in item.items()}
         check_item(wire, f"item {_key_text(found, item)}", deep=True)  # size, depth, text
         writes.append({"PutRequest": {"Item": wire}})
-    described = await _describe(db)
+    described = await db.describe_table()
     created = False
     if described is not None:
         _check_live(described, found, db.table_name)
@@ -1104,7 +1092,7 @@ async def import_model(
         await _create(db, found, timeout)
         created = True
     if writes:
-        await db.run(_load(writes))
+        await db.run(write_batch(writes))
     return ImportReport(
         table_name=db.table_name, created=created, items=imported, classified=models is not None
     )
