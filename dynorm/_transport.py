@@ -441,6 +441,8 @@ class Transport:
         quota: RetryQuota | None = None,
         token: Callable[[], str] = new_token,
         tracing: Tracing | None = None,
+        endpoint: str | None = None,
+        region: str | None = None,
     ) -> None:
         if max_attempts < 1:
             raise LimitExceededError(f"max_attempts must be at least 1; got {max_attempts}")
@@ -456,8 +458,8 @@ class Transport:
         #: Whether requests go out on dynorm's own fast path (False: through botocore).
         self.fast_path = isinstance(attempt, _FastSender)
         #: The client's endpoint URL and region (None for a Transport built without a client).
-        self.endpoint: str | None = None
-        self.region: str | None = None
+        self.endpoint = endpoint
+        self.region = region
 
     @classmethod
     def for_client(cls, client: Any, *, fast_path: bool = True, **options: Any) -> Transport:
@@ -468,10 +470,10 @@ class Transport:
         """
         sender: Send = _ClientSender(client)
         http = getattr(getattr(client, "_endpoint", None), "http_session", None)
-        endpoint_path = urlsplit(str(client.meta.endpoint_url)).path
+        parts = urlsplit(str(client.meta.endpoint_url))
         # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
         # path as it must; the fast path signs and posts to "/".
-        if fast_path and endpoint_path in ("", "/"):
+        if fast_path and parts.path in ("", "/"):
             if http is not None and hasattr(http, "_proxy_config"):
                 sender = _FastSender(client, http, sender)
             else:
@@ -484,12 +486,14 @@ class Transport:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-        parts = urlsplit(str(client.meta.endpoint_url))
         tracing = Tracing(server=parts.hostname, port=parts.port)
-        transport = cls(sender, tracing=tracing, **options)
-        transport.endpoint = str(client.meta.endpoint_url)
-        transport.region = client.meta.region_name
-        return transport
+        return cls(
+            sender,
+            tracing=tracing,
+            endpoint=str(client.meta.endpoint_url),
+            region=client.meta.region_name,
+            **options,
+        )
 
     async def send(self, request: Request) -> dict[str, Any]:
         """Send ``request``, retrying as its failures allow; DynormError on failure."""
