@@ -2,7 +2,7 @@
 
 A kind (dynorm._migrate_kinds) plans each page; this module reads the pages, sends what the
 plans say, saves the checkpoint after each page and re-reads the table to verify. The public
-calls and the report classes are in dynorm.migrations.
+calls are in dynorm.migrations, which also exports the Verification built here.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from ._steps import write_batch
 
 __all__ = [
     "CHECKPOINT_VERSION",
-    "Checked",
     "CheckpointError",
     "Counters",
     "MigrationError",
     "Outcome",
     "Phase",
+    "Verification",
     "run",
 ]
 
@@ -64,16 +64,36 @@ class Counters:
 
 
 @attrs.frozen
-class Checked:
-    """The verification's counts (dynorm.migrations.Verification has the same fields)."""
+class Verification:
+    """The fresh read after a migration.
+
+    ``leftovers``: the writes, deletes and parent updates a run would still make (a child still
+    in the old layout counts its write and its delete) — 0 when nothing is left in the old
+    layout. ``parents``/``children``: parents read and children read through the declared
+    strategy (``db.get(..., load=[rel])`` and the loader). ``unreachable``: child items stored
+    in the new layout that their parent's loader does not return. ``orphans``: child items whose
+    parent is not stored (reported, not a failure: they had no parent before either).
+    ``unchecked``: child items whose parent the verification cannot name (the relationship's
+    link does not give a whole parent key), so not checked; ``problems`` says so.
+
+    For ``embed``, each parent this run changed must hold every child it was given (those
+    moved in and those embedded before); one missing counts as ``unreachable``. For
+    ``backfill``, ``leftovers`` is the check: items whose index keys still differ from what
+    the templates give (``parents`` and ``children`` stay 0).
+    """
 
     leftovers: int
     parents: int
     children: int
     unreachable: int
     orphans: int
-    unchecked: int
-    problems: tuple[str, ...]
+    problems: tuple[str, ...] = ()
+    unchecked: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing is left in the old layout and every child is reachable."""
+        return self.leftovers == 0 and self.unreachable == 0
 
 
 @attrs.frozen
@@ -85,7 +105,7 @@ class Outcome:
     total: int | None
     resumed: bool
     refused: tuple[str, ...]
-    checked: Checked | None
+    checked: Verification | None
 
 
 # -- checkpoints ----------------------------------------------------------------------------------
@@ -387,7 +407,7 @@ async def _verify(
     page_size: int,
     expected: dict[KeyId, tuple[Item, frozenset[str]]],
     on_progress: Callable[[Phase, Counters], None],
-) -> Checked:
+) -> Verification:
     seen = Counters()
     leftovers = 0
     total = Reach()
@@ -428,7 +448,7 @@ async def _verify(
         on_page=verify_page,
         consistent=True,
     )
-    return Checked(
+    return Verification(
         leftovers=leftovers,
         parents=len(total.parents),
         children=total.children,

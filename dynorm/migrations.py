@@ -53,11 +53,11 @@ from ._migrate_kinds import (
 )
 from ._migrate_run import (
     CHECKPOINT_VERSION,
-    Checked,
     CheckpointError,
     Counters,
     MigrationError,
     Phase,
+    Verification,
     run,
 )
 from ._model import is_model
@@ -107,39 +107,6 @@ class MigrationProgress:
 
 ProgressCallback: TypeAlias = Callable[[MigrationProgress], object]
 """``on_progress(progress)``: called after each page; an exception it raises stops the run."""
-
-
-@attrs.frozen
-class Verification:
-    """The fresh read after a migration.
-
-    ``leftovers``: the writes, deletes and parent updates a run would still make (a child still
-    in the old layout counts its write and its delete) — 0 when nothing is left in the old
-    layout. ``parents``/``children``: parents read and children read through the declared
-    strategy (``db.get(..., load=[rel])`` and the loader). ``unreachable``: child items stored
-    in the new layout that their parent's loader does not return. ``orphans``: child items whose
-    parent is not stored (reported, not a failure: they had no parent before either).
-    ``unchecked``: child items whose parent the verification cannot name (the relationship's
-    link does not give a whole parent key), so not checked; ``problems`` says so.
-
-    For ``embed``, each parent this run changed must hold every child it was given (those
-    moved in and those embedded before); one missing counts as ``unreachable``. For
-    ``backfill``, ``leftovers`` is the check: items whose index keys still differ from what
-    the templates give (``parents`` and ``children`` stay 0).
-    """
-
-    leftovers: int
-    parents: int
-    children: int
-    unreachable: int
-    orphans: int
-    problems: tuple[str, ...] = ()
-    unchecked: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """Whether nothing is left in the old layout and every child is reachable."""
-        return self.leftovers == 0 and self.unreachable == 0
 
 
 @attrs.frozen
@@ -251,19 +218,7 @@ async def _run(
         total_estimate=outcome.total,
         resumed=outcome.resumed,
         refused=outcome.refused,
-        verification=None if checked is None else _verification(checked),
-    )
-
-
-def _verification(checked: Checked) -> Verification:
-    return Verification(
-        leftovers=checked.leftovers,
-        parents=checked.parents,
-        children=checked.children,
-        unreachable=checked.unreachable,
-        orphans=checked.orphans,
-        problems=checked.problems,
-        unchecked=checked.unchecked,
+        verification=checked,
     )
 
 
