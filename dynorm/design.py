@@ -273,9 +273,12 @@ def _key_fields(info: ModelInfo[Any]) -> list[str]:
 
 
 def _relationship_pattern(
-    info: ModelInfo[Any], rel: Relationship[Any], table_name: str, samples: _Samples
+    info: ModelInfo[Any],
+    rel: Relationship[Any],
+    table_name: str,
+    values: Mapping[str, object],
+    samples: _Samples,
 ) -> AccessPattern:
-    values = samples.of(info)
     key_fields = _key_fields(info)
     key = {f: values[f] for f in key_fields}
     plan = plan_get(info, key, normalize_options(info, [rel]), table_name)
@@ -304,9 +307,8 @@ def _relationship_pattern(
 
 
 def _query_patterns(
-    info: ModelInfo[Any], explain: Explain, samples: _Samples
+    info: ModelInfo[Any], explain: Explain, values: Mapping[str, object], samples: _Samples
 ) -> list[AccessPattern]:
-    values = samples.of(info)
     found: list[AccessPattern] = []
     scopes: list[str | None] = [None, *(i for i in info.table.indexes if info.in_index(i))]
     for index in scopes:
@@ -365,8 +367,9 @@ def design(table: Table, *, table_name: str | None = None) -> Design:
     samples = _Samples(table.delimiter)
     patterns: list[AccessPattern] = []
     for info in table.models.values():
+        values = samples.of(info)  # a placeholder for each field that can be in a key
         key_fields = _key_fields(info)
-        key = {f: samples.of(info)[f] for f in key_fields}
+        key = {f: values[f] for f in key_fields}
         get = plan_get(info, key, (), name).requests
         patterns.append(
             AccessPattern(
@@ -378,9 +381,10 @@ def design(table: Table, *, table_name: str | None = None) -> Design:
             )
         )
         patterns += [
-            _relationship_pattern(info, rel, name, samples) for rel in info.relationships.values()
+            _relationship_pattern(info, rel, name, values, samples)
+            for rel in info.relationships.values()
         ]
-        patterns += _query_patterns(info, explain, samples)
+        patterns += _query_patterns(info, explain, values, samples)
     indexes = {
         index: ", ".join(a for a in table.key_attributes(index) if a)
         + f" ({_projection(table, index)})"
