@@ -40,6 +40,9 @@ __all__ = [
 
 #: The format of checkpoint files; a file of another version is refused.
 CHECKPOINT_VERSION: Final = 2
+#: The largest Scan page a migration reads (DynamoDB's Limit has no bound; a page's writes and
+#: its checkpoint are the unit of progress, so pages stay small).
+MAX_PAGE_SIZE: Final = 1000
 
 Phase: TypeAlias = Literal["migrate", "verify"]
 
@@ -345,8 +348,10 @@ async def run(
     """Run ``kind`` over the table; MigrationError when a page is refused (not in a dry run)."""
     if type(segments) is not int or segments < 1:
         raise MigrationError(f"segments must be a positive int; got {segments!r}")
-    if type(page_size) is not int or not 1 <= page_size <= 1000:
-        raise MigrationError(f"page_size must be an int from 1 to 1000; got {page_size!r}")
+    if type(page_size) is not int or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise MigrationError(
+            f"page_size must be an int from 1 to {MAX_PAGE_SIZE}; got {page_size!r}"
+        )
     path = None if dry_run or checkpoint is None else Path(checkpoint)
     state = Checkpoint.open(path, fingerprint_of(db, kind, segments), segments)
     state.save()  # a path that cannot be written fails here, before anything is written

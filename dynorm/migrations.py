@@ -53,6 +53,7 @@ from ._migrate_kinds import (
 )
 from ._migrate_run import (
     CHECKPOINT_VERSION,
+    MAX_PAGE_SIZE,
     CheckpointError,
     Counters,
     MigrationError,
@@ -67,6 +68,7 @@ from ._strategies import Strategy
 __all__ = [
     "CHECKPOINT_VERSION",
     "DEFAULT_PAGE_SIZE",
+    "MAX_PAGE_SIZE",
     "MAX_PROBLEMS",
     "CheckpointError",
     "MigrationError",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from dynorm._strategies import Strategy
 from dynorm._table import Table
 from dynorm.migrations import (
     DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
     CheckpointError,
     MigrationProgress,
     MigrationReport,
@@ -28,18 +30,15 @@ from dynorm.migrations import (
 )
 
 from ._connection import ConnectOptions, connection_options
-from ._output import err, out, run
+from ._output import err, out
 from ._strategy import StrategyParam
 from ._target import TableParam
 
 __all__ = ["migrate"]
 
-#: The largest Scan page dynorm.migrations takes.
-MAX_PAGE_SIZE = 1000
-
 
 def _model(table: Table, name: str) -> ModelInfo[Any]:
-    found = {info.name: info for info in table.models.values()}
+    found = table.models  # by class name
     if "." in name and name.partition(".")[0] in found:
         raise click.BadParameter(
             f"--backfill takes a model, not {name!r}; the table's models: "
@@ -243,7 +242,7 @@ def migrate(
     )
     try:
         with Progress(*columns, console=err, transient=False) as progress:
-            report = run(work(_Bar(progress)))
+            report = asyncio.run(work(_Bar(progress)))
     except KeyboardInterrupt:
         where = f"; run the same command again to resume from {saved}" if saved else ""
         err.print(f"[yellow]Interrupted[/]{where}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -11,7 +12,7 @@ from dynorm._errors import DatabaseError, TableNotFoundError
 from dynorm._table import GSI, Table
 
 from ._connection import ConnectOptions, connection_options
-from ._output import out, run
+from ._output import out
 from ._target import TableParam, TargetError, load_table
 
 __all__ = ["create_table", "delete_table"]
@@ -70,7 +71,7 @@ def create_table(
                 raise
             return True
 
-    created = run(create())
+    created = asyncio.run(create())
     verb = "Created" if created else "Table exists already:"
     out.print(f"{verb} {name!r} ({describe_keys(table)}) at {connection.where()}")
 
@@ -109,5 +110,5 @@ def delete_table(target: str, *, yes: bool, timeout: float, connection: ConnectO
                     f"there is no table {name!r} at {connection.where()} to delete"
                 ) from exc
 
-    run(delete())
+    asyncio.run(delete())
     out.print(f"Deleted {name!r} at {connection.where()}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from dynorm.workbench import (
 )
 
 from ._connection import ConnectOptions, connection_options
-from ._output import err, out, run
+from ._output import err, out
 from ._tables import describe_keys
 from ._target import TableParam, TargetError, load_object
 
@@ -109,7 +110,7 @@ def export(
                         "name the live table with --table-name"
                     ) from exc
 
-        raw = run(read())
+        raw = asyncio.run(read())
     data = export_model(
         table,
         items=items,
@@ -174,7 +175,7 @@ def import_(
                     "--no-create to create it, or name an existing table with --table-name"
                 ) from exc
 
-    report = run(load())
+    report = asyncio.run(load())
     where = connection.where()
     if report.created:
         out.print(f"Created {report.table_name!r} ({describe_keys(table)}) at {where}")
