@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dynorm import Database, Request
@@ -48,3 +49,31 @@ def strings(item: dict[str, Any], *names: str) -> tuple[str | None, ...]:
 async def raw_put(db: Database, item: dict[str, Any]) -> None:
     """Store ``item`` as given (AttributeValues), bypassing every rule of the mapper."""
     await db.send(Request("PutItem", {"TableName": db.table_name, "Item": item}))
+
+
+async def raw_scan(db: Database) -> list[dict[str, Any]]:
+    """Every stored item as DynamoDB holds it (a consistent Scan, page after page)."""
+    items: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
+    while True:
+        page = await db.send(Request("Scan", params))
+        items += page.get("Items", [])
+        if not page.get("LastEvaluatedKey"):
+            return items
+        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def flat(value: Mapping[str, Any]) -> Any:
+    """An AttributeValue's plain value (maps and lists flattened too)."""
+    ((kind, inner),) = value.items()
+    if kind == "M":
+        return {k: flat(v) for k, v in inner.items()}
+    if kind == "L":
+        return [flat(v) for v in inner]
+    return inner
+
+
+async def stored(db: Database) -> list[dict[str, Any]]:
+    """Every stored item, values flattened, sorted by table key (``pk``, ``sk``)."""
+    items = [{k: flat(v) for k, v in raw.items()} for raw in await raw_scan(db)]
+    return sorted(items, key=lambda i: (i["pk"], i["sk"]))

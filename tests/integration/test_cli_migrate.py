@@ -12,14 +12,14 @@ import json
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from dynorm import Database, Request
+from dynorm import Database
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import FaultProxy, Injected, connect_to
 
@@ -38,6 +38,7 @@ from .cli_models import (
     new,
     old,
 )
+from .raw import stored
 
 pytestmark = pytest.mark.integration
 
@@ -69,24 +70,6 @@ async def tables(dynorm_connect: Connect, dynorm_server: RunningServer) -> Async
         connect_to(dynorm_server.url, old, db.table_name) as old_db,
     ):
         yield Tables(db, old_db)
-
-
-async def stored(db: Database) -> list[dict[str, Any]]:
-    """Every stored item (consistent raw Scan), values flattened, sorted by table key."""
-    items: list[dict[str, Any]] = []
-    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
-    while True:
-        page = await db.send(Request("Scan", params))
-        items += [{k: _flat(v) for k, v in raw.items()} for raw in page.get("Items", [])]
-        if not page.get("LastEvaluatedKey"):
-            break
-        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    return sorted(items, key=lambda i: (i["pk"], i["sk"]))
-
-
-def _flat(value: Mapping[str, Any]) -> Any:
-    ((_, inner),) = value.items()
-    return inner
 
 
 async def write_old_shelves(tables: Tables) -> None:

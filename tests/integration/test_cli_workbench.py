@@ -17,6 +17,7 @@ from tests.faultproxy import connect_to
 from tests.seed_models import app
 
 from .cli import Cli
+from .raw import raw_scan
 
 pytestmark = pytest.mark.integration
 
@@ -49,16 +50,11 @@ async def describe(db: Database) -> dict[str, Any]:
 async def stored(db: Database) -> dict[tuple[str, str], dict[str, Any]]:
     """Every stored item (consistent raw Scan) by its key."""
     items: dict[tuple[str, str], dict[str, Any]] = {}
-    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
-    while True:
-        page = await db.send(Request("Scan", params))
-        for item in page.get("Items", []):
-            key = (item["pk"]["S"], item["sk"]["S"])
-            assert key not in items
-            items[key] = item
-        if not page.get("LastEvaluatedKey"):
-            return items
-        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    for item in await raw_scan(db):
+        key = (item["pk"]["S"], item["sk"]["S"])
+        assert key not in items
+        items[key] = item
+    return items
 
 
 def file_items(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,8 @@ from dynorm.migrations import (
 )
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import FaultPlan, connect_through, connect_to
+
+from .raw import stored
 
 pytestmark = pytest.mark.integration
 
@@ -212,28 +214,6 @@ async def both(
     """(db on the current declaration, db on the old one), one fresh stored table."""
     async with dynorm_connect(new) as db, connect_to(server.url, old, db.table_name) as old_db:
         yield db, old_db
-
-
-async def stored(db: Database) -> list[dict[str, Any]]:
-    """Every stored item (consistent raw Scan), values flattened, sorted by table key."""
-    items: list[dict[str, Any]] = []
-    params: dict[str, Any] = {"TableName": db.table_name, "ConsistentRead": True}
-    while True:
-        page = await db.send(Request("Scan", params))
-        items += [{k: _flat(v) for k, v in raw.items()} for raw in page.get("Items", [])]
-        if not page.get("LastEvaluatedKey"):
-            break
-        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    return sorted(items, key=lambda i: (i["pk"], i["sk"]))
-
-
-def _flat(value: Mapping[str, Any]) -> Any:
-    ((kind, inner),) = value.items()
-    if kind == "M":
-        return {k: _flat(v) for k, v in inner.items()}
-    if kind == "L":
-        return [_flat(v) for v in inner]
-    return inner
 
 
 def index_items(parent_id: str, names: list[tuple[str, int]]) -> list[dict[str, Any]]:
