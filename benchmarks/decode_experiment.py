@@ -12,7 +12,7 @@ body (the benchmark's page: order items and the order, in sort key order) into t
   (``{"S": ...}``, ``{"N": ...}``, a superset struct for both kinds of item, as a single-table
   page needs), alone and then converted into the attrs objects by hand-written code as good as a
   generated converter would be.
-- dynorm wire (generated): what dynorm does with the fast path (``dynorm._structs``): the
+- dynorm wire (generated): what dynorm does with the fast path (``dynorm.wire.structs``): the
   table's generated structs, then each model's generated converter, classified by sort key.
 - msgspec wire, one kind: the same, with a struct of the order item's fields only (no optional
   fields), on a page of order items alone: the best case, which mixed collections cannot use.
@@ -38,7 +38,7 @@ import orjson
 from benchmarks import data, server
 from benchmarks.models import Dimensions, Order, OrderItem, table
 from benchmarks.report import Section, number, ratio
-from dynorm._paging import released
+from dynorm.io.paging import released
 
 Decode = Callable[[bytes], list[Any]]
 
@@ -205,7 +205,7 @@ def variants() -> dict[str, tuple[str, Decode]]:
         "orjson + dynorm": ("orjson.loads + generated decoders → attrs", orjson_dynorm),
         "msgspec wire": ("→ wire Structs (superset row)", lambda b: any_page.decode(b).Items),
         "msgspec wire + objects": ("→ wire Structs → attrs", msgspec_objects),
-        "dynorm wire (generated)": ("dynorm._structs structs → converters → attrs", dynorm_wire),
+        "dynorm wire (generated)": ("wire.structs → converters → attrs", dynorm_wire),
         "msgspec one kind": ("items-only page → ItemRow Structs → attrs", msgspec_one_kind),
     }  # fmt: skip
 

@@ -5,10 +5,9 @@ Declare models on a :class:`Table` with key templates, describe relationships wi
 request: ``await db.get(Org, name="MICROSOFT", load=[Org.users])``.
 """
 
-from ._chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
-from ._codec import converter
-from ._database import Database, Transaction, connect
-from ._errors import (
+from .core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
+from .core.codec.converter import converter
+from .core.errors import (
     CancellationReason,
     CodecError,
     ConditionFailedError,
@@ -31,11 +30,11 @@ from ._errors import (
     ValidationError,
     VersionConflictError,
 )
-from ._events import RequestEvent
-from ._expressions import Attr, Condition
-from ._fields import field
-from ._keys import KeyTemplate
-from ._limits import (
+from .core.events import RequestEvent
+from .core.expressions import Attr, Condition
+from .core.fields import field
+from .core.keys import KeyTemplate
+from .core.limits import (
     MAX_DEPTH,
     MAX_ITEM_BYTES,
     MAX_NUMBER,
@@ -45,11 +44,12 @@ from ._limits import (
     MAX_TRANSACTION_BYTES,
     MIN_NUMBER,
 )
-from ._paging import Page
-from ._plans import Request
-from ._query import Query, Scan
-from ._ranges import SortCondition, begins_with, between, ge, gt, le, lt
-from ._relations import (
+from .core.ranges import SortCondition, begins_with, between, ge, gt, le, lt
+from .core.requests import Request
+from .io.database import Database, Transaction, connect
+from .io.paging import Page
+from .io.query import Query, Scan
+from .mapping.relations import (
     BelongsTo,
     HasMany,
     LoadOption,
@@ -57,9 +57,9 @@ from ._relations import (
     RelationLoader,
     Relationship,
 )
-from ._strategies import Denormalized, Embedded, Index, Partition, Strategy
-from ._streams import Change
-from ._table import GSI, LSI, Table
+from .mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
+from .mapping.streams import Change
+from .mapping.table import GSI, LSI, Table
 
 __all__ = [
     "BATCH_GET_MAX",

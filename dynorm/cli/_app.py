@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dynorm._errors import DynormError
+from dynorm.core.errors import DynormError
 
 from . import _design, _migrate, _tables, _workbench
 

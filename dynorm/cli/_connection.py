@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import attrs
 import click
 
-from dynorm._database import DEFAULT_MAX_ATTEMPTS, Database, connect
-from dynorm._table import Table
+from dynorm.io.database import DEFAULT_MAX_ATTEMPTS, Database, connect
+from dynorm.mapping.table import Table
 
 __all__ = ["ConnectOptions", "connection_options"]
 

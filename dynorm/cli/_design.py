@@ -6,9 +6,9 @@ import click
 import orjson
 from rich.table import Table as RichTable
 
-from dynorm._table import Table
 from dynorm.design import Design, EntityRow
 from dynorm.design import design as design_of
+from dynorm.mapping.table import Table
 
 from ._output import out
 from ._target import TableParam

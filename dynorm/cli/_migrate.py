@@ -11,11 +11,11 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
-from dynorm._errors import DynormError
-from dynorm._model import ModelInfo
-from dynorm._relations import HasMany, Relationship
-from dynorm._strategies import Strategy
-from dynorm._table import Table
+from dynorm.core.errors import DynormError
+from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.relations import HasMany, Relationship
+from dynorm.mapping.strategies import Strategy
+from dynorm.mapping.table import Table
 from dynorm.migrations import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,

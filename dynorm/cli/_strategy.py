@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from dynorm._errors import DynormError
-from dynorm._strategies import Denormalized, Embedded, Index, Partition, Strategy
+from dynorm.core.errors import DynormError
+from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 
 __all__ = ["StrategyParam", "parse_strategy"]
 

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from dynorm._errors import DatabaseError, TableNotFoundError
-from dynorm._table import GSI, Table
+from dynorm.core.errors import DatabaseError, TableNotFoundError
+from dynorm.mapping.table import GSI, Table
 
 from ._connection import ConnectOptions, connection_options
 from ._output import out

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from dynorm._errors import DynormError
-from dynorm._table import Table
+from dynorm.core.errors import DynormError
+from dynorm.mapping.table import Table
 
 __all__ = ["TableParam", "TargetError", "load_object", "load_table"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 from rich.table import Table as RichTable
 
-from dynorm._codec import Item
-from dynorm._errors import TableNotFoundError
-from dynorm._table import Table
+from dynorm.core.codec.converter import Item
+from dynorm.core.errors import TableNotFoundError
+from dynorm.mapping.table import Table
 from dynorm.workbench import (
     ImportReport,
     dump_model,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dynorm import Database, TableNotFoundError, connect
-from dynorm._plans import Request
+from dynorm.core.requests import Request
 from dynorm.testing import TEST_ACCESS_KEY_ID, TEST_REGION, TEST_SECRET_ACCESS_KEY, RunningServer
 from tests.seed_models import app
 

@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from dynorm import Database, HasMany, Partition, RequestEvent, Table
-from dynorm._database import DEFAULT_MAX_CONCURRENCY
+from dynorm.io.database import DEFAULT_MAX_CONCURRENCY
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration

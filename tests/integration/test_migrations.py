@@ -30,8 +30,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._chunks import key_id
-from dynorm._migrate_kinds import Embed, child_digest
+from dynorm.core.chunks import key_id
 from dynorm.migrations import (
     CheckpointError,
     MigrationError,
@@ -41,6 +40,7 @@ from dynorm.migrations import (
     repair_copies,
 )
 from dynorm.testing import Connect, RunningServer, count_requests
+from dynorm.tools.migrate_kinds import Embed, child_digest
 from tests.faultproxy import FaultPlan, connect_through, connect_to
 
 from .raw import stored

@@ -31,7 +31,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._plans import PENDING
+from dynorm.core.requests import PENDING
 from dynorm.testing import Connect, count_requests
 
 from .raw import raw_collection, raw_item, raw_put

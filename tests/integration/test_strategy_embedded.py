@@ -23,7 +23,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._state import state_of
+from dynorm.mapping.state import state_of
 from dynorm.testing import Connect, count_requests
 
 from .raw import raw_item

@@ -23,7 +23,7 @@ from dynorm import (
     RelationLoader,
     Table,
 )
-from dynorm._relations import Relationship  # the type db.add/db.load take; not re-exported
+from dynorm.mapping.relations import Relationship  # the type db.add/db.load take; not re-exported
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration

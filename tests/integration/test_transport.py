@@ -18,8 +18,8 @@ import pytest
 
 import dynorm
 from dynorm import Database, Request, connect
-from dynorm._retry import TOKEN_ATTRIBUTE
 from dynorm.testing import count_requests
+from dynorm.wire.retry import TOKEN_ATTRIBUTE
 from tests.seed_models import Org, app
 
 from .models import Thing

@@ -24,7 +24,7 @@ from dynorm import (
     KeyTemplateError,
     Table,
 )
-from dynorm._plans import Request
+from dynorm.core.requests import Request
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
-import dynorm._database
+import dynorm.io.database
 from dynorm import (
     GSI,
     Database,
@@ -27,7 +27,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._steps import Plan, Step, request_of
+from dynorm.core.steps import Plan, Step, request_of
 from dynorm.testing import Connect, count_requests
 from tests.seed_models import Org, Ticket, User
 
@@ -290,7 +290,7 @@ async def test_an_older_renames_copies_never_overwrite_a_newer_ones(
 ) -> None:
     # moto applies a refused transaction's writes and then restores the whole table as it was;
     # two refused transactions at once can restore each other's writes. Send them one by one.
-    monkeypatch.setattr(dynorm._database, "SEND_ALL_WINDOW", 1)
+    monkeypatch.setattr(dynorm.io.database, "SEND_ALL_WINDOW", 1)
     await shelf(db, books=150)
     older = Stepper(db, db.writes.put(Author("Le Guin", LATER)))
     await older.until("TransactWriteItems")  # its parent is written; its copies are not yet

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
-import dynorm._database
+import dynorm.io.database
 from dynorm import (
     GSI,
     CopiesIncompleteError,
@@ -319,7 +319,7 @@ async def test_an_older_rename_superseded_by_a_newer_one_raises_nothing(
 ) -> None:
     # moto applies a refused transaction's writes and restores the table afterwards; two at once
     # restore each other's writes. Send them one at a time.
-    monkeypatch.setattr(dynorm._database, "SEND_ALL_WINDOW", 1)
+    monkeypatch.setattr(dynorm.io.database, "SEND_ALL_WINDOW", 1)
     await shelf(db, books=250)  # three checked batches
     plan = db.writes.put(Author("Le Guin", LATER))
     step = await run_until(db, plan, lambda s: hasattr(s, "requests"))  # the checked batches

@@ -1,4 +1,4 @@
-"""Batch chunking and the retry loops for unprocessed work (``dynorm._batch``)."""
+"""Batch chunking and the retry loops for unprocessed work (``dynorm.io.batch``)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -6,10 +6,10 @@ from typing import Any
 import pytest
 
 from dynorm import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, LimitExceededError, ThrottledError
-from dynorm._batch import drain_get, drain_write
-from dynorm._chunks import backoff, chunked, item_key_id, key_id
-from dynorm._codec import Item
-from dynorm._plans import Request
+from dynorm.core.chunks import backoff, chunked, item_key_id, key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.requests import Request
+from dynorm.io.batch import drain_get, drain_write
 
 
 class FakeSend:
@@ -81,7 +81,7 @@ def test_backoff_draws_full_jitter_below_a_capped_ceiling(
         drawn.append((low, high))
         return high
 
-    monkeypatch.setattr("dynorm._chunks.random.uniform", uniform)
+    monkeypatch.setattr("dynorm.core.chunks.random.uniform", uniform)
     assert backoff(attempt) == pytest.approx(ceiling)
     ((low, high),) = drawn
     assert low == 0

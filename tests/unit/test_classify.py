@@ -10,8 +10,8 @@ import pytest
 
 import dynorm
 from dynorm import GSI, CodecError, DefinitionError, Table
-from dynorm._model import info_of
-from dynorm._reading import view_of
+from dynorm.mapping.model import info_of
+from dynorm.mapping.reading import view_of
 
 # -- the classifier ------------------------------------------------------------------------------
 

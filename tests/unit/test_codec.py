@@ -1,4 +1,4 @@
-"""AttributeValues <-> Python values through generated per-model codecs (``dynorm._codec``)."""
+"""AttributeValues <-> Python values through generated per-model codecs (``dynorm.core.codec``)."""
 
 import base64
 import datetime
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynorm import CodecError, DefinitionError
-from dynorm import _codec as codec_module
-from dynorm._codec import build_codec, converter, decode_any, encode_any
+from dynorm.core.codec import converter as codec_module
+from dynorm.core.codec.converter import build_codec, converter, decode_any, encode_any
 
 
 class Color(enum.Enum):

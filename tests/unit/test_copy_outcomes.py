@@ -26,8 +26,8 @@ from dynorm import (
     Table,
     TransactionCanceledError,
 )
-from dynorm._steps import Plan, Send, SendAll
-from dynorm._writeplan import WritePlanner
+from dynorm.core.steps import Plan, Send, SendAll
+from dynorm.mapping.writeplan import WritePlanner
 
 table = Table("review-unit", pk="pk", sk="sk")
 

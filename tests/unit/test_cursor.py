@@ -1,4 +1,4 @@
-"""Page cursors (``dynorm._cursor``): bound to their read, checked, signed on request."""
+"""Page cursors (``dynorm.core.cursor``): bound to their read, checked, signed on request."""
 
 import base64
 import hashlib
@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dynorm import CursorError
-from dynorm._codec import Item
-from dynorm._cursor import CursorCodec, scope_fingerprint, secret_from
-from dynorm._plans import CollectionRead, KeyRange
+from dynorm.core.codec.converter import Item
+from dynorm.core.cursor import CursorCodec, scope_fingerprint, secret_from
+from dynorm.core.requests import CollectionRead, KeyRange
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 UNSIGNED = CursorCodec()

@@ -1,4 +1,4 @@
-"""Generated per-model decoders (``dynorm._decoders``): inline where safe, else cattrs hooks."""
+"""Generated per-model decoders (``core.codec.decoders``): inline where safe, else cattrs hooks."""
 
 import decimal
 import linecache
@@ -7,8 +7,13 @@ from typing import Any
 import attrs
 import cattrs
 
-from dynorm._codec import _INLINE_HELPERS, INLINE_STRUCTURE, build_codec, make_converter
-from dynorm._decoders import generate_decoder
+from dynorm.core.codec.converter import (
+    _INLINE_HELPERS,
+    INLINE_STRUCTURE,
+    build_codec,
+    make_converter,
+)
+from dynorm.core.codec.decoders import generate_decoder
 
 CONVERTER = make_converter()
 

@@ -1,4 +1,4 @@
-"""Generated per-model encoders (``dynorm._encoders``): the cattrs walk's items, inline.
+"""Generated per-model encoders (``dynorm.core.codec.encoders``): the cattrs walk's items, inline.
 
 The walk (``ModelCodec.encode_walk``) is the reference: for every value, the generated function
 gives the same item (same keys in the same order, same AttributeValues) or refuses it too, and
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import dynorm
 from dynorm import CodecError
-from dynorm import _codec as codec_module
-from dynorm._codec import build_codec
-from dynorm._fields import NAME_KEY
+from dynorm.core.codec import converter as codec_module
+from dynorm.core.codec.converter import build_codec
+from dynorm.core.fields import NAME_KEY
 from tests.unit import test_codec as reference
 
 Address = reference.Address

@@ -3,7 +3,7 @@
 import types
 
 import dynorm
-from dynorm import _errors as dynorm_errors
+from dynorm.core import errors as dynorm_errors
 
 EXPECTED = {
     "BATCH_GET_MAX",

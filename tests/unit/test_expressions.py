@@ -1,4 +1,4 @@
-"""Condition and update expressions with placeholders (``dynorm._expressions``)."""
+"""Condition and update expressions with placeholders (``dynorm.core.expressions``)."""
 
 import datetime
 import enum
@@ -9,8 +9,8 @@ import attrs
 import pytest
 
 from dynorm import Attr, Condition, ExpressionError
-from dynorm._codec import AttributeValue, build_codec, encode_any
-from dynorm._expressions import ExpressionBuilder, render_update
+from dynorm.core.codec.converter import AttributeValue, build_codec, encode_any
+from dynorm.core.expressions import ExpressionBuilder, render_update
 
 
 class Status(enum.Enum):

@@ -9,8 +9,8 @@ import pytest
 
 import dynorm
 from dynorm import GSI, Attr, DefinitionError, Embedded, ExpressionError, HasMany, Table
-from dynorm._model import info_of
-from dynorm._writes import UpdateOps, plan_update
+from dynorm.mapping.model import info_of
+from dynorm.mapping.writes import UpdateOps, plan_update
 
 
 @attrs.define

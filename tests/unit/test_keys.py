@@ -1,4 +1,4 @@
-"""Key templates: format, parse, prefix, overlap and alignment (``dynorm._keys``)."""
+"""Key templates: format, parse, prefix, overlap and alignment (``dynorm.core.keys``)."""
 
 import datetime
 import decimal
@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dynorm import DefinitionError, KeyTemplate, KeyTemplateError
-from dynorm._keys import escape, key_string, key_value_parser, unescape
+from dynorm.core.keys import escape, key_string, key_value_parser, unescape
 
 # Text that is likely to contain the delimiter, the escape character and escape-like sequences.
 tricky_text = st.lists(

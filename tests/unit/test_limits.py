@@ -1,4 +1,4 @@
-"""DynamoDB's limits as constants and pure checks (``dynorm._limits``)."""
+"""DynamoDB's limits as constants and pure checks (``dynorm.core.limits``)."""
 
 import decimal
 import math
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import dynorm
 from dynorm import GSI, CodecError, LimitExceededError, Table
-from dynorm._limits import (
+from dynorm.core.limits import (
     MAX_DEPTH,
     MAX_ITEM_BYTES,
     MAX_NUMBER,
@@ -33,7 +33,7 @@ from dynorm._limits import (
     utf8_size,
     value_depth,
 )
-from dynorm._model import info_of
+from dynorm.mapping.model import info_of
 
 D = decimal.Decimal
 

@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from dynorm import DefinitionError, Embedded, HasMany, Partition, Table
-from dynorm._model import ModelInfo, info_of
+from dynorm.mapping.model import ModelInfo, info_of
 
 
 def test_a_field_typed_by_a_local_class() -> None:

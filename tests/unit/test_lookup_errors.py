@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from dynorm import DefinitionError, DynormError, KeyTemplateError
-from dynorm._explain import Explain
-from dynorm._model import info_of, not_key_fields
-from dynorm._writeplan import WritePlanner
+from dynorm.mapping.explain import Explain
+from dynorm.mapping.model import info_of, not_key_fields
+from dynorm.mapping.writeplan import WritePlanner
 from tests.seed_models import Org, User, app
 
 explain = Explain(app, "app", WritePlanner(app, "app"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
-from dynorm._chunks import key_id
-from dynorm._codec import Item
-from dynorm._migrate_kinds import Embed, Move, PagePlan
+from dynorm.core.chunks import key_id
+from dynorm.core.codec.converter import Item
+from dynorm.tools.migrate_kinds import Embed, Move, PagePlan
 
 table = Table("kinds", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 

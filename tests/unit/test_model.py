@@ -1,4 +1,4 @@
-"""Per-model metadata: keys, items, and telling mixed results apart (``dynorm._model``)."""
+"""Per-model metadata: keys, items, and telling mixed results apart (``dynorm.mapping.model``)."""
 
 import datetime
 import enum
@@ -7,7 +7,7 @@ import attrs
 import pytest
 
 from dynorm import GSI, CodecError, KeyTemplateError, Table
-from dynorm._model import ModelInfo, info_of
+from dynorm.mapping.model import ModelInfo, info_of
 
 app = Table("app", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 

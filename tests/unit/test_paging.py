@@ -1,4 +1,4 @@
-"""Reading a collection page by page, counting only accepted items (``dynorm._paging``)."""
+"""Reading a collection page by page, counting only accepted items (``dynorm.io.paging``)."""
 
 import asyncio
 from typing import Any
@@ -6,9 +6,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynorm._codec import Item
-from dynorm._paging import Page, iterate, read_page, released
-from dynorm._plans import CollectionRead, KeyRange, Request
+from dynorm.core.codec.converter import Item
+from dynorm.core.requests import CollectionRead, KeyRange, Request
+from dynorm.io.paging import Page, iterate, read_page, released
 
 READ = CollectionRead(
     table_name="app",

@@ -1,4 +1,4 @@
-"""Requests as plain values: reads (``dynorm._plans``, ``plan_get``) and writes (``_writes``)."""
+"""Requests as plain values: reads (``core.requests``, ``plan_get``) and writes (``writes``)."""
 
 from typing import Any
 
@@ -16,10 +16,10 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm._loading import PageShare, normalize_options, plan_get, share_of_page
-from dynorm._model import info_of
-from dynorm._plans import CollectionRead, KeyRange, existence_check, upper_bound
-from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_update
+from dynorm.core.requests import CollectionRead, KeyRange, existence_check, upper_bound
+from dynorm.mapping.model import info_of
+from dynorm.mapping.readplan import PageShare, normalize_options, plan_get, share_of_page
+from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_update
 from tests.seed_models import Org, User
 
 # Models of the write-plan tests, in a table of their own (the plans only see its name).

@@ -20,11 +20,11 @@ from dynorm import (
     le,
     lt,
 )
-from dynorm._explain import Explain
-from dynorm._plans import KeyRange, ScanRead
-from dynorm._ranges import SortRange, sort_range
-from dynorm._reading import count_match, render_filter, view_of
-from dynorm._writeplan import WritePlanner
+from dynorm.core.ranges import SortRange, sort_range
+from dynorm.core.requests import KeyRange, ScanRead
+from dynorm.mapping.explain import Explain
+from dynorm.mapping.reading import count_match, render_filter, view_of
+from dynorm.mapping.writeplan import WritePlanner
 
 table = Table("t", pk="PK", sk="SK", indexes=[GSI("GSI1", pk="GSI1-PK", sk="GSI1-SK")])
 

@@ -8,12 +8,11 @@ import attrs
 import pytest
 
 from dynorm import TRANSACT_MAX, DefinitionError, KeyTemplateError, LimitExceededError, Request
-from dynorm._explain import Explain
-from dynorm._loading import normalize_options
-from dynorm._model import info_of
-from dynorm._plans import KeyRange, transact_get
-from dynorm._queryload import QueryLoadPlan, plan_query_load
-from dynorm._writeplan import WritePlanner
+from dynorm.core.requests import KeyRange, transact_get
+from dynorm.mapping.explain import Explain
+from dynorm.mapping.model import info_of
+from dynorm.mapping.readplan import QueryLoadPlan, normalize_options, plan_query_load
+from dynorm.mapping.writeplan import WritePlanner
 from tests.seed_models import Org, User, app
 
 

@@ -23,7 +23,7 @@ from dynorm import (
     Partition,
     Table,
 )
-from dynorm._model import info_of
+from dynorm.mapping.model import info_of
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""dynorm._retry: classifying failures, write tokens, and settling writes whose reply was lost."""
+"""wire.retry: classifying failures, write tokens, and settling writes whose reply was lost."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from dynorm import (
     TransportError,
     ValidationError,
 )
-from dynorm._codec import Item
-from dynorm._embedded import EmbeddedCodec, plan_add, plan_remove
-from dynorm._expressions import Condition
-from dynorm._model import info_of
-from dynorm._plans import Request
-from dynorm._retry import (
+from dynorm.core.codec.converter import Item
+from dynorm.core.expressions import Condition
+from dynorm.core.requests import Request
+from dynorm.mapping.embedded import EmbeddedCodec, plan_add, plan_remove
+from dynorm.mapping.model import info_of
+from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_put_keeping, plan_update
+from dynorm.wire.retry import (
     TOKEN_ATTRIBUTE,
     RetryQuota,
     applied,
@@ -34,7 +35,6 @@ from dynorm._retry import (
     settled_response,
     verification_read,
 )
-from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_put_keeping, plan_update
 
 app = Table("app", pk="pk", sk="sk")
 

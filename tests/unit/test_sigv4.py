@@ -10,7 +10,7 @@ from botocore.auth import SigV4Auth  # noqa: TID251 - the reference the signer i
 from botocore.awsrequest import AWSRequest  # noqa: TID251
 from botocore.credentials import Credentials  # noqa: TID251
 
-from dynorm._sigv4 import CONTENT_TYPE, Signer, canonical_host
+from dynorm.wire.sigv4 import CONTENT_TYPE, Signer, canonical_host
 
 NOW = datetime.datetime(2024, 5, 17, 13, 45, 7, tzinfo=datetime.UTC)
 BODY = b'{"TableName":"app","Key":{"pk":{"S":"ORG#1"},"sk":{"S":"ORG#1"}}}'

@@ -1,4 +1,4 @@
-"""Wire decoding (``dynorm._structs``): typed structures read back what the dict path reads."""
+"""Wire decoding (``dynorm.wire.structs``): typed structures read back what the dict path reads."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import dynorm
 from dynorm import GSI, Table
-from dynorm._model import info_of
-from dynorm._structs import WireItem
+from dynorm.mapping.model import info_of
+from dynorm.wire.structs import WireItem
 
 
 @attrs.frozen

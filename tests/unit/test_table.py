@@ -7,7 +7,7 @@ import cattrs
 import pytest
 
 from dynorm import GSI, LSI, BelongsTo, DefinitionError, HasMany, Index, Partition, Table
-from dynorm._model import info_of
+from dynorm.mapping.model import info_of
 
 
 @pytest.fixture

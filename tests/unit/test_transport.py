@@ -26,12 +26,12 @@ from dynorm import (
     TransportError,
     ValidationError,
 )
-from dynorm._codec import Item
-from dynorm._model import info_of
-from dynorm._plans import Request
-from dynorm._retry import TOKEN_ATTRIBUTE, RetryQuota, prepare
-from dynorm._transport import Transport
-from dynorm._writes import UpdateOps, plan_delete, plan_put, plan_update
+from dynorm.core.codec.converter import Item
+from dynorm.core.requests import Request
+from dynorm.io.transport import Transport
+from dynorm.mapping.model import info_of
+from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_update
+from dynorm.wire.retry import TOKEN_ATTRIBUTE, RetryQuota, prepare
 
 app = Table("app", pk="pk", sk="sk")
 

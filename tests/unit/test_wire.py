@@ -10,10 +10,9 @@ import orjson
 import pytest
 
 from dynorm import Request
-from dynorm._errors import DatabaseError, DynormError, TransportError
-from dynorm._events import TRANSPORT, outcome_of, targets_of
-from dynorm._retry import classify
-from dynorm._wire import (
+from dynorm.core.errors import DatabaseError, DynormError, TransportError
+from dynorm.core.events import TRANSPORT, outcome_of, targets_of
+from dynorm.wire.protocol import (
     clock_offset,
     crc32_matches,
     encode_body,
@@ -21,6 +20,7 @@ from dynorm._wire import (
     parse_error,
     target_of,
 )
+from dynorm.wire.retry import classify
 
 
 def test_a_body_is_the_params_as_json() -> None:

@@ -10,11 +10,11 @@ import attrs
 import pytest
 
 from dynorm import Attr, CodecError, DefinitionError, ExpressionError, Table, field
-from dynorm._model import info_of
-from dynorm._plans import time_to_live
-from dynorm._stamps import Stamps, VersionCheck, Write
-from dynorm._writeplan import WritePlanner
-from dynorm._writes import (
+from dynorm.core.requests import time_to_live
+from dynorm.core.stamps import Stamps, VersionCheck, Write
+from dynorm.mapping.model import info_of
+from dynorm.mapping.writeplan import WritePlanner
+from dynorm.mapping.writes import (
     UpdateOps,
     plan_delete,
     plan_put,

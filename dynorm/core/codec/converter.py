@@ -1,0 +1,1451 @@
+"""DynamoDB AttributeValues <-> Python values, through one configured cattrs converter.
+
+The converter's hooks read and write AttributeValue dicts directly (``{"S": "x"}``), so cattrs
+generates, once per model, a function that builds the attrs instance straight from an item: no
+intermediate plain-Python dict and no per-item reflection.
+
+Numbers stay exact: ``int`` and ``Decimal`` fields round-trip every digit DynamoDB keeps (38), and
+a ``float`` field stores ``repr(value)``, the shortest text that reads back to the same float.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections.abc
+import datetime
+import decimal
+import difflib
+import enum
+import functools
+import math
+import re
+import types
+import typing
+import uuid
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Final, cast
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from dynorm.core.errors import CodecError, DefinitionError, ExpressionError
+from dynorm.core.fields import is_key_only, stored_name
+from dynorm.core.keys import KeyFields
+from dynorm.core.limits import (
+    BIG_INT,
+    FLOAT_TOO_BIG,
+    FLOAT_TOO_SMALL,
+    MAX_DEPTH,
+    MAX_ITEM_BYTES,
+    check_decimal,
+    check_float,
+    check_value,
+    int_text,
+    item_size,
+)
+
+from .decoders import (
+    LIST_HOOK_MARK,
+    NESTED_HOOK_MARK,
+    WIRE_HOOK_MARK,
+    DecoderSpec,
+    generate_decoder,
+)
+from .encoders import (
+    ENCODE_LIST_MARK,
+    ENCODE_MAP_MARK,
+    ENCODE_NESTED_MARK,
+    ENCODE_OPTIONAL_MARK,
+    generate_encoder,
+    generate_nested_encoder,
+)
+
+__all__ = [
+    "INLINE_STRUCTURE",
+    "LIST_ORIGINS",
+    "MAP_ORIGINS",
+    "MAX_ITEM_BYTES",
+    "SET_ORIGINS",
+    "TEXT_STRUCTURE",
+    "AttributeValue",
+    "Item",
+    "ModelCodec",
+    "build_codec",
+    "decode_any",
+    "encode_any",
+    "enum_texts",
+    "epoch_decoder",
+    "epoch_encoder",
+    "is_enum_hook",
+    "item_size",
+    "make_converter",
+    "path_steps",
+    "resolved_fields",
+    "type_text",
+    "value_encoder",
+    "without_none",
+]
+
+AttributeValue = dict[str, Any]
+Item = dict[str, AttributeValue]
+
+_NULL: Final = {"NULL": True}
+
+
+# -- refusing values -----------------------------------------------------------------------------
+#
+# The unstructure hooks accept only values that read back as their type, and raise a CodecError
+# otherwise. They do not know which model or field they serve (cattrs shares them), so the
+# wrappers around a model's encoder and its field encoders name those, and containers add the
+# path inside a field (``.home.number``, ``[3]``) — all on the way out of a failure, never on
+# the way through.
+
+
+class _RefusedError(CodecError):
+    """A refused value and where it sits inside its field, filled in on the way out."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+        self.path: list[str] = []
+        self.declared: str | None = None
+
+    def __str__(self) -> str:
+        # Seen as is only where no model wrapper names the field (an embedded child, say).
+        where = "".join(self.path).lstrip(".")
+        return f"{where} ({self.declared}): {self.text}" if where else self.text
+
+
+def _at(exc: CodecError, step: str, declared: object) -> _RefusedError:
+    """``exc`` as refused at ``step`` (``.name`` or ``[i]``) of a value typed ``declared``."""
+    located = exc if isinstance(exc, _RefusedError) else _RefusedError(str(exc))
+    located.path.insert(0, step)
+    if located.declared is None:
+        located.declared = type_text(declared)
+    return located
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:48]}...{text[-8:]}"
+
+
+def _mismatch(value: object, expected: str, hint: str = "") -> _RefusedError:
+    if value is None:
+        return _RefusedError(f"None is not {expected}; declare the field `X | None` to allow None")
+    return _RefusedError(f"{_show(value)} is {_a(type(value).__name__)}, not {expected}{hint}")
+
+
+def type_text(tp: object) -> str:
+    """A type as a user wrote it: ``int | None``, ``list[Address]``, ``Color``."""
+    if tp is _NONE_TYPE:
+        return "None"
+    if tp is Any:
+        return "Any"
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(type_text(a) for a in args)
+    if origin is not None and args:
+        name = getattr(origin, "__name__", repr(origin))
+        return f"{name}[{', '.join('...' if a is Ellipsis else type_text(a) for a in args)}]"
+    if isinstance(tp, type):
+        return tp.__name__
+    return repr(tp).replace("typing.", "")
+
+
+# -- generic values (fields typed Any, dict[str, Any], condition operands) -------------------------
+
+
+def _number(text: str) -> int | decimal.Decimal:
+    try:
+        return int(text)
+    except ValueError:
+        return decimal.Decimal(text)
+
+
+def _binary(value: bytes | str) -> bytes:
+    # botocore hands over bytes; a raw JSON body carries base64 text.
+    return base64.b64decode(value) if isinstance(value, str) else value
+
+
+def decode_any(av: AttributeValue) -> Any:
+    """Any AttributeValue as its natural Python value (N: int when integral, else Decimal)."""
+    ((tag, value),) = av.items()
+    if tag in {"S", "BOOL"}:
+        return value
+    if tag == "N":
+        return _number(value)
+    if tag == "M":
+        return {k: decode_any(v) for k, v in value.items()}
+    if tag == "L":
+        return [decode_any(v) for v in value]
+    if tag == "NULL":
+        return None
+    if tag == "SS":
+        return set(value)
+    if tag == "NS":
+        return {_number(v) for v in value}
+    if tag == "B":
+        return _binary(value)
+    if tag == "BS":
+        return {_binary(v) for v in value}
+    raise CodecError(f"unknown DynamoDB type tag {tag!r}")
+
+
+_NEG_BIG_INT: Final = -BIG_INT
+
+
+def _number_av(value: int | float | decimal.Decimal) -> AttributeValue:
+    if isinstance(value, int):
+        return {"N": int.__repr__(value) if _NEG_BIG_INT < value < BIG_INT else int_text(value)}
+    if isinstance(value, float):
+        return {"N": check_float(value)}
+    return {"N": check_decimal(value)}
+
+
+def encode_any(value: object) -> AttributeValue:
+    """The AttributeValue for a Python value, chosen by its runtime type.
+
+    CodecError for what DynamoDB cannot hold (see ``dynorm.core.limits``) and for maps whose keys
+    are not strings (they would read back as strings, a different value).
+    """
+    if value is None:
+        return _NULL
+    if isinstance(value, enum.Enum):
+        # First: str() of an (int, Enum) member is "Code.OK", not its value.
+        return encode_any(value.value)
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int | float | decimal.Decimal):
+        return _number_av(value)
+    if isinstance(value, bytes | bytearray):
+        return {"B": bytes(value)}
+    if isinstance(value, datetime.date | datetime.time):
+        return {"S": value.isoformat()}
+    if isinstance(value, uuid.UUID):
+        return {"S": str(value)}
+    if attrs.has(type(value)):
+        return {
+            "M": {
+                k: encode_any(v) for k, v in attrs.asdict(cast("Any", value), recurse=False).items()
+            }
+        }
+    if isinstance(value, Mapping):
+        return {"M": {_map_key(k): encode_any(v) for k, v in value.items()}}
+    if isinstance(value, set | frozenset):
+        return _encode_set(value)
+    if isinstance(value, list | tuple):
+        return {"L": [encode_any(v) for v in value]}
+    raise CodecError(f"cannot store a {type(value).__name__} in DynamoDB")
+
+
+def _map_key(key: object) -> str:
+    if type(key) is str:
+        return key
+    if isinstance(key, str):
+        return str.__str__(key)
+    raise _RefusedError(
+        f"map key {_show(key)} is {_a(type(key).__name__)}; DynamoDB map keys are strings, "
+        "and it would read back as one: convert the keys with str()"
+    )
+
+
+def _encode_set(value: collections.abc.Set[Any]) -> AttributeValue:
+    if not value:
+        return _NULL  # DynamoDB has no empty sets; NULL reads back as an empty set
+    kinds = {_set_kind(v) for v in value}
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind == "SS":
+            return {"SS": sorted(value)}
+        if kind == "BS":
+            return {"BS": sorted(value)}
+        if kind == "NS":
+            return {"NS": sorted(encode_any(v)["N"] for v in value)}
+    names = sorted({type(v).__name__ for v in value})
+    raise CodecError(
+        f"DynamoDB sets hold only strings, only numbers or only bytes, not {', '.join(names)}"
+    )
+
+
+def _set_kind(value: object) -> str | None:
+    if isinstance(value, str):
+        return "SS"
+    if isinstance(value, bytes):
+        return "BS"
+    if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
+        return "NS"
+    return None
+
+
+# -- typed hooks ---------------------------------------------------------------------------------
+
+_NONE_TYPE: Final = type(None)
+
+
+def _attrs_class(tp: object) -> type | None:
+    """``tp`` when it is an attrs class, else None."""
+    return tp if isinstance(tp, type) and attrs.has(tp) else None
+
+
+def _optional_inner(tp: object) -> object | None:
+    """``X`` for ``X | None`` (``Optional[X]``), else None."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not _NONE_TYPE]
+        if len(args) == 1 and len(typing.get_args(tp)) == 2:
+            inner: object = args[0]
+            return inner
+    return None
+
+
+def without_none(tp: object) -> object:
+    """``X`` for ``X | None`` (``Optional[X]``), else ``tp`` itself."""
+    inner = _optional_inner(tp)
+    return tp if inner is None else inner
+
+
+def _origin(tp: object) -> object:
+    return typing.get_origin(tp) or tp
+
+
+#: What ``typing.get_origin`` gives for the list, set and map types the codec stores as ``L``,
+#: ``SS``/``NS``/``BS`` and ``M`` (for a bare class: the class itself).
+LIST_ORIGINS: Final = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
+SET_ORIGINS: Final = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
+MAP_ORIGINS: Final = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+
+def _is_list(tp: object) -> bool:
+    return _origin(tp) in LIST_ORIGINS
+
+
+def _is_set(tp: object) -> bool:
+    return _origin(tp) in SET_ORIGINS
+
+
+def _is_map(tp: object) -> bool:
+    return _origin(tp) in MAP_ORIGINS
+
+
+def _is_enum(tp: object) -> bool:
+    return isinstance(tp, type) and issubclass(tp, enum.Enum)
+
+
+def _element(tp: object, index: int = 0) -> object:
+    args = typing.get_args(tp)
+    if not args or args[index] is Ellipsis:
+        return Any
+    return args[index]
+
+
+def _tuple_items(tp: object) -> tuple[object, ...] | None:
+    """The element types of a fixed-length tuple (``tuple[str, int]``), else None."""
+    args = typing.get_args(tp)
+    if _origin(tp) is not tuple or not args or Ellipsis in args:
+        return None
+    return args
+
+
+def _configure_tuples(c: cattrs.Converter) -> None:
+    """Fixed-length tuples: each position has its own type (``tuple[str, int]`` is no list).
+
+    Registered after the list hooks, so these factories win for the tuples they accept.
+    """
+
+    def structure(tp: object) -> Callable[[AttributeValue, object], object]:
+        hooks = [(c.get_structure_hook(t), t) for t in _tuple_items(tp) or ()]
+        return lambda v, _: tuple([h(x, t) for (h, t), x in zip(hooks, v["L"], strict=True)])
+
+    def unstructure(tp: object) -> Callable[[Any], AttributeValue]:
+        items = _tuple_items(tp) or ()
+        hooks = [unstructure_hook(c, t) for t in items]
+
+        def unstructure_tuple(v: Any) -> AttributeValue:
+            if not isinstance(v, tuple | list) or len(v) != len(hooks):
+                raise _mismatch(v, f"a tuple of {len(hooks)}")
+            try:
+                return {"L": [h(x) for h, x in zip(hooks, v, strict=True)]}
+            except CodecError:
+                for i, (h, x, t) in enumerate(zip(hooks, v, items, strict=True)):
+                    try:
+                        h(x)
+                    except CodecError as inner:
+                        raise _at(inner, f"[{i}]", t) from None
+                raise
+
+        return unstructure_tuple
+
+    def is_fixed(tp: object) -> bool:
+        return _tuple_items(tp) is not None
+
+    c.register_structure_hook_factory(is_fixed, structure)
+    c.register_unstructure_hook_factory(is_fixed, unstructure)
+
+
+@functools.cache
+def _member_values(tp: type[enum.Enum]) -> dict[enum.Enum, tuple[str, Any]]:
+    """Each member's stored (tag, value); members DynamoDB cannot hold are left out."""
+    out = {}
+    for member in tp:
+        try:
+            ((tag, value),) = encode_any(member.value).items()
+        except CodecError:
+            continue
+        out[member] = (tag, value)
+    return out
+
+
+@functools.cache
+def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], enum.Enum]:
+    by_text = {value: m for m, (tag, value) in _member_values(tp).items() if tag in ("S", "N")}
+
+    def structure(v: AttributeValue, _: object) -> enum.Enum:
+        text = v["S"] if "S" in v else v["N"]
+        try:
+            return by_text[text]
+        except KeyError:
+            raise CodecError(f"{text!r} is not a value of {tp.__name__}") from None
+
+    return structure
+
+
+def _scalar_structure(base: type, tag: str) -> Callable[[AttributeValue, object], object]:
+    # cattrs dispatches on str/int/float by class (subclasses included) before any factory, so
+    # `class Code(int, Enum)` and IntEnum/StrEnum fields arrive here too: hand them on.
+    def structure(v: AttributeValue, tp: object) -> object:
+        if tp is base:
+            return base(v[tag])
+        if _is_enum(tp):
+            return _enum_structure(cast("type[enum.Enum]", tp))(v, tp)
+        return cast("type", tp)(base(v[tag]))
+
+    return structure
+
+
+def _structure_bool(v: AttributeValue, _: object) -> bool:
+    return bool(v["BOOL"])
+
+
+def _structure_decimal(v: AttributeValue, _: object) -> decimal.Decimal:
+    return decimal.Decimal(v["N"])
+
+
+def _structure_bytes(v: AttributeValue, _: object) -> bytes:
+    return _binary(v["B"])
+
+
+_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": _binary}
+_STRUCTURE_STR: Final = _scalar_structure(str, "S")
+_STRUCTURE_INT: Final = _scalar_structure(int, "N")
+_STRUCTURE_FLOAT: Final = _scalar_structure(float, "N")
+
+#: The default hooks whose work the generated decoders write inline, as expression templates
+#: (``{v}`` is the AttributeValue). A hook a user registers instead is called as usual.
+INLINE_STRUCTURE: Final[Mapping[type, tuple[object, str]]] = {
+    str: (_STRUCTURE_STR, '{v}["S"]'),
+    bool: (_structure_bool, '{v}["BOOL"]'),
+    int: (_STRUCTURE_INT, 'int({v}["N"])'),
+    float: (_STRUCTURE_FLOAT, 'float({v}["N"])'),
+    decimal.Decimal: (_structure_decimal, '__Decimal({v}["N"])'),
+    bytes: (_structure_bytes, '__binary({v}["B"])'),
+}
+
+
+def _text_structure(
+    parse: Callable[[str], object],
+) -> Callable[[AttributeValue, object], object]:
+    def structure(v: AttributeValue, _: object) -> object:
+        return parse(v["S"])
+
+    return structure
+
+
+#: Types stored as text and read back by a parser of their own: the default hook, the parser
+#: (wire decoding reads the text and calls the parser while that hook is in place).
+TEXT_STRUCTURE: Final[
+    Mapping[type, tuple[Callable[[AttributeValue, object], object], Callable[[str], object]]]
+] = {
+    tp: (_text_structure(parse), parse)
+    for tp, parse in (
+        (uuid.UUID, uuid.UUID),
+        (datetime.datetime, datetime.datetime.fromisoformat),
+        (datetime.date, datetime.date.fromisoformat),
+        (datetime.time, datetime.time.fromisoformat),
+    )
+}
+
+
+def enum_texts(tp: type[enum.Enum]) -> Mapping[str, enum.Enum]:
+    """An Enum's members by the text they are stored as (S or N); for wire decoding."""
+    return {value: m for m, (tag, value) in _member_values(tp).items() if tag in ("S", "N")}
+
+
+def is_enum_hook(hook: object, tp: object) -> bool:
+    """Whether ``hook`` is dynorm's own structure hook for the Enum ``tp``."""
+    if not _is_enum(tp):
+        return False
+    scalar = hook in (_STRUCTURE_STR, _STRUCTURE_INT, _STRUCTURE_FLOAT)
+    return scalar or hook is _enum_structure(cast("type[enum.Enum]", tp))
+
+
+def _is_literal(tp: object) -> bool:
+    return typing.get_origin(tp) is typing.Literal
+
+
+def _literal_key(av: AttributeValue) -> tuple[str, object] | None:
+    """What tells stored literal values apart: ``("N", Decimal("1"))`` equals ``1.0``'s."""
+    if len(av) != 1:
+        return None
+    tag, value = next(iter(av.items()))
+    if tag == "N":
+        try:
+            return tag, decimal.Decimal(value)
+        except decimal.InvalidOperation:
+            return None
+    if tag == "B":
+        return tag, _binary(value)  # base64 text on the fast path, bytes from botocore
+    return (tag, value) if tag in ("S", "BOOL", "NULL") else None
+
+
+def _literal_values(tp: object) -> dict[tuple[str, object] | None, object]:
+    """A Literal's values by how each is stored: str as S, int as N, bool, bytes, None, Enum."""
+    return {_literal_key(encode_any(v)): v for v in typing.get_args(tp)}
+
+
+def _configure_literals(c: cattrs.Converter) -> None:
+    c.register_structure_hook_factory(_is_literal, _literal_structure)
+    c.register_unstructure_hook_factory(_is_literal, _literal_unstructure)
+
+
+def _literal_structure(tp: object) -> Callable[[AttributeValue, object], object]:
+    allowed = _literal_values(tp)
+
+    def structure_literal(v: AttributeValue, _: object) -> object:
+        key = _literal_key(v)
+        if key is None or key not in allowed:
+            raise CodecError(f"expected one of {type_text(tp)}, got {_show(v)}")
+        return allowed[key]
+
+    return structure_literal
+
+
+def _literal_unstructure(tp: object) -> Callable[[Any], AttributeValue]:
+    allowed = typing.get_args(tp)
+
+    def unstructure_literal(v: Any) -> AttributeValue:
+        # By type too: True == 1, but a bool is no value of Literal[1].
+        if not any(v == a and type(v) is type(a) for a in allowed):
+            raise _mismatch(v, f"one of {', '.join(map(repr, allowed))}")
+        return encode_any(v)
+
+    return unstructure_literal
+
+
+def _configure_structure(c: cattrs.Converter) -> None:
+    c.register_structure_hook(str, _STRUCTURE_STR)
+    c.register_structure_hook(bool, _structure_bool)
+    c.register_structure_hook(int, _STRUCTURE_INT)
+    c.register_structure_hook(float, _STRUCTURE_FLOAT)
+    c.register_structure_hook(decimal.Decimal, _structure_decimal)
+    c.register_structure_hook(bytes, _structure_bytes)
+    for tp, (hook, _) in TEXT_STRUCTURE.items():
+        c.register_structure_hook(tp, hook)
+    c.register_structure_hook_func(lambda t: t is Any, lambda v, _: decode_any(v))
+
+    c.register_structure_hook_factory(_is_enum, _enum_structure)
+
+    def optional_hook(tp: object) -> Callable[[AttributeValue, object], object]:
+        inner = c.get_structure_hook(_optional_inner(tp))
+        inner_tp = _optional_inner(tp)
+
+        def structure_optional(v: AttributeValue, _: object) -> object:
+            return None if "NULL" in v else inner(v, inner_tp)
+
+        setattr(structure_optional, WIRE_HOOK_MARK, "optional")  # wire decoding may type it
+        return structure_optional
+
+    def list_hook(tp: object) -> Callable[[AttributeValue, object], object]:
+        el_tp = _element(tp)
+        el = c.get_structure_hook(el_tp)
+        if _origin(tp) is tuple:
+            return lambda v, _: tuple([el(x, el_tp) for x in v["L"]])
+
+        def structure_list(v: AttributeValue, _: object) -> list[Any]:
+            return [el(x, el_tp) for x in v["L"]]
+
+        setattr(structure_list, LIST_HOOK_MARK, True)  # generated decoders may inline it
+        return structure_list
+
+    def set_hook(tp: object) -> Callable[[AttributeValue, object], object]:
+        el_tp = _element(tp)
+        make = frozenset if _origin(tp) is frozenset else set
+        if el_tp is str:
+            conv: Callable[[Any], object] = str
+            tag = "SS"
+        elif el_tp is bytes:
+            conv, tag = _binary, "BS"
+        elif el_tp in (int, float, decimal.Decimal):
+            conv, tag = el_tp, "NS"
+        else:
+            raise DefinitionError(
+                f"{tp!r}: DynamoDB sets hold str, bytes, int, float or Decimal; use a list"
+            )
+
+        def structure_set(v: AttributeValue, _: object) -> object:
+            return make() if "NULL" in v else make(conv(x) for x in v[tag])
+
+        setattr(structure_set, WIRE_HOOK_MARK, "set")  # wire decoding may type it
+        return structure_set
+
+    def map_hook(tp: object) -> Callable[[AttributeValue, object], object]:
+        if _element(tp) not in (str, Any):
+            raise DefinitionError(f"{tp!r}: DynamoDB map keys are strings; use dict[str, ...]")
+        val_tp = _element(tp, 1)
+        val = c.get_structure_hook(val_tp)
+
+        def structure_map(v: AttributeValue, _: object) -> object:
+            return {k: val(x, val_tp) for k, x in v["M"].items()}
+
+        setattr(structure_map, WIRE_HOOK_MARK, "map")  # wire decoding may type it
+        return structure_map
+
+    def nested_hook(tp: type) -> Callable[[AttributeValue, object], object]:
+        build = _structure_fn(c, tp)
+
+        def structure_nested(v: AttributeValue, _: object) -> object:
+            return build(v["M"], tp)
+
+        setattr(structure_nested, NESTED_HOOK_MARK, True)  # generated decoders may inline it
+        return structure_nested
+
+    c.register_structure_hook_factory(lambda t: _optional_inner(t) is not None, optional_hook)
+    c.register_structure_hook_factory(_is_list, list_hook)
+    c.register_structure_hook_factory(_is_set, set_hook)
+    c.register_structure_hook_factory(_is_map, map_hook)
+    c.register_structure_hook_factory(attrs.has, nested_hook)
+
+
+# -- unstructure hooks: strict, so that every value sent reads back as its field's type ----------
+#
+# Accepted besides the declared type itself: its subclasses (an IntEnum member in an int field,
+# a StrEnum member in a str field: stored as the plain value); an int in a float or Decimal
+# field; a tuple in a list field and a list in a tuple field; a frozenset in a set field and
+# the reverse; bytearray in a bytes field. Refused: bool in int/float/Decimal fields, float in a
+# Decimal field (it would not be the number written), datetime in a date field, a plain value in
+# an Enum field (give the member), anything else of another type.
+
+
+def _unstructure_str(v: Any) -> AttributeValue:
+    if type(v) is str:
+        return {"S": v}
+    if isinstance(v, str):
+        # str.__str__, not str(): a (str, Enum) member's str() is "Code.OK", not its value.
+        return {"S": str.__str__(v)}
+    raise _mismatch(v, "a str")
+
+
+def _unstructure_bool(v: Any) -> AttributeValue:
+    if v is True or v is False:
+        return {"BOOL": v}
+    raise _mismatch(v, "a bool")
+
+
+def _int_av(v: Any, expected: str) -> AttributeValue:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return {"N": int_text(v)}
+    raise _mismatch(v, expected)
+
+
+def _unstructure_int(v: Any) -> AttributeValue:
+    if type(v) is int and _NEG_BIG_INT < v < BIG_INT:
+        return {"N": int.__repr__(v)}
+    return _int_av(v, "an int")  # int subclasses (IntEnum members), big ints, wrong values
+
+
+def _unstructure_float(v: Any) -> AttributeValue:
+    if isinstance(v, float):
+        return {"N": check_float(v)}
+    return _int_av(v, "a float")
+
+
+def _unstructure_decimal(v: Any) -> AttributeValue:
+    if isinstance(v, decimal.Decimal):
+        return {"N": check_decimal(v)}
+    if isinstance(v, float):
+        raise _mismatch(v, "a Decimal", f"; give Decimal({float.__repr__(v)!r})")
+    return _int_av(v, "a Decimal")
+
+
+def _unstructure_bytes(v: Any) -> AttributeValue:
+    if type(v) is bytes:
+        return {"B": v}
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"B": bytes(v)}
+    raise _mismatch(v, "bytes")
+
+
+def _unstructure_uuid(v: Any) -> AttributeValue:
+    if isinstance(v, uuid.UUID):
+        return {"S": str(v)}
+    raise _mismatch(v, "a UUID")
+
+
+def _unstructure_datetime(v: Any) -> AttributeValue:
+    if isinstance(v, datetime.datetime):
+        return {"S": v.isoformat()}
+    raise _mismatch(v, "a datetime")
+
+
+def _unstructure_date(v: Any) -> AttributeValue:
+    if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+        return {"S": v.isoformat()}
+    hint = "; give value.date()" if isinstance(v, datetime.datetime) else ""
+    raise _mismatch(v, "a date", hint)
+
+
+def _unstructure_time(v: Any) -> AttributeValue:
+    if isinstance(v, datetime.time):
+        return {"S": v.isoformat()}
+    raise _mismatch(v, "a time")
+
+
+#: cattrs picks these for subclasses too, Enums with a str/int/float mixin included; an Enum
+#: field gets its own strict hook instead (see :func:`unstructure_hook`).
+_SCALAR_UNSTRUCTURE: Final[Mapping[type, Callable[[Any], AttributeValue]]] = {
+    str: _unstructure_str,
+    bool: _unstructure_bool,
+    int: _unstructure_int,
+    float: _unstructure_float,
+    decimal.Decimal: _unstructure_decimal,
+    bytes: _unstructure_bytes,
+    uuid.UUID: _unstructure_uuid,
+    datetime.datetime: _unstructure_datetime,
+    datetime.date: _unstructure_date,
+    datetime.time: _unstructure_time,
+}
+_MIXIN_HOOKS: Final = frozenset(_SCALAR_UNSTRUCTURE.values())
+
+_ENCODE_HELPERS: Final = {
+    "__NULL": _NULL,
+    "__BIG": BIG_INT,
+    "__NEG_BIG": _NEG_BIG_INT,
+    "__FLOAT_MIN": FLOAT_TOO_SMALL,
+    "__FLOAT_MAX": FLOAT_TOO_BIG,
+    "__check_decimal": check_decimal,
+    "__Decimal": decimal.Decimal,
+    "__UUID": uuid.UUID,
+    "__datetime": datetime.datetime,
+    "__date": datetime.date,
+    "__time": datetime.time,
+}
+
+#: The default hooks whose work the generated encoders write inline: (hook, guard, expression)
+#: on ``{v}``. The guard admits only the exact type, for which the expression returns what the
+#: hook would; anything else (subclasses, wrong values) is handed to the hook.
+INLINE_UNSTRUCTURE: Final[Mapping[object, tuple[object, str, str]]] = {
+    str: (_unstructure_str, "type({v}) is str", '{{"S": {v}}}'),
+    bool: (_unstructure_bool, "({v} is True or {v} is False)", '{{"BOOL": {v}}}'),
+    int: (
+        _unstructure_int,
+        "(type({v}) is int and __NEG_BIG < {v} < __BIG)",
+        '{{"N": int.__repr__({v})}}',
+    ),
+    float: (
+        _unstructure_float,
+        # check_float's range test, inline: NaN, infinities and out-of-range go to the hook.
+        "(type({v}) is float and (__FLOAT_MIN <= abs({v}) < __FLOAT_MAX or {v} == 0.0))",
+        '{{"N": float.__repr__({v})}}',
+    ),
+    decimal.Decimal: (
+        _unstructure_decimal,
+        "type({v}) is __Decimal",
+        '{{"N": __check_decimal({v})}}',
+    ),
+    bytes: (_unstructure_bytes, "type({v}) is bytes", '{{"B": {v}}}'),
+    uuid.UUID: (_unstructure_uuid, "type({v}) is __UUID", '{{"S": str({v})}}'),
+    datetime.datetime: (
+        _unstructure_datetime,
+        "type({v}) is __datetime",
+        '{{"S": {v}.isoformat()}}',
+    ),
+    datetime.date: (_unstructure_date, "type({v}) is __date", '{{"S": {v}.isoformat()}}'),
+    datetime.time: (_unstructure_time, "type({v}) is __time", '{{"S": {v}.isoformat()}}'),
+}
+
+
+@functools.cache
+def _enum_unstructure(tp: type[enum.Enum]) -> Callable[[Any], AttributeValue]:
+    members = _member_values(tp)
+
+    def unstructure_enum(v: Any) -> AttributeValue:
+        if isinstance(v, tp):
+            stored = members.get(v)
+            if stored is None:
+                return encode_any(v.value)  # refused with the reason
+            tag, value = stored
+            return {tag: value}  # a new dict each time: items may be changed by their users
+        hint = ""
+        try:
+            hint = f"; give {tp.__name__}.{tp(v).name}"
+        except (ValueError, TypeError):
+            names = ", ".join(m.name for m in tp)
+            hint = f" (members: {names})" if len(names) < 120 else ""
+        raise _mismatch(v, f"a {tp.__name__} member", hint)
+
+    return unstructure_enum
+
+
+def unstructure_hook(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+    """The converter's unstructure hook for ``tp``, strict for Enum fields.
+
+    cattrs dispatches an ``IntEnum``/``StrEnum`` (any Enum with a mixin) to the int/str hook,
+    which would accept a plain value that is no member; a hook a user registered is kept.
+    """
+    hook: Callable[[Any], AttributeValue] = c.get_unstructure_hook(tp)
+    if _is_enum(tp) and (hook in _MIXIN_HOOKS or not isinstance(tp, type)):
+        return _enum_unstructure(cast("type[enum.Enum]", tp))
+    return hook
+
+
+def resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
+    """An attrs class's fields, their string annotations (PEP 563) resolved."""
+    fields = attrs.fields(cls)
+    if any(isinstance(f.type, str) for f in fields):
+        attrs.resolve_types(cls)  # what cattrs does for PEP 563 annotations
+        fields = attrs.fields(cls)
+    return tuple(fields)
+
+
+def _unstructure_fn(
+    c: cattrs.Converter,
+    cls: type,
+    *,
+    hooks: Mapping[str, Callable[[Any], AttributeValue]] | None = None,
+    omit: Collection[str] = (),
+) -> Callable[[Any], Item]:
+    """The dict encoder cattrs generates for an attrs class, with strict Enum field hooks.
+
+    ``hooks`` encode the named fields their own way (a time to live as epoch seconds); the
+    ``omit`` fields are left out (kept only inside keys). Both are a model's own options, never
+    given for a nested class.
+    """
+    hooks = hooks or {}
+    overrides: dict[str, Any] = {}
+    for f in resolved_fields(cls):
+        if f.name in omit:
+            overrides[f.name] = override(omit=True)
+            continue
+        hook = hooks.get(f.name) or (unstructure_hook(c, f.type) if _is_enum(f.type) else None)
+        rename = stored_name(f)
+        if hook is not None or rename != f.name:
+            overrides[f.name] = override(
+                unstruct_hook=hook, rename=None if rename == f.name else rename
+            )
+    build: Callable[[Any], Item] = make_dict_unstructure_fn(cls, c, **overrides)
+    return build
+
+
+def _structure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any, Any], object]:
+    """The dict decoder cattrs generates for a nested attrs class, reading stored names."""
+    overrides: dict[str, Any] = {
+        f.name: override(rename=stored_name(f))
+        for f in resolved_fields(cls)
+        if stored_name(f) != f.name
+    }
+    build: Callable[[Any, Any], object] = make_dict_structure_fn(cls, c, **overrides)
+    return build
+
+
+def _locate_field(c: cattrs.Converter, cls: type, obj: object, exc: CodecError) -> _RefusedError:
+    """The slow path after a failure: which field of ``obj`` holds the refused value."""
+    for f in attrs.fields(cls):
+        try:
+            unstructure_hook(c, f.type)(getattr(obj, f.name))
+        except CodecError as inner:
+            return _at(inner, f".{f.name}", f.type)
+    return _at(exc, "", cls)
+
+
+def _typed_set(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+    el_tp = _element(tp)
+    if el_tp not in (str, bytes, int, float, decimal.Decimal):
+        return _encode_set  # refused when the structure hook is made
+    tag = "SS" if el_tp is str else "BS" if el_tp is bytes else "NS"
+    inner = tag[0]
+    el = unstructure_hook(c, el_tp)
+    plain = el_tp if el_tp in (str, bytes) and el in _MIXIN_HOOKS else None
+
+    def unstructure_set(v: Any) -> AttributeValue:
+        if not isinstance(v, set | frozenset):
+            raise _mismatch(v, "a set")
+        if not v:
+            return _NULL  # DynamoDB has no empty sets; NULL reads back as an empty set
+        if plain is not None:
+            for x in v:
+                if type(x) is not plain:
+                    break
+            else:
+                return {tag: sorted(v)}  # the common case: no hook call per member
+        try:
+            return {tag: sorted([el(x)[inner] for x in v])}
+        except CodecError as exc:
+            for x in v:
+                try:
+                    el(x)
+                except CodecError as bad:
+                    raise _at(bad, f" member {_show(x)}", el_tp) from None
+            raise _at(exc, "", tp) from None
+
+    return unstructure_set
+
+
+def _optional_unstructure(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+    inner_tp = _optional_inner(tp)
+    inner = unstructure_hook(c, inner_tp)
+
+    def unstructure_optional(v: Any) -> AttributeValue:
+        return _NULL if v is None else inner(v)
+
+    setattr(unstructure_optional, ENCODE_OPTIONAL_MARK, inner_tp)  # generated encoders inline it
+    return unstructure_optional
+
+
+def _configure_unstructure(c: cattrs.Converter) -> None:
+    for cls, hook in _SCALAR_UNSTRUCTURE.items():
+        c.register_unstructure_hook(cls, hook)
+    c.register_unstructure_hook_func(lambda t: t is Any, encode_any)
+    c.register_unstructure_hook_factory(_is_enum, _enum_unstructure)
+
+    def list_hook(tp: object) -> Callable[[Any], AttributeValue]:
+        el_tp = _element(tp)
+        el = unstructure_hook(c, el_tp)
+
+        def unstructure_list(v: Any) -> AttributeValue:
+            if type(v) is not list and not isinstance(v, list | tuple):
+                raise _mismatch(v, "a list")
+            try:
+                return {"L": [el(x) for x in v]}
+            except CodecError as exc:
+                for i, x in enumerate(v):
+                    try:
+                        el(x)
+                    except CodecError as inner:
+                        raise _at(inner, f"[{i}]", el_tp) from None
+                raise _at(exc, "", tp) from None
+
+        setattr(unstructure_list, ENCODE_LIST_MARK, el_tp)  # generated encoders may inline it
+        return unstructure_list
+
+    def map_hook(tp: object) -> Callable[[Any], AttributeValue]:
+        val_tp = _element(tp, 1)
+        val = unstructure_hook(c, val_tp)
+
+        def unstructure_map(v: Any) -> AttributeValue:
+            if type(v) is not dict and not isinstance(v, Mapping):
+                raise _mismatch(v, "a dict")
+            try:
+                return {"M": {k if type(k) is str else _map_key(k): val(x) for k, x in v.items()}}
+            except CodecError as exc:
+                for k, x in v.items():
+                    try:
+                        _map_key(k)
+                    except CodecError as inner:
+                        raise _at(inner, "", tp) from None
+                    try:
+                        val(x)
+                    except CodecError as inner:
+                        raise _at(inner, f".{k}", val_tp) from None
+                raise _at(exc, "", tp) from None
+
+        setattr(unstructure_map, ENCODE_MAP_MARK, val_tp)  # generated encoders may inline it
+        return unstructure_map
+
+    def nested_hook(tp: type) -> Callable[[Any], AttributeValue]:
+        build = _unstructure_fn(c, tp)
+
+        def unstructure_nested(v: Any) -> AttributeValue:
+            if type(v) is not tp and not isinstance(v, tp):
+                raise _mismatch(v, _a(tp.__name__))
+            try:
+                return {"M": build(v)}
+            except CodecError as exc:
+                raise _locate_field(c, tp, v, exc) from None
+
+        setattr(unstructure_nested, ENCODE_NESTED_MARK, tp)  # generated encoders call their own
+        return unstructure_nested
+
+    c.register_unstructure_hook_factory(
+        lambda t: _optional_inner(t) is not None, functools.partial(_optional_unstructure, c)
+    )
+    c.register_unstructure_hook_factory(_is_list, list_hook)
+    c.register_unstructure_hook_factory(_is_set, lambda tp: _typed_set(c, tp))
+    c.register_unstructure_hook_factory(_is_map, map_hook)
+    c.register_unstructure_hook_factory(attrs.has, nested_hook)
+
+
+def make_converter() -> cattrs.Converter:
+    """A converter whose hooks turn AttributeValues into typed values and back."""
+    converter = cattrs.Converter(detailed_validation=False)
+    _configure_structure(converter)
+    _configure_unstructure(converter)
+    _configure_tuples(converter)
+    _configure_literals(converter)
+    return converter
+
+
+#: The converter every model's codec is generated from. Users may register extra hooks on it
+#: (``dynorm.converter.register_structure_hook(Money, ...)``) before declaring models.
+converter: Final = make_converter()
+
+
+def epoch_encoder(*, optional: bool) -> Callable[[Any], AttributeValue]:
+    """Encodes an aware datetime as whole epoch seconds (``{"N": "1767225600"}``).
+
+    DynamoDB's time to live reads a number of seconds. A naive datetime is refused: its
+    instant depends on the machine's time zone, and an item would expire hours early or late.
+    Sub-second parts are dropped (rounded down), as TTL works in whole seconds.
+    """
+
+    def encode_epoch(value: Any) -> AttributeValue:
+        if value is None and optional:
+            return _NULL
+        if not isinstance(value, datetime.datetime):
+            raise _mismatch(value, "a datetime")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise _RefusedError(
+                f"{_show(value)} is a naive datetime; a time-to-live field is stored as epoch "
+                "seconds, so give an aware one, e.g. datetime.datetime.now(datetime.UTC)"
+            )
+        return {"N": str(math.floor(value.timestamp()))}
+
+    return encode_epoch
+
+
+def epoch_decoder(*, optional: bool) -> Callable[[AttributeValue], Any]:
+    """Reads epoch seconds back as an aware UTC datetime (``NULL`` as None when ``optional``)."""
+    utc = datetime.UTC
+
+    def decode_epoch(av: AttributeValue) -> Any:
+        if optional and "NULL" in av:
+            return None
+        return datetime.datetime.fromtimestamp(int(decimal.Decimal(av["N"])), utc)
+
+    return decode_epoch
+
+
+@attrs.frozen
+class ModelCodec:
+    """The generated functions that turn one model's instances into items and back.
+
+    ``encode`` and the ``encode_field`` hooks refuse a value that would not read back as its
+    field's type with a CodecError naming the model, the field (and the path inside it), the
+    declared type and the value.
+    """
+
+    decode: Callable[[Mapping[str, AttributeValue]], Any]
+    encode: Callable[[Any], Item]
+    encode_field: Mapping[str, Callable[[Any], AttributeValue]]
+    #: Set fields, which ``encode`` leaves out of the item while they are empty.
+    sets: tuple[str, ...] = ()
+    #: Whether a value may nest deeper than MAX_DEPTH (Any-typed fields, custom types), so
+    #: items need a depth check; typed fields have a depth known from their types.
+    deep: bool = False
+    #: The encoder for a document path (``address.city``, ``tags[0]``): typed where the path
+    #: can be followed through the field types, generic otherwise.
+    encode_path: Callable[[str], Callable[[Any], AttributeValue]] = lambda _: encode_any
+    #: Field name -> the attribute it is stored under.
+    attributes: Mapping[str, str] = attrs.field(factory=dict)
+    #: Fields kept only inside key attributes (``dynorm.field(key_only=True)``).
+    key_only: tuple[str, ...] = ()
+    #: Field path -> stored attribute steps (``shelf.room`` -> ``[("Shelf", ""), ("Room", "")]``).
+    attribute_steps: Callable[[str], list[tuple[str, str]]] | None = None
+    #: Field name -> a function reading that field's AttributeValue alone.
+    decode_field: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
+    #: What ``encode`` falls back to when its generated function refuses a value: the cattrs
+    #: walk, slower, whose errors name the field. Same items, same errors.
+    encode_walk: Callable[[Any], Item] | None = None
+    #: How ``decode`` was generated, for wire decoding to mirror (None: a codec built by hand).
+    decoder_spec: DecoderSpec | None = None
+
+
+#: Exceptions a hook may raise on a value it cannot encode (a user's hook may raise any of them).
+_HOOK_ERRORS: Final = (CodecError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def _named(
+    hook: Callable[[Any], AttributeValue], where: str, declared: object
+) -> Callable[[Any], AttributeValue]:
+    """``hook``, with its errors naming ``where`` (``Issue.priority``) and the declared type."""
+
+    def encode(value: Any) -> AttributeValue:
+        try:
+            return hook(value)
+        except _HOOK_ERRORS as exc:
+            raise _describe(exc, where, declared, value) from (
+                None if isinstance(exc, CodecError) else exc
+            )
+
+    return encode
+
+
+def _describe(exc: BaseException, where: str, declared: object, value: object) -> CodecError:
+    if isinstance(exc, _RefusedError):
+        where += "".join(exc.path)
+        declared = exc.declared or type_text(declared)
+        text = exc.text
+    elif isinstance(exc, CodecError):
+        text = str(exc)
+    elif isinstance(exc, RecursionError):
+        text = (
+            f"the value nests too deeply to encode; DynamoDB allows {MAX_DEPTH} levels of maps "
+            "and lists (MAX_DEPTH)"
+        )
+    else:
+        text = f"cannot encode {_show(value)}: {type(exc).__name__}: {exc}"
+    declared = declared if isinstance(declared, str) else type_text(declared)
+    return CodecError(f"{where} ({declared}): {text}")
+
+
+def _nesting(tp: object, seen: frozenset[type] = frozenset()) -> int | None:
+    """How many maps and lists a value of type ``tp`` nests at most; None when unbounded."""
+    inner = _optional_inner(tp)
+    if inner is not None:
+        return _nesting(inner, seen)
+    if tp is Any or isinstance(tp, str):
+        return None
+    if _is_set(tp) or _is_enum(tp) or (isinstance(tp, type) and issubclass(tp, _SCALARS)):
+        return 0
+    parts: tuple[object, ...] | None = None
+    if _tuple_items(tp) is not None:
+        parts = _tuple_items(tp)
+    elif _is_list(tp):
+        parts = (_element(tp),)
+    elif _is_map(tp):
+        parts = (_element(tp, 1),)
+    elif isinstance(tp, type) and attrs.has(tp) and tp not in seen:
+        parts = tuple(f.type for f in resolved_fields(tp))
+        seen |= {tp}
+    if parts is None:
+        return None  # a recursive class, or a type with hooks of the user's: unknown
+    depths = [_nesting(p, seen) for p in parts]
+    return None if None in depths else 1 + max(cast("list[int]", depths), default=0)
+
+
+_SCALARS: Final = tuple(_SCALAR_UNSTRUCTURE)
+
+
+#: One step of a document path: a name, then any list indexes (``tags``, ``lines[0]``, ``m[1][2]``).
+_PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
+def path_steps(path: str) -> list[tuple[str, str]]:
+    """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
+    steps = []
+    for step in path.split("."):
+        match = _PATH_STEP.fullmatch(step)
+        if match is None:
+            raise ExpressionError(
+                f"{path!r} is not an attribute path: write map members as a.b and list "
+                "elements as a[0] (a name, then indexes in brackets)"
+            )
+        steps.append((match[1], match[2]))
+    return steps
+
+
+def _walk(cls: type, path: str) -> tuple[list[tuple[str, str]], object | None]:
+    """The stored steps of a field path of ``cls``'s items, and the declared type it reaches.
+
+    Field names become the attribute names they are stored under; map keys and steps below a
+    type dynorm cannot follow are kept as written. The type is None where it is not known.
+    ExpressionError for a name no field of an attrs class maps, or a key-only field.
+    """
+    steps = []
+    tp: object = cls
+    for name, indexes in path_steps(path):
+        tp = _optional_inner(tp) or tp
+        klass = _attrs_class(tp)
+        if klass is not None:
+            found = [f for f in resolved_fields(klass) if f.name == name]
+            if not found:
+                raise _unknown_field(klass, name, path)
+            if is_key_only(found[0]):
+                raise ExpressionError(
+                    f"{klass.__name__}.{name} is kept only inside key attributes "
+                    "(dynorm.field(key_only=True)), so no condition, filter or update can name "
+                    "it; address items by it through their key instead"
+                )
+            steps.append((stored_name(found[0]), indexes))
+            tp = found[0].type
+        else:
+            steps.append((name, indexes))
+            tp = _element(tp, 1) if _is_map(tp) else Any if tp is Any else None
+        for index in re.findall(r"\[(\d+)\]", indexes):
+            tp = _optional_inner(tp) or tp
+            items = _tuple_items(tp)
+            if items is not None and int(index) < len(items):
+                tp = items[int(index)]
+            elif _is_list(tp):
+                tp = _element(tp)
+            elif tp is not Any:
+                tp = None
+    return steps, tp
+
+
+def _unknown_field(cls: type, name: str, path: str) -> ExpressionError:
+    names = [f.name for f in attrs.fields(cls)]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    where = "" if path == name else f" in {path!r}"
+    return ExpressionError(
+        f"{cls.__name__} has no field {name!r}{where}{hint}; name fields, not stored attribute "
+        f"names: {', '.join(names)}"
+    )
+
+
+def _path_type(cls: type, path: str) -> object | None:
+    """The declared type at a document path of ``cls``'s items, or None if it is not known."""
+    try:
+        return _walk(cls, path)[1]
+    except ExpressionError:
+        return None
+
+
+def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]:
+    # Bounded: map keys in paths (``scores.<user id>``) may be as many as the users.
+    @functools.lru_cache(maxsize=512)
+    def encode_path(path: str) -> Callable[[Any], AttributeValue]:
+        tp = _path_type(cls, path)
+        where = f"{cls.__name__}.{path}"
+        hook = _named(
+            encode_any if tp is None else unstructure_hook(converter, tp),
+            where,
+            "Any" if tp is None else tp,
+        )
+        room = MAX_DEPTH - path.count(".") - path.count("[")
+
+        def encode_checked(value: Any) -> AttributeValue:
+            av = hook(value)
+            check_value(av, where, room)  # a whole item is checked as one; a value alone here
+            return av
+
+        return encode_checked
+
+    return encode_path
+
+
+def _check_definable(cls: type) -> None:
+    for field in attrs.fields(cls):
+        # One field at a time, so the error can name the field to change.
+        try:
+            converter.get_structure_hook(field.type)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{cls.__name__}.{field.name}: {exc}") from None
+        except cattrs.errors.StructureHandlerNotFoundError as exc:
+            raise DefinitionError(
+                f"{cls.__name__}.{field.name}: cannot store {exc.type_!r} in DynamoDB; use str, "
+                "int, float, Decimal, bool, bytes, date/datetime/time, UUID, an Enum, an attrs "
+                "class, or lists/sets/dicts of those, or register hooks for it on "
+                "dynorm.converter"
+            ) from None
+
+
+def _epoch_codecs(
+    fields: tuple[attrs.Attribute[Any], ...], epoch: Collection[str]
+) -> tuple[dict[str, Callable[[Any], AttributeValue]], dict[str, Callable[[AttributeValue], Any]]]:
+    """Encoders and decoders of the fields stored as epoch seconds (a time to live)."""
+    encoders, decoders = {}, {}
+    for f in fields:
+        if f.name in epoch:
+            optional = _optional_inner(f.type) is not None
+            encoders[f.name] = epoch_encoder(optional=optional)
+            decoders[f.name] = epoch_decoder(optional=optional)
+    return encoders, decoders
+
+
+def build_codec(
+    cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
+) -> ModelCodec:
+    """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold.
+
+    ``epoch`` names datetime fields stored as epoch seconds (a number) instead of ISO text.
+    ``keys`` are the model's key attributes with the fields they hold: the decoder reads each
+    key-only field (``dynorm.field(key_only=True)``) out of the first that holds it.
+    """
+    _check_definable(cls)
+    fields = attrs.fields(cls)
+    sets = tuple(f.name for f in fields if _is_set(f.type))
+    epoch_encode, epoch_decode = _epoch_codecs(fields, epoch)
+    key_only = tuple(f.name for f in fields if is_key_only(f))
+    from_keys = {
+        name: source
+        for name in key_only
+        if (source := next((k for k in keys if name in k.parsers), None)) is not None
+    }
+    spec = DecoderSpec(
+        cls,
+        converter,
+        INLINE_STRUCTURE,
+        _INLINE_HELPERS,
+        # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
+        # ADD refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never
+        # fill it. It reads back empty.
+        empty_when_missing={
+            f.name: frozenset if _origin(f.type) is frozenset else set
+            for f in fields
+            if f.name in sets
+        },
+        overrides=epoch_decode,
+        from_keys=from_keys,
+    )
+    try:
+        decode = generate_decoder(
+            cls,
+            converter,
+            inline=spec.inline,
+            helpers=spec.helpers,
+            empty_when_missing=spec.empty_when_missing,
+            overrides=spec.overrides,
+            from_keys=spec.from_keys,
+            wire=True,
+        )
+        encode = _unstructure_fn(converter, cls, hooks=epoch_encode, omit=key_only)
+        encode_field = {
+            f.name: _named(
+                epoch_encode.get(f.name) or unstructure_hook(converter, f.type),
+                f"{cls.__name__}.{f.name}",
+                f.type,
+            )
+            for f in fields
+        }
+        decode_field = {f.name: _field_decoder(f.type) for f in fields} | epoch_decode
+    except DefinitionError as exc:
+        raise DefinitionError(f"{cls.__name__}: {exc}") from None
+    attributes = {f.name: stored_name(f) for f in fields}
+    set_attributes = [attributes[name] for name in sets if name not in key_only]
+    epoch_fields = tuple(epoch_encode)
+
+    # Left out of the item, but still refused when of the wrong type: the key holds them.
+    key_only_checks = [(name, encode_field[name]) for name in key_only]
+
+    def encode_walk(obj: Any) -> Item:
+        try:
+            item = encode(obj)
+            if key_only_checks:
+                for name, check in key_only_checks:
+                    check(getattr(obj, name))
+        except _HOOK_ERRORS as exc:
+            # The slow path, after a failure only: find the field and name it.
+            error = _field_error(obj, exc)
+            raise error from error.__cause__
+        for name in set_attributes:
+            if item[name] is _NULL:
+                del item[name]
+        return item
+
+    def _field_error(obj: Any, exc: BaseException) -> CodecError:
+        for f in fields:
+            try:
+                encode_field[f.name](getattr(obj, f.name))
+            except CodecError as named:
+                return named
+        return _describe(exc, cls.__name__, cls, obj)
+
+    fast = _generated_encoder(cls, epoch_encode, key_only, sets)
+
+    def encode_item(obj: Any) -> Item:
+        try:
+            return fast(obj)
+        except _HOOK_ERRORS:
+            # The generated function names nothing; the walk raises the error that does.
+            return encode_walk(obj)
+
+    depths = [_nesting(f.type) for f in fields]
+    return ModelCodec(
+        decode=decode,
+        encode=encode_item,
+        encode_field=encode_field,
+        sets=sets,
+        deep=any(d is None or d > MAX_DEPTH for d in depths),
+        encode_path=_with_fields(_path_encoder(cls), encode_field, epoch_fields),
+        attributes=attributes,
+        key_only=key_only,
+        attribute_steps=functools.partial(_attribute_steps, cls),
+        decode_field=decode_field,
+        encode_walk=encode_walk,
+        decoder_spec=spec,
+    )
+
+
+def _generated_encoder(
+    cls: type,
+    epoch_encode: Mapping[str, Callable[[Any], AttributeValue]],
+    key_only: Collection[str],
+    sets: Collection[str],
+) -> Callable[[Any], Item]:
+    """The item encoder written for ``cls``: the walk's work inline (see ``_encoders``)."""
+    try:
+        return generate_encoder(
+            cls,
+            lambda tp: unstructure_hook(converter, tp),
+            inline=INLINE_UNSTRUCTURE,
+            helpers=_ENCODE_HELPERS,
+            overrides=epoch_encode,
+            omit=key_only,
+            drop_null=[name for name in sets if name not in key_only],
+        )
+    except DefinitionError as exc:
+        raise DefinitionError(f"{cls.__name__}: {exc}") from None
+
+
+def value_encoder(cls: type) -> Callable[[Any], AttributeValue]:
+    """The converter's hook for an attrs class, doing its work through a generated function.
+
+    For values written many to an item (embedded children). The hook itself encodes what the
+    generated function refuses, raising the error that says where the bad value sits.
+    """
+    hook = unstructure_hook(converter, cls)
+    fast = generate_nested_encoder(
+        cls,
+        lambda tp: unstructure_hook(converter, tp),
+        inline=INLINE_UNSTRUCTURE,
+        helpers=_ENCODE_HELPERS,
+    )
+    if fast is None:
+        return hook
+
+    def encode(value: Any) -> AttributeValue:
+        if type(value) is cls:
+            try:
+                return {"M": fast(value)}
+            except _HOOK_ERRORS:
+                pass  # the hook raises the error naming the field
+        return hook(value)
+
+    return encode
+
+
+def _attribute_steps(cls: type, path: str) -> list[tuple[str, str]]:
+    return _walk(cls, path)[0]
+
+
+def _field_decoder(tp: object) -> Callable[[AttributeValue], Any]:
+    hook = converter.get_structure_hook(tp)
+    return lambda av: hook(av, tp)
+
+
+def _with_fields(
+    encode_path: Callable[[str], Callable[[Any], AttributeValue]],
+    encode_field: Mapping[str, Callable[[Any], AttributeValue]],
+    names: Collection[str],
+) -> Callable[[str], Callable[[Any], AttributeValue]]:
+    """``encode_path``, except that the whole fields ``names`` encode with their own hooks."""
+    if not names:
+        return encode_path
+    return lambda path: encode_field[path] if path in names else encode_path(path)

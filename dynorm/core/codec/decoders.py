@@ -1,0 +1,238 @@
+"""Generated decoders: one Python function per attrs class, from an item straight to an instance.
+
+Turning a page of items into objects is dynorm's hot loop. cattrs already generates a function
+per class, but it calls one hook per field; these functions write the default hooks' work inline
+(``o["name"]["S"]``, ``int(o["qty"]["N"])``, a list comprehension for ``list[str]``) and call the
+nested classes' own generated functions, so most fields cost a dict lookup or two. A type without
+an inline form, or whose hook a user registered on ``dynorm.converter``, is decoded by its cattrs
+hook as before: the converter stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import linecache
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+import cattrs
+
+from dynorm.core.fields import stored_name
+from dynorm.core.keys import KeyFields
+from dynorm.core.keys import unescape as keys_unescape
+
+__all__ = [
+    "LIST_HOOK_MARK",
+    "NESTED_HOOK_MARK",
+    "WIRE_CONVERTERS",
+    "WIRE_HOOK_MARK",
+    "DecoderSpec",
+    "Inline",
+    "SourceBuilder",
+    "generate_decoder",
+    "key_texts",
+    "key_value",
+]
+
+#: Set on the structure hooks dynorm makes for nested attrs classes (and for lists), so the
+#: generated code may inline them; a hook a user registers instead carries no such mark.
+NESTED_HOOK_MARK = "__dynorm_nested__"
+LIST_HOOK_MARK = "__dynorm_list__"
+#: Set on dynorm's own Optional, set and dict structure hooks (to the kind of hook), so wire
+#: decoding (``dynorm.wire.structs``) may give the values typed structures.
+WIRE_HOOK_MARK = "__dynorm_wire__"
+#: The class attribute of wire items (``dynorm.wire.structs``): model class -> its converter.
+WIRE_CONVERTERS = "__dynorm_converters__"
+
+#: type -> (the default hook, an expression template doing its work on ``{v}``).
+Inline = Mapping[type, tuple[object, str]]
+
+AttributeValue = dict[str, Any]
+
+_counter = itertools.count()
+
+
+class SourceBuilder:
+    """Collects the names a generated function refers to, and hands out fresh ones."""
+
+    def __init__(
+        self, converter: cattrs.Converter, inline: Inline, helpers: Mapping[str, object]
+    ) -> None:
+        self.converter = converter
+        self.inline = inline
+        self.helpers = helpers
+        self.namespace: dict[str, Any] = dict(helpers)
+        self._ids = itertools.count()
+
+    def bind(self, prefix: str, value: object) -> str:
+        name = f"__{prefix}{next(self._ids)}"
+        self.namespace[name] = value
+        return name
+
+    def expression(self, tp: Any, value: str) -> str:
+        """Python source that decodes the AttributeValue ``value`` as type ``tp``."""
+        hook = self.converter.get_structure_hook(tp)
+        inline = self.inline.get(tp)
+        if inline is not None and hook is inline[0]:
+            return inline[1].format(v=value)
+        if getattr(hook, NESTED_HOOK_MARK, False):
+            decoder = generate_decoder(tp, self.converter, inline=self.inline, helpers=self.helpers)
+            return f'{self.bind("dec", decoder)}({value}["M"])'
+        if getattr(hook, LIST_HOOK_MARK, False):
+            element = (typing.get_args(tp) or (Any,))[0]
+            var = f"e{next(self._ids)}"
+            return f'[{self.expression(element, var)} for {var} in {value}["L"]]'
+        return f"{self.bind('hook', hook)}({value}, {self.bind('type', tp)})"
+
+
+@attrs.frozen(eq=False)
+class DecoderSpec:
+    """How a model's decoder was generated: what wire decoding mirrors (see generate_decoder)."""
+
+    cls: type
+    converter: cattrs.Converter
+    inline: Inline
+    helpers: Mapping[str, object]
+    empty_when_missing: Mapping[str, type] = attrs.field(factory=dict)
+    overrides: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
+    from_keys: Mapping[str, KeyFields] = attrs.field(factory=dict)
+
+
+def generate_decoder(
+    cls: type,
+    converter: cattrs.Converter,
+    *,
+    inline: Inline,
+    helpers: Mapping[str, object],
+    empty_when_missing: Mapping[str, type] | None = None,
+    overrides: Mapping[str, Callable[[AttributeValue], Any]] | None = None,
+    from_keys: Mapping[str, KeyFields] | None = None,
+    wire: bool = False,
+) -> Callable[[Mapping[str, AttributeValue]], Any]:
+    """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
+
+    ``inline`` gives the expression templates, ``helpers`` the names they use.
+    ``empty_when_missing`` names fields (with the collection type to build) that read back
+    empty when absent from the item: dynorm leaves empty sets out of stored items.
+    ``overrides`` decode the named fields with a function of their own (a time to live stored
+    as epoch seconds), instead of by their type.
+    ``from_keys`` names fields kept only inside a key attribute, read out of its text: each
+    attribute is parsed once per item; a key that does not fit raises ValueError.
+    ``wire``: the decoder also takes wire items (``dynorm.wire.structs``), handing each to the
+    converter its class holds for ``cls``.
+    """
+    empty_when_missing = empty_when_missing or {}
+    overrides = overrides or {}
+    builder = SourceBuilder(converter, inline, helpers)
+    builder.namespace["__cls"] = cls
+    lines, keys = key_texts(builder, from_keys or {})
+    fields = [f for f in attrs.fields(cls) if f.init]
+    positional = not any(f.kw_only for f in fields)
+    args = []
+    for f in fields:
+        stored = stored_name(f)
+        held = f.name in keys
+        if held:
+            key, var = keys[f.name]
+            present = key_value(builder, key, f.name, var)
+            found = None if key.always else f"{var} is not None"
+        elif f.name in overrides:
+            present = f"{builder.bind('field', overrides[f.name])}(o[{stored!r}])"
+            found = f"{stored!r} in o"
+        else:
+            present = builder.expression(f.type, f"o[{stored!r}]")
+            found = f"{stored!r} in o"
+        if found is None:
+            pass  # in every item
+        elif f.name in empty_when_missing and not held:
+            empty = builder.bind("empty", empty_when_missing[f.name])
+            present = f"({present} if {found} else {empty}())"
+        elif f.default is not attrs.NOTHING:
+            if isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
+                if f.default.takes_self:
+                    # Needs the half-built instance: leave it to attrs when the item lacks it.
+                    args.append(f"**({{{f.alias!r}: {present}}} if {found} else {{}})")
+                    positional = False
+                    continue
+                missing = f"{builder.bind('factory', f.default.factory)}()"
+            else:
+                missing = builder.bind("default", f.default)
+            present = f"({present} if {found} else {missing})"
+        args.append(present if positional else f"{f.alias}={present}")
+    filename = f"<dynorm decoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
+    if wire:
+        # A typed wire item rather than a dict: its own class converts it (one test an item).
+        builder.namespace["__dict"] = dict
+        lines.insert(0, f"if o.__class__ is not __dict: return o.{WIRE_CONVERTERS}[__cls](o)")
+    body = "".join(f"    {line}\n" for line in lines)
+    source = f"def decode(o):\n{body}    return __cls({', '.join(args)})\n"
+    # Kept in linecache so tracebacks through a decoder show its source.
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), builder.namespace)  # noqa: S102 - our own source
+    decoder: Callable[[Mapping[str, AttributeValue]], Any] = builder.namespace["decode"]
+    return decoder
+
+
+def _item_access(attr: str) -> tuple[str, str]:
+    return f"o[{attr!r}]", f"o.get({attr!r})"
+
+
+def key_texts(
+    builder: SourceBuilder,
+    from_keys: Mapping[str, KeyFields],
+    access: Callable[[str], tuple[str, str]] = _item_access,
+) -> tuple[list[str], dict[str, tuple[KeyFields, str]]]:
+    """Statements parsing each key attribute once, and field -> (its source, the variable).
+
+    The variable holds the key's field texts (a tuple), or for a template whose one field
+    ends it (``USER#{username}``) that field's text itself, found without a regex.
+    ``access(attribute)`` gives the expressions of the attribute's AttributeValue: one that
+    requires it, and one that is None when the item lacks it.
+    """
+    lines: list[str] = []
+    variables: dict[str, str] = {}
+    held: dict[str, tuple[KeyFields, str]] = {}
+    for name, source in from_keys.items():
+        attr = source.attribute
+        var = variables.get(attr)
+        if var is None:
+            var = variables[attr] = f"k{len(variables)}"
+            parse = _parse_lines(builder, source, var)
+            required, optional = access(attr)
+            if source.always:
+                lines += [f"{var} = {required}['S']", *parse]
+            else:
+                # An index key is absent while a field in it is None (a sparse index).
+                lines += [f"{var} = {optional}", f"if {var} is not None:"]
+                lines += [f"    {var} = {var}['S']", *(f"    {line}" for line in parse)]
+        held[name] = (source, var)
+    return lines, held
+
+
+def _parse_lines(builder: SourceBuilder, source: KeyFields, var: str) -> list[str]:
+    """Statements turning the key text in ``var`` into its field text(s); ValueError if unfit."""
+    shape = source.template.tail_only_shape()
+    if shape is None:
+        return [f"{var} = {builder.bind('texts', source.template.texts)}({var})"]
+    prefix, delimiter, count = shape
+    unfit = builder.bind("unfit", source.template.texts)  # raises ValueError, saying why
+    unescape = builder.bind("unescape", functools.partial(keys_unescape, delimiter=delimiter))
+    return [
+        (
+            f"if not {var}.startswith({prefix!r}) or {var}.count({delimiter!r}) != {count}: "
+            f"{unfit}({var})"
+        ),
+        f"{var} = {var}[{len(prefix)}:]",
+        f"if '%' in {var}: {var} = {unescape}({var})",
+    ]
+
+
+def key_value(builder: SourceBuilder, source: KeyFields, name: str, var: str) -> str:
+    """The expression of field ``name``'s value from its key's text(s) in ``var``."""
+    single = source.template.tail_only_shape() is not None
+    text = var if single else f"{var}[{source.template.fields.index(name)}]"
+    parser = source.parsers[name]
+    return text if parser is str else f"{builder.bind('key', parser)}({text})"

@@ -1,0 +1,249 @@
+"""Opaque page cursors: where to resume, bound to the read that made them, signed on request.
+
+A cursor is ``base64url(body)``, or ``base64url(body) + "." + base64url(hmac)`` when the codec has
+a secret. The body is JSON: the format version ``v``, the read's fingerprint ``q`` and either the
+ExclusiveStartKey ``k`` or, for embedded children, an offset ``o``.
+
+Every cursor is checked against the read it is handed to, signed or not: its fingerprint (models,
+index, partition, key range, direction), and its key (exactly the read's key attributes, the
+read's partition value, a sort key inside the read's range). An edited key that points elsewhere
+is therefore refused without a secret; with a secret, so is any edit at all, since the HMAC
+covers the whole body.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from .codec.converter import Item
+from .errors import CursorError
+from .requests import CollectionRead, ScanRead
+
+__all__ = ["CURSOR_SECRET_ENV", "CursorCodec", "scope_fingerprint", "secret_from"]
+
+#: The environment variable ``connect`` reads the secret from when none is passed.
+CURSOR_SECRET_ENV: Final = "DYNORM_CURSOR_SECRET"  # noqa: S105 - a variable's name, no secret
+
+#: Version 2 added signatures and the models to the fingerprint; version 1 cursors are refused.
+_VERSION: Final = 2
+_SEPARATOR: Final = "."
+_RESTART: Final = "pass the Page.cursor string you received, or None to start over"
+
+
+def scope_fingerprint(*parts: object) -> str:
+    """A stable short digest of ``parts`` (their repr): what a cursor is bound to."""
+    return hashlib.blake2s(repr(parts).encode(), digest_size=8).hexdigest()
+
+
+def secret_from(secret: bytes | None, environ: Mapping[str, str]) -> bytes | None:
+    """``secret``, or when it is None ``environ``'s ``DYNORM_CURSOR_SECRET`` (as UTF-8)."""
+    if secret is not None:
+        return secret
+    text = environ.get(CURSOR_SECRET_ENV)
+    if text is None:
+        return None
+    if not text:
+        raise CursorError(
+            f"{CURSOR_SECRET_ENV} is set but empty; set it to a long random string "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(32))'), or unset it"
+        )
+    return text.encode()
+
+
+def _check_secret(_codec: object, _attribute: object, secret: bytes | None) -> None:
+    if secret is None:
+        return
+    if not isinstance(secret, bytes):
+        # The value itself is never shown: it is a secret.
+        raise CursorError(
+            f"cursor_secret must be bytes, got {type(secret).__name__}; pass e.g. "
+            "secrets.token_bytes(32), or text.encode()"
+        )
+    if not secret:
+        raise CursorError(
+            "cursor_secret is empty; pass at least 32 random bytes (secrets.token_bytes(32)), "
+            "or None for unsigned cursors"
+        )
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _jsonable(key: Item) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, av in key.items():
+        ((tag, value),) = av.items()
+        out[name] = {tag: base64.b64encode(value).decode() if tag == "B" else value}
+    return out
+
+
+def _mac(secret: bytes, data: bytes) -> bytes:
+    return hmac.new(secret, data, hashlib.sha256).digest()
+
+
+def _malformed() -> CursorError:
+    return CursorError(f"malformed cursor; {_RESTART}")
+
+
+@attrs.frozen
+class CursorCodec:
+    """Makes and checks page cursors; HMAC-SHA256 signs them when ``secret`` is given."""
+
+    secret: bytes | None = attrs.field(default=None, validator=_check_secret, repr=False)
+
+    @property
+    def signed(self) -> bool:
+        """Whether cursors are signed (and unsigned ones refused)."""
+        return self.secret is not None
+
+    # -- keys of a collection read -------------------------------------------------------------
+
+    def encode(self, key: Item, read: CollectionRead) -> str:
+        """A cursor resuming ``read`` after ``key`` (an ExclusiveStartKey)."""
+        return self._seal({"v": _VERSION, "q": read.fingerprint(), "k": _jsonable(key)})
+
+    def decode(self, cursor: str, read: CollectionRead) -> Item:
+        """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
+        body = self._open(cursor, read.fingerprint())
+        key = _start_key(body.get("k"))
+        _check_position(key, read)
+        return key
+
+    # -- keys of a scan segment -----------------------------------------------------------------
+
+    def encode_scan(self, key: Item, read: ScanRead) -> str:
+        """A cursor resuming the scan segment ``read`` after ``key`` (a LastEvaluatedKey)."""
+        return self._seal({"v": _VERSION, "q": read.fingerprint(), "k": _jsonable(key)})
+
+    def decode_scan(self, cursor: str, read: ScanRead) -> Item:
+        """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
+        key = _start_key(self._open(cursor, read.fingerprint()).get("k"))
+        if read.key_attrs and set(key) != set(read.key_attrs):
+            raise CursorError(
+                f"this cursor's key names {', '.join(sorted(key))}, but this scan resumes from "
+                f"{', '.join(sorted(read.key_attrs))}; {_RESTART}"
+            )
+        return key
+
+    # -- offsets into embedded children --------------------------------------------------------
+
+    def encode_offset(self, offset: int, scope: str) -> str:
+        """A cursor resuming at child ``offset`` of the list ``scope`` names."""
+        return self._seal({"v": _VERSION, "q": scope, "o": offset})
+
+    def decode_offset(self, cursor: str, scope: str) -> int:
+        """The offset in ``cursor``; CursorError unless it was made for ``scope``."""
+        offset = self._open(cursor, scope).get("o")
+        # bool is an int subclass: `true` is no offset.
+        if type(offset) is not int or offset < 0:
+            raise _malformed()
+        return offset
+
+    # -- the envelope --------------------------------------------------------------------------
+
+    def _seal(self, body: dict[str, Any]) -> str:
+        data = orjson.dumps(body)
+        if self.secret is None:
+            return _b64encode(data)
+        return _b64encode(data) + _SEPARATOR + _b64encode(_mac(self.secret, data))
+
+    def _open(self, cursor: str, fingerprint: str) -> dict[str, Any]:
+        value: object = cursor  # typed str, but a caller's bytes or dict must not get further
+        if not isinstance(value, str) or not value:
+            raise CursorError(f"a cursor is a non-empty string from Page.cursor; got {cursor!r}")
+        text, _, signature = cursor.partition(_SEPARATOR)
+        try:
+            data = _b64decode(text)
+            given = _b64decode(signature) if signature else None
+        # ValueError covers binascii.Error and the error base64 raises for non-ASCII text.
+        except ValueError:
+            raise _malformed() from None
+        self._verify(data, given, has_separator=_SEPARATOR in cursor)
+        try:
+            body = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            raise _malformed() from None
+        if not isinstance(body, dict) or "q" not in body:
+            raise _malformed()
+        if body.get("v") != _VERSION:
+            raise CursorError(f"cursor version {body.get('v')!r} is not supported; start from None")
+        if body["q"] != fingerprint:
+            raise CursorError(
+                "this cursor was made by a different query (another model, index, partition, "
+                "key range, direction or parent); pass it only to the query that returned it"
+            )
+        return body
+
+    def _verify(self, data: bytes, given: bytes | None, *, has_separator: bool) -> None:
+        if self.secret is None:
+            if has_separator:
+                raise CursorError(
+                    "this cursor is signed, but this Database has no cursor_secret; connect with "
+                    "the secret that signed it, or start from None"
+                )
+            return
+        if given is None:
+            raise CursorError(
+                "this cursor is not signed, and this Database signs its cursors (cursor_secret); "
+                f"{_RESTART}"
+            )
+        if not hmac.compare_digest(_mac(self.secret, data), given):
+            raise CursorError(
+                "cursor signature does not match: the cursor was edited, or signed with another "
+                f"cursor_secret; {_RESTART}"
+            )
+
+
+def _start_key(key: object) -> Item:
+    """The ExclusiveStartKey of a body's ``k``, binary values decoded."""
+    if not isinstance(key, dict) or not key:
+        raise _malformed()
+    start: Item = {}
+    for name, av in key.items():
+        if not isinstance(av, dict) or len(av) != 1:
+            raise _malformed()
+        ((tag, value),) = av.items()
+        if tag not in ("S", "N", "B") or not isinstance(value, str):
+            raise _malformed()
+        if tag == "B":
+            try:
+                start[name] = {"B": base64.b64decode(value, validate=True)}
+            except ValueError:  # binascii.Error is one
+                raise _malformed() from None
+        else:
+            start[name] = {tag: value}
+    return start
+
+
+def _check_position(key: Item, read: CollectionRead) -> None:
+    """Refuse a key that the read cannot have produced: the cursor was edited."""
+    if read.key_attrs and set(key) != set(read.key_attrs):
+        raise CursorError(
+            f"this cursor's key names {', '.join(sorted(key))}, but this query resumes from "
+            f"{', '.join(sorted(read.key_attrs))}; {_RESTART}"
+        )
+    if key.get(read.pk_attr) != {"S": read.pk_value}:
+        raise CursorError(
+            f"this cursor points into another partition than {read.pk_attr}={read.pk_value!r}; "
+            f"{_RESTART}"
+        )
+    if read.sk_attr is None or read.range is None:
+        return
+    sort = key.get(read.sk_attr, {}).get("S")
+    if not isinstance(sort, str) or not read.range.contains(sort):
+        raise CursorError(
+            f"this cursor points outside its query ({read.sk_attr}={sort!r} is not in "
+            f"{read.range.op} {list(read.range.values)!r}); {_RESTART}"
+        )

@@ -1,0 +1,413 @@
+"""Key templates such as ``"ORG#{org_name}#USER#{username}"``: format, parse back, prefix.
+
+A template is split at the delimiter into *segments*. Each segment holds literal text and at most
+one ``{field}`` placeholder. Field values are escaped so that they never contain the delimiter:
+a value can therefore never add a segment, which keeps three promises at once:
+
+* an item can never land in (or be read from) another item collection,
+* parsing a stored key back to field values is unambiguous,
+* a prefix built from leading components always ends at a component boundary, so a query for
+  ``SEATTLE`` never matches ``SEATTLEHEIGHTS``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import re
+import string
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from .errors import DefinitionError, KeyTemplateError
+
+__all__ = ["KeyFields", "KeyTemplate", "escape", "key_string", "key_value_parser", "unescape"]
+
+_ESCAPE_CHAR: Final = "%"
+
+
+def _percent(char: str) -> str:
+    return "".join(f"%{b:02X}" for b in char.encode())
+
+
+def escape(value: str, delimiter: str) -> str:
+    """Escape ``value`` so it contains no ``delimiter``: ``%`` and the delimiter are %-encoded."""
+    if _ESCAPE_CHAR not in value and delimiter not in value:
+        return value  # the common case costs one scan and no copy
+    return value.replace(_ESCAPE_CHAR, "%25").replace(delimiter, _percent(delimiter))
+
+
+def unescape(value: str, delimiter: str) -> str:
+    """Undo :func:`escape`."""
+    if _ESCAPE_CHAR not in value:
+        return value
+    return value.replace(_percent(delimiter), delimiter).replace("%25", _ESCAPE_CHAR)
+
+
+def key_string(value: object, spec: str = "") -> str:
+    """The text a field value contributes to a key, before escaping.
+
+    Datetimes and dates use ISO 8601, which sorts chronologically for values in one time zone.
+    """
+    if spec:
+        return format(value, spec)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, enum.Enum):
+        return key_string(value.value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | decimal.Decimal | uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, float):
+        return repr(value)
+    raise KeyTemplateError(
+        f"a {type(value).__name__} value cannot be part of a key; use str, int, Decimal, "
+        "bool, date, datetime, UUID or an Enum of those"
+    )
+
+
+def _parse_bool(text: str) -> bool:
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(f"expected 'true' or 'false', got {text!r}")
+
+
+def key_value_parser(tp: object) -> Callable[[str], object]:
+    """A function turning key text back into a value of type ``tp`` (the reverse of key_string)."""
+    if tp is str or tp is Any:
+        return str
+    if tp is bool:
+        return _parse_bool
+    if tp in (int, float, decimal.Decimal, uuid.UUID):
+        return tp
+    if tp is datetime.datetime:
+        return datetime.datetime.fromisoformat
+    if tp is datetime.date:
+        return datetime.date.fromisoformat
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        members = {key_string(m.value): m for m in tp}
+        return members.__getitem__
+    raise DefinitionError(f"a field of type {tp!r} cannot be part of a key template")
+
+
+@attrs.frozen
+class _Segment:
+    """Text between two delimiters: ``prefix{field:spec}suffix`` or a plain literal."""
+
+    prefix: str
+    field: str | None = None
+    spec: str = ""
+    suffix: str = ""
+
+    def could_equal(self, other: _Segment) -> bool:
+        """Whether some values could make the two segments produce the same text."""
+        if self.field is None and other.field is None:
+            return self.prefix == other.prefix
+        if self.field is None:
+            return other.could_equal(self)
+        if other.field is None:
+            text = other.prefix
+            return (
+                len(text) >= len(self.prefix) + len(self.suffix)
+                and text.startswith(self.prefix)
+                and text.endswith(self.suffix)
+            )
+        return (self.prefix.startswith(other.prefix) or other.prefix.startswith(self.prefix)) and (
+            self.suffix.endswith(other.suffix) or other.suffix.endswith(self.suffix)
+        )
+
+
+def _align_segments(
+    mine: tuple[_Segment, ...], theirs: tuple[_Segment, ...]
+) -> dict[str, str] | None:
+    mapping: dict[str, str] = {}
+    for a, b in zip(mine, theirs, strict=True):
+        if (a.field is None) != (b.field is None):
+            return None
+        if (a.prefix, a.suffix, a.spec) != (b.prefix, b.suffix, b.spec):
+            return None
+        if a.field is not None and b.field is not None:
+            mapping[b.field] = a.field
+    return mapping
+
+
+@attrs.frozen(eq=False)
+class KeyTemplate:
+    """A reversible key template such as ``"{state}#{city}#{zip}"``."""
+
+    source: str
+    delimiter: str = "#"
+    #: The key is the field's value itself (``"{site}"`` on the field's own attribute): nothing
+    #: is escaped, since no delimiter structure needs protecting, and any text fits.
+    raw: bool = attrs.field(default=False, kw_only=True)
+    segments: tuple[_Segment, ...] = attrs.field(init=False)
+    fields: tuple[str, ...] = attrs.field(init=False)
+    _regex: re.Pattern[str] = attrs.field(init=False, repr=False)
+    _literal_prefix: str = attrs.field(init=False, repr=False)
+    #: True when a key fits iff it opens with the literal prefix and has the template's number
+    #: of delimiters: the last segment is a bare placeholder and all before it are literal
+    #: (``USER#{username}``, ``item#{id}``). Matching such keys needs no regex.
+    _tail_only: bool = attrs.field(init=False, repr=False)
+    #: For a tail-only template, the key's text before the last segment (literals and their
+    #: delimiters): its keys are this and the last segment's text.
+    _lead: str = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        # The delimiter must not occur in the escapes themselves ("%25", "%23"): a digit would
+        # reappear in an escaped value and could split it. Braces would split placeholders.
+        if len(self.delimiter) != 1 or self.delimiter in _percent(self.delimiter) + "%25{}":
+            raise DefinitionError(
+                f"delimiter must be one character other than {_ESCAPE_CHAR!r}, a digit or a "
+                f"brace; got {self.delimiter!r}"
+            )
+        segments = tuple(self._parse_segment(s) for s in self.source.split(self.delimiter))
+        fields = tuple(s.field for s in segments if s.field is not None)
+        if len(set(fields)) != len(fields):
+            raise DefinitionError(
+                f"key template {self.source!r} names a field twice; each field may appear once"
+            )
+        if self.raw and (
+            len(segments) != 1
+            or segments[0].field is None
+            or segments[0].spec
+            or segments[0].prefix
+            or segments[0].suffix
+        ):
+            raise DefinitionError(f"key template {self.source!r} is not a bare field: not raw")
+        pattern = (
+            "(.*)"
+            if self.raw
+            else re.escape(self.delimiter).join(
+                re.escape(s.prefix)
+                if s.field is None
+                else f"{re.escape(s.prefix)}([^{re.escape(self.delimiter)}]*){re.escape(s.suffix)}"
+                for s in segments
+            )
+        )
+        object.__setattr__(self, "segments", segments)
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "_regex", re.compile(pattern, re.DOTALL))
+        object.__setattr__(self, "_literal_prefix", self.prefix({}))
+        last = segments[-1]
+        tail_only = all(s.field is None for s in segments[:-1]) and not last.suffix
+        object.__setattr__(
+            self, "_tail_only", tail_only and last.field is not None and not self.raw
+        )
+        lead = self.delimiter.join(s.prefix for s in segments[:-1])
+        object.__setattr__(self, "_lead", lead + self.delimiter if len(segments) > 1 else "")
+
+    def _parse_segment(self, text: str) -> _Segment:
+        try:
+            parts = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise DefinitionError(f"key template {self.source!r}: {exc}") from None
+        placeholders = [p for p in parts if p[1] is not None]
+        if not placeholders:
+            return _Segment(prefix=text.replace("{{", "{").replace("}}", "}"))
+        if len(placeholders) > 1:
+            raise DefinitionError(
+                f"key template {self.source!r}: segment {text!r} holds two placeholders; "
+                f"separate them with the delimiter {self.delimiter!r} so they can be parsed back"
+            )
+        literal, field, spec, conversion = parts[0]
+        if conversion:
+            raise DefinitionError(
+                f"key template {self.source!r}: conversions like !r are not allowed"
+            )
+        if not field or not field.isidentifier():
+            raise DefinitionError(
+                f"key template {self.source!r}: placeholders must name a field, like {{name}}"
+            )
+        suffix = "".join(p[0] for p in parts[1:])
+        return _Segment(prefix=literal, field=field, spec=spec or "", suffix=suffix)
+
+    @property
+    def is_literal(self) -> bool:
+        """True for templates without placeholders (a constant key such as ``"#METADATA"``)."""
+        return not self.fields
+
+    @property
+    def literal_prefix(self) -> str:
+        """The prefix every key made by this template starts with."""
+        return self._literal_prefix
+
+    def escaped(self, text: str) -> str:
+        """Component text as this template stores it (escaped, unless the template is raw)."""
+        return text if self.raw else escape(text, self.delimiter)
+
+    def _text(self, segment: _Segment, value: object) -> str:
+        # A str is the common case: it skips key_string's type tests.
+        text = value if type(value) is str and not segment.spec else key_string(value, segment.spec)
+        if not self.raw and (_ESCAPE_CHAR in text or self.delimiter in text):
+            text = escape(text, self.delimiter)
+        return segment.prefix + text + segment.suffix
+
+    def format(self, values: Mapping[str, object]) -> str:
+        """The full key for ``values``; every field of the template must be present."""
+        if self._tail_only:
+            # The common shape (``item#{id}``): one field, after literals; no loop.
+            last = self.segments[-1]
+            if last.field is not None and last.field in values:
+                key = self._lead + self._text(last, values[last.field])
+                if key:
+                    return key
+        out = []
+        for seg in self.segments:
+            if seg.field is None:
+                out.append(seg.prefix)
+                continue
+            try:
+                value = values[seg.field]
+            except KeyError:
+                raise KeyTemplateError(
+                    f"key template {self.source!r} needs {seg.field!r}; "
+                    f"got {sorted(values) or 'nothing'}"
+                ) from None
+            out.append(self._text(seg, value))
+        key = self.delimiter.join(out)
+        if not key:
+            # DynamoDB refuses empty key attributes; say which value made it empty.
+            raise KeyTemplateError(
+                f"key template {self.source!r} gives an empty key for "
+                f"{ {f: values[f] for f in self.fields} }; DynamoDB keys cannot be empty"
+            )
+        return key
+
+    def prefix(self, values: Mapping[str, object]) -> str:
+        """The longest prefix fixed by the leading fields present in ``values``.
+
+        The prefix stops at a component boundary: after the last complete segment comes the
+        delimiter and the literal text that opens the next segment. Fields must be given in order:
+        a later field without an earlier one is an error, since it cannot narrow a prefix.
+        """
+        out: list[str] = []
+        for i, seg in enumerate(self.segments):
+            if seg.field is None:
+                out.append(seg.prefix)
+                continue
+            if seg.field not in values:
+                later = [
+                    s.field
+                    for s in self.segments[i + 1 :]
+                    if s.field is not None and s.field in values
+                ]
+                if later:
+                    raise KeyTemplateError(
+                        f"key template {self.source!r}: {later[0]!r} was given without "
+                        f"{seg.field!r}; give the components in order: {', '.join(self.fields)}"
+                    )
+                out.append(seg.prefix)
+                return self.delimiter.join(out)
+            out.append(self._text(seg, values[seg.field]))
+        return self.delimiter.join(out)
+
+    def covers(self, names: object) -> bool:
+        """Whether every field of the template is in ``names`` (a set or mapping)."""
+        return all(f in names for f in self.fields)  # type: ignore[operator]
+
+    def tail_only_shape(self) -> tuple[str, str, int] | None:
+        """(literal prefix, delimiter, delimiter count) when those alone decide a match.
+
+        True of templates whose only placeholder ends them (``USER#{username}``); per-item
+        loops inline this test instead of calling :meth:`matches`.
+        """
+        if not self._tail_only:
+            return None
+        return self._literal_prefix, self.delimiter, len(self.segments) - 1
+
+    def matches(self, key: str) -> bool:
+        """Whether ``key`` could have been made by this template."""
+        if self._tail_only:
+            # The hot path of telling mixed results apart: two string scans, no regex.
+            return (
+                key.startswith(self._literal_prefix)
+                and key.count(self.delimiter) == len(self.segments) - 1
+            )
+        return self._regex.fullmatch(key) is not None
+
+    def parse(self, key: str) -> dict[str, str] | None:
+        """The unescaped text of each field in ``key``; None if the key does not fit."""
+        match = self._regex.fullmatch(key)
+        if match is None:
+            return None
+        if self.raw:
+            return {self.fields[0]: key}
+        return {
+            f: unescape(text, self.delimiter)
+            for f, text in zip(self.fields, match.groups(), strict=True)
+        }
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        """The unescaped text of each field in ``key``, in order; ValueError if it does not fit.
+
+        What generated decoders call to read fields kept only inside keys (see KeyFields).
+        """
+        if self._tail_only:
+            prefix, delimiter = self._literal_prefix, self.delimiter
+            if key.startswith(prefix) and key.count(delimiter) == len(self.segments) - 1:
+                text = key[len(prefix) :]
+                return (text if _ESCAPE_CHAR not in text else unescape(text, delimiter),)
+        elif self.raw:
+            return (key,)
+        else:
+            match = self._regex.fullmatch(key)
+            if match is not None:
+                return tuple(unescape(text, self.delimiter) for text in match.groups())
+        raise ValueError(f"{key!r} does not fit the key template {self.source!r}")
+
+    def could_overlap(self, other: KeyTemplate) -> bool:
+        """Whether some values could make both templates produce the same key."""
+        return len(self.segments) == len(other.segments) and all(
+            a.could_equal(b) for a, b in zip(self.segments, other.segments, strict=True)
+        )
+
+    def align(self, other: KeyTemplate) -> dict[str, str] | None:
+        """Map each field of ``other`` to the field of ``self`` in the same position.
+
+        Returns None unless both templates have the same shape (same literals, placeholders in the
+        same places), which is what "the child's key is made from the parent's fields" means.
+        """
+        if len(self.segments) != len(other.segments):
+            return None
+        return _align_segments(self.segments, other.segments)
+
+    def align_leading(self, other: KeyTemplate) -> dict[str, str] | None:
+        """Like :meth:`align`, for a longer ``other`` that opens with this template's segments.
+
+        ``USER#{username}`` opens ``USER#{username}#DEVICE#{serial}``: a child sort key nested
+        under its parent's, as in a hierarchy kept in one partition.
+        """
+        if len(other.segments) <= len(self.segments):
+            return None
+        return _align_segments(self.segments, other.segments[: len(self.segments)])
+
+    def __repr__(self) -> str:
+        return f"KeyTemplate({self.source!r})"
+
+
+@attrs.frozen(eq=False)
+class KeyFields:
+    """The fields one key attribute holds, and how to read them back out of its text.
+
+    ``parsers`` maps each field of ``template``, in template order, to the function turning its
+    key text into the field's value. ``always``: every item has the attribute (a table key); an
+    index key is absent from items left out of the index.
+    """
+
+    attribute: str
+    template: KeyTemplate
+    parsers: Mapping[str, Callable[[str], object]]
+    always: bool = False
+
+    def texts(self, item: Mapping[str, Mapping[str, Any]]) -> dict[str, str] | None:
+        """Each field's unescaped text in the item's key; None if it lacks it or it is unfit."""
+        value = item.get(self.attribute)
+        text = None if value is None else value.get("S")
+        return self.template.parse(text) if isinstance(text, str) else None

@@ -1,0 +1,170 @@
+"""Sort key conditions on the last component a query gives: ``due=between(a, b)``, ``time=gt(t)``.
+
+A marker stands in for a component's value in ``db.query(Model, ..., field=marker)``. The value
+is formatted through the key template (format specs apply, the delimiter is escaped) and the
+text before the component (literals and earlier components) is put in front, so the condition
+compares whole sort keys and stays inside the model's own key prefix: ``gt("5")`` on
+``"A#{x}"`` never reaches keys of ``"B#..."``.
+
+DynamoDB takes one sort key condition, so a bound on one side and the prefix on the other make
+a BETWEEN; an exclusive bound (``gt``, ``lt``) inside a prefix is sent inclusive and the one key
+it excludes is dropped when the items arrive (:attr:`SortRange.excluded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+import attrs
+
+from .errors import ExpressionError, KeyTemplateError
+from .keys import KeyTemplate, key_string
+from .requests import KeyRange, upper_bound
+
+__all__ = [
+    "SortCondition",
+    "SortRange",
+    "begins_with",
+    "between",
+    "ge",
+    "gt",
+    "le",
+    "lt",
+    "sort_range",
+]
+
+Op = Literal["between", "begins_with", "gt", "ge", "lt", "le"]
+
+
+@attrs.frozen
+class SortCondition:
+    """A condition on one sort key component, given as its value: ``due=between(a, b)``."""
+
+    op: Op
+    values: tuple[object, ...]
+
+    def __repr__(self) -> str:
+        return f"{self.op}({', '.join(map(repr, self.values))})"
+
+
+def between(low: object, high: object) -> SortCondition:
+    """The component lies between ``low`` and ``high``, both included."""
+    return SortCondition("between", (low, high))
+
+
+def begins_with(prefix: str) -> SortCondition:
+    """The component's text starts with ``prefix`` (a partial component)."""
+    if not isinstance(prefix, str):
+        raise ExpressionError(
+            f"begins_with takes the text a component starts with, a str; got {prefix!r} "
+            f"({type(prefix).__name__}): format it first, e.g. begins_with(f'{{value:06d}}')"
+        )
+    return SortCondition("begins_with", (prefix,))
+
+
+def gt(value: object) -> SortCondition:
+    """The component sorts after ``value``."""
+    return SortCondition("gt", (value,))
+
+
+def ge(value: object) -> SortCondition:
+    """The component sorts at or after ``value``."""
+    return SortCondition("ge", (value,))
+
+
+def lt(value: object) -> SortCondition:
+    """The component sorts before ``value``."""
+    return SortCondition("lt", (value,))
+
+
+def le(value: object) -> SortCondition:
+    """The component sorts at or before ``value``."""
+    return SortCondition("le", (value,))
+
+
+@attrs.frozen
+class SortRange:
+    """The sort key condition to send, and a key it lets through that must be dropped."""
+
+    range: KeyRange | None
+    #: A sort key the sent condition includes but the marker excludes (``gt``/``lt``).
+    excluded: str | None = None
+
+
+def sort_range(template: KeyTemplate, components: Mapping[str, object], where: str) -> SortRange:
+    """The condition for ``components`` on the sort key ``template`` (None: the whole partition).
+
+    ``where`` opens error messages (``"db.query(Reading)"``).
+    """
+    marked = [f for f in template.fields if isinstance(components.get(f), SortCondition)]
+    if not marked:
+        return SortRange(KeyRange.from_template(template, components))
+    if len(marked) > 1:
+        raise KeyTemplateError(
+            f"{where}: {', '.join(marked)} all have conditions; a sort key takes one, on the "
+            "last component given: give the others values"
+        )
+    (name,) = marked
+    marker = components[name]
+    assert isinstance(marker, SortCondition)  # noqa: S101 - found by the isinstance above
+    position = template.fields.index(name)
+    later = [f for f in template.fields[position + 1 :] if f in components]
+    if later:
+        raise KeyTemplateError(
+            f"{where}: {name}={marker!r} must be on the last sort key component given, but "
+            f"{', '.join(later)} follow{'s' if len(later) == 1 else ''}; drop "
+            f"{', '.join(later)}, or give {name} a value"
+        )
+    missing = [f for f in template.fields[:position] if f not in components]
+    if missing:
+        raise KeyTemplateError(
+            f"{where}: {name}={marker!r} needs the components before it in "
+            f"{template.source!r}: give {', '.join(missing)}"
+        )
+    earlier = {f: components[f] for f in template.fields[:position]}
+    # The text every key with these earlier components starts with, up to this component.
+    prefix = template.prefix(earlier)
+    segment = next(s for s in template.segments if s.field == name)
+    if marker.op == "begins_with":
+        (text,) = marker.values
+        value = prefix + template.escaped(str(text))
+        return SortRange(KeyRange("begins_with", (value,)) if value else None)
+    if segment is not template.segments[-1] or segment.suffix:
+        raise KeyTemplateError(
+            f"{where}: {name}={marker!r}: a range compares whole sort keys, so it works on the "
+            f"last component of {template.source!r} only ({template.fields[-1]}); use "
+            f"begins_with for {name}, or give it a value and put the range on a later component"
+        )
+
+    def key(value: object) -> str:
+        return prefix + template.escaped(key_string(value, segment.spec))
+
+    return _bounds(marker, key, prefix, where, name)
+
+
+def _bounds(
+    marker: SortCondition, key: Callable[[object], str], prefix: str, where: str, name: str
+) -> SortRange:
+    keys = [key(v) for v in marker.values]
+    if not all(keys):
+        raise ExpressionError(
+            f"{where}: {name}={marker!r} bounds the sort key by an empty string, which "
+            "DynamoDB refuses; bound it by a non-empty value"
+        )
+    if marker.op == "between":
+        low, high = keys
+        if low > high:
+            raise ExpressionError(
+                f"{where}: {name}={marker!r}: the low bound sorts after the high one "
+                f"({low!r} > {high!r}); swap them"
+            )
+        return SortRange(KeyRange("between", (low, high)))
+    (bound,) = keys
+    if not prefix:
+        # No prefix to stay inside: DynamoDB's own comparison is exact.
+        return SortRange(KeyRange(marker.op, (bound,)))
+    excluded = bound if marker.op in ("gt", "lt") else None
+    if marker.op in ("gt", "ge"):
+        return SortRange(KeyRange("between", (bound, upper_bound(prefix))), excluded)
+    return SortRange(KeyRange("between", (prefix, bound)), excluded)

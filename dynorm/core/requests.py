@@ -1,0 +1,445 @@
+"""Requests as plain values: what dynorm will send, decided without sending anything."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Generic, Literal, TypeVar
+
+import attrs
+
+from .codec.converter import AttributeValue, Item
+from .errors import DefinitionError, LimitExceededError
+from .keys import KeyTemplate
+
+__all__ = [
+    "PENDING",
+    "CollectionRead",
+    "Decode",
+    "KeyRange",
+    "Page",
+    "ReadOptions",
+    "Rendered",
+    "Request",
+    "Retry",
+    "ScanRead",
+    "Tally",
+    "check_limit",
+    "consistent_get",
+    "existence_check",
+    "time_to_live",
+    "transact_get",
+    "upper_bound",
+    "whole_item_reads",
+]
+
+T = TypeVar("T")
+
+#: How the transport may repeat a write whose earlier attempt got no reply (see Request.retry).
+Retry = Literal["safe", "verify", "token"]
+#: Parses a successful response body (see Request.decode).
+Decode = Callable[[bytes], dict[str, Any]]
+
+#: The attribute a parent carries while the copies its write changed are being rewritten in
+#: batches after it (``_copies``); removed once they all are. A write of the parent while it is
+#: there reads the children again, so writing the parent again repairs a fan-out that failed
+#: part-way. Every read must keep it: typed page parsing lists it among the generic attributes.
+PENDING: Final = "dynorm:copies"
+
+
+@attrs.frozen
+class Request:
+    """One DynamoDB API call: the action name and its exact parameters.
+
+    ``retry`` says how the transport repeats it after an attempt whose reply was lost:
+    ``"safe"`` (the default) resends it as is, since applying it twice changes nothing;
+    ``"verify"`` (a conditional write) resends it, and if the condition then fails, reads the
+    item to see whether the first attempt stored it; ``"token"`` (ADD, list appends) also writes
+    a token unique to the call and refuses a second application of it.
+
+    ``decode``, when given, parses a successful response body in the fast response path instead
+    of ``orjson.loads``: reads of items parse them into typed wire structures
+    (``dynorm.wire.structs``); the result is the same response, items readable as mappings.
+    """
+
+    operation: str
+    params: Mapping[str, Any]
+    retry: Retry = attrs.field(default="safe", eq=False, kw_only=True)
+    decode: Decode | None = attrs.field(default=None, eq=False, kw_only=True, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.operation} {dict(self.params)}"
+
+
+def upper_bound(prefix: str) -> str:
+    """The smallest string greater than every string that starts with ``prefix``.
+
+    Used as the inclusive top of a BETWEEN: an item whose sort key *equals* the bound may be read,
+    and is then dropped because it does not fit the child template.
+    """
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return "\U0010ffff" * 4
+    following = ord(stripped[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:
+        following = 0xE000  # surrogates cannot be sent as UTF-8; the next character is U+E000
+    return stripped[:-1] + chr(following)
+
+
+@attrs.frozen
+class KeyRange:
+    """A sort key condition as sent: equality, a prefix, an inclusive range or one bound."""
+
+    op: Literal["eq", "begins_with", "between", "gt", "ge", "lt", "le"]
+    values: tuple[str, ...]
+
+    @classmethod
+    def from_template(cls, template: KeyTemplate, values: Mapping[str, object]) -> KeyRange | None:
+        """Equality when every field is given, a boundary-ending prefix when some are, or None."""
+        if template.covers(values):
+            return cls("eq", (template.format(values),))
+        prefix = template.prefix(values)
+        return cls("begins_with", (prefix,)) if prefix else None
+
+    def contains(self, value: str) -> bool:
+        """Whether a sort key ``value`` meets this condition (as DynamoDB compares strings).
+
+        Python orders strings by code point, which is the order of their UTF-8 bytes.
+        """
+        low, high = self.span()
+        if self.op == "begins_with":
+            return value.startswith(low)
+        if self.op == "gt":
+            return value > low
+        if self.op == "lt":
+            return value < high
+        return low <= value <= high
+
+    def span(self) -> tuple[str, str]:
+        """The smallest and largest sort key the condition may let through (both included)."""
+        first = self.values[0]
+        if self.op == "eq":
+            return first, first
+        if self.op == "begins_with":
+            return first, upper_bound(first)
+        if self.op == "between":
+            return first, self.values[1]
+        if self.op in ("gt", "ge"):
+            return first, upper_bound("")
+        return "", first
+
+    def render(self) -> tuple[str, dict[str, AttributeValue]]:
+        """The condition on ``#sk`` and the values it names."""
+        values = {":sk": {"S": self.values[0]}}
+        if self.op == "between":
+            values[":sk2"] = {"S": self.values[1]}
+            return "#sk BETWEEN :sk AND :sk2", values
+        if self.op == "begins_with":
+            return "begins_with(#sk, :sk)", values
+        return f"#sk {_OPERATORS[self.op]} :sk", values
+
+
+_OPERATORS: Final = {"eq": "=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+@attrs.frozen
+class Rendered:
+    """An expression rendered with its placeholders (a filter), ready to merge into a request."""
+
+    text: str
+    names: Mapping[str, str] = attrs.field(factory=dict)
+    values: Mapping[str, AttributeValue] = attrs.field(factory=dict)
+
+    def __repr__(self) -> str:
+        # Part of cursor fingerprints: the text, the attribute names and the values, in order.
+        return repr((self.text, sorted(self.names.items()), sorted(self.values.items())))
+
+
+def _read_options(
+    params: dict[str, Any],
+    *,
+    filter_: Rendered | None,
+    projection: tuple[str, ...] | None,
+    capacity: bool,
+) -> dict[str, Any]:
+    """Add a FilterExpression, a ProjectionExpression and ReturnConsumedCapacity to ``params``."""
+    names = params.setdefault("ExpressionAttributeNames", {})
+    if filter_ is not None:
+        params["FilterExpression"] = filter_.text
+        names.update(filter_.names)
+        params.setdefault("ExpressionAttributeValues", {}).update(filter_.values)
+    if projection:
+        placeholders = [f"#p{i}" for i in range(len(projection))]
+        names.update(zip(placeholders, projection, strict=True))
+        params["ProjectionExpression"] = ", ".join(placeholders)
+    if not names:
+        del params["ExpressionAttributeNames"]
+    if capacity:
+        params["ReturnConsumedCapacity"] = "TOTAL"
+    return params
+
+
+def _counting(request: Request) -> Request:
+    """The same read asking for the number of matching items only (Select=COUNT)."""
+    params = dict(request.params)
+    projection = params.pop("ProjectionExpression", None)
+    if projection is not None:
+        names = dict(params["ExpressionAttributeNames"])
+        for placeholder in projection.split(", "):
+            del names[placeholder]
+        if names:
+            params["ExpressionAttributeNames"] = names
+        else:
+            del params["ExpressionAttributeNames"]
+    params["Select"] = "COUNT"
+    return Request(request.operation, params)
+
+
+@attrs.frozen
+class ReadOptions:
+    """What a Query and a Scan share: start keys, models, filter, projection, capacity."""
+
+    #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
+    key_attrs: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    #: the models whose items the read returns (part of a cursor's fingerprint; () for all).
+    models: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    filter: Rendered | None = attrs.field(default=None, kw_only=True)
+    #: the attributes to read (None: whole items).
+    projection: tuple[str, ...] | None = attrs.field(default=None, kw_only=True)
+    #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
+    capacity: bool = attrs.field(default=False, kw_only=True)
+    #: parses the responses' bodies (Request.decode; None: orjson.loads).
+    decode: Decode | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+
+    @property
+    def filtered(self) -> bool:
+        """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""
+        return self.filter is not None
+
+    def request(self) -> Request:  # pragma: no cover - each kind of read builds its own
+        raise NotImplementedError
+
+    def count_request(self) -> Request:
+        """The same read counting the items (Select=COUNT) instead of returning them."""
+        return _counting(self.request())
+
+    def key_of(self, item: Item) -> Item:
+        """The ExclusiveStartKey that resumes right after ``item``."""
+        return {name: item[name] for name in self.key_attrs if name in item}
+
+    def _with_options(self, operation: str, params: dict[str, Any]) -> Request:
+        if self.filter is None and self.projection is None and not self.capacity:
+            return Request(operation, params, decode=self.decode)
+        return Request(
+            operation,
+            _read_options(
+                params, filter_=self.filter, projection=self.projection, capacity=self.capacity
+            ),
+            decode=self.decode,
+        )
+
+
+@attrs.frozen
+class CollectionRead(ReadOptions):
+    """A Query over one item collection of the table or an index."""
+
+    table_name: str
+    index: str | None
+    pk_attr: str
+    pk_value: str
+    sk_attr: str | None
+    range: KeyRange | None = None
+    forward: bool = True
+    consistent: bool = False
+    #: a sort key ``range`` lets through that the query excludes (``gt``/``lt`` in a prefix).
+    excluded: str | None = None
+
+    def request(self) -> Request:
+        names = {"#pk": self.pk_attr}
+        values: dict[str, Any] = {":pk": {"S": self.pk_value}}
+        condition = "#pk = :pk"
+        if self.range is not None and self.sk_attr is not None:
+            names["#sk"] = self.sk_attr
+            text, range_values = self.range.render()
+            condition += " AND " + text
+            values.update(range_values)
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+        if self.index is not None:
+            params["IndexName"] = self.index
+        if not self.forward:
+            params["ScanIndexForward"] = False
+        if self.consistent:
+            params["ConsistentRead"] = True
+        return self._with_options("Query", params)
+
+    def fingerprint(self) -> str:
+        """Identifies the query for cursors (the table name is left out: tests rename tables)."""
+        parts: tuple[object, ...] = (
+            self.models,
+            self.index,
+            self.pk_value,
+            self.range,
+            self.forward,
+        )
+        if self.filter is not None:
+            parts += (self.filter,)
+        text = repr(parts)
+        return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
+
+
+@attrs.frozen
+class ScanRead(ReadOptions):
+    """A Scan of the table or an index, one segment of ``segments`` (parallel scans)."""
+
+    table_name: str
+    index: str | None = None
+    segment: int = 0
+    segments: int = 1
+    consistent: bool = False
+
+    def request(self) -> Request:
+        params: dict[str, Any] = {"TableName": self.table_name}
+        if self.index is not None:
+            params["IndexName"] = self.index
+        if self.segments > 1:
+            params["Segment"] = self.segment
+            params["TotalSegments"] = self.segments
+        if self.consistent:
+            params["ConsistentRead"] = True
+        return self._with_options("Scan", params)
+
+    def fingerprint(self) -> str:
+        """Identifies the scan and segment for cursors (the table name is left out)."""
+        parts = (self.models, self.index, self.segment, self.segments, self.filter)
+        return hashlib.blake2s(repr(parts).encode(), digest_size=8).hexdigest()
+
+
+# -- the one builder of each request kind not built by a planner of its own ----------------------
+#
+# Query: CollectionRead.request; PutItem, UpdateItem, DeleteItem: dynorm/_writes.py.
+
+
+def get_item(
+    table_name: str,
+    key: Item,
+    *,
+    consistent: bool = False,
+    attribute: str | None = None,
+    decode: Decode | None = None,
+) -> Request:
+    """GetItem of the item with ``key`` (only ``attribute`` of it, when given).
+
+    ``decode`` parses the response body (see Request.decode).
+    """
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    if consistent:
+        params["ConsistentRead"] = True
+    if attribute is not None:
+        params["ProjectionExpression"] = "#a"
+        params["ExpressionAttributeNames"] = {"#a": attribute}
+    return Request("GetItem", params, decode=decode)
+
+
+def consistent_get(key: Item, table_name: str) -> Request:
+    """A consistent GetItem of the whole item with ``key``."""
+    return get_item(table_name, key, consistent=True)
+
+
+def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
+    """A consistent GetItem that reads back only ``key_attr``: is the item with ``key`` stored?"""
+    return get_item(table_name, key, consistent=True, attribute=key_attr)
+
+
+def batch_get(table_name: str, entry: Mapping[str, Any]) -> Request:
+    """BatchGetItem of one table's ``entry`` (``{"Keys": [...], "ConsistentRead": ...}``)."""
+    return Request("BatchGetItem", {"RequestItems": {table_name: dict(entry)}})
+
+
+def whole_item_reads(table_name: str) -> Request:
+    """The BatchGetItem that follows a page read through an index holding items in part.
+
+    Shown by ``explain`` with empty Keys: they are the table keys of the page's items.
+    """
+    return batch_get(table_name, {"Keys": []})
+
+
+def batch_write(table_name: str, writes: Sequence[Mapping[str, Any]]) -> Request:
+    """BatchWriteItem of PutRequest/DeleteRequest entries (at most BATCH_WRITE_MAX)."""
+    return Request("BatchWriteItem", {"RequestItems": {table_name: list(writes)}})
+
+
+def transact_get(table_name: str, keys: Sequence[Item]) -> Request:
+    """TransactGetItems of whole items by primary key (at most TRANSACT_MAX, each key once)."""
+    items = [{"Get": {"TableName": table_name, "Key": key}} for key in keys]
+    return Request("TransactGetItems", {"TransactItems": items})
+
+
+def time_to_live(table_name: str, attributes: Mapping[str, str]) -> Request | None:
+    """UpdateTimeToLive on the attribute models name with ``ttl=`` (model -> stored attribute).
+
+    None when no model names one; DefinitionError when models name different ones (DynamoDB
+    reads one per table).
+    """
+    names = set(attributes.values())
+    if len(names) > 1:
+        named = ", ".join(f"{model}: {attr}" for model, attr in sorted(attributes.items()))
+        raise DefinitionError(
+            f"table {table_name!r}: models name different ttl attributes ({named}); DynamoDB "
+            "reads one per table, so give them one"
+        )
+    if not names:
+        return None
+    spec = {"Enabled": True, "AttributeName": names.pop()}
+    return Request("UpdateTimeToLive", {"TableName": table_name, "TimeToLiveSpecification": spec})
+
+
+def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:
+    """TransactWriteItems of Put/Update/Delete/ConditionCheck actions (at most TRANSACT_MAX)."""
+    return Request("TransactWriteItems", {"TransactItems": list(actions)})
+
+
+@attrs.frozen
+class Page(Generic[T]):
+    """One page of results and the cursor for the next (None when nothing follows).
+
+    ``scanned`` is how many items DynamoDB read for it (ScannedCount, summed over the requests
+    the page took; more than ``len(items)`` when a filter or other models' items were skipped);
+    ``consumed`` the capacity units those requests consumed, when the query asked for them
+    (``.with_capacity()``), else None.
+    """
+
+    items: list[T]
+    cursor: str | None
+    scanned: int = attrs.field(default=0, kw_only=True)
+    consumed: float | None = attrs.field(default=None, kw_only=True)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+@attrs.define
+class Tally:
+    """What the responses of one page (or count) report: items read and capacity consumed."""
+
+    scanned: int = 0
+    consumed: float | None = None
+
+    def add(self, response: Mapping[str, Any]) -> None:
+        self.scanned += response.get("ScannedCount", 0)
+        capacity = response.get("ConsumedCapacity")
+        if capacity is not None:
+            self.consumed = (self.consumed or 0.0) + float(capacity.get("CapacityUnits", 0.0))
+
+
+def check_limit(limit: int | None) -> None:
+    # Checked at run time too: a float or bool slipping through would confuse DynamoDB's Limit.
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise LimitExceededError(f"limit must be a positive int or None; got {limit!r}")

@@ -1,0 +1,126 @@
+"""Plans that must read before they write, as generators of steps (httpx's ``auth_flow`` shape).
+
+A plan is a generator: it yields a step (one request, several to send concurrently, a batch of
+writes, keys to fetch), receives the step's result, and finally returns its own result. It never
+awaits, so every decision a write makes is pure and unit-testable; the Database runs the steps.
+A failure of a step is thrown into the plan at the ``yield``, so a plan can react to it (a refused
+condition, say) the same way it reacts to a response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable
+from typing import Any, Final, TypeAlias, TypeVar
+
+import attrs
+
+from .codec.converter import Item
+from .requests import CollectionRead, Request
+
+__all__ = [
+    "CANCELLED",
+    "Fetch",
+    "Plan",
+    "Send",
+    "SendAll",
+    "Step",
+    "WriteBatch",
+    "read_all",
+    "request_of",
+    "write_batch",
+]
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Send:
+    """Send one request; the plan receives the parsed response."""
+
+    request: Request
+
+
+@attrs.frozen
+class SendAll:
+    """Send requests concurrently; the plan receives one outcome per request, in order.
+
+    An outcome is the response, the DynormError the request raised, or :data:`CANCELLED` for a
+    request never sent: after the first failure no further request is sent, and the ones
+    already in flight are awaited, so nothing keeps writing once the plan has its outcomes.
+    """
+
+    requests: tuple[Request, ...]
+
+
+@attrs.frozen
+class WriteBatch:
+    """Write PutRequest/DeleteRequest entries with BatchWriteItem (chunked, unprocessed retried)."""
+
+    writes: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
+class Fetch:
+    """Read items by primary key with BatchGetItem; the plan receives ``{key_id: item}``."""
+
+    keys: tuple[Item, ...]
+    consistent: bool = True
+
+
+Step: TypeAlias = Send | SendAll | WriteBatch | Fetch
+Plan: TypeAlias = Generator[Step, Any, T]
+
+
+def write_batch(writes: Iterable[dict[str, Any]]) -> Plan[None]:
+    """The plan of raw BatchWriteItem entries alone (``db.run`` chunks and retries them)."""
+    yield WriteBatch(tuple(writes))
+
+
+class _Cancelled:
+    def __repr__(self) -> str:
+        return "CANCELLED"
+
+
+#: The outcome of a :class:`SendAll` request that was cancelled before it finished.
+CANCELLED: Final = _Cancelled()
+
+
+def request_of(step: Step) -> list[Request]:
+    """The requests a step stands for, as ``explain`` shows them (batches as planned)."""
+    if isinstance(step, Send):
+        return [step.request]
+    if isinstance(step, SendAll):
+        return list(step.requests)
+    return []
+
+
+def read_all(
+    read: CollectionRead, decode: Callable[[Item], T | None]
+) -> Generator[Step, Any, list[T]]:
+    """Every item of a collection read, page by page, decoded (``None`` results dropped)."""
+    base = read.request()
+    found: list[T] = []
+    start: Item | None = None
+    while True:
+        params = dict(base.params)
+        if start is not None:
+            params["ExclusiveStartKey"] = start
+        response = yield Send(Request(base.operation, params))
+        for raw in response.get("Items", []):
+            obj = decode(raw)
+            if obj is not None:
+                found.append(obj)
+        start = response.get("LastEvaluatedKey")
+        if start is None:
+            return found
+
+
+def run_sync(plan: Plan[T], answer: Callable[[Step], Any]) -> T:
+    """Drive a plan with ``answer`` giving each step's result (for tests and ``explain``)."""
+    try:
+        step = next(plan)
+        while True:
+            step = plan.send(answer(step))
+    except StopIteration as stop:
+        result: T = stop.value
+        return result

@@ -1,0 +1,1006 @@
+"""The Database: the public face of dynorm's I/O.
+
+Everything else in dynorm decides *what* to send as plain
+:class:`~dynorm.core.requests.Request` values; this module sequences them, retries batch
+remainders, and sends each through the transport (``transport``), which talks to DynamoDB,
+retries, and maps every failure to dynorm's errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
+
+import attrs
+
+from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.cursor import CursorCodec, secret_from
+from dynorm.core.errors import (
+    DatabaseError,
+    DefinitionError,
+    DynormError,
+    LimitExceededError,
+    TableNotFoundError,
+)
+from dynorm.core.expressions import Condition
+from dynorm.core.requests import CollectionRead, Request, time_to_live
+from dynorm.core.steps import CANCELLED, Fetch, Plan, Send, SendAll, Step, WriteBatch
+from dynorm.mapping.explain import Explain
+from dynorm.mapping.model import ModelInfo, info_of
+from dynorm.mapping.reading import (
+    Finished,
+    finish_query,
+    finish_scan,
+    narrowed,
+    partial_of,
+    scan_read,
+)
+from dynorm.mapping.readplan import normalize_options
+from dynorm.mapping.relations import HasMany, LoadOption, Relationship
+from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
+from dynorm.mapping.table import GSI, LSI, Table
+from dynorm.mapping.writeplan import WritePlanner, returned_fields
+from dynorm.mapping.writes import Returns, UpdateOps, UpdateOptions, return_values
+from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
+
+from .batch import drain_get, drain_write
+from .loading import execute_get, load_all
+from .paging import Sender, iterate, read_page
+from .query import Query, Scan
+from .queryload import QueryLoad
+from .transaction import Transaction
+from .transport import RequestListener, Transport, open_client
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["Database", "Returns", "Transaction", "connect"]
+
+T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+
+#: What a DynamoDB implementation without time to live (dynalite) answers UpdateTimeToLive with.
+_NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClientException"})
+
+
+#: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
+#: enough for `db.load` of a typical page of parents to go out in one round trip.
+DEFAULT_MAX_CONCURRENCY: Final = 64
+#: Attempts per request (the first and its retries), and per batch remainder.
+DEFAULT_MAX_ATTEMPTS: Final = 5
+#: How many requests of one SendAll step (a fan-out of copy transactions) are in flight at once:
+#: after a failure, the ones not yet sent are not sent at all.
+SEND_ALL_WINDOW: Final = 16
+#: Retry tokens one Database holds (see ``connect(retry_quota=...)``).
+DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
+
+
+def _update_loaded(
+    parent: object, rel: HasMany[Any], child: object, *, adding: bool, position: int | None
+) -> None:
+    """Keep a parent's loaded children in step with an add or remove that was just written."""
+    state = state_of(parent)
+    loaded = None if state is None else state.loaded.get(rel.name)
+    if loaded is None:
+        return
+    codec = rel.embedded
+    if not adding and codec is not None and codec.key is None:
+        # A list has no keys: drop exactly the entry that was removed from the item.
+        if position is not None and position < len(loaded.items):
+            del loaded.items[position]
+        return
+
+    def same(other: object) -> bool:
+        if codec is not None:
+            return codec.same_child(other, child)
+        info = rel.target_info
+        return bool(info.key_of(other) == info.key_of(child))
+
+    kept = [c for c in loaded.items if not same(c)]
+    loaded.items = [*kept, child] if adding else kept
+
+
+class Database:
+    """A connection to one table. Create it with :func:`connect`."""
+
+    def __init__(
+        self,
+        table: Table,
+        client: Any,
+        *,
+        table_name: str | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        batch_get_size: int = BATCH_GET_MAX,
+        batch_write_size: int = BATCH_WRITE_MAX,
+        cursor_secret: bytes | None = None,
+        retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+        fast_path: bool = True,
+    ) -> None:
+        if not 1 <= batch_get_size <= BATCH_GET_MAX:
+            raise LimitExceededError(
+                f"batch_get_size must be 1..{BATCH_GET_MAX}; got {batch_get_size}"
+            )
+        if not 1 <= batch_write_size <= BATCH_WRITE_MAX:
+            raise LimitExceededError(
+                f"batch_write_size must be 1..{BATCH_WRITE_MAX}; got {batch_write_size}"
+            )
+        table.check()
+        self.table = table
+        self.table_name = table_name or table.name
+        self._transport = Transport.for_client(
+            client,
+            fast_path=fast_path,
+            key_attributes=table.primary_attributes,
+            max_attempts=max_attempts,
+            max_concurrency=max_concurrency,
+            quota=None if retry_quota is None else RetryQuota(retry_quota),
+        )
+        self._max_attempts = max_attempts
+        self._batch_get_size = batch_get_size
+        self._batch_write_size = batch_write_size
+        #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
+        self.cursors: Final = CursorCodec(cursor_secret)
+        self.writes: Final = WritePlanner(table, self.table_name)
+        self.explain: Final = Explain(
+            table, self.table_name, self.writes, batch_write_size=batch_write_size
+        )
+
+    def __repr__(self) -> str:
+        return f"<Database table={self.table_name!r}>"
+
+    @property
+    def fast_path(self) -> bool:
+        """Whether data-plane requests go out on dynorm's fast request path.
+
+        False after ``connect(fast_path=False)``, and when the installed aiobotocore lacks what
+        the fast path needs (``connect`` then warns): every request then goes through botocore.
+        """
+        return self._transport.fast_path
+
+    @property
+    def endpoint(self) -> str | None:
+        """The endpoint URL requests go to (``https://dynamodb.eu-west-1.amazonaws.com``)."""
+        return self._transport.endpoint
+
+    @property
+    def region(self) -> str | None:
+        """The AWS region requests are signed for."""
+        return self._transport.region
+
+    # -- the I/O seam --------------------------------------------------------------------------
+
+    def on_request(self, listener: RequestListener) -> Callable[[], None]:
+        """Call ``listener(event)`` after every HTTP request sent; returns an unsubscribe.
+
+        ``event`` is a :class:`~dynorm.RequestEvent`: the operation, table and index, which
+        attempt it was, its latency, consumed capacity and outcome, and whether a retry
+        follows. Every attempt is one event, so the events count the requests that went over
+        the wire (nothing refused before sending, such as missing credentials, is one).
+        """
+        listeners = self._transport.listeners
+        listeners.append(listener)
+        return lambda: listeners.remove(listener)
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        """Send one request, retried as it allows; every failure is a DynormError subclass."""
+        return await self._transport.send(request)
+
+    def acceptor(
+        self,
+        info: ModelInfo[T],
+        index: str | None,
+        *,
+        items: Literal["collection", "any", "classified"] = "collection",
+    ) -> Callable[[Item], T | None]:
+        """Decodes ``info``'s items (binding them here) and drops all others (None).
+
+        ``items`` says where they come from: ``"collection"``, one Query's results (or a read
+        by key), where the sort key decides; ``"any"``, a scan, where both keys do;
+        ``"classified"``, items the table's classifier already gave to this model.
+        """
+        tests = info.table.classifier(index).tests(info)
+        matches = {"collection": tests.in_collection, "any": tests.whole}.get(items)
+        decode, generated = info.decode, info.codec.decode
+        adopt = self.adopt if info.relationships else None
+        shape = tests.shape if items == "collection" else None
+        if shape is not None and adopt is None:
+            # The hot loop's common case with every step inline (one call per item, not four).
+            attr, prefix, delimiter, count = shape
+
+            def accept_simple(raw: Item) -> T | None:
+                value = raw.get(attr)
+                text = None if value is None else value.get("S")
+                if text is None or not text.startswith(prefix) or text.count(delimiter) != count:
+                    return None
+                try:
+                    found: T = generated(raw)
+                except Exception:  # noqa: BLE001 - the careful path below explains or recovers
+                    found = decode(raw)
+                return found
+
+            return accept_simple
+
+        def accept(raw: Item) -> T | None:
+            if matches is not None and not matches(raw):
+                return None
+            try:
+                obj: T = generated(raw)
+            except Exception:  # noqa: BLE001 - the careful path below explains or recovers
+                obj = decode(raw)
+            if adopt is not None:
+                adopt(info, obj, raw)
+            return obj
+
+        return accept
+
+    def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
+        """Bind an object decoded from ``item`` and keep the children embedded in it."""
+        state = bind(obj, self)
+        for rel in info.embedded:
+            codec = rel.embedded
+            if codec is not None and codec.attribute in item:
+                state.loaded[rel.name] = Loaded(codec.decode(item), None)
+        return state
+
+    def read_page(
+        self,
+        read: CollectionRead,
+        accept: Callable[[Item], T | None],
+        *,
+        limit: int | None,
+        start: Item | None,
+        on_page: Callable[[list[Item]], None] | None = None,
+        ahead: int = 0,
+    ) -> Awaitable[tuple[list[T], Item | None]]:
+        """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
+        send = self.reader(read.index)
+        return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
+
+    def iterate(
+        self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
+    ) -> AsyncIterator[T]:
+        """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
+        return iterate(self.reader(read.index), read, accept, start=start)
+
+    def reader(self, index: str | None, partial: frozenset[str] | None = None) -> Sender:
+        """What sends reads of ``index``, reading whole items where it holds them in part.
+
+        Each page's items of the ``partial`` models (None: every model the index holds only in
+        part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
+        a request), in the page's order.
+        """
+        if partial is None:
+            partial = partial_of(self.table, index, ())
+        if index is None or not partial:
+            return self.send
+        return functools.partial(self._send_whole, index, partial)
+
+    async def _send_whole(
+        self, index: str, partial: frozenset[str], request: Request
+    ) -> dict[str, Any]:
+        response = await self.send(request)
+        items: list[Item] = response.get("Items") or []
+        classify = self.table.classifier(index)
+        wanted = [(info := classify(raw)) is not None and info.name in partial for raw in items]
+        primary = self.table.primary_attributes
+        keys = [{a: raw[a] for a in primary} for raw, w in zip(items, wanted, strict=True) if w]
+        if not keys:
+            return response
+        found = await self.fetch(keys)
+        index_keys = [a for a in self.table.key_attributes(index) if a]
+        whole = []
+        for raw, fetch in zip(items, wanted, strict=True):
+            full = found.get(key_id({a: raw[a] for a in primary})) if fetch else raw
+            # Gone since the index was read, or moved out of this index collection: left out.
+            if full is not None and all(full.get(a) == raw.get(a) for a in index_keys):
+                whole.append(full)
+        return {**response, "Items": whole}
+
+    def attach(self, obj: T) -> T:
+        """Attach an object built in code, so its relationship loaders can read through this db."""
+        info_of(type(obj))
+        bind(obj, self)
+        return obj
+
+    # -- tables --------------------------------------------------------------------------------
+
+    def _create_table_request(
+        self, key_types: Mapping[str, Literal["S", "N", "B"]] | None = None
+    ) -> Request:
+        table = self.table
+        names = table.attribute_names()
+        types = dict(key_types or {})
+        for name, type_ in types.items():
+            if name not in names:
+                raise DefinitionError(
+                    f"key_types names {name!r}, which is no key attribute of Table "
+                    f"{table.name!r} or its indexes; its key attributes: {', '.join(names)}"
+                )
+            if type_ not in ("S", "N", "B"):
+                raise DefinitionError(
+                    f"key_types[{name!r}] is {type_!r}; a key attribute is S, N or B"
+                )
+        attributes = [{"AttributeName": a, "AttributeType": types.get(a, "S")} for a in names]
+
+        def schema(pk: str, sk: str | None) -> list[dict[str, str]]:
+            keys = [{"AttributeName": pk, "KeyType": "HASH"}]
+            return keys + ([{"AttributeName": sk, "KeyType": "RANGE"}] if sk else [])
+
+        def projection(p: Any) -> dict[str, Any]:
+            if isinstance(p, tuple):
+                return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(p)}
+            return {"ProjectionType": p}
+
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "AttributeDefinitions": attributes,
+            "KeySchema": schema(table.pk, table.sk),
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        gsis = [i for i in table.indexes.values() if isinstance(i, GSI)]
+        lsis = [i for i in table.indexes.values() if isinstance(i, LSI)]
+        if gsis:
+            params["GlobalSecondaryIndexes"] = [
+                {
+                    "IndexName": i.name,
+                    "KeySchema": schema(i.pk, i.sk),
+                    "Projection": projection(i.projection),
+                }
+                for i in gsis
+            ]
+        if lsis:
+            params["LocalSecondaryIndexes"] = [
+                {
+                    "IndexName": i.name,
+                    "KeySchema": schema(table.pk, i.sk),
+                    "Projection": projection(i.projection),
+                }
+                for i in lsis
+            ]
+        return Request("CreateTable", params)
+
+    def _ttl_request(self) -> Request | None:
+        """UpdateTimeToLive for the attribute models name with ``ttl=`` (None if none does)."""
+        return time_to_live(
+            self.table_name,
+            {
+                info.name: info.codec.attributes[info.stamps.ttl]
+                for info in self.table.models.values()
+                if info.stamps.ttl is not None
+            },
+        )
+
+    async def create_table(
+        self,
+        *,
+        timeout: float = 60.0,
+        key_types: Mapping[str, Literal["S", "N", "B"]] | None = None,
+    ) -> None:
+        """Create the table with every declared index (on-demand billing) and wait until active.
+
+        Key attributes (of the table and its indexes) are strings (``S``); ``key_types`` gives
+        others their type, attribute name -> ``"S"``, ``"N"`` or ``"B"`` (for a table that
+        holds items written by other programs; dynorm's models write string keys). When a model
+        declares ``ttl=``, time to live is then enabled on that attribute (a server without
+        UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
+        """
+        ttl = self._ttl_request()
+        await self.send(self._create_table_request(key_types))
+        await self._wait_for(lambda status: status == "ACTIVE", timeout)
+        if ttl is not None:
+            try:
+                await self.send(ttl)
+            except DatabaseError as exc:
+                if exc.code not in _NO_TTL_CODES:
+                    raise
+
+    async def delete_table(self, *, timeout: float = 60.0) -> None:
+        """Delete the table and wait until it is gone."""
+        await self.send(Request("DeleteTable", {"TableName": self.table_name}))
+        await self._wait_for(lambda status: status is None, timeout)
+
+    async def describe_table(self) -> dict[str, Any] | None:
+        """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing."""
+        try:
+            described = await self.send(Request("DescribeTable", {"TableName": self.table_name}))
+        except TableNotFoundError:
+            return None
+        table: dict[str, Any] = described["Table"]
+        return table
+
+    async def _wait_for(self, done: Callable[[str | None], bool], timeout: float) -> None:
+        delay = 0.01
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            table = await self.describe_table()
+            status: str | None = None if table is None else table["TableStatus"]
+            if (
+                table is not None
+                and status == "ACTIVE"
+                and any(
+                    gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
+                    for gsi in table.get("GlobalSecondaryIndexes", [])
+                )
+            ):
+                status = "CREATING"
+            if done(status):
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise DatabaseError(f"table {self.table_name!r} is still {status} after {timeout}s")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    # -- single items --------------------------------------------------------------------------
+
+    async def get(
+        self,
+        model: type[T],
+        *,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> T:
+        """The item with this key (GetItem), or with ``load=`` the item and its children.
+
+        Raises ItemNotFoundError when there is no such item.
+        """
+        info = self.table.info(model)
+        plan = self.explain.get_plan(model, load=load, consistent=consistent, **key)
+        return await execute_get(self, info, plan, key)
+
+    async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
+        """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
+
+        A parent with ``Denormalized`` children also rewrites every copy its write changes (and
+        reads no child when no copied field changed); a child of one gets its copies filled from
+        its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
+        """
+        stored, _ = await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
+        if self.table.info(type(obj)).relationships:
+            bind(stored, self)
+        return cast("T", stored)
+
+    async def sync_copies(self, parent: object) -> int:
+        """Make every denormalized copy of ``parent``'s fields equal the stored parent's.
+
+        The repair after a :class:`~dynorm.CopiesIncompleteError` (``db.put`` rewrites copies
+        itself). Returns how many children were rewritten (also logged on the ``dynorm`` logger).
+        """
+        return await self.run(self.writes.sync_copies(parent))
+
+    @overload
+    async def delete(
+        self, target: object, /, *, condition: Condition | None = None, cascade: bool = False
+    ) -> None: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
+    ) -> None: ...
+    async def delete(
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
+    ) -> None:
+        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``.
+
+        ``cascade=True`` also deletes the children stored as items of their own (Partition,
+        Index and Denormalized relationships), in batches, after the parent.
+        """
+        await self.run(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
+
+    @overload
+    async def update(
+        self,
+        obj: T,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Literal["new"] = "new",
+        **ops: Unpack[UpdateOptions],
+    ) -> T: ...
+    @overload
+    async def update(
+        self,
+        obj: T,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Literal["old"],
+        **ops: Unpack[UpdateOptions],
+    ) -> T | None: ...
+    @overload
+    async def update(
+        self,
+        obj: object,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Literal["updated_new", "updated_old"],
+        **ops: Unpack[UpdateOptions],
+    ) -> dict[str, Any]: ...
+    @overload
+    async def update(
+        self,
+        obj: object,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: None,
+        **ops: Unpack[UpdateOptions],
+    ) -> None: ...
+    async def update(
+        self,
+        obj: T,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Returns = "new",
+        **ops: Unpack[UpdateOptions],
+    ) -> T | dict[str, Any] | None:
+        """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
+
+        The operations are keywords (:class:`~dynorm.mapping.writes.UpdateOptions`), mapping field
+        paths (``"address.city"``, ``"tags[0]"``) to values encoded as the fields are typed:
+        ``set`` replaces values, ``remove`` (a list of paths) deletes them, ``add`` adds to
+        numbers and sets, ``append``/``prepend`` add elements at the end/start of lists (a
+        missing list counts as empty), ``discard`` takes elements out of sets, and
+        ``if_not_exists`` sets values only where the item has none. The item must exist
+        (ItemNotFoundError), unless ``upsert=True``: then an absent item is created from
+        ``obj`` with the changes applied.
+
+        ``returns``: ``"new"`` the item as stored now (default), ``"old"`` as it was (None when
+        the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
+        fields after/before, None nothing (the cheapest reply).
+        """
+        info = self.table.info(type(obj))
+        update = UpdateOps(**ops)
+        wire = return_values(returns, update)
+        plan = self.writes.update(obj, update, condition=condition, upsert=upsert, returns=wire)
+        item = await self.run(plan)
+        if returns is None:
+            return None
+        if returns in ("updated_new", "updated_old"):
+            return returned_fields(info, item, update.paths())
+        if item is None:
+            return None  # "old" of an item the upsert created
+        updated: T = info.decode(item)
+        if info.relationships and returns == "new":
+            self.adopt(info, updated, item)
+        return updated
+
+    # -- running plans -------------------------------------------------------------------------
+
+    async def run(self, plan: Plan[T]) -> T:
+        """Run a write plan: send each step it yields and hand it the result (or the error)."""
+        result: Any = None
+        error: DynormError | None = None
+        try:
+            while True:
+                try:
+                    step = plan.send(result) if error is None else plan.throw(error)
+                except StopIteration as stop:
+                    value: T = stop.value
+                    return value
+                result, error = None, None
+                try:
+                    result = await self._step(step)
+                except DynormError as exc:
+                    error = exc
+        finally:
+            plan.close()  # cancelled, or failed outside dynorm: the plan's own cleanup runs
+
+    async def _step(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return await self.send(step.request)
+        if isinstance(step, SendAll):
+            return await self._send_all(step.requests)
+        if isinstance(step, WriteBatch):
+            await self._write_batches(list(step.writes))
+            return None
+        if isinstance(step, Fetch):
+            return await self.fetch(step.keys, consistent=step.consistent)
+        raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
+
+    async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
+        """Send concurrently; after the first failure nothing more is sent (see SendAll)."""
+        outcomes: list[Any] = [CANCELLED] * len(requests)
+        window = asyncio.Semaphore(SEND_ALL_WINDOW)
+        failed = False
+
+        async def one(i: int) -> None:
+            nonlocal failed
+            async with window:
+                if failed:
+                    return  # not sent: stays CANCELLED
+                try:
+                    outcomes[i] = await self.send(requests[i])
+                except DynormError as exc:
+                    outcomes[i] = exc
+                    failed = True
+                except BaseException:
+                    failed = True
+                    raise
+
+        # Requests already sent are awaited rather than cancelled: a cancelled HTTP request may
+        # still be applied by the server, and the plan must know what was written. A failure
+        # outside dynorm's errors (a bug) is raised once every request has settled.
+        for result in await asyncio.gather(
+            *(one(i) for i in range(len(requests))), return_exceptions=True
+        ):
+            if isinstance(result, BaseException):
+                raise result
+        return outcomes
+
+    # -- many items ----------------------------------------------------------------------------
+
+    async def get_many(
+        self, model: type[T], keys: Sequence[Mapping[str, object]], *, consistent: bool = False
+    ) -> list[T | None]:
+        """Items for ``keys`` in order, None where missing (BatchGetItem, 100 keys a request)."""
+        info = self.table.info(model)
+        wanted = []
+        for values in keys:
+            info.check_key_values(values)
+            wanted.append(info.primary_key(values))
+        found = await self.fetch(wanted, consistent=consistent)
+        accept = self.acceptor(info, None)
+        return [accept(found[key_id(k)]) if key_id(k) in found else None for k in wanted]
+
+    async def fetch(self, keys: Sequence[Item], *, consistent: bool = False) -> dict[Any, Item]:
+        """Raw items for primary keys, by ``key_id`` (BatchGetItem, unprocessed keys retried)."""
+        unique = list({key_id(k): k for k in keys}.values())
+        chunks = list(chunked(unique, self._batch_get_size))
+        found_chunks = await asyncio.gather(
+            *(
+                drain_get(
+                    self.send,
+                    self.table_name,
+                    chunk,
+                    consistent=consistent,
+                    max_attempts=self._max_attempts,
+                    sleep=asyncio.sleep,
+                    decode=self.table.decoder("BatchGetItem"),
+                )
+                for chunk in chunks
+            )
+        )
+        primary = self.table.primary_attributes
+        return {
+            key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
+        }
+
+    async def put_all(self, objs: Iterable[object]) -> int:
+        """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
+
+        Every object is checked before the first request, and the rules of its relationships
+        hold as for ``db.put``. Objects with the same key are written once (the last one wins),
+        since DynamoDB rejects a batch that names a key twice. Returns how many items were written.
+        """
+        objs = list(objs)
+        count = await self.run(self.writes.put_all(objs))
+        related: dict[type, bool] = {}  # per class: whether its objects are bound
+        for obj in objs:
+            cls = type(obj)
+            if related.get(cls) is None:
+                related[cls] = bool(self.table.info(cls).relationships)
+            if related[cls]:
+                bind(obj, self)
+        return count
+
+    async def delete_all(self, objs: Iterable[object]) -> int:
+        """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted."""
+        return await self.run(self.writes.delete_all(objs))
+
+    async def _write_batches(self, writes: list[dict[str, Any]]) -> None:
+        await asyncio.gather(
+            *(
+                drain_write(
+                    self.send,
+                    self.table_name,
+                    chunk,
+                    max_attempts=self._max_attempts,
+                    sleep=asyncio.sleep,
+                )
+                for chunk in chunked(writes, self._batch_write_size)
+            )
+        )
+
+    # -- consistent reads of several items (TransactGetItems) ----------------------------------
+
+    @overload
+    async def transact_get(self, a: tuple[type[A], Mapping[str, object]], /) -> tuple[A | None]: ...
+    @overload
+    async def transact_get(
+        self, a: tuple[type[A], Mapping[str, object]], b: tuple[type[B], Mapping[str, object]], /
+    ) -> tuple[A | None, B | None]: ...
+    @overload
+    async def transact_get(
+        self,
+        a: tuple[type[A], Mapping[str, object]],
+        b: tuple[type[B], Mapping[str, object]],
+        c: tuple[type[C], Mapping[str, object]],
+        /,
+    ) -> tuple[A | None, B | None, C | None]: ...
+    @overload
+    async def transact_get(
+        self, *wanted: tuple[type[T], Mapping[str, object]]
+    ) -> tuple[T | None, ...]: ...
+    async def transact_get(
+        self, *wanted: tuple[type[Any], Mapping[str, object]]
+    ) -> tuple[Any, ...]:
+        """Read items of any models at one point in time (one TransactGetItems).
+
+        ``org, user = await db.transact_get((Org, {"name": "ACME"}), (User, {...}))``: the
+        items in the order given, None where missing; at most TRANSACT_MAX (100) distinct items,
+        checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
+        two of the reads; it costs twice the read capacity.
+        """
+        plan = self.explain.transact_get_plan(wanted)
+        request = attrs.evolve(plan.request, decode=self.table.decoder("TransactGetItems"))
+        responses = (await self.send(request)).get("Responses", [])
+        request_keys = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
+        found = {
+            key_id(k): r["Item"]
+            for k, r in zip(request_keys, responses, strict=True)
+            if r.get("Item")
+        }
+        result: list[Any] = []
+        for info, key in zip(plan.infos, plan.keys, strict=True):
+            raw = found.get(key_id(key))
+            result.append(None if raw is None else self.acceptor(info, None)(raw))
+        return tuple(result)
+
+    def transaction(self) -> Transaction:
+        """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing."""
+        return Transaction(self)
+
+    # -- queries and relationships -------------------------------------------------------------
+
+    def query(
+        self,
+        model: type[T],
+        index: str | None = None,
+        *,
+        consistent: bool = False,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        **components: object,
+    ) -> Query[T]:
+        """Items of ``model`` in one collection: full partition fields, leading sort fields.
+
+        Leading sort key fields make ``begins_with`` (ending at a component boundary); all of them
+        make an equality. Nothing is sent until the query is iterated or paged. ``load=`` loads
+        relationships of every item returned: children in the same collection come with the
+        same Query, others are read per page (see docs/relationships.md).
+        """
+        info = self.table.info(model)
+        finished = self.explain.query_read(info, index, components, consistent=consistent)
+        loads = None
+        if load:
+            loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
+        return self._query(info, finished, loads)
+
+    # -- filters, scans, counts (docs/queries.md) -----------------------------------------------
+
+    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
+        """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()``)."""
+        return self._query(info, finish_query(info, read))
+
+    def _query(
+        self,
+        info: ModelInfo[T],
+        finished: Finished[CollectionRead],
+        loads: QueryLoad[T] | None = None,
+    ) -> Query[T]:
+        read = finished.read
+        # With load=, the children a Query shares are read whole too.
+        whole = finished.fetches if loads is None else partial_of(self.table, read.index, ())
+        accept = self.acceptor(info, read.index)
+        return Query(
+            send=self.send,
+            read=read,
+            accept=narrowed(accept, read),
+            cursors=self.cursors,
+            info=info,
+            where=finished.entity,
+            loads=loads,
+            whole=self.reader(read.index, whole) if whole else None,
+        )
+
+    @overload
+    def scan(
+        self,
+        model: type[T],
+        *,
+        segments: int = 1,
+        index: str | None = None,
+        consistent: bool = False,
+    ) -> Scan[T]: ...
+    @overload
+    def scan(
+        self,
+        model: None,
+        *,
+        segments: int = 1,
+        index: str | None = None,
+        consistent: bool = False,
+    ) -> Scan[object]: ...
+    def scan(
+        self,
+        model: type[T] | None,
+        *,
+        segments: int = 1,
+        index: str | None = None,
+        consistent: bool = False,
+    ) -> Scan[Any]:
+        """Every item of ``model`` in the table (or ``index``); ``None``: of every model.
+
+        ``segments=N`` reads N parallel segments. Items that belong to no declared model are
+        skipped. Nothing is sent until the scan is iterated, paged or counted.
+        """
+        info = None if model is None else self.table.info(model)
+        models = () if info is None else (info.name,)
+        read = scan_read(
+            self.table,
+            self.table_name,
+            index,
+            segments=segments,
+            consistent=consistent,
+            models=models,
+        )
+        finished = finish_scan(self.table, info, read)
+        return Scan(
+            send=self.send,
+            read=finished.read,
+            accept=self._scan_acceptor(info, index),
+            cursors=self.cursors,
+            table=self.table,
+            info=info,
+            where=finished.entity,
+            whole=self.reader(index, finished.fetches) if finished.fetches else None,
+        )
+
+    def _scan_acceptor(
+        self, info: ModelInfo[Any] | None, index: str | None
+    ) -> Callable[[Item], Any]:
+        if info is not None:
+            return self.acceptor(info, index, items="any")
+        classify = self.table.classifier(index)
+        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
+
+        def accept_any(raw: Item) -> Any:
+            found = classify(raw)
+            if found is None:
+                return None
+            accept = accepts.get(found)
+            if accept is None:
+                accept = accepts[found] = self.acceptor(found, index, items="classified")
+            return accept(raw)
+
+        return accept_any
+
+    async def load(
+        self, objs: Sequence[T], *relationships: Relationship[Any] | LoadOption
+    ) -> Sequence[T]:
+        """Load relationships for many objects of one model at once (no N+1).
+
+        BelongsTo parents and embedded children (for objects that lack them) are read by key, all
+        relationships together: one BatchGetItem per 100 distinct keys, each parent once;
+        HasMany children from one Query per object, run concurrently (``max_concurrency`` in
+        flight).
+        """
+        if not objs:
+            return objs
+        model = type(objs[0])
+        strays = {type(o).__name__ for o in objs if type(o) is not model}
+        if strays:
+            raise TypeError(
+                f"db.load takes objects of one model; got {model.__name__} and {strays}"
+            )
+        info = self.table.info(model)
+        options = normalize_options(info, relationships)
+        await load_all(self, info, objs, options)
+        return objs
+
+    async def add(self, parent: object, relationship: Relationship[T], child: T) -> T:
+        """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
+        rel = self._has_many(parent, relationship, "add")
+        stored = await self.run(self.writes.add(parent, rel, child))
+        _update_loaded(parent, rel, stored, adding=True, position=None)
+        return cast("T", stored)
+
+    async def remove(self, parent: object, relationship: Relationship[T], child: T) -> None:
+        """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
+        rel = self._has_many(parent, relationship, "remove")
+        position = await self.run(self.writes.remove(parent, rel, child))
+        _update_loaded(parent, rel, child, adding=False, position=position)
+
+    def _has_many(self, parent: object, relationship: Relationship[Any], verb: str) -> HasMany[Any]:
+        rel = self._relationship(parent, relationship)
+        if not isinstance(rel, HasMany):
+            raise DefinitionError(
+                f"{rel.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo link "
+                "by writing the child's fields with db.put"
+            )
+        return rel
+
+    def _relationship(self, parent: object, relationship: Relationship[Any]) -> Relationship[Any]:
+        if getattr(relationship, "owner", None) is not type(parent):
+            raise DefinitionError(
+                f"{relationship!r} is not a relationship of {type(parent).__name__}; pass e.g. "
+                f"{type(parent).__name__}.<name>"
+            )
+        return relationship
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    table: Table,
+    *,
+    endpoint_url: str | None = None,
+    region_name: str | None = None,
+    aws_access_key_id: str | None = None,
+    aws_secret_access_key: str | None = None,
+    aws_session_token: str | None = None,
+    profile: str | None = None,
+    table_name: str | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    connect_timeout: float = 5.0,
+    read_timeout: float = 30.0,
+    fast_path: bool = True,
+    cursor_secret: bytes | None = None,
+    retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+) -> AsyncIterator[Database]:
+    """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
+
+    ``table_name`` overrides the table's name (one table per test, per stage …).
+    ``fast_path=False`` sends and parses every request with botocore instead of dynorm's own
+    signed JSON requests (slower; the results are the same, except that binary values in raw
+    :meth:`Database.send` replies are bytes rather than base64 text). ``cursor_secret``
+    (bytes; default: the ``DYNORM_CURSOR_SECRET`` environment variable, UTF-8) signs page
+    cursors with HMAC-SHA256 and refuses unsigned ones. A request is tried ``max_attempts``
+    times in all when throttled, failed on the server's side or cut off by the network;
+    ``retry_quota`` bounds the retries of the whole Database (each costs 5, or 10 after a
+    broken connection; a success pays back), and None turns that bound off. Anything still
+    failing is raised as a DynormError subclass: ``TransportError`` for the network.
+    """
+    cursor_secret = secret_from(cursor_secret, os.environ)
+    async with open_client(
+        endpoint_url=endpoint_url,
+        region_name=region_name,
+        aws_access_key_id=aws_access_key_id,
+        aws_secret_access_key=aws_secret_access_key,
+        aws_session_token=aws_session_token,
+        profile=profile,
+        max_concurrency=max_concurrency,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+    ) as client:
+        yield Database(
+            table,
+            client,
+            table_name=table_name,
+            max_concurrency=max_concurrency,
+            max_attempts=max_attempts,
+            cursor_secret=cursor_secret,
+            retry_quota=retry_quota,
+            fast_path=fast_path,
+        )

@@ -1,0 +1,305 @@
+"""``db.get(Parent, ..., load=[...])``: plan the fewest requests, run them, assemble the result.
+
+Relationships whose children share one item collection (same strategy scope, same direction)
+are read together with the parent in a single Query whose sort key range spans the parent and
+every child prefix: ``BETWEEN parent_sk AND upper(child_prefix)``. The parent rides along when it
+is the first item in the read direction; otherwise it is fetched with GetItem, concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from dynorm.core.chunks import key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.errors import DefinitionError, ItemNotFoundError
+from dynorm.core.requests import (
+    CollectionRead,
+)
+from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.readplan import (
+    CollectionLoad,
+    GetPlan,
+    PageShare,
+    belongs_to,
+    parent_get,
+    share_of_page,
+)
+from dynorm.mapping.relations import BelongsTo, HasMany, LoadOption
+from dynorm.mapping.state import Loaded, Session, state_of
+
+__all__ = [
+    "execute_get",
+    "load_all",
+]
+
+P = TypeVar("P")
+
+
+async def _nothing() -> dict[Any, Item]:
+    return {}
+
+
+async def _run_collection(
+    session: Session,
+    info: ModelInfo[Any],
+    load: CollectionLoad,
+    parent_key: Item,
+    key_values: Mapping[str, object],
+) -> tuple[Item | None, dict[str, Loaded]]:
+    """Run one collection Query: (the parent item if this Query carries it, loaded children).
+
+    A Query that carries the parent but was cut short before reaching it reads it with GetItem.
+    """
+    read = load.read
+    rels: list[HasMany[Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
+    parent: list[Item] = []
+
+    def see(page: list[Item]) -> None:
+        # The read's range starts or ends at the parent's key: it can only be an end item.
+        for raw in (page[0], page[-1]) if page and not parent else ():
+            if all(raw.get(k) == v for k, v in parent_key.items()):
+                parent.append(raw)
+                return
+
+    on_page = see if load.parent_at is not None else None
+    # A parent that comes first would otherwise take the look-ahead slot of a limited read.
+    ahead = 1 if load.parent_at == "first" else 0
+    if len(rels) == 1:
+        # One relationship: its acceptor is the whole per-item work (the hot loop).
+        (rel,) = rels
+        accept = session.acceptor(rel.target_info, read.index)
+        limit = load.options[0].limit
+        items, after = await session.read_page(
+            read, accept, limit=limit, start=None, on_page=on_page, ahead=ahead
+        )
+        loaded = {rel.name: Loaded(items, after, read_by=rel)}
+        follow_ups: list[Awaitable[None]] = []
+    else:
+        loaded, follow_ups, after = await _run_shared(
+            session, read, load.options, key_values, on_page
+        )
+    if load.parent_at is not None and not parent and after is not None:
+        follow_ups.append(_fetch_parent(session, info, read, parent_key, parent))
+    if follow_ups:
+        await asyncio.gather(*follow_ups)
+    return (parent[0] if parent else None), loaded
+
+
+async def _fetch_parent(
+    session: Session,
+    info: ModelInfo[Any],
+    read: CollectionRead,
+    parent_key: Item,
+    into: list[Item],
+) -> None:
+    """The parent sorts beyond a page that was cut short: read it directly."""
+    request = parent_get(info, parent_key, session.table_name, consistent=read.consistent)
+    item = (await session.send(request)).get("Item")
+    if item is not None:
+        into.append(item)
+
+
+async def _run_shared(
+    session: Session,
+    read: CollectionRead,
+    options: Sequence[LoadOption],
+    key_values: Mapping[str, object],
+    on_page: Any,
+) -> tuple[dict[str, Loaded], list[Awaitable[None]], Item | None]:
+    """Several relationships in one Query: one DynamoDB page for all of them.
+
+    Each relationship the page left short reads on by itself: the returned follow-ups, to run
+    concurrently.
+    """
+    rels: list[HasMany[Any]] = [o.relationship for o in options]  # type: ignore[misc]
+    accepts = [session.acceptor(r.target_info, read.index) for r in rels]
+
+    def accept(raw: Item) -> tuple[int, Any, Item] | None:
+        for i, child_accept in enumerate(accepts):
+            obj = child_accept(raw)
+            if obj is not None:
+                return i, obj, raw
+        return None
+
+    found, after = await session.read_page(read, accept, limit=None, start=None, on_page=on_page)
+    kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
+    order: list[int] = []  # relationships in the order their first child came
+    for i, obj, raw in found:
+        if not kept[i]:
+            order.append(i)
+        kept[i].append((obj, raw))
+    loaded: dict[str, Loaded] = {}
+    follow_ups: list[Awaitable[None]] = []
+    for i, (rel, option) in enumerate(zip(rels, options, strict=True)):
+        share = share_of_page(
+            read,
+            rel.child_prefix(key_values),
+            option.limit,
+            [raw for _, raw in kept[i]],
+            after,
+            crowded=bool(kept[i]) and order[0] != i,
+        )
+        entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, read_by=rel)
+        loaded[rel.name] = entry
+        if share.more:
+            own = rel.children_read(session.table_name, key_values, consistent=read.consistent)
+            follow_ups.append(_read_on(session, own, accepts[i], entry, share))
+    return loaded, follow_ups, after
+
+
+async def _read_on(
+    session: Session, read: CollectionRead, accept: Any, entry: Loaded, share: PageShare
+) -> None:
+    """A relationship's own read, after its children seen in the shared page."""
+    items, after = await session.read_page(read, accept, limit=share.want, start=share.start)
+    entry.items += items
+    entry.resume = after
+
+
+async def load_all(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
+) -> None:
+    """Load relationships for many objects at once.
+
+    Whatever is read by key (BelongsTo parents, embedded children) shares one BatchGetItem per
+    100 distinct keys; HasMany children are read with one Query per object, concurrently.
+    """
+    by_key = [o for o in options if _by_key(o)]
+    others = [o for o in options if not _by_key(o)]
+    await asyncio.gather(
+        _load_by_key(session, info, objs, by_key),
+        *(_load_children(session, info, objs, o) for o in others),
+    )
+
+
+def _by_key(option: LoadOption) -> bool:
+    rel = option.relationship
+    return isinstance(rel, BelongsTo) or (isinstance(rel, HasMany) and rel.embedded is not None)
+
+
+async def _load_by_key(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
+) -> None:
+    if not objs or not options:
+        return
+    belongs = [o for o in options if isinstance(o.relationship, BelongsTo)]
+    embedded = [o for o in options if o not in belongs]
+    # Objects lacking an embedded relationship are read again: their items hold the children.
+    stale = [o for o in objs if any(not _held(o, e) for e in embedded)]
+    parent_keys = [[belongs_to(b).parent_key(o) for o in objs] for b in belongs]
+    keys = [info.key_of(o) for o in stale]
+    keys += [k for ks in parent_keys for k in ks if k is not None]
+    found = await session.fetch(keys)
+    for obj in stale:
+        session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+    for option in embedded:
+        for obj in objs:
+            _show_embedded(session.adopt(info, obj, {}).loaded, option)
+    for option, obj_keys in zip(belongs, parent_keys, strict=True):
+        rel = belongs_to(option)
+        accept = session.acceptor(rel.target_info, None)
+        parents: dict[Any, Any] = {}
+        for obj, key in zip(objs, obj_keys, strict=True):
+            kid = None if key is None else key_id(key)
+            if kid is not None and kid not in parents:
+                raw = found.get(kid)
+                parents[kid] = None if raw is None else accept(raw)
+            parent = None if kid is None else parents[kid]
+            loaded = Loaded([parent] if parent is not None else [], None)
+            session.adopt(info, obj, {}).loaded[rel.name] = loaded
+
+
+def _held(obj: object, option: LoadOption) -> bool:
+    state = state_of(obj)
+    return state is not None and option.relationship.name in state.loaded
+
+
+async def _load_children(
+    session: Session, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
+) -> None:
+    """One HasMany for many objects: one Query each, run concurrently, never one by one."""
+    if not isinstance(option.relationship, HasMany):
+        raise DefinitionError(f"{option.relationship!r} cannot be loaded")
+    results = await asyncio.gather(
+        *(_run_children(session, option, info.values_of(o)) for o in objs)
+    )
+    for obj, loaded in zip(objs, results, strict=True):
+        session.adopt(info, obj, {}).loaded[option.relationship.name] = loaded
+
+
+def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
+    """Embedded children all came with the parent (none if it stores none); a limit shows some."""
+    entry = loaded.setdefault(option.relationship.name, Loaded([], None))
+    entry.shown = option.limit
+
+
+async def _run_children(
+    session: Session, option: LoadOption, parent_values: Mapping[str, object]
+) -> Loaded:
+    rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
+    read = rel.children_read(session.table_name, parent_values)
+    accept = session.acceptor(rel.target_info, read.index)
+    items, after = await session.read_page(read, accept, limit=option.limit, start=None)
+    return Loaded(items, after, read_by=rel)
+
+
+def _not_found(info: ModelInfo[Any], key_values: Mapping[str, object]) -> ItemNotFoundError:
+    described = ", ".join(f"{k}={v!r}" for k, v in key_values.items())
+    return ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
+
+
+async def execute_get(
+    session: Session, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
+) -> P:
+    """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
+    runs = [
+        _run_collection(session, info, c, plan.parent_key, key_values) for c in plan.collections
+    ]
+    raw_parent: Item | None
+    found: dict[Any, Item]
+    collected: list[tuple[Item | None, dict[str, Loaded]]]
+
+    def fetching() -> Awaitable[dict[Any, Item]]:
+        if plan.fetch_keys:
+            return session.fetch(plan.fetch_keys, consistent=plan.consistent)
+        return _nothing()
+
+    def collections() -> Awaitable[list[tuple[Item | None, dict[str, Loaded]]]]:
+        # Gathered as one awaitable, whose result is a list of one type.
+        return asyncio.gather(*runs)
+
+    if plan.get_parent is not None and not runs and not plan.fetch_keys:
+        # A plain GetItem, the most common call: nothing to run beside it, no task to gather.
+        raw_parent = (await session.send(plan.get_parent)).get("Item")
+        found, collected = {}, []
+    elif plan.fetch_self:
+        found, collected = await asyncio.gather(fetching(), collections())
+        raw_parent = found.get(key_id(plan.parent_key))
+    elif plan.get_parent is not None:
+        response, found, collected = await asyncio.gather(
+            session.send(plan.get_parent), fetching(), collections()
+        )
+        raw_parent = response.get("Item")
+    else:
+        # One Query carries the parent (and reads it by key if its page was cut short first).
+        found, collected = await asyncio.gather(fetching(), collections())
+        raw_parent = next((p for p, _ in collected if p is not None), None)
+    if raw_parent is None or not info.sort_key_matcher(None)(raw_parent):
+        raise _not_found(info, key_values)
+    parent = info.decode(raw_parent)
+    state = session.adopt(info, parent, raw_parent)
+    for _, loaded in collected:
+        state.loaded.update(loaded)
+    for option in plan.embedded:
+        _show_embedded(state.loaded, option)
+    parent_keys = plan.fetch_keys[1:] if plan.fetch_self else plan.fetch_keys
+    for option, key in zip(plan.fetched_with, parent_keys, strict=True):
+        rel = belongs_to(option)
+        raw = found.get(key_id(key))
+        owner = session.acceptor(rel.target_info, None)(raw) if raw is not None else None
+        state.loaded[rel.name] = Loaded([owner] if owner is not None else [], None)
+    await load_all(session, info, [parent], plan.after_parent)
+    return parent

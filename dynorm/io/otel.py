@@ -1,0 +1,177 @@
+"""OpenTelemetry spans for the requests dynorm sends, when ``opentelemetry-api`` is installed.
+
+One CLIENT span per request dynorm sends (``db.get`` sends one GetItem: one span), covering
+all its attempts, which are recorded as span events (``dynorm.attempt``). This is how the AWS
+SDK instrumentations draw an API call, and an HTTP instrumentation below (aiohttp's) adds one
+span per attempt under it where wanted. Attributes follow the database semantic conventions
+(``db.system.name="aws.dynamodb"``, ``db.operation.name``, ``server.address`` ...) and the AWS
+DynamoDB ones (``aws.dynamodb.table_names``, ``aws.dynamodb.index_name``,
+``aws.dynamodb.consumed_capacity`` ...); the legacy ``db.system="dynamodb"`` is set too, for
+backends that still group by it.
+
+Without a configured tracer provider (the API's default no-op/proxy provider), nothing is
+created: one global lookup per request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import orjson
+
+from dynorm.core.errors import DatabaseError
+from dynorm.core.events import RequestEvent, targets_of
+from dynorm.core.requests import Request
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span as OtelSpan
+    from opentelemetry.trace import Tracer
+
+if TYPE_CHECKING:
+    from opentelemetry import trace as _trace
+else:
+    try:
+        from opentelemetry import trace as _trace
+    except ImportError:  # the optional extra is not installed
+        _trace = None
+_INSTALLED = _trace is not None
+
+__all__ = ["Span", "Tracing"]
+
+_SCOPE: Final = "dynorm"
+#: Request parameters recorded as aws.dynamodb.* attributes, by their semantic-convention name.
+_PARAMETERS: Final = {
+    "ConsistentRead": "aws.dynamodb.consistent_read",
+    "Limit": "aws.dynamodb.limit",
+    "ScanIndexForward": "aws.dynamodb.scan_forward",
+    "Segment": "aws.dynamodb.segment",
+    "TotalSegments": "aws.dynamodb.total_segments",
+    "Select": "aws.dynamodb.select",
+    "ProjectionExpression": "aws.dynamodb.projection",
+}
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("dynorm")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@attrs.define
+class Tracing:
+    """Starts spans for one Database's requests; ``server``/``port`` name its endpoint."""
+
+    server: str | None = None
+    port: int | None = None
+    _provider: object = attrs.field(default=None, init=False)
+    _tracer: Tracer | None = attrs.field(default=None, init=False)
+
+    def _current(self) -> Tracer | None:
+        if not _INSTALLED:
+            return None
+        provider = _trace.get_tracer_provider()
+        if provider is not self._provider:
+            self._provider = provider
+            noop = isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider)
+            self._tracer = None if noop else provider.get_tracer(_SCOPE, _version())
+        return self._tracer
+
+    def start(self, request: Request) -> Span | None:
+        """A span for ``request``, or None when no tracer provider is configured."""
+        tracer = self._current()
+        if tracer is None:
+            return None
+        tables, index = targets_of(request)
+        operation = request.operation
+        attributes: dict[str, Any] = {
+            "db.system.name": "aws.dynamodb",
+            "db.system": "dynamodb",
+            "db.operation.name": operation,
+            "rpc.system": "aws-api",
+            "rpc.service": "DynamoDB",
+            "rpc.method": operation,
+        }
+        if tables:
+            attributes["aws.dynamodb.table_names"] = list(tables)
+        if index is not None:
+            attributes["aws.dynamodb.index_name"] = index
+        params = request.params
+        for name, attribute in _PARAMETERS.items():
+            value = params.get(name)
+            if value is not None:
+                attributes[attribute] = value
+        if self.server is not None:
+            attributes["server.address"] = self.server
+        if self.port is not None:
+            attributes["server.port"] = self.port
+        name = f"{operation} {tables[0]}" if len(tables) == 1 else operation
+        kind = _trace.SpanKind.CLIENT
+        return Span(tracer.start_span(name, kind=kind, attributes=attributes))
+
+
+@attrs.define
+class Span:
+    """One request's span: attempts become events; ``succeed``/``fail`` end it."""
+
+    span: OtelSpan
+
+    @property
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        """The span made current (so spans of the HTTP layer nest under it), not ended."""
+        with _trace.use_span(
+            self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+        ):
+            yield
+
+    def attempt(self, event: RequestEvent) -> None:
+        """Record one attempt."""
+        self.span.add_event(
+            "dynorm.attempt",
+            {
+                "dynorm.attempt": event.attempt,
+                "dynorm.outcome": event.outcome,
+                "dynorm.latency": event.latency,
+                "dynorm.retrying": event.retrying,
+            },
+        )
+
+    def succeed(self, response: Mapping[str, Any]) -> None:
+        """End the span of a request that succeeded with ``response``."""
+        span = self.span
+        consumed = response.get("ConsumedCapacity")
+        if consumed is not None:
+            each = consumed if isinstance(consumed, list) else [consumed]
+            span.set_attribute(
+                "aws.dynamodb.consumed_capacity", [orjson.dumps(c).decode() for c in each]
+            )
+        for field, attribute in (
+            ("Count", "aws.dynamodb.count"),
+            ("ScannedCount", "aws.dynamodb.scanned_count"),
+        ):
+            value = response.get(field)
+            if value is not None:
+                span.set_attribute(attribute, value)
+        span.end()
+
+    def fail(self, error: BaseException) -> None:
+        """End the span of a request that failed with ``error``."""
+        span = self.span
+        span.set_attribute("error.type", _error_type(error))
+        span.record_exception(error)
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, str(error)))
+        span.end()
+
+
+def _error_type(error: BaseException) -> str:
+    """DynamoDB's error code where it gave one, else the exception's qualified class name."""
+    if isinstance(error, DatabaseError) and error.code:
+        return error.code
+    kind = type(error)
+    module = "dynorm" if kind.__module__.startswith("dynorm") else kind.__module__
+    return f"{module}.{kind.__qualname__}"

@@ -1,0 +1,187 @@
+"""Children embedded in the parent item: a map keyed by one child field, or a list.
+
+Plans for adding, replacing and removing one child with one UpdateItem, checked against the
+relationship's ``max_items`` and DynamoDB's 400 KB item limit before anything is sent, plus the
+codec for the embedded attribute. Pure: nothing here sends a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from dynorm.core.codec.converter import AttributeValue, Item, converter, value_encoder
+from dynorm.core.errors import DefinitionError, LimitExceededError
+from dynorm.core.expressions import ExpressionBuilder, equal_to
+from dynorm.core.limits import MAX_ITEM_BYTES, item_size
+from dynorm.core.requests import Request, get_item
+
+from .model import resolve_field_types
+
+__all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
+
+
+@attrs.frozen(eq=False)
+class EmbeddedCodec:
+    """Reads and writes one relationship's embedded attribute."""
+
+    qualname: str
+    attribute: str
+    child: type
+    key: str | None
+    max_items: int | None
+    _decode_child: Callable[[AttributeValue, type], Any]
+    _encode_child: Callable[[Any], AttributeValue]
+
+    @classmethod
+    def build(
+        cls,
+        qualname: str,
+        attribute: str,
+        child: type,
+        key: str | None,
+        max_items: int | None,
+        *,
+        localns: Mapping[str, Any] | None = None,
+    ) -> EmbeddedCodec:
+        """The codec for ``child``; ``localns`` resolves names local to a declaring function."""
+        if not attrs.has(child):
+            raise DefinitionError(
+                f"{qualname} via Embedded(): {child!r} must be an attrs class (embedded children "
+                "are plain attrs classes, not table models)"
+            )
+        try:
+            names = resolve_field_types(child, localns)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{qualname}: {exc}") from None
+        if key is not None and names.get(key) is not str:
+            raise DefinitionError(
+                f"{qualname} via Embedded(key={key!r}): {child.__name__}.{key} must be a str "
+                f"field (map keys are strings); fields: {', '.join(names)}"
+            )
+        if max_items is not None and max_items < 1:
+            raise DefinitionError(f"{qualname}: max_items must be at least 1; got {max_items}")
+        try:
+            decode = converter.get_structure_hook(child)
+            encode = value_encoder(child)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{qualname}: {exc}") from None
+        return cls(qualname, attribute, child, key, max_items, decode, encode)
+
+    def encode_child(self, child: object) -> AttributeValue:
+        return self._encode_child(child)
+
+    def decode(self, item: Mapping[str, AttributeValue]) -> list[Any]:
+        """The children stored in a parent item (a map's children ordered by key)."""
+        stored = item.get(self.attribute)
+        if stored is None or "NULL" in stored:
+            return []
+        if "M" in stored:
+            return [self._decode_child(stored["M"][k], self.child) for k in sorted(stored["M"])]
+        return [self._decode_child(v, self.child) for v in stored["L"]]
+
+    def encode(self, children: Sequence[Any]) -> AttributeValue:
+        if self.key is None:
+            return {"L": [self._encode_child(c) for c in children]}
+        return {"M": {getattr(c, self.key): self._encode_child(c) for c in children}}
+
+    def empty(self) -> AttributeValue:
+        return {"L": []} if self.key is None else {"M": {}}
+
+    def child_key(self, child: object) -> str | None:
+        return None if self.key is None else str(getattr(child, self.key))
+
+    def same_child(self, a: object, b: object) -> bool:
+        """Whether ``b`` replaces ``a`` (same map key; list children are never replaced)."""
+        return self.key is not None and self.child_key(a) == self.child_key(b)
+
+    def read_request(self, table_name: str, key: Item) -> Request:
+        """A GetItem that reads only this attribute of the parent item."""
+        return get_item(table_name, key, consistent=True, attribute=self.attribute)
+
+    def check_child(self, child: object) -> None:
+        if type(child) is not self.child:
+            raise TypeError(
+                f"{self.qualname} holds {self.child.__name__}, not {type(child).__name__}"
+            )
+
+    def check_fits(self, parent_item: Item, children: Sequence[Any]) -> None:
+        """Refuse, before sending, a change that breaks max_items or the 400 KB item limit."""
+        if self.max_items is not None and len(children) > self.max_items:
+            raise LimitExceededError(
+                f"{self.qualname} holds at most {self.max_items} items (max_items); adding one "
+                f"would make {len(children)}. Remove one first or raise max_items"
+            )
+        item = {**parent_item, self.attribute: self.encode(children)}
+        size = item_size(item)
+        if size > MAX_ITEM_BYTES:
+            raise LimitExceededError(
+                f"{self.qualname}: the parent item would be {size} bytes, over DynamoDB's "
+                f"{MAX_ITEM_BYTES}-byte item limit; store these children with Partition() instead"
+            )
+
+
+def plan_add(
+    codec: EmbeddedCodec,
+    table_name: str,
+    key: Item,
+    pk_attr: str,
+    child: object,
+    *,
+    replacing: bool,
+) -> Request:
+    """UpdateItem that adds (or replaces, for a map) one embedded child."""
+    builder = ExpressionBuilder()
+    attr = builder.attribute(codec.attribute)
+    conditions = [f"attribute_exists({builder.attribute(pk_attr)})"]
+    member = None
+    if codec.key is None:
+        empty = builder.value(codec.empty())
+        new = builder.value(codec.encode([child]))
+        update = f"SET {attr} = list_append(if_not_exists({attr}, {empty}), {new})"
+    else:
+        member = f"{attr}.{builder.attribute(str(getattr(child, codec.key)))}"
+        update = f"SET {member} = {builder.value(codec.encode_child(child))}"
+        # A nested SET needs the map to exist; dynorm's put always creates it.
+        conditions.append(f"attribute_exists({attr})")
+    if codec.max_items is not None and not replacing:
+        # Guards against a concurrent writer too, not only against the state read earlier.
+        limit = builder.value({"N": str(codec.max_items)})
+        bound = [f"attribute_not_exists({attr})", f"size({attr}) < {limit}"]
+        if member is not None:
+            # Children that were not loaded may hold this key already: replacing never grows.
+            bound.insert(0, f"attribute_exists({member})")
+        conditions.append(f"({' OR '.join(bound)})")
+    params = {
+        "TableName": table_name,
+        "Key": key,
+        "UpdateExpression": update,
+        "ConditionExpression": " AND ".join(conditions),
+        **builder.params(),
+    }
+    # list_append adds again when repeated; a map member is set to the same value again.
+    return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")
+
+
+def plan_remove(
+    codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int
+) -> Request:
+    """UpdateItem that removes one embedded child (by key in a map, by position in a list)."""
+    builder = ExpressionBuilder()
+    attr = builder.attribute(codec.attribute)
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    if codec.key is None:
+        # Positions shift when others write: only remove if that slot still holds this child.
+        params["UpdateExpression"] = f"REMOVE {attr}[{position}]"
+        slot = f"{attr}[{position}]"
+        params["ConditionExpression"] = " AND ".join(
+            equal_to(builder, slot, codec.encode_child(child))
+        )
+    else:
+        member = builder.attribute(str(getattr(child, codec.key)))
+        params["UpdateExpression"] = f"REMOVE {attr}.{member}"
+    params.update(builder.params())
+    # Removing by position removes the next child when repeated (or fails its condition).
+    return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")

@@ -1,0 +1,192 @@
+"""``db.explain``: the exact requests a call would send, planned without sending anything."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from dynorm.core.chunks import BATCH_WRITE_MAX, TRANSACT_MAX, chunked, key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.errors import DefinitionError, KeyTemplateError, LimitExceededError
+from dynorm.core.expressions import Condition
+from dynorm.core.ranges import SortCondition, SortRange, sort_range
+from dynorm.core.requests import CollectionRead, Request, batch_write, transact_get
+from dynorm.core.steps import Plan, Step, WriteBatch, run_sync
+
+from .model import ModelInfo, not_key_fields
+from .reading import Finished, finish_query
+from .readplan import GetPlan, normalize_options, plan_get, plan_query_load
+from .relations import LoadOption, Relationship, collection_read
+from .table import Table
+from .writeplan import WritePlanner
+
+__all__ = ["Explain", "TransactGetPlan"]
+
+#: One item ``db.transact_get`` reads: its model and its key fields.
+KeyOf = tuple[type[Any], Mapping[str, object]]
+
+
+@attrs.frozen
+class TransactGetPlan:
+    """A TransactGetItems and, for each item asked for, its model and key (in order)."""
+
+    request: Request
+    infos: tuple[ModelInfo[Any], ...]
+    keys: tuple[Item, ...]
+
+
+@attrs.define
+class Explain:
+    """``db.explain``: the exact requests a call would send, without sending anything."""
+
+    table: Table
+    table_name: str
+    writes: WritePlanner
+    batch_write_size: int = BATCH_WRITE_MAX
+
+    def get_plan(
+        self,
+        model: type[Any],
+        *,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> GetPlan:
+        info = self.table.info(model)
+        return plan_get(
+            info, key, normalize_options(info, load), self.table_name, consistent=consistent
+        )
+
+    def get(
+        self,
+        model: type[Any],
+        *,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> list[Request]:
+        """The first round of requests ``db.get`` would send (sent concurrently)."""
+        return self.get_plan(model, load=load, consistent=consistent, **key).requests
+
+    def transact_get_plan(self, wanted: Sequence[KeyOf]) -> TransactGetPlan:
+        """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
+        infos: list[ModelInfo[Any]] = []
+        keys: list[Item] = []
+        for i, entry in enumerate(wanted):
+            shape: object = entry  # callers without a type checker pass anything
+            if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
+                raise DefinitionError(
+                    f"db.transact_get takes (Model, {{key field: value}}) pairs, such as "
+                    f"(Org, {{'name': 'ACME'}}); item {i} is {entry!r}"
+                )
+            info = self.table.info(entry[0])
+            info.check_key_values(entry[1])
+            infos.append(info)
+            keys.append(info.primary_key(entry[1]))
+        # Each distinct item is read once (DynamoDB refuses a transaction naming one twice).
+        unique = list({key_id(k): k for k in keys}.values())
+        if not unique:
+            raise LimitExceededError("db.transact_get needs at least one (Model, key) pair")
+        if len(unique) > TRANSACT_MAX:
+            raise LimitExceededError(
+                f"db.transact_get reads at most {TRANSACT_MAX} items in one transaction "
+                f"(TRANSACT_MAX); got {len(unique)}: split them, or use db.get_many when the "
+                "items need not be read at one point in time"
+            )
+        return TransactGetPlan(transact_get(self.table_name, unique), tuple(infos), tuple(keys))
+
+    def transact_get(self, *wanted: KeyOf) -> Request:
+        """The TransactGetItems ``db.transact_get`` sends."""
+        return self.transact_get_plan(wanted).request
+
+    def put(
+        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
+    ) -> Request:
+        """The write ``db.put`` sends for ``obj`` (without the copies it may have to rewrite)."""
+        return self.writes.put_request(obj, condition=condition, overwrite=overwrite)
+
+    def delete(
+        self, target: object, /, *, condition: Condition | None = None, **key: object
+    ) -> Request:
+        """The DeleteItem ``db.delete`` sends."""
+        return self.writes.delete_request(target, condition=condition, **key)
+
+    def put_all(self, objs: Iterable[object]) -> list[Request]:
+        """The BatchWriteItem requests ``db.put_all`` sends (25 writes a request).
+
+        Objects are shown as they are: ``db.put_all`` also fills a child's copies from its
+        stored parent, keeps the stored embedded children of objects built in code, and rewrites
+        the copies a parent's write changes, each of which needs a read first (see
+        docs/integrity.md).
+        """
+        return self._batches(self.writes.put_all(objs, reads=False))
+
+    def delete_all(self, objs: Iterable[object]) -> list[Request]:
+        """The BatchWriteItem requests ``db.delete_all`` sends (25 deletes a request)."""
+        return self._batches(self.writes.delete_all(objs))
+
+    def _batches(self, plan: Plan[int]) -> list[Request]:
+        batches: list[Request] = []
+
+        def answer(step: Step) -> Any:
+            if not isinstance(step, WriteBatch):  # pragma: no cover - planned without reads
+                raise TypeError(f"a batch plan without reads sent {step!r}")
+            batches.extend(
+                batch_write(self.table_name, chunk)
+                for chunk in chunked(step.writes, self.batch_write_size)
+            )
+
+        run_sync(plan, answer)
+        return batches
+
+    def query(
+        self,
+        model: type[Any],
+        index: str | None = None,
+        *,
+        consistent: bool = False,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        **components: object,
+    ) -> Request:
+        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
+        info = self.table.info(model)
+        read = self.query_read(info, index, components, consistent=consistent).read
+        if load:
+            read = plan_query_load(info, read, components, normalize_options(info, load)).read
+        return read.request()
+
+    def query_read(
+        self,
+        info: ModelInfo[Any],
+        index: str | None,
+        components: Mapping[str, object],
+        *,
+        consistent: bool = False,
+    ) -> Finished[CollectionRead]:
+        """The collection read behind ``db.query``, as it is sent (see ``finish_query``)."""
+        pk, sk = info.key_templates(index)
+        call = f"db.query({info.name}{', index=' + repr(index) if index else ''})"
+        known = tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
+        unknown = [name for name in components if name not in known]
+        if unknown:
+            raise not_key_fields(info.name, f"{call} takes", unknown, known)
+        missing = [f for f in pk.fields if f not in components]
+        if missing:
+            raise KeyTemplateError(
+                f"{call} needs every field of the partition key {pk.source!r}: "
+                f"give {', '.join(missing)}"
+            )
+        marked = [f for f in pk.fields if isinstance(components[f], SortCondition)]
+        if marked:
+            raise KeyTemplateError(
+                f"{call}: {marked[0]}={components[marked[0]]!r} is part of the partition key "
+                f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
+                "(conditions go on the sort key's last component given)"
+            )
+        sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
+        read = collection_read(
+            info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
+        )
+        return finish_query(info, read)

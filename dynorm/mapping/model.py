@@ -1,0 +1,629 @@
+"""What dynorm knows about one model class: its key templates, its codec and its relationships."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import sys
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+import attrs
+
+from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, without_none
+from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError
+from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is
+from dynorm.core.fields import stored_name
+from dynorm.core.keys import KeyFields, KeyTemplate, key_value_parser
+from dynorm.core.limits import (
+    MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES,
+    SHORT_KEY,
+    check_item,
+    check_key,
+)
+from dynorm.core.stamps import Stamps
+
+if TYPE_CHECKING:
+    from .relations import HasMany, Relationship
+    from .table import Table
+
+__all__ = [
+    "LocalScope",
+    "ModelInfo",
+    "careful_decoder",
+    "check_layout",
+    "fields_in_keys",
+    "info_of",
+    "is_model",
+    "not_key_fields",
+]
+
+T = TypeVar("T")
+V = TypeVar("V")
+
+_INFO_ATTR = "__dynorm_model__"
+
+
+@attrs.define(eq=False)
+class ModelInfo(Generic[T]):
+    """Per-model metadata, built once when the class is declared.
+
+    ``templates`` maps each key *attribute* (``pk``, ``sk``, ``GSI1PK`` …) to the template that
+    fills it, so an index whose key attributes are the table's own (an inverted index) is
+    addressed by the same templates as the table.
+    """
+
+    cls: type[T]
+    table: Table
+    templates: Mapping[str, KeyTemplate]
+    codec: ModelCodec
+    field_types: Mapping[str, Any]
+    key_parsers: Mapping[str, Callable[[str], object]]
+    #: Key attribute -> the fields it holds, with their parsers (see ``fields_in_keys``).
+    key_fields: Mapping[str, KeyFields] = attrs.field(factory=dict)
+    relationships: dict[str, Relationship[Any]] = attrs.field(factory=dict)
+    #: HasMany relationships whose children are stored inside this model's items.
+    embedded: list[HasMany[Any]] = attrs.field(factory=list)
+    #: The value this model's items hold in the table's type attribute (None: the table has none).
+    entity: str | None = None
+    #: The fields named for versions, time to live and timestamps (see ``_stamps``).
+    stamps: Stamps = attrs.field(factory=Stamps)
+    #: Key attribute -> the field it is, for templates that are exactly ``"{field}"`` on the
+    #: field's own stored attribute: the key is the field's value, stored once, unescaped.
+    identity: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def key_written(self) -> frozenset[str]:
+        """Fields whose stored attribute the key templates write (key-only and identity)."""
+        return frozenset((*self.codec.key_only, *self.identity.values()))
+
+    @property
+    def name(self) -> str:
+        return self.cls.__name__
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def key_templates(self, index: str | None = None) -> tuple[KeyTemplate, KeyTemplate | None]:
+        """The partition and sort key templates that address this model in ``index``."""
+        pk_attr, sk_attr = self.table.key_attributes(index)
+        try:
+            pk = self.templates[pk_attr]
+        except KeyError:
+            where = f"index {index!r}" if index else f"table {self.table.name!r}"
+            raise DefinitionError(
+                f"{self.name} has no template for {pk_attr!r}, the partition key of {where}; "
+                f"declare it: @table.model(..., {index}=(pk_template, sk_template))"
+            ) from None
+        return pk, (self.templates.get(sk_attr) if sk_attr else None)
+
+    def in_index(self, index: str) -> bool:
+        pk_attr, _ = self.table.key_attributes(index)
+        return pk_attr in self.templates
+
+    def primary_key(self, values: Mapping[str, object]) -> Item:
+        """The table key (``{"pk": {"S": ...}, "sk": {"S": ...}}``) for field values."""
+        pk_attr, sk_attr = self.table.key_attributes(None)
+        key = {pk_attr: {"S": self.key_value(pk_attr, values)}}
+        if sk_attr is not None:
+            key[sk_attr] = {"S": self.key_value(sk_attr, values)}
+        return key
+
+    def identity_fields(self) -> tuple[str, ...]:
+        """The fields that make up the primary key, in template order."""
+        pk, sk = self.key_templates(None)
+        return tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
+
+    def check_key_values(self, values: Mapping[str, object]) -> None:
+        """Reject lookups that name fields which are not part of the primary key."""
+        allowed = self.identity_fields()
+        unknown = [k for k in values if k not in allowed]
+        if unknown:
+            raise not_key_fields(self.name, f"{self.name} is looked up by", unknown, allowed)
+        missing = [k for k in allowed if k not in values]
+        if missing:
+            raise KeyTemplateError(
+                f"{self.name} needs {', '.join(missing)} to address one item "
+                f"(got {', '.join(values) or 'nothing'})"
+            )
+
+    def values_of(self, obj: T) -> dict[str, object]:
+        """The object's fields as a name -> value mapping (shallow)."""
+        return {name: getattr(obj, name) for name in self.field_types}
+
+    def key_of(self, obj: T) -> Item:
+        return self.primary_key(self.values_of(obj))
+
+    def builder(self) -> ExpressionBuilder:
+        """An expression builder for this model's items.
+
+        Conditions, filters and updates name fields, sent as the attributes they are stored
+        under; values are encoded as their fields are typed, and a value that would not read
+        back as its field's type is refused.
+        """
+        codec = self.codec
+        return ExpressionBuilder(encoder=codec.encode_path, renamer=codec.attribute_steps)
+
+    # -- items -------------------------------------------------------------------------------
+
+    def encode(self, obj: T) -> Item:
+        """The item to store: every field plus every key attribute its templates can fill.
+
+        An index key whose fields include a None is left out, keeping the index sparse.
+        """
+        if type(obj) is not self.cls:
+            raise TypeError(f"expected a {self.name}, got {type(obj).__name__}")
+        # Only the fields the templates hold: the codec reads the others itself.
+        values = {name: getattr(obj, name) for name in self._key_field_names}
+        try:
+            item = self.codec.encode(obj)  # refuses values of the wrong type, naming the field
+        except CodecError:
+            self._check_key_fields(values)  # a None in the key says more than its type
+            raise
+        if self.entity is not None:
+            item[self.table.type_attribute] = {"S": self.entity}  # type: ignore[index]
+        if None in values.values():
+            self._add_sparse_keys(item, values)
+        else:  # the common case: every template is filled
+            for attr, template, limit in self._key_plan:
+                text = template.format(values)
+                if len(text) > SHORT_KEY:
+                    check_key(text, limit, attr, self.name)
+                item[attr] = {"S": text}
+        check_item(item, self.name, deep=self.codec.deep)
+        return item
+
+    @functools.cached_property
+    def _key_field_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f for t in self.templates.values() for f in t.fields))
+
+    @functools.cached_property
+    def _key_plan(self) -> tuple[tuple[str, KeyTemplate, int], ...]:
+        """Each key attribute with its template and size limit, in template order."""
+        return tuple((a, t, self._key_limit(a)) for a, t in self.templates.items())
+
+    def _add_sparse_keys(self, item: Item, values: Mapping[str, object]) -> None:
+        """Add the key attributes whose fields are all set; a None leaves an index key out."""
+        unfilled = []
+        for attr, template, limit in self._key_plan:
+            if any(values[f] is None for f in template.fields):
+                self._check_key_fields(values)
+                unfilled.append(attr)
+                continue
+            text = template.format(values)
+            if len(text) > SHORT_KEY:
+                check_key(text, limit, attr, self.name)
+            item[attr] = {"S": text}
+        # An index entry needs all of its key attributes: leave out the others of its key too,
+        # but not a field's own attribute that holds its value (the index is then just sparse).
+        # A None identity field leaves its attribute out: a key attribute cannot hold NULL.
+        own = self.codec.attributes.values()
+        for attr in self.table.index_partners(unfilled):
+            if attr not in own:
+                item.pop(attr, None)
+        for attr in unfilled:
+            if attr in self.identity:
+                item.pop(attr, None)
+
+    def _check_key_fields(self, values: Mapping[str, object]) -> None:
+        for attr in self.table.primary_attributes:
+            template = self.templates[attr]
+            missing = [f for f in template.fields if values[f] is None]
+            if missing:
+                raise KeyTemplateError(
+                    f"{self.name}.{missing[0]} is None, but it is part of the key {attr!r} "
+                    f"({template.source!r})"
+                )
+
+    def check_item(self, item: Item) -> None:
+        """Refuse an item of this model DynamoDB would not store (size, text, nesting)."""
+        check_item(item, self.name, deep=self.codec.deep)
+
+    def key_value(self, attr: str, values: Mapping[str, object]) -> str:
+        """The key attribute ``attr`` made from ``values``, within DynamoDB's key size limits."""
+        text = self.templates[attr].format(values)
+        if len(text) > SHORT_KEY:
+            check_key(text, self._key_limit(attr), attr, self.name)
+        return text
+
+    def _key_limit(self, attr: str) -> int:
+        # An attribute may be one index's partition key and another's sort key: the lower wins.
+        scopes: list[str | None] = [None, *self.table.indexes]
+        limits = [
+            MAX_PARTITION_KEY_BYTES if attr == pk else MAX_SORT_KEY_BYTES
+            for pk, sk in map(self.table.key_attributes, scopes)
+            if attr in (pk, sk)
+        ]
+        return min(limits, default=MAX_PARTITION_KEY_BYTES)
+
+    def decode(self, item: Mapping[str, AttributeValue]) -> T:
+        """Build the instance from an item; fields stored only inside keys are parsed back."""
+        try:
+            obj: T = self.codec.decode(item)
+        except Exception:  # noqa: BLE001 - the careful path below explains or recovers
+            obj = self._careful(item)
+        return obj
+
+    @functools.cached_property
+    def _careful(self) -> Callable[[Mapping[str, AttributeValue]], T]:
+        # Tables written by other tools may keep a field only inside a key ("USER#alice").
+        return careful_decoder(self, self.cls, self.name)
+
+    def describe(self, item: Mapping[str, AttributeValue]) -> str:
+        """The item's table key, as errors name it (``PK='b#1', SK='l#7'``)."""
+        pk_attr, sk_attr = self.table.key_attributes(None)
+        parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
+        return ", ".join(parts) or "(no key)"
+
+    # -- which items are this model's (asked of the table's classifier) -----------------------
+
+    def sort_key_shape(self, index: str | None) -> tuple[str, str, str, int] | None:
+        """(attribute, literal prefix, delimiter, delimiter count) when those decide a match.
+
+        For templates like ``USER#{username}`` in tables without a type attribute; per-item
+        loops inline this test.
+        """
+        return self.table.classifier(index).tests(self).shape
+
+    def sort_key_matcher(self, index: str | None) -> Callable[[Mapping[str, AttributeValue]], bool]:
+        """A test for items of one Query's results: are they this model's?
+
+        Decided by the type attribute when the item holds it, else by the sort key alone: every
+        item of a Query shares the partition key the query named, made from this model's
+        partition template, and models that can share a partition have sort key templates that
+        cannot overlap (checked at declaration).
+        """
+        return self.table.classifier(index).tests(self).in_collection
+
+    def decode_if(self, item: Item, index: str | None) -> T | None:
+        """The instance for an item of one Query's results, or None if it is another model's."""
+        return self.decode(item) if self.sort_key_matcher(index)(item) else None
+
+    def primary_key_of_item(self, item: Item) -> Item | None:
+        """The primary key of a stored item of this model (None for other models' items)."""
+        if not self.matches(item):
+            return None
+        return {a: item[a] for a in self.table.primary_attributes}
+
+    def entity_guard(self) -> Condition | None:
+        """The condition an update or delete needs so it never touches another model's item.
+
+        Only where another model's keys can equal this model's (a type attribute allows that):
+        the item at the key must hold this entity, or no type attribute at all.
+        """
+        if self.entity is None or self.table.type_attribute is None:
+            return None
+        pk, sk = self.key_templates(None)
+        for other in self.table.models.values():
+            if other is self:
+                continue
+            other_pk, other_sk = other.key_templates(None)
+            if pk.could_overlap(other_pk) and (
+                sk is None or other_sk is None or sk.could_overlap(other_sk)
+            ):
+                return entity_is(self.table.type_attribute, self.entity)
+        return None
+
+    def matches(self, item: Mapping[str, AttributeValue], index: str | None = None) -> bool:
+        """Whether the item is one of this model's.
+
+        Decided by the table's type attribute when the item holds it, else by whether the
+        item's keys fit this model's templates (how mixed results are told apart).
+        """
+        return self.table.classifier(index).tests(self).whole(item)
+
+
+def fields_in_keys(
+    templates: Mapping[str, KeyTemplate],
+    key_parsers: Mapping[str, Callable[[str], object]],
+    primary: Sequence[str],
+) -> dict[str, KeyFields]:
+    """Key attribute -> the fields its template holds, each with its parser (table keys first).
+
+    The one description of how fields are read back out of keys: by generated decoders (for
+    key-only fields), the careful decoder and views (for fields an item keeps only in keys), and
+    by projections (which fields a projected key attribute gives).
+    """
+    found = {
+        attr: KeyFields(
+            attr,
+            template,
+            {name: key_parsers[name] for name in template.fields},
+            always=attr in primary,
+        )
+        for attr, template in templates.items()
+        if template.fields
+    }
+    return dict(sorted(found.items(), key=lambda pair: not pair[1].always))
+
+
+_ABSENT: Any = object()
+
+
+@attrs.frozen
+class _FieldRead:
+    """How the careful decoder reads one field."""
+
+    alias: str
+    name: str
+    stored: str
+    read: Callable[[AttributeValue], object]
+    #: The key attributes holding the field, table keys first.
+    holders: tuple[KeyFields, ...]
+    has_default: bool
+    #: The empty collection a missing set field reads back as (None: not a set).
+    empty: Callable[[], object] | None
+
+    def value(
+        self, item: Mapping[str, AttributeValue], parsed: dict[str, dict[str, str] | None]
+    ) -> object:
+        """From the field's own attribute, else from a key holding it; else _ABSENT."""
+        if self.stored in item:
+            return self.read(item[self.stored])
+        for source in self.holders:
+            if source.attribute not in parsed:
+                parsed[source.attribute] = source.texts(item)  # each key parsed once an item
+            texts = parsed[source.attribute]
+            if texts is not None:
+                return source.parsers[self.name](texts[self.name])
+        return _ABSENT
+
+
+def careful_decoder(
+    info: ModelInfo[Any], cls: type[V], label: str
+) -> Callable[[Mapping[str, AttributeValue]], V]:
+    """Reads the fields of ``cls`` (``info``'s model, or a view of some of its fields) one by one.
+
+    Each from its own attribute, else parsed out of a key attribute holding it, else its
+    default (an empty set for sets). Slower than a generated decoder; it reads items other
+    tools wrote, and its errors name the item and the field.
+    """
+    codec = info.codec
+    plan = [
+        _FieldRead(
+            alias=f.alias,
+            name=f.name,
+            stored=codec.attributes[f.name],
+            read=codec.decode_field[f.name],
+            holders=tuple(k for k in info.key_fields.values() if f.name in k.parsers),
+            has_default=f.default is not attrs.NOTHING,
+            empty=(frozenset if typing.get_origin(f.type) is frozenset else set)
+            if f.name in codec.sets
+            else None,
+        )
+        for f in attrs.fields(cast("type[attrs.AttrsInstance]", cls))
+        if f.init
+    ]
+
+    def decode(item: Mapping[str, AttributeValue]) -> V:
+        values: dict[str, object] = {}
+        parsed: dict[str, dict[str, str] | None] = {}
+        for field in plan:
+            try:
+                value = field.value(item, parsed)
+            except (KeyError, TypeError, ValueError, CodecError) as exc:
+                where = f"{label}: cannot read item {info.describe(item)}"
+                raise CodecError(f"{where}: field {field.name!r}: {exc}") from exc
+            if value is _ABSENT:
+                if field.has_default:
+                    continue  # attrs fills it in
+                if field.empty is None:
+                    raise CodecError(
+                        f"{label}: item {info.describe(item)} lacks field {field.name!r} "
+                        f"(stored as {field.stored!r}, and no key attribute holds it)"
+                    )
+                value = field.empty()
+            values[field.alias] = value
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise CodecError(f"{label}: cannot read item {info.describe(item)}: {exc}") from exc
+
+    return decode
+
+
+def check_layout(info: ModelInfo[Any]) -> None:
+    """Refuse a model whose fields and key attributes cannot share its items.
+
+    Each stored name holds one thing: one field, or one key attribute, or the type attribute. A
+    key attribute may also be a field's own attribute when its template is exactly that field
+    (``"{site}"`` on ``Site``): the key is the field, stored once.
+    """
+    owners: dict[str, str] = {}
+    for name, stored in info.codec.attributes.items():
+        if stored in owners:
+            raise DefinitionError(
+                f"{info.name}.{name} and {info.name}.{owners[stored]} are both stored as "
+                f"{stored!r}; give one of them another dynorm.field(name=...)"
+            )
+        owners[stored] = name
+    _check_nested_names(info.field_types.values(), set())
+    type_attr = info.table.type_attribute
+    if type_attr is not None and type_attr in owners:
+        raise DefinitionError(
+            f"{info.name}.{owners[type_attr]} is stored as {type_attr!r}, the table's type "
+            "attribute, which holds the entity name; store the field under another name"
+        )
+    key_attrs = info.table.attribute_names()
+    for stored, name in owners.items():
+        if name in info.codec.key_only or stored not in key_attrs:
+            continue
+        template = info.templates.get(stored)
+        if template is not None and template.source != "{" + name + "}":
+            raise DefinitionError(
+                f"{info.name}.{name} is stored as {stored!r}, which its key template "
+                f"{template.source!r} fills; a key attribute is a field only when its template "
+                f"is exactly {'{' + name + '}'!r}: change one of the two names"
+            )
+        # Without a template the field still fills the attribute (an index the model is not
+        # read through); either way the value must be a string, as every key attribute is.
+        tp = info.field_types[name]
+        if without_none(tp) is not str:
+            raise DefinitionError(
+                f"{info.name}.{name} is stored as the key attribute {stored!r}, and dynorm's key "
+                f"attributes hold strings; declare it as str (it is {tp!r}), or store it under "
+                "another name"
+            )
+    for attr, name in info.identity.items():
+        field = attrs.fields_dict(info.cls)[name]
+        if without_none(info.field_types[name]) is not info.field_types[name] and (
+            field.default is attrs.NOTHING
+        ):
+            raise DefinitionError(
+                f"{info.name}.{name} is the key attribute {attr!r} itself and may be None, "
+                "which leaves the attribute out of the item; give it a default (= None) so "
+                "such items read back"
+            )
+    for name in info.codec.key_only:
+        holders = [a for a, t in info.templates.items() if name in t.fields]
+        if not holders:
+            raise DefinitionError(
+                f"{info.name}.{name} is key_only, but no key template of {info.name} holds it; "
+                f"add {'{' + name + '}'!r} to a template or drop key_only=True"
+            )
+
+
+def _check_nested_names(types: Iterable[object], seen: set[type]) -> None:
+    """Refuse a nested attrs class (at any depth) storing two of its fields under one name."""
+    for tp in types:
+        for cls in _attrs_classes_in(tp):
+            if cls in seen:
+                continue
+            seen.add(cls)
+            owners: dict[str, str] = {}
+            for field in attrs.fields(cls):
+                stored = stored_name(field)
+                if stored in owners:
+                    raise DefinitionError(
+                        f"{cls.__name__}.{field.name} and {cls.__name__}.{owners[stored]} are "
+                        f"both stored as {stored!r}; give one of them another "
+                        "dynorm.field(name=...)"
+                    )
+                owners[stored] = field.name
+            _check_nested_names([f.type for f in attrs.fields(cls)], seen)
+
+
+def not_key_fields(
+    model: str, lookup: str, unknown: Sequence[str], valid: Sequence[str]
+) -> KeyTemplateError:
+    """The error for a lookup naming fields that are not key fields, with close matches.
+
+    ``lookup`` starts the message: ``"User is looked up by"``, ``"db.query(User) takes"``.
+    """
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, valid, n=1)
+        named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return KeyTemplateError(
+        f"{lookup} its key fields {', '.join(valid)}; {', '.join(named)} "
+        f"{'is not one' if len(unknown) == 1 else 'are not'}. Other fields of {model} cannot "
+        "address items: query a collection and test the items, or declare an index whose key "
+        "template holds the field"
+    )
+
+
+def is_model(cls: object) -> bool:
+    return isinstance(cls, type) and getattr(cls, _INFO_ATTR, None) is not None
+
+
+def info_of(cls: type[T]) -> ModelInfo[T]:
+    """The ModelInfo of a model class, with an error that says how to declare one."""
+    info: ModelInfo[T] | None = getattr(cls, _INFO_ATTR, None)
+    if info is None or info.cls is not cls:
+        name = getattr(cls, "__name__", repr(cls))
+        raise DefinitionError(
+            f"{name} is not a dynorm model; decorate it with @table.model(pk=..., sk=...)"
+        )
+    return info
+
+
+def attach_info(cls: type[T], info: ModelInfo[T]) -> None:
+    setattr(cls, _INFO_ATTR, info)
+
+
+class LocalScope:
+    """The local names of the function a model was declared in, read when they are needed.
+
+    With ``from __future__ import annotations`` a field typed by a class defined in the same
+    function is the string ``"Point"``, which the module's globals cannot resolve. The frame's
+    locals are read at lookup time, not copied at declaration, so a class defined after the
+    model (an embedded child resolved later) is found too. Relationships drop their scope once
+    resolved, so the frame is not kept alive longer than that.
+    """
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self._frame = frame
+
+    @classmethod
+    def of_caller(cls, depth: int = 1) -> LocalScope | None:
+        """The scope of the frame ``depth`` calls above the caller, if it has its own locals."""
+        frame = sys._getframe(depth + 1)
+        # At module level the locals are the globals, which resolution reads anyway.
+        return None if frame.f_locals is frame.f_globals else cls(frame)
+
+    def names(self) -> dict[str, Any]:
+        """The frame's local names as they are now."""
+        return dict(self._frame.f_locals)
+
+
+def _attrs_classes_in(tp: object) -> Iterable[type]:
+    """The attrs classes a resolved type mentions (``Point``, ``list[Point]``, ``Point | None``)."""
+    if isinstance(tp, type) and attrs.has(tp):
+        yield tp
+    for arg in typing.get_args(tp):
+        yield from _attrs_classes_in(arg)
+
+
+def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Field name -> resolved type; forward references must be resolvable by now.
+
+    Only fields are resolved, not every annotation: a ``ClassVar[HasMany[User]]`` may name
+    classes that are declared later (attrs.resolve_types would evaluate it too, and fail).
+    ``localns`` holds the names local to the function that declared the class; nested attrs
+    classes whose fields are still strings are resolved with them too.
+    """
+    module = sys.modules.get(cls.__module__)
+    globalns = dict(vars(module)) if module is not None else {}
+    names = {**(localns or {}), cls.__name__: cls}
+    for field in attrs.fields(cls):
+        if not isinstance(field.type, str):
+            continue
+        holder = types.SimpleNamespace(__annotations__={field.name: field.type})
+        try:
+            hint = typing.get_type_hints(holder, globalns, names)[field.name]
+        except NameError as exc:
+            raise DefinitionError(
+                f"{cls.__name__}.{field.name}: its annotation cannot be resolved ({exc}); "
+                "define the type before the model"
+            ) from None
+        object.__setattr__(field, "type", hint)  # what attrs.resolve_types does, field by field
+    resolved = {f.name: f.type for f in attrs.fields(cls)}
+    for tp in resolved.values():
+        for nested in _attrs_classes_in(tp):
+            # The converter would resolve these with their module's globals only, and fail.
+            if any(isinstance(f.type, str) for f in attrs.fields(nested)):
+                resolve_field_types(nested, localns)
+    return resolved
+
+
+def key_parsers_for(
+    cls: type, field_types: Mapping[str, Any], templates: Iterable[KeyTemplate]
+) -> dict[str, Callable[[str], object]]:
+    parsers: dict[str, Callable[[str], object]] = {}
+    for template in templates:
+        for name in template.fields:
+            if name not in field_types:
+                raise DefinitionError(
+                    f"{cls.__name__}: key template {template.source!r} names {name!r}, which is "
+                    f"not a field; fields: {', '.join(field_types) or 'none'}"
+                )
+            try:
+                # ``X | None``: the key holds an X (an index key is left out while it is None).
+                parsers[name] = key_value_parser(without_none(field_types[name]))
+            except DefinitionError as exc:
+                raise DefinitionError(f"{cls.__name__}.{name}: {exc}") from None
+    return parsers

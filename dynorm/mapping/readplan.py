@@ -1,0 +1,402 @@
+"""Planning reads of parents with their children: what ``db.get``/``db.query`` with ``load=`` send.
+
+Pure: the plans here name every request a load sends and how a shared page is split between
+relationships; ``dynorm/io/loading.py`` and ``dynorm/io/queryload.py`` send them and assemble the
+objects. ``explain`` and ``dynorm design`` show the same plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast
+
+import attrs
+
+from dynorm.core.chunks import key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.errors import DefinitionError, ExpressionError, KeyTemplateError
+from dynorm.core.requests import (
+    CollectionRead,
+    KeyRange,
+    Request,
+    batch_get,
+    get_item,
+    upper_bound,
+    whole_item_reads,
+)
+
+from .model import ModelInfo
+from .relations import BelongsTo, HasMany, LoadOption, Relationship
+
+__all__ = [
+    "CollectionLoad",
+    "GetPlan",
+    "PageShare",
+    "QueryLoadPlan",
+    "belongs_to",
+    "normalize_options",
+    "parent_get",
+    "plan_get",
+    "plan_query_load",
+    "range_passed",
+    "share_of_page",
+]
+
+P = TypeVar("P")
+
+
+def normalize_options(
+    info: ModelInfo[Any], load: Sequence[Relationship[Any] | LoadOption]
+) -> list[LoadOption]:
+    options = []
+    for entry in load:
+        option = entry if isinstance(entry, LoadOption) else LoadOption(entry)
+        rel = option.relationship
+        if getattr(rel, "owner", None) is not info.cls:
+            raise DefinitionError(
+                f"load= takes relationships of {info.name} such as "
+                f"{info.name}.{next(iter(info.relationships), 'children')}; got {entry!r}"
+            )
+        options.append(option)
+    return options
+
+
+Position = Literal["first", "last"]
+
+
+@attrs.frozen
+class CollectionLoad:
+    """One Query that reads several relationships' children (and maybe the parent)."""
+
+    read: CollectionRead
+    options: tuple[LoadOption, ...]
+    #: where the parent sits in read order when this Query carries it, else None.
+    parent_at: Position | None
+    #: the index holds some of the items in part: each page is followed by a BatchGetItem.
+    fetches: bool = False
+
+
+@attrs.frozen
+class GetPlan:
+    """Everything ``db.get`` will send: at most one GetItem plus one Query per collection."""
+
+    parent_key: Item
+    get_parent: Request | None
+    collections: tuple[CollectionLoad, ...]
+    #: relationships whose collection depends on parent fields the caller did not give.
+    after_parent: tuple[LoadOption, ...]
+    consistent: bool = False
+    #: BelongsTo parents whose keys follow from the arguments, read by one BatchGetItem in the
+    #: first round: with the item itself when ``fetch_self`` (get_parent is then that
+    #: BatchGetItem and ``fetch_keys`` starts with the item's key), else beside the Queries.
+    fetched_with: tuple[LoadOption, ...] = ()
+    fetch_keys: tuple[Item, ...] = ()
+    fetch_self: bool = False
+    #: Embedded relationships: their children arrive inside the parent item.
+    embedded: tuple[LoadOption, ...] = ()
+
+    @property
+    def requests(self) -> list[Request]:
+        """The requests sent in the first round (all concurrently)."""
+        first = [self.get_parent] if self.get_parent else []
+        if self.fetch_keys and not self.fetch_self:
+            table_name = self.collections[0].read.table_name
+            first.append(_batch_get(self.fetch_keys, table_name, consistent=self.consistent))
+        for c in self.collections:
+            first.append(c.read.request())
+            if c.fetches:
+                first.append(whole_item_reads(c.read.table_name))
+        return first
+
+
+def parent_get(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:
+    # The item parsed into the table's wire structures (the fast path's; see dynorm.wire.structs).
+    return get_item(table_name, key, consistent=consistent, decode=info.table.decoder("GetItem"))
+
+
+def plan_get(
+    info: ModelInfo[P],
+    key_values: Mapping[str, object],
+    options: Sequence[LoadOption],
+    table_name: str,
+    *,
+    consistent: bool = False,
+) -> GetPlan:
+    info.check_key_values(key_values)
+    parent_key = info.primary_key(key_values)
+    groups: dict[tuple[str | None, bool], list[LoadOption]] = {}
+    after_parent: list[LoadOption] = []
+    belongs: list[LoadOption] = []
+    embedded: list[LoadOption] = []
+    for option in options:
+        rel = option.relationship
+        if isinstance(rel, BelongsTo):
+            belongs.append(option)
+            continue
+        if not isinstance(rel, HasMany):
+            raise DefinitionError(f"{rel!r} cannot be loaded")
+        if rel.embedded is not None:
+            embedded.append(option)  # embedded children arrive inside the parent item
+            continue
+        if not all(parent_field in key_values for parent_field in rel.link.values()):
+            after_parent.append(option)
+            continue
+        groups.setdefault((rel.via.index, not rel.newest_first), []).append(option)
+
+    collections = []
+    carried = False
+    for (index, forward), group in groups.items():
+        rels = [cast("HasMany[Any]", o.relationship) for o in group]
+        read, position = _group_read(
+            info, key_values, rels, index=index, forward=forward, table_name=table_name
+        )
+        # A parent at the far end arrives in the same page only when the page is not cut short
+        # by a limit; without a limit it usually does, and a GetItem follows only if it did not.
+        if position == "last" and any(o.limit is not None for o in group):
+            position = None
+        take = position if not carried else None
+        carried = carried or take is not None
+        if consistent and index is None:
+            read = attrs.evolve(read, consistent=True)
+        partial = info.table.partial_models(index) if index is not None else frozenset()
+        names = {info.name, *(r.target_info.name for r in rels)}
+        collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names)))
+    get_parent = (
+        None if carried else parent_get(info, parent_key, table_name, consistent=consistent)
+    )
+    early = [o for o in belongs if belongs_to(o).parent_key_from(key_values) is not None]
+    fetch_keys = tuple(belongs_to(o).parent_key_from(key_values) or {} for o in early)
+    fetch_self = get_parent is not None and bool(early)
+    if fetch_self:
+        # The item and its parents are all addressed by key: one BatchGetItem reads them all.
+        fetch_keys = (parent_key, *fetch_keys)
+        get_parent = _batch_get(fetch_keys, table_name, consistent=consistent)
+    late = [o for o in belongs if o not in early]
+    return GetPlan(
+        parent_key,
+        get_parent,
+        tuple(collections),
+        (*after_parent, *late),
+        consistent=consistent,
+        fetched_with=tuple(early),
+        fetch_keys=fetch_keys,
+        fetch_self=fetch_self,
+        embedded=tuple(embedded),
+    )
+
+
+def _batch_get(keys: Sequence[Item], table_name: str, *, consistent: bool) -> Request:
+    batch: dict[str, Any] = {"Keys": list({key_id(k): k for k in keys}.values())}
+    if consistent:
+        batch["ConsistentRead"] = True
+    return batch_get(table_name, batch)
+
+
+def belongs_to(option: LoadOption) -> BelongsTo[Any]:
+    return cast("BelongsTo[Any]", option.relationship)
+
+
+def _group_read(
+    info: ModelInfo[Any],
+    key_values: Mapping[str, object],
+    rels: Sequence[HasMany[Any]],
+    *,
+    index: str | None,
+    forward: bool,
+    table_name: str,
+) -> tuple[CollectionRead, Position | None]:
+    """The Query for a group, and where the parent sits in it (None: not in the range)."""
+    children = rels[0].children_read(table_name, key_values)
+    prefixes = [r.child_prefix(key_values) for r in rels]
+    parent_sk = _parent_sort_key(info, key_values, index, children.pk_value)
+    if parent_sk is None or not all(prefixes):
+        # Several kinds of children but no common bound: read the whole collection.
+        read = children if len(rels) == 1 else attrs.evolve(children, range=None)
+        # A read of the whole collection passes the parent wherever it sorts; like a parent at
+        # the far end, it may lie beyond a page that is cut short, and a GetItem then follows.
+        whole = parent_sk is not None and read.range is None
+        return read, ("last" if whole else None)
+    low = min([parent_sk, *prefixes])
+    high = max([parent_sk, *(upper_bound(p) for p in prefixes)])
+    position: Position | None = None
+    if parent_sk == (low if forward else high):
+        position = "first"
+    elif parent_sk == (high if forward else low):
+        position = "last"
+    elif len(rels) == 1:
+        return children, None
+    return attrs.evolve(children, range=KeyRange("between", (low, high))), position
+
+
+def _parent_sort_key(
+    info: ModelInfo[Any], key_values: Mapping[str, object], index: str | None, collection: str
+) -> str | None:
+    """The parent's sort key in the collection being read, when it lives there."""
+    if index is not None and not info.in_index(index):
+        return None
+    pk_t, sk_t = info.key_templates(index)
+    if sk_t is None or not (sk_t.covers(key_values) and pk_t.covers(key_values)):
+        return None
+    return sk_t.format(key_values) if pk_t.format(key_values) == collection else None
+
+
+@attrs.frozen
+class PageShare:
+    """What a shared page gives one relationship.
+
+    Its first ``keep`` children, and either where to resume (``resume``) or, with ``more``, a
+    read of its own for ``want`` more children after ``start``.
+    """
+
+    keep: int
+    resume: Item | None
+    more: bool = False
+    start: Item | None = None
+    want: int | None = None
+
+
+def share_of_page(
+    read: CollectionRead,
+    prefix: str,
+    limit: int | None,
+    children: Sequence[Item],
+    after: Item | None,
+    *,
+    crowded: bool,
+    lazy: bool = False,
+) -> PageShare:
+    """How one relationship fares in a page of a Query shared with others (pure).
+
+    ``children`` are its raw items in the page, ``after`` the page's LastEvaluatedKey and
+    ``prefix`` its sort key prefix. It needs a read of its own when the page was cut short before
+    its range ended and it has fewer than ``limit`` children; without a limit, also when another
+    relationship's children came first (``crowded``), since the page was not all its own, unless
+    ``lazy``: the rest is then read when the children are iterated (``resume``; ``{}`` is "from
+    the first child").
+    """
+    n = len(children)
+    if limit is not None and n > limit:
+        return PageShare(limit, read.key_of(children[limit - 1]))
+    if after is None or range_passed(read, prefix, after):
+        return PageShare(n, None)
+    last = read.key_of(children[-1]) if children else None
+    if limit is not None and n == limit:
+        return PageShare(n, last)
+    if limit is None and (lazy or (n and not crowded)):
+        return PageShare(n, {} if last is None else last)
+    return PageShare(n, None, more=True, start=last, want=None if limit is None else limit - n)
+
+
+def range_passed(read: CollectionRead, prefix: str, after: Item) -> bool:
+    """Whether a page that ended at ``after`` read every sort key that starts with ``prefix``."""
+    value = after.get(read.sk_attr) if read.sk_attr and prefix else None
+    sk: str | None = None if value is None else value.get("S")
+    if sk is None or sk.startswith(prefix):
+        return False
+    return sk > prefix if read.forward else sk < prefix
+
+
+@attrs.frozen
+class QueryLoadPlan:
+    """What a page of ``db.query(..., load=[...])`` sends."""
+
+    #: The Query: the parents' read, its range widened to their shared children.
+    read: CollectionRead
+    #: The parents' own sort key condition when the range was widened (parents are tested
+    #: against it), else None.
+    parents: KeyRange | None
+    #: Relationships read by the same Query.
+    shared: tuple[LoadOption, ...]
+    #: Relationships loaded for the page's parents afterwards (see ``costs``).
+    separate: tuple[LoadOption, ...]
+
+    def costs(self) -> dict[str, str]:
+        """Each relationship's qualified name -> how it is read, and what that costs a page."""
+        found = {o.relationship.qualname: "in the same Query" for o in self.shared}
+        for option in self.separate:
+            rel = option.relationship
+            if not isinstance(rel, HasMany):
+                how = "one BatchGetItem per 100 distinct parents of a page"
+            elif rel.embedded is not None:
+                how = "inside each parent item (no request)"
+            else:
+                how = "one Query per parent of a page, run concurrently"
+            found[rel.qualname] = how
+        return found
+
+
+def plan_query_load(
+    info: ModelInfo[Any],
+    read: CollectionRead,
+    components: Mapping[str, object],
+    options: Sequence[LoadOption],
+    *,
+    filtered: bool = False,
+) -> QueryLoadPlan:
+    """Which relationships share the parents' Query, and the range that reads them all (pure).
+
+    ``filtered``: the query has a filter of the caller's, which would drop the children of a
+    shared Query too (an ExpressionError then). The filter on the type attribute is dropped.
+    """
+    shared = [o for o in options if _shares(o.relationship, read, components)]
+    separate = tuple(o for o in options if o not in shared)
+    if not shared:
+        return QueryLoadPlan(read, None, (), separate)
+    if filtered:
+        names = ", ".join(o.relationship.qualname for o in shared)
+        raise ExpressionError(
+            f"db.query({info.name}, load=[...]) reads {names} in the same Query as the "
+            f"{info.name} items, and a filter would drop those children too: filter the "
+            f"{info.name} items in Python, or query without load= and load the children of "
+            f"the items it returns with db.load(items, {names})"
+        )
+    read = attrs.evolve(read, filter=None)  # the type attribute's filter would drop children
+    bounds = [_bounds(read.range)]
+    for option in shared:
+        rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
+        prefix = _static_prefix(rel, read.index, components)
+        bounds.append((prefix, upper_bound(prefix)) if prefix else None)
+    widened: KeyRange | None = None
+    if all(b is not None for b in bounds):
+        lows = [b[0] for b in bounds if b is not None]
+        highs = [b[1] for b in bounds if b is not None]
+        widened = KeyRange("between", (min(lows), max(highs)))
+    own = bounds[0]
+    if widened == (None if own is None else KeyRange("between", own)):
+        return QueryLoadPlan(read, None, tuple(shared), separate)
+    return QueryLoadPlan(attrs.evolve(read, range=widened), read.range, tuple(shared), separate)
+
+
+def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) -> bool:
+    """Whether the children of every parent the query returns lie in the query's collection."""
+    if not isinstance(rel, HasMany) or rel.embedded is not None or read.sk_attr is None:
+        return False
+    if rel.via.index != read.index or rel.newest_first == read.forward:
+        return False
+    child_pk, _ = rel.target_info.key_templates(read.index)
+    given = {c: components[p] for c, p in rel.link.items() if p in components}
+    if not child_pk.covers(given):
+        return False  # the children's partition depends on each parent's other fields
+    return child_pk.format(given) == read.pk_value
+
+
+def _static_prefix(rel: HasMany[Any], index: str | None, values: Mapping[str, object]) -> str:
+    """The sort key prefix every child of every parent the query returns starts with."""
+    _, child_sk = rel.target_info.key_templates(index)
+    if child_sk is None:
+        return ""
+    given = {c: values[p] for c, p in rel.link.items() if p in values}
+    try:
+        return child_sk.prefix(given)
+    except KeyTemplateError:  # a later component given without an earlier one
+        return child_sk.prefix({})
+
+
+def _bounds(range_: KeyRange | None) -> tuple[str, str] | None:
+    """The inclusive (low, high) of a sort key condition, when it has simple bounds."""
+    if range_ is None or range_.op not in _BOUNDED:
+        return None  # the parents are then tested against their condition one by one
+    return range_.span()
+
+
+_BOUNDED: frozenset[str] = frozenset({"eq", "begins_with", "between"})

@@ -1,0 +1,808 @@
+"""Relationship descriptors (``HasMany``, ``BelongsTo``) and the loaders they hand out.
+
+``Org.users`` (on the class) is the descriptor: pass it to ``load=[...]``, ``db.add`` and
+``db.remove``. ``org.users`` (on an instance) is a :class:`RelationLoader`: ``.loaded`` is data
+that came with a load, while ``async for``, ``.page()`` and ``.all()`` are the only calls that send
+requests. Nothing is ever loaded implicitly on attribute access.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ForwardRef, Generic, Self, TypeVar, cast, overload
+
+import attrs
+
+from dynorm.core.codec.converter import Item
+from dynorm.core.cursor import scope_fingerprint
+from dynorm.core.errors import (
+    DefinitionError,
+    DetachedError,
+    ItemNotFoundError,
+    KeyTemplateError,
+    NotLoadedError,
+)
+from dynorm.core.keys import KeyTemplate
+from dynorm.core.ranges import SortRange, sort_range
+from dynorm.core.requests import CollectionRead, KeyRange, Page, check_limit, get_item
+
+from .embedded import EmbeddedCodec
+from .model import LocalScope, ModelInfo, info_of, is_model, not_key_fields
+from .state import Loaded, Session, state_of
+from .strategies import Partition, Strategy
+
+if TYPE_CHECKING:
+    from dynorm.io.query import Query
+
+    from .table import Table
+
+__all__ = [
+    "BelongsTo",
+    "HasMany",
+    "LoadOption",
+    "ParentLoader",
+    "RelationLoader",
+    "Relationship",
+]
+
+P = TypeVar("P")
+C = TypeVar("C")
+
+
+class Relationship(Generic[C]):
+    """Common base: a named link from an owner model to a target model of type ``C``.
+
+    Only the target is a type parameter: the owner's type comes from the instance the
+    descriptor is read on (``__get__``), so ``users = HasMany["User"](via=Partition())`` needs no
+    annotation naming its own class.
+    """
+
+    def __init__(self, target: type[C] | str | None = None) -> None:
+        # None: the target is the type argument, ``HasMany["User"](...)``, read in bind().
+        self._target: type[C] | str | None = target
+        self.owner: type[Any] | None = None
+        self.name = "?"
+        self._resolved = False
+        #: Where the owner was declared, while the target may still need looking up there.
+        self._scope: LocalScope | None = None
+
+    # -- declaration -------------------------------------------------------------------------
+
+    def bind(self, owner: type[Any], name: str, scope: LocalScope | None = None) -> None:
+        self.owner = owner
+        self.name = name
+        self._scope = scope
+        if self._target is None:
+            self._target = self._target_from_type_argument()
+
+    def _target_from_type_argument(self) -> type[C] | str:
+        # typing sets __orig_class__ on an instance made by calling a subscripted generic,
+        # HasMany["User"](...): its argument is the class or a ForwardRef naming it.
+        alias = getattr(self, "__orig_class__", None)
+        args: tuple[object, ...] = getattr(alias, "__args__", ())
+        target = args[0] if args else None
+        if isinstance(target, ForwardRef):
+            return target.__forward_arg__
+        if isinstance(target, str | type):
+            return cast("type[C] | str", target)
+        kind = type(self).__name__
+        raise DefinitionError(
+            f'{self.qualname}: {kind} needs its target model: {kind}["Name"](...) or '
+            f"{kind}(Name, ...); got {target!r}"
+        )
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, params: object) -> object:
+            # HasMany[User], the parent-and-child form of earlier versions, still works at
+            # run time: the parent now comes from __get__, so only the child is kept.
+            if isinstance(params, tuple) and len(params) == 2:
+                params = params[1]
+            return super().__class_getitem__(params)
+
+    def local_names(self) -> dict[str, Any]:
+        """The names local to the function that declared the owner (empty at module level)."""
+        return self._scope.names() if self._scope is not None else {}
+
+    @property
+    def owner_name(self) -> str:
+        return self.owner.__name__ if self.owner is not None else "?"
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.owner_name}.{self.name}"
+
+    @property
+    def target_name(self) -> str:
+        if self._target is None:
+            return "?"
+        return self._target if isinstance(self._target, str) else self._target.__name__
+
+    def try_resolve(self, table: Table) -> bool:
+        """Resolve a string target once its model is declared, and validate the declaration."""
+        if self._resolved:
+            return True
+        original = self._target
+        if self._target is None:
+            return False  # not bound to its owner yet
+        if isinstance(self._target, str):
+            found = self._find_target(table, self._target)
+            if found is None:
+                return False
+            self._target = found
+        elif not self.accepts_plain_target and not is_model(self._target):
+            raise DefinitionError(
+                f"{self.qualname}: target {self._target!r} is not a dynorm model; declare it with "
+                "@table.model first, or name it with a string"
+            )
+        try:
+            self.validate()
+        except DefinitionError:
+            self._target = original  # stay unresolved: a corrected declaration may follow
+            raise
+        self._resolved = True
+        self._scope = None  # resolved: the declaring frame need not be kept alive
+        return True
+
+    #: Embedded children are plain attrs classes rather than table models.
+    accepts_plain_target = False
+
+    def _find_target(self, table: Table, name: str) -> type[C] | None:
+        info = table.models.get(name)
+        if info is not None:
+            return info.cls
+        if self.accepts_plain_target and self.owner is not None:
+            # A plain attrs class named by string is looked up where the owner was defined:
+            # the declaring function's locals first, then the module.
+            found = self.local_names().get(name)
+            if found is None:
+                found = getattr(sys.modules.get(self.owner.__module__), name, None)
+            if isinstance(found, type) and attrs.has(found):
+                return cast("type[C]", found)
+        return None
+
+    @property
+    def target_cls(self) -> type[C]:
+        if self._target is None or isinstance(self._target, str):
+            raise DefinitionError(
+                f"{self.qualname}: {self._target!r} is not declared yet; declare it (or pass the "
+                "class itself) before using the relationship"
+            )
+        return self._target
+
+    def validate(self) -> None:
+        """Definition-time checks, run once both ends are declared."""
+
+    @property
+    def owner_info(self) -> ModelInfo[Any]:
+        if self.owner is None:
+            raise DefinitionError(f"{self!r} is used before its model class was declared")
+        return info_of(self.owner)
+
+    @property
+    def target_info(self) -> ModelInfo[C]:
+        if self._target is None or isinstance(self._target, str):
+            raise DefinitionError(
+                f"{self.qualname}: model {self._target!r} is not declared on this table yet"
+            )
+        return info_of(self._target)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.qualname} -> {self.target_name}>"
+
+    # -- load options ------------------------------------------------------------------------
+
+    def limit(self, n: int) -> LoadOption:
+        """Load at most ``n`` children with the parent (the rest stay readable lazily)."""
+        check_limit(n)
+        return LoadOption(self, limit=n)
+
+    def using(self, strategy: Strategy) -> LoadOption:
+        """Read this relationship through another strategy for one call (an index, say)."""
+        return LoadOption(self, strategy=strategy)
+
+
+class LoadOption:
+    """A relationship to load, with per-call settings: ``load=[Org.users.limit(10)]``."""
+
+    # A plain class: as an attrs field typed Relationship, the attribute would be read through
+    # the descriptor protocol by type checkers.
+    __slots__ = ("limit", "relationship")
+
+    def __init__(
+        self,
+        relationship: Relationship[Any],
+        *,
+        limit: int | None = None,
+        strategy: Strategy | None = None,
+    ) -> None:
+        if strategy is not None:
+            if not isinstance(relationship, HasMany):
+                raise DefinitionError(f"{relationship!r}: only HasMany can be read another way")
+            relationship = relationship.via_strategy(strategy)
+        self.relationship: Relationship[Any] = relationship
+        self.limit = limit
+
+    def with_limit(self, n: int) -> LoadOption:
+        """The same option, loading at most ``n`` children."""
+        check_limit(n)
+        return LoadOption(self.relationship, limit=n)
+
+    def using(self, strategy: Strategy) -> LoadOption:
+        """The same option, read through another strategy: ``Rel.limit(5).using(Index(...))``."""
+        return LoadOption(self.relationship, limit=self.limit, strategy=strategy)
+
+    def __repr__(self) -> str:
+        return f"LoadOption({self.relationship!r}, limit={self.limit!r})"
+
+
+class HasMany(Relationship[C]):
+    """One parent, many children, stored as ``via`` says.
+
+    ``newest_first=True`` reads children from the end of their sort order (seed 001: a user and
+    the user's newest tickets in one Query).
+    """
+
+    def __init__(
+        self,
+        target: type[C] | str | None = None,
+        *,
+        via: Strategy | None = None,
+        newest_first: bool = False,
+    ) -> None:
+        super().__init__(target)
+        if via is not None and not isinstance(via, Strategy):
+            raise DefinitionError(f"via= takes a strategy such as Partition(); got {via!r}")
+        self.via: Strategy = Partition() if via is None else via
+        self.newest_first = newest_first
+        #: child field -> parent field, for the fields that place a child in the collection.
+        self.link: dict[str, str] = {}
+        self.embedded: EmbeddedCodec | None = None
+
+    # P is bound per access (a method-level type variable): the owner's type is the instance's,
+    # so the declaration names only the target.
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
+        if obj is None:
+            return self
+        return RelationLoader(obj, self)
+
+    @property
+    def accepts_plain_target(self) -> bool:  # type: ignore[override]
+        return self.via.accepts_plain_target
+
+    def validate(self) -> None:
+        self.embedded = self.via.embedded_codec(self)
+        if self.embedded is not None:
+            self.owner_info.embedded.append(self)
+            return
+        self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
+
+    def via_strategy(self, strategy: Strategy) -> HasMany[C]:
+        """This relationship read through another strategy, for one call (see LoadOption)."""
+        clone: HasMany[C] = HasMany(self.target_cls, via=strategy, newest_first=self.newest_first)
+        clone.owner, clone.name, clone._resolved = self.owner, self.name, True
+        clone.link = strategy.link(self.owner_info, self.target_info, self.qualname)
+        return clone
+
+    @property
+    def copies(self) -> Mapping[str, str]:
+        """Parent field -> child field copied into each child (Denormalized only)."""
+        return self.via.copies
+
+    def fill_copies(self, parent: object, child: C) -> C:
+        """The child with its copies of parent fields filled in (a new object if they changed)."""
+        filled: C = self.via.prepare_child(self, self.owner_info.values_of(parent), child)  # type: ignore[assignment]
+        return filled
+
+    # -- planning (pure) ---------------------------------------------------------------------
+
+    def link_values(self, parent_values: Mapping[str, object]) -> dict[str, object]:
+        """The child fields implied by the parent (``{"org_name": "MICROSOFT"}``)."""
+        try:
+            return {child: parent_values[parent] for child, parent in self.link.items()}
+        except KeyError as exc:
+            raise KeyTemplateError(f"{self.qualname}: the parent's {exc} is needed") from None
+
+    def child_prefix(self, parent_values: Mapping[str, object]) -> str:
+        _, sk = self.target_info.key_templates(self.via.index)
+        return sk.prefix(self.link_values(parent_values)) if sk is not None else ""
+
+    def children_read(
+        self,
+        table_name: str,
+        parent_values: Mapping[str, object],
+        *,
+        consistent: bool = False,
+        where: Mapping[str, object] | None = None,
+    ) -> CollectionRead:
+        """The Query that reads only this relationship's children.
+
+        ``where`` gives further components of the children's sort key, the last one perhaps a
+        condition (``between``, ``gt``, ``begins_with`` ...), as in ``db.query``.
+        """
+        child = self.target_info
+        pk, sk = child.key_templates(self.via.index)
+        link = self.link_values(parent_values)
+        if where:
+            values = {**link, **self._sort_components(sk, link, where)}
+            assert sk is not None  # noqa: S101 - checked by _sort_components
+            sorted_ = sort_range(sk, values, f"{self.qualname}.query()")
+        else:
+            prefix = self.child_prefix(parent_values)
+            sorted_ = SortRange(KeyRange("begins_with", (prefix,)) if prefix else None)
+        return collection_read(
+            child,
+            self.via.index,
+            table_name,
+            pk.format(link),
+            sorted_,
+            forward=not self.newest_first,
+            consistent=consistent,
+        )
+
+    def _sort_components(
+        self, sk: KeyTemplate | None, link: Mapping[str, object], where: Mapping[str, object]
+    ) -> Mapping[str, object]:
+        free = [f for f in (sk.fields if sk is not None else ()) if f not in link]
+        unknown = [name for name in where if name not in free]
+        if unknown:
+            raise not_key_fields(self.target_name, f"{self.qualname}.query() takes", unknown, free)
+        return where
+
+    def check_child(self, parent: object, child: C) -> None:
+        """A child handed to add/remove must belong to this parent's collection."""
+        child_info = self.target_info
+        if type(child) is not child_info.cls:
+            raise TypeError(f"{self.qualname} holds {child_info.name}, not {type(child).__name__}")
+        expected = self.link_values(self.owner_info.values_of(parent))
+        wrong = {f: v for f, v in expected.items() if getattr(child, f) != v}
+        if wrong:
+            detail = ", ".join(
+                f"{f}={getattr(child, f)!r} (parent says {v!r})" for f, v in wrong.items()
+            )
+            raise KeyTemplateError(
+                f"{self.qualname}: this {child_info.name} belongs to another parent: {detail}"
+            )
+
+
+class BelongsTo(Relationship[C]):
+    """A child's link to its parent, read with GetItem (or BatchGetItem for many children).
+
+    Which child fields hold the parent's key is found, in this order: ``key=`` (parent field ->
+    child field, ``key={"user_id": "reporter_id"}``); the one HasMany on the parent that holds
+    this model (its link, whatever its strategy); the key templates this model shares in shape
+    with the parent's (table and common indexes); fields of the same names. Fields ``key=``
+    leaves out are matched by name. A child whose link field is None has no parent.
+    """
+
+    def __init__(
+        self, target: type[C] | str | None = None, *, key: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(target)
+        given: object = key
+        if given is not None and (
+            not isinstance(given, Mapping)
+            or not given
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items())
+        ):
+            raise DefinitionError(
+                "BelongsTo(key=...) maps the parent's key fields to the child's fields that hold "
+                f"them, as field names: key={{'user_id': 'reporter_id'}}; got {key!r}"
+            )
+        self.key: Mapping[str, str] | None = None if key is None else dict(key)
+        #: parent key field -> the child field that holds it.
+        self.link: dict[str, str] = {}
+
+    def validate(self) -> None:
+        parent, child = self.target_info, self.owner_info
+        if self.key is None:
+            self._refuse_look_alikes()
+        self.link = link_to_parent(self.qualname, parent, child, self.key, self._inverses())
+
+    def _refuse_look_alikes(self) -> None:
+        """Two BelongsTo to one model: key templates cannot tell which field is whose."""
+        twins = [
+            r.name
+            for r in self.owner_info.relationships.values()
+            if isinstance(r, BelongsTo) and r is not self and r.target_name == self.target_name
+        ]
+        if twins:
+            names = ", ".join(f"{self.owner_name}.{n}" for n in [self.name, *twins])
+            raise DefinitionError(
+                f"{self.qualname}: {names} all point at {self.target_name}, so key templates "
+                f"cannot tell which {self.owner_name} field links each; pass "
+                f"key={_key_example(self.target_info, self.owner_name)} to each of them"
+            )
+
+    def _inverses(self) -> list[tuple[str, Mapping[str, str]]]:
+        """(name, child field -> parent field) of each HasMany on the parent holding this model."""
+        child, parent = self.owner_info, self.target_info
+        found: list[tuple[str, Mapping[str, str]]] = []
+        for rel in parent.relationships.values():
+            if not isinstance(rel, HasMany) or rel.target_name != child.name:
+                continue
+            # The HasMany may be declared after this BelongsTo: resolve it now (it is idempotent,
+            # and both of its ends exist), so the link does not depend on declaration order.
+            if rel.try_resolve(parent.table) and rel.target_cls is child.cls and rel.link:
+                found.append((rel.qualname, rel.link))
+        return found
+
+    def parent_key(self, child: object) -> Item | None:
+        """The parent's primary key read off the child; None when a link field is None."""
+        values = {parent_field: getattr(child, f) for parent_field, f in self.link.items()}
+        if any(v is None for v in values.values()):
+            return None
+        return self.target_info.primary_key(values)
+
+    def parent_key_from(self, child_values: Mapping[str, object]) -> Item | None:
+        """The parent's primary key from some of the child's field values, if they suffice."""
+        if not all(child_values.get(f) is not None for f in self.link.values()):
+            return None
+        values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
+        return self.target_info.primary_key(values)
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
+        if obj is None:
+            return self
+        return ParentLoader(obj, self)
+
+
+def link_to_parent(
+    where: str,
+    parent: ModelInfo[Any],
+    child: ModelInfo[Any],
+    key: Mapping[str, str] | None,
+    inverses: Sequence[tuple[str, Mapping[str, str]]],
+) -> dict[str, str]:
+    """Parent key field -> the child field holding it, for a BelongsTo from ``child``.
+
+    Sources, first that applies: ``key``; the one distinct inverse link (``inverses`` are the
+    HasMany links child field -> parent field); the shapes of the key templates both models have
+    (table and common indexes); nothing. Key fields still unmapped are matched by name. A model
+    pointing at itself is never linked by shape or name alone, which would link it to itself.
+    """
+    identity = parent.identity_fields()
+    myself = parent.cls is child.cls
+    if key is not None:
+        _check_key(where, parent, child, key)
+        found = dict(key)
+    else:
+        found = _from_inverses(where, parent, child, inverses)
+        if not found and not myself:
+            found = _from_shapes(where, parent, child)
+    if found or not myself:
+        found.update({f: f for f in identity if f not in found and f in child.field_types})
+    missing = [f for f in identity if f not in found]
+    if missing:
+        how = (
+            ""
+            if key is not None
+            else f" (neither a HasMany on {parent.name} nor the key templates say which "
+            f"{child.name} field holds it)"
+        )
+        raise DefinitionError(
+            f"{where}: {child.name} has no field for {parent.name}'s key "
+            f"{', '.join(missing)}{how}; pass key={_key_example(parent, child.name, missing)} "
+            f"naming the {child.name} field that holds each"
+        )
+    return {f: found[f] for f in identity}
+
+
+def _key_example(parent: ModelInfo[Any], child_name: str, fields: Sequence[str] = ()) -> str:
+    names = fields or parent.identity_fields()
+    return "{" + ", ".join(f"{f!r}: '<{child_name} field>'" for f in names) + "}"
+
+
+def _check_key(
+    where: str, parent: ModelInfo[Any], child: ModelInfo[Any], key: Mapping[str, str]
+) -> None:
+    identity = parent.identity_fields()
+    for parent_field, child_field in key.items():
+        if parent_field not in identity:
+            what = "a field" if parent_field not in parent.field_types else "a key field"
+            raise DefinitionError(
+                f"{where}: key= maps {parent.name}'s key fields ({', '.join(identity)}) to "
+                f"{child.name}'s fields, and {parent_field!r} is not {what} of {parent.name}"
+            )
+        if child_field not in child.field_types:
+            raise DefinitionError(
+                f"{where}: key= names {child_field!r} to hold {parent.name}.{parent_field}, but "
+                f"{child.name} has no field {child_field!r}; name one of its fields"
+            )
+
+
+def _from_inverses(
+    where: str,
+    parent: ModelInfo[Any],
+    child: ModelInfo[Any],
+    inverses: Sequence[tuple[str, Mapping[str, str]]],
+) -> dict[str, str]:
+    identity = parent.identity_fields()
+    distinct: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for name, link in inverses:
+        inverted: dict[str, str] = {}
+        for child_field, parent_field in link.items():
+            if parent_field in identity:
+                inverted.setdefault(parent_field, child_field)
+        if inverted:
+            distinct.setdefault(tuple(sorted(inverted.items())), []).append(name)
+    if len(distinct) > 1:
+        ways = "; ".join(
+            f"{' and '.join(names)} by {', '.join(f'{c} -> {p}' for p, c in pairs)}"
+            for pairs, names in distinct.items()
+        )
+        raise DefinitionError(
+            f"{where}: {parent.name} holds {child.name} in more than one way ({ways}), so which "
+            f"one {where} inverts is ambiguous; pass key={_key_example(parent, child.name)}"
+        )
+    return dict(next(iter(distinct), ()))
+
+
+def _from_shapes(where: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> dict[str, str]:
+    """Parent key field -> child field from every key template scope the models share."""
+    scopes = [None, *(i for i in child.table.indexes if parent.in_index(i) and child.in_index(i))]
+    found: dict[str, set[str]] = {}
+    for scope in scopes:
+        parent_pk, parent_sk = parent.key_templates(scope)
+        child_pk, child_sk = child.key_templates(scope)
+        link = parent_pk.align(child_pk)  # child field -> parent field
+        if link is None:
+            continue
+        if parent_sk is not None and child_sk is not None:
+            # A sort key nested under the parent's (USER#{u}#DEVICE#{d}) names the parent too.
+            link = {**(parent_sk.align_leading(child_sk) or {}), **link}
+        for child_field, parent_field in link.items():
+            found.setdefault(parent_field, set()).add(child_field)
+    identity = parent.identity_fields()
+    clashes = {p: sorted(c) for p, c in found.items() if len(c) > 1 and p in identity}
+    if clashes:
+        detail = "; ".join(f"{p} by {' or '.join(c)}" for p, c in clashes.items())
+        raise DefinitionError(
+            f"{where}: {child.name}'s key templates match {parent.name}'s in more than one way "
+            f"({detail}); pass key={_key_example(parent, child.name)}"
+        )
+    return {p: next(iter(c)) for p, c in found.items() if p in identity}
+
+
+class ParentLoader(Generic[P, C]):
+    """One child's view of its parent: ``.loaded`` data, or ``await .get()``."""
+
+    __slots__ = ("child", "relationship")
+
+    def __init__(self, child: P, relationship: BelongsTo[C]) -> None:
+        self.child = child
+        self.relationship = relationship
+
+    @property
+    def is_loaded(self) -> bool:
+        state = state_of(self.child)
+        return state is not None and self.relationship.name in state.loaded
+
+    @property
+    def loaded(self) -> C | None:
+        """The parent that came with the load (None when it is not stored)."""
+        state = state_of(self.child)
+        rel = self.relationship
+        if state is None or rel.name not in state.loaded:
+            raise NotLoadedError(
+                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, use "
+                f"db.load(objs, {rel.qualname}), or call `await obj.{rel.name}.get()`"
+            )
+        items = state.loaded[rel.name].items
+        return items[0] if items else None
+
+    async def get(self) -> C:
+        """The parent, read with GetItem unless it was loaded; ItemNotFoundError if missing."""
+        rel = self.relationship
+        state = state_of(self.child)
+        if state is None or state.session is None:
+            raise DetachedError(
+                f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
+                "Database; read it with db.get/db.query, or call db.attach(obj) first"
+            )
+        key = rel.parent_key(self.child)
+        if rel.name not in state.loaded and key is not None:
+            request = get_item(state.session.table_name, key)
+            raw = (await state.session.send(request)).get("Item")
+            accept = state.session.acceptor(rel.target_info, None)
+            found = accept(raw) if raw is not None else None
+            state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
+        elif rel.name not in state.loaded:
+            state.loaded[rel.name] = Loaded([], None)
+        parent = self.loaded
+        if parent is None:
+            why = "has none (a link field is None)" if key is None else "is not stored"
+            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} {why}")
+        return parent
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.is_loaded else "not loaded"
+        return f"<{self.relationship.qualname} of {self.child!r} ({state})>"
+
+
+def collection_read(
+    info: ModelInfo[Any],
+    index: str | None,
+    table_name: str,
+    pk_value: str,
+    sorted_: SortRange,
+    *,
+    forward: bool = True,
+    consistent: bool = False,
+) -> CollectionRead:
+    """The Query of ``info``'s items in one collection, within the sort key range ``sorted_``."""
+    table = info.table
+    pk_attr, sk_attr = table.key_attributes(index)
+    return CollectionRead(
+        table_name=table_name,
+        index=index,
+        pk_attr=pk_attr,
+        pk_value=pk_value,
+        sk_attr=sk_attr,
+        range=sorted_.range,
+        excluded=sorted_.excluded,
+        forward=forward,
+        consistent=consistent and index is None,  # indexes have no strong reads
+        key_attrs=table.start_key_attributes(index),
+        models=(info.name,),
+        decode=table.decoder("Query", index),
+    )
+
+
+class RelationLoader(Generic[P, C]):
+    """One parent's view of a relationship: loaded data plus explicit, lazy reads."""
+
+    __slots__ = ("parent", "relationship")
+
+    def __init__(self, parent: P, relationship: Relationship[C]) -> None:
+        self.parent = parent
+        self.relationship = relationship
+
+    def _session(self) -> Session:
+        state = state_of(self.parent)
+        if state is None or state.session is None:
+            raise DetachedError(
+                f"{self.relationship.qualname}: this {type(self.parent).__name__} is not attached "
+                "to a Database; read it with db.get/db.query, or call db.attach(obj) first"
+            )
+        return state.session
+
+    @property
+    def is_loaded(self) -> bool:
+        state = state_of(self.parent)
+        return state is not None and self.relationship.name in state.loaded
+
+    @property
+    def loaded(self) -> list[C]:
+        """The children that came with the load (``db.get(..., load=[...])``).
+
+        Raises NotLoadedError when the relationship was not loaded: dynorm never sends a request
+        on attribute access.
+        """
+        state = state_of(self.parent)
+        if state is None or self.relationship.name not in state.loaded:
+            rel = self.relationship
+            raise NotLoadedError(
+                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, or read it "
+                f"with `async for x in obj.{rel.name}` / `await obj.{rel.name}.all()`"
+            )
+        loaded = state.loaded[self.relationship.name]
+        return list(loaded.items if loaded.shown is None else loaded.items[: loaded.shown])
+
+    def _has_many(self) -> HasMany[C]:
+        if not isinstance(self.relationship, HasMany):
+            raise TypeError(f"{self.relationship.qualname} is not a HasMany relationship")
+        return self.relationship
+
+    def _read(self, session: Session) -> CollectionRead:
+        rel = self._has_many()
+        values = rel.owner_info.values_of(self.parent)
+        return rel.children_read(session.table_name, values)
+
+    async def _embedded_children(self, session: Session, codec: EmbeddedCodec) -> list[C]:
+        """Embedded children come with the parent item; a parent built in code reads them."""
+        state = state_of(self.parent)
+        if state is not None and self.relationship.name in state.loaded:
+            return list(state.loaded[self.relationship.name].items)
+        info = self.relationship.owner_info
+        request = get_item(session.table_name, info.key_of(self.parent), attribute=codec.attribute)
+        item = (await session.send(request)).get("Item")
+        if item is None:
+            raise ItemNotFoundError(
+                f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
+                operation="GetItem",
+            )
+        children: list[C] = codec.decode(item)
+        session.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
+            list(children), None
+        )
+        return children
+
+    async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[C]:
+        """One page of ``limit`` children after ``cursor`` (None: from the first child)."""
+        check_limit(limit)
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            return await self._embedded_page(session, rel.embedded, limit, cursor)
+        read = self._read(session)
+        cursors = session.cursors
+        start = None if cursor is None else cursors.decode(cursor, read)
+        accept = session.acceptor(rel.target_info, read.index)
+        items, after = await session.read_page(read, accept, limit=limit, start=start)
+        return Page(items, None if after is None else cursors.encode(after, read))
+
+    async def _embedded_page(
+        self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
+    ) -> Page[C]:
+        # Bound to this parent: the offset of one parent's children means nothing for another's.
+        rel = self.relationship
+        scope = scope_fingerprint(
+            "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
+        )
+        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
+        children = await self._embedded_children(session, codec)
+        end = len(children) if limit is None else offset + limit
+        after = None
+        if end < len(children):
+            after = session.cursors.encode_offset(end, scope)
+        return Page(children[offset:end], after)
+
+    def query(self, **where: object) -> Query[C]:
+        """The children as a lazy Query, narrowed by further sort key components.
+
+        ``user.tickets.query(ticket_id=gt("100"))``: the last component given may be a
+        condition (``between``, ``gt``, ``ge``, ``lt``, ``le``, ``begins_with``); chain
+        ``.filter()``, ``.project()``, ``.count()``, ``.page()`` as on ``db.query``.
+        """
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            raise DefinitionError(
+                f"{rel.qualname}: embedded children come inside the parent item and are not "
+                f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
+            )
+        values = rel.owner_info.values_of(self.parent)
+        read = rel.children_read(session.table_name, values, where=where)
+        return session.query_collection(rel.target_info, read)
+
+    async def all(self) -> list[C]:
+        """Every child (loaded ones first, then the rest from the database)."""
+        return [child async for child in self]
+
+    async def __aiter__(self) -> AsyncIterator[C]:
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            for child in await self._embedded_children(session, rel.embedded):
+                yield child
+            return
+        state = state_of(self.parent)
+        loaded = None if state is None else state.loaded.get(self.relationship.name)
+        if loaded is not None and isinstance(loaded.read_by, HasMany):
+            # Loaded through a per-call override: the rest is read the same way.
+            rel = loaded.read_by
+        read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
+        accept = session.acceptor(rel.target_info, read.index)
+        if loaded is None:
+            async for child in session.iterate(read, accept):
+                yield child
+            return
+        for child in list(loaded.items):
+            yield child
+        if loaded.resume is not None:
+            async for child in session.iterate(read, accept, start=loaded.resume or None):
+                yield child
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.is_loaded else "not loaded"
+        return f"<{self.relationship.qualname} of {self.parent!r} ({state})>"

@@ -1,0 +1,357 @@
+"""Relationship strategies: frozen values that say where children live and own their rules.
+
+Strategies never send anything. Each answers, purely, what its relationship needs: how children
+are placed and read (:meth:`Strategy.link`), how one is added or removed (plans of steps, see
+:mod:`dynorm.core.steps`), what a write of the parent must also write (denormalized copies), what a
+child written on its own must carry, and what a cascading delete removes. Callers ask the
+strategy; none of them inspects which strategy it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+
+from dynorm.core.errors import ConditionFailedError, DefinitionError, LimitExceededError
+from dynorm.core.requests import CollectionRead
+from dynorm.core.steps import Plan, Send
+
+from .embedded import EmbeddedCodec, plan_add, plan_remove
+
+if TYPE_CHECKING:
+    from .model import ModelInfo
+    from .relations import HasMany
+
+__all__ = ["Denormalized", "Embedded", "Index", "Partition", "Strategy"]
+
+
+class ItemWrites(Protocol):
+    """How a strategy writes a child that is an item of its own (the write planner's rules)."""
+
+    def put(self, obj: object) -> Plan[object]:
+        """Store ``obj`` with every rule of its model (copies filled, limits checked)."""
+        ...
+
+    def delete(self, obj: object) -> Plan[None]:
+        """Delete ``obj``'s item."""
+        ...
+
+
+@attrs.frozen
+class ChildChange:
+    """One child added to or removed from a parent, as ``plan_add``/``plan_remove`` see it."""
+
+    parent: object
+    child: object
+    #: the parent's loaded children (all of them), or None when none were loaded
+    held: Sequence[object] | None
+    table_name: str
+    writes: ItemWrites
+
+
+class Strategy:
+    """Base of every strategy: children are items of their own, in some item collection."""
+
+    #: The index holding the collection (None: the table), for collection strategies.
+    index: str | None = None
+
+    def describe(self) -> str:
+        return type(self).__name__ + "()"
+
+    # -- what a write must also do (the write planner asks; see dynorm/_writeplan.py) ---------
+
+    @property
+    def copies(self) -> Mapping[str, str]:
+        """Parent field -> child field that children carry copies of (none by default)."""
+        return MappingProxyType({})
+
+    def fanout_limit(self) -> int | None:
+        """How many children one write of the parent may rewrite at most (None: no rewrites)."""
+        return None
+
+    @property
+    def accepts_plain_target(self) -> bool:
+        """Whether children may be plain attrs classes rather than table models."""
+        return False
+
+    def embedded_codec(self, rel: HasMany[Any]) -> EmbeddedCodec | None:
+        """The codec of the attribute that holds children inside the parent item, if any."""
+        return None
+
+    def prepare_child(
+        self, rel: HasMany[Any], parent_values: Mapping[str, object], child: object
+    ) -> object:
+        """The child as it must be stored under this parent (its copies filled, say)."""
+        return child
+
+    def cascade_read(
+        self, rel: HasMany[Any], table_name: str, parent_values: Mapping[str, object]
+    ) -> CollectionRead | None:
+        """The read of the children a cascading delete of the parent removes."""
+        return rel.children_read(table_name, parent_values)
+
+    def plan_add(self, rel: HasMany[Any], change: ChildChange) -> Plan[object]:
+        """Store the child under the parent; returns the child as stored."""
+        child = self.prepare_child(rel, rel.owner_info.values_of(change.parent), change.child)
+        rel.check_child(change.parent, child)
+        return (yield from change.writes.put(child))
+
+    def plan_remove(self, rel: HasMany[Any], change: ChildChange) -> Plan[int | None]:
+        """Take the child out of the relationship; returns the list position it had, if any."""
+        rel.check_child(change.parent, change.child)
+        yield from change.writes.delete(change.child)
+        return None
+
+    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
+        """Child field -> parent field, from aligning the collection's partition key templates.
+
+        When the parent is not in the children's collection, fields of the same name link them.
+        """
+        scope = f"index {self.index!r}" if self.index else "the table"
+        if self.index is not None and self.index not in child.table.indexes:
+            declared = ", ".join(child.table.indexes) or "none"
+            raise DefinitionError(
+                f"{where} via {self.describe()}: index {self.index!r} is not declared on Table "
+                f"{child.table.name!r}; declared: {declared}"
+            )
+        if self.index is not None and not child.in_index(self.index):
+            raise DefinitionError(
+                f"{where} via {self.describe()}: {child.name} has no key templates for "
+                f"{self.index!r}; declare @table.model(..., {self.index}=(pk, sk))"
+            )
+        child_pk, child_sk = child.key_templates(self.index)
+        mapping = None
+        if parent.in_index(self.index) if self.index else True:
+            parent_pk, _ = parent.key_templates(self.index)
+            mapping = parent_pk.align(child_pk)
+        if mapping is None and all(f in parent.field_types for f in child_pk.fields):
+            # The parent is not in the children's collection (a user's games in an inverted
+            # index): the collection is still found from the parent's fields of the same names.
+            mapping = {f: f for f in child_pk.fields}
+        if mapping is None:
+            parent_pk, _ = parent.key_templates(self.index)
+            raise DefinitionError(
+                f"{where} via {self.describe()}: children must share the parent's partition in "
+                f"{scope}, but {child.name}'s template {child_pk.source!r} does not have the "
+                f"shape of {parent.name}'s {parent_pk.source!r}; make the literals match"
+            )
+        if child_sk is None:
+            raise DefinitionError(
+                f"{where} via {self.describe()}: {scope} has no sort key, so a partition "
+                "holds one item and cannot hold children"
+            )
+        if parent.in_index(self.index) if self.index else True:
+            # Children nested under the parent's own sort key (USER#{u} -> USER#{u}#DEVICE#{d})
+            # are narrowed to this parent, not to every sibling's children.
+            _, parent_sk = parent.key_templates(self.index)
+            nested = parent_sk.align_leading(child_sk) if parent_sk is not None else None
+            mapping = {**(nested or {}), **mapping}
+        return mapping
+
+
+@attrs.frozen
+class Partition(Strategy):
+    """Children share the parent's partition key and have their own sort key prefix.
+
+    Loading the parent with its children is one Query on the table.
+    """
+
+    def describe(self) -> str:
+        return "Partition()"
+
+
+@attrs.frozen
+class Index(Strategy):
+    """Parent and children share an item collection of a secondary index.
+
+    Loading the parent with its children is one Query on the index.
+    """
+
+    name: str
+
+    @property
+    def index(self) -> str:  # type: ignore[override]
+        return self.name
+
+    def describe(self) -> str:
+        return f"Index({self.name!r})"
+
+
+def copy_changes(
+    pairs: Iterable[tuple[str, str]], parent_values: Mapping[str, object], child: object
+) -> dict[str, object]:
+    """Child field -> parent value, for each copy (parent field, child field) the child lacks."""
+    return {
+        child_field: parent_values[parent_field]
+        for parent_field, child_field in pairs
+        if getattr(child, child_field) != parent_values[parent_field]
+    }
+
+
+def _check_positive(name: str, value: int | None) -> None:
+    if value is not None and (type(value) is not int or value < 1):
+        raise DefinitionError(f"{name} must be a positive int; got {value!r}")
+
+
+@attrs.frozen
+class Embedded(Strategy):
+    """Children are attrs objects stored inside the parent item.
+
+    With ``key=`` they form a map keyed by that (str) field, else a list. The parent's GetItem
+    brings them along; ``db.add``/``db.remove`` change one child with one UpdateItem, refused
+    before sending when it would exceed ``max_items`` or DynamoDB's 400 KB item limit.
+    ``attribute`` names the stored attribute (default: the relationship's name).
+    """
+
+    key: str | None = None
+    max_items: int | None = None
+    attribute: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        _check_positive("Embedded(max_items=...)", self.max_items)
+
+    def describe(self) -> str:
+        return f"Embedded(key={self.key!r}, max_items={self.max_items!r})"
+
+    @property
+    def accepts_plain_target(self) -> bool:
+        return True
+
+    def embedded_codec(self, rel: HasMany[Any]) -> EmbeddedCodec:
+        codec = EmbeddedCodec.build(
+            rel.qualname,
+            self.attribute or rel.name,
+            rel.target_cls,
+            self.key,
+            self.max_items,
+            localns=rel.local_names(),
+        )
+        owner = rel.owner_info
+        # Stored names, not field names: a field may be stored under another name (``Name``).
+        taken = {*owner.codec.attributes.values(), *owner.templates, owner.table.type_attribute}
+        if codec.attribute in taken:
+            raise DefinitionError(
+                f"{rel.qualname}: attribute {codec.attribute!r} is already used by "
+                f"{owner.name}; pass Embedded(attribute=...) to store children elsewhere"
+            )
+        return codec
+
+    def cascade_read(
+        self, rel: HasMany[Any], table_name: str, parent_values: Mapping[str, object]
+    ) -> CollectionRead | None:
+        return None  # the children go with the parent item
+
+    def plan_add(self, rel: HasMany[Any], change: ChildChange) -> Plan[object]:
+        codec, parent, child = _codec(rel), change.parent, change.child
+        codec.check_child(child)
+        info = rel.owner_info
+        current = list(change.held or ())
+        replacing = any(codec.same_child(c, child) for c in current)
+        after = [c for c in current if not codec.same_child(c, child)] + [child]
+        codec.check_fits(info.encode(parent), after)
+        request = plan_add(
+            codec, change.table_name, info.key_of(parent), info.table.pk, child, replacing=replacing
+        )
+        try:
+            yield Send(request)
+        except ConditionFailedError as exc:
+            limit = (
+                f"it holds {codec.max_items} (max_items) already, or " if codec.max_items else ""
+            )
+            raise LimitExceededError(
+                f"{rel.qualname}: cannot add to {parent!r}: {limit}the parent item is not stored "
+                f"(db.put it first), or it was stored without its {codec.attribute!r} attribute "
+                "(write it once with db.put, which creates it)"
+            ) from exc
+        return child
+
+    def plan_remove(self, rel: HasMany[Any], change: ChildChange) -> Plan[int | None]:
+        codec, child, held, table_name = _codec(rel), change.child, change.held, change.table_name
+        codec.check_child(child)
+        key = rel.owner_info.key_of(change.parent)
+        position = 0  # a map child is removed by its key: no read needed
+        if codec.key is not None and held is not None:
+            if not any(codec.same_child(c, child) for c in held):
+                return None  # known not to be there: nothing to write
+        elif codec.key is None:
+            # A list child is removed by position, which the loaded children tell (the removal
+            # is conditioned on that slot still holding the child), else the stored list.
+            children = held
+            if children is None:
+                response = yield Send(codec.read_request(table_name, key))
+                children = codec.decode(response.get("Item") or {})
+            found = next((i for i, c in enumerate(children) if c == child), None)
+            if found is None:
+                return None  # not there: removing is idempotent, as deleting a missing item is
+            position = found
+        yield Send(plan_remove(codec, table_name, key, child, position))
+        return position
+
+
+def _codec(rel: HasMany[Any]) -> EmbeddedCodec:
+    if rel.embedded is None:
+        raise DefinitionError(f"{rel.qualname} is used before its declaration was resolved")
+    return rel.embedded
+
+
+def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class Denormalized(Strategy):
+    """Children live where ``where`` puts them and carry copies of chosen parent fields.
+
+    ``copy={"birthdate": "author_birthdate"}`` maps parent fields to child fields. ``db.add``
+    fills the copies; ``db.put(parent)`` rewrites every child whose copy changed, and refuses,
+    with nothing written, when more than ``max_fanout`` children would need rewriting.
+    """
+
+    copy: Mapping[str, str] = attrs.field(converter=_frozen_mapping)
+    where: Strategy = attrs.field(factory=Partition)
+    max_fanout: int = 100
+
+    def __attrs_post_init__(self) -> None:
+        _check_positive("Denormalized(max_fanout=...)", self.max_fanout)
+        if not self.copy:
+            raise DefinitionError("Denormalized(copy=...) needs at least one parent field")
+        if isinstance(self.where, Embedded | Denormalized):
+            raise DefinitionError(
+                "Denormalized(where=...) takes Partition() or Index(name): where the children live"
+            )
+
+    @property
+    def index(self) -> str | None:  # type: ignore[override]
+        return self.where.index
+
+    def describe(self) -> str:
+        return f"Denormalized(copy={dict(self.copy)!r})"
+
+    @property
+    def copies(self) -> Mapping[str, str]:
+        return self.copy
+
+    def fanout_limit(self) -> int:
+        return self.max_fanout
+
+    def prepare_child(
+        self, rel: HasMany[Any], parent_values: Mapping[str, object], child: object
+    ) -> object:
+        changes = copy_changes(self.copy.items(), parent_values, child)
+        return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
+
+    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
+        for parent_field, child_field in self.copy.items():
+            if parent_field not in parent.field_types:
+                raise DefinitionError(
+                    f"{where} via {self.describe()}: {parent.name} has no field {parent_field!r}"
+                )
+            if child_field not in child.field_types:
+                raise DefinitionError(
+                    f"{where} via {self.describe()}: {child.name} has no field {child_field!r} "
+                    f"to hold the copy of {parent.name}.{parent_field}; add it (with a default)"
+                )
+        return self.where.link(parent, child, where)

@@ -1,0 +1,465 @@
+"""How a migration runs: the Scan loop, each page's writes, checkpoints and the verification.
+
+A kind (dynorm.tools.migrate_kinds) plans each page; this module reads the pages, sends what the
+plans say, saves the checkpoint after each page and re-reads the table to verify. The public
+calls are in dynorm.migrations, which also exports the Verification built here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
+
+import attrs
+
+from dynorm.core.chunks import KeyId, key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.errors import ConditionFailedError, DynormError
+from dynorm.core.requests import Request, ScanRead
+from dynorm.core.steps import write_batch
+from dynorm.io.database import Database
+from dynorm.io.paging import with_params
+
+from .migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach
+
+__all__ = [
+    "CHECKPOINT_VERSION",
+    "CheckpointError",
+    "Counters",
+    "MigrationError",
+    "Outcome",
+    "Phase",
+    "Verification",
+    "run",
+]
+
+#: The format of checkpoint files; a file of another version is refused.
+CHECKPOINT_VERSION: Final = 2
+#: The largest Scan page a migration reads (DynamoDB's Limit has no bound; a page's writes and
+#: its checkpoint are the unit of progress, so pages stay small).
+MAX_PAGE_SIZE: Final = 1000
+
+Phase: TypeAlias = Literal["migrate", "verify"]
+
+
+class MigrationError(DynormError):
+    """A migration that cannot run, or cannot go on, as asked; the message says what to change."""
+
+
+class CheckpointError(MigrationError):
+    """A checkpoint file that belongs to another migration, or cannot be read or written."""
+
+
+@attrs.define
+class Counters:
+    """What a pass has done so far."""
+
+    scanned: int = 0
+    written: int = 0
+    deleted: int = 0
+    updated: int = 0
+    pages: int = 0
+
+
+@attrs.frozen
+class Verification:
+    """The fresh read after a migration.
+
+    ``leftovers``: the writes, deletes and parent updates a run would still make (a child still
+    in the old layout counts its write and its delete) — 0 when nothing is left in the old
+    layout. ``parents``/``children``: parents read and children read through the declared
+    strategy (``db.get(..., load=[rel])`` and the loader). ``unreachable``: child items stored
+    in the new layout that their parent's loader does not return. ``orphans``: child items whose
+    parent is not stored (reported, not a failure: they had no parent before either).
+    ``unchecked``: child items whose parent the verification cannot name (the relationship's
+    link does not give a whole parent key), so not checked; ``problems`` says so.
+
+    For ``embed``, each parent this run changed must hold every child it was given (those
+    moved in and those embedded before); one missing counts as ``unreachable``. For
+    ``backfill``, ``leftovers`` is the check: items whose index keys still differ from what
+    the templates give (``parents`` and ``children`` stay 0).
+    """
+
+    leftovers: int
+    parents: int
+    children: int
+    unreachable: int
+    orphans: int
+    problems: tuple[str, ...] = ()
+    unchecked: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing is left in the old layout and every child is reachable."""
+        return self.leftovers == 0 and self.unreachable == 0
+
+
+@attrs.frozen
+class Outcome:
+    """What a run did: its counts (earlier runs' included when resumed) and verification."""
+
+    counters: Counters
+    #: DescribeTable's ItemCount (None: unknown)
+    total: int | None
+    resumed: bool
+    refused: tuple[str, ...]
+    checked: Verification | None
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+_CHECKPOINT_KEYS: Final = frozenset(
+    {"version", "fingerprint", "positions", "done", "counters", "refused"}
+)
+
+
+def _malformed(path: Path, why: str) -> CheckpointError:
+    return CheckpointError(
+        f"checkpoint {str(path)!r} is not a checkpoint this version of dynorm wrote ({why}); "
+        "delete it to start over"
+    )
+
+
+@attrs.define
+class Checkpoint:
+    """The JSON file that lets an interrupted run resume (see docs/migrations.md)."""
+
+    path: Path | None
+    fingerprint: dict[str, object]
+    positions: list[Item | None]
+    done: list[bool]
+    counters: Counters
+    refused: list[str] = attrs.field(factory=list)
+    resumed: bool = False
+
+    @classmethod
+    def open(cls, path: Path | None, fingerprint: dict[str, object], segments: int) -> Checkpoint:
+        """The checkpoint at ``path`` when it is this migration's, else a fresh one.
+
+        CheckpointError when the file is another migration's, or not a checkpoint at all.
+        """
+        fresh = cls(path, fingerprint, [None] * segments, [False] * segments, Counters())
+        if path is None or not path.exists():
+            return fresh
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} cannot be read ({exc}); delete it to start over"
+            ) from exc
+        if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), dict):
+            raise _malformed(path, "no fingerprint")
+        stored: dict[str, object] = data["fingerprint"]
+        if data.get("version") != CHECKPOINT_VERSION or stored != fingerprint:
+            diff = ", ".join(
+                f"{k}: {stored.get(k)!r} there, {fingerprint.get(k)!r} here"
+                for k in sorted({*stored, *fingerprint})
+                if stored.get(k) != fingerprint.get(k)
+            )
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} belongs to another migration ({diff or 'version'}); "
+                "pass another checkpoint path, or delete this one to start over"
+            )
+        return cls._parse(path, fingerprint, segments, data)
+
+    @classmethod
+    def _parse(
+        cls, path: Path, fingerprint: dict[str, object], segments: int, data: dict[str, Any]
+    ) -> Checkpoint:
+        unknown = set(data) - _CHECKPOINT_KEYS
+        missing = _CHECKPOINT_KEYS - {"refused"} - set(data)
+        if unknown or missing:
+            what = [f"unknown {sorted(unknown)}"] if unknown else []
+            what += [f"missing {sorted(missing)}"] if missing else []
+            raise _malformed(path, ", ".join(what))
+        positions, done, counters = data["positions"], data["done"], data["counters"]
+        refused = data.get("refused", [])
+        fields = {f.name for f in attrs.fields(Counters)}
+        if not (
+            isinstance(positions, list)
+            and len(positions) == segments
+            and all(p is None or isinstance(p, dict) for p in positions)
+        ):
+            raise _malformed(path, f"positions must be {segments} scan positions")
+        if not (
+            isinstance(done, list)
+            and len(done) == segments
+            and all(isinstance(d, bool) for d in done)
+        ):
+            raise _malformed(path, f"done must be {segments} booleans")
+        if not (
+            isinstance(counters, dict)
+            and set(counters) == fields
+            and all(type(v) is int and v >= 0 for v in counters.values())
+        ):
+            raise _malformed(path, f"counters must hold {', '.join(sorted(fields))}")
+        if not (isinstance(refused, list) and all(isinstance(r, str) for r in refused)):
+            raise _malformed(path, "refused must be a list of texts")
+        return cls(path, fingerprint, positions, done, Counters(**counters), refused, resumed=True)
+
+    def save(self) -> None:
+        """Write the file (atomically: a crash leaves the old checkpoint or the new one)."""
+        if self.path is None:
+            return
+        data = {
+            "version": CHECKPOINT_VERSION,
+            "fingerprint": self.fingerprint,
+            "positions": self.positions,
+            "done": self.done,
+            "counters": attrs.asdict(self.counters),
+            "refused": self.refused[:MAX_PROBLEMS],
+        }
+        partial = self.path.with_name(self.path.name + ".tmp")
+        try:
+            partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=_jsonable))
+            partial.replace(self.path)
+        except OSError as exc:
+            raise CheckpointError(
+                f"checkpoint {str(self.path)!r} cannot be written ({exc}); pass a path in a "
+                "directory that exists and is writable"
+            ) from exc
+
+    def remove(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, bytes | bytearray):  # a binary key value on the botocore path
+        return base64.b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# -- reading and writing --------------------------------------------------------------------------
+
+
+async def _total_estimate(db: Database) -> int | None:
+    described = await db.describe_table()
+    count = (described or {}).get("ItemCount")
+    # 0 is what a table reports until its first count (dynalite: always): read it as unknown.
+    return int(count) if count else None
+
+
+def _scan_request(
+    db: Database,
+    segment: int,
+    segments: int,
+    page_size: int,
+    start: Item | None,
+    *,
+    consistent: bool,
+) -> Request:
+    """One page of a raw Scan of the whole table (every model, items as stored)."""
+    read = ScanRead(
+        table_name=db.table_name, segment=segment, segments=segments, consistent=consistent
+    )
+    return with_params(read.request(), ExclusiveStartKey=start, Limit=page_size)
+
+
+async def _scan_pages(
+    db: Database,
+    *,
+    segments: int,
+    page_size: int,
+    positions: list[Item | None],
+    done: list[bool],
+    on_page: Callable[[int, list[Item], Item | None], Awaitable[None]],
+    consistent: bool,
+) -> None:
+    """Read every segment page by page (segments concurrently), ``on_page`` after each."""
+
+    async def segment(number: int) -> None:
+        start = positions[number]
+        while not done[number]:  # a segment a resumed checkpoint finished is not read again
+            request = _scan_request(db, number, segments, page_size, start, consistent=consistent)
+            response = await db.send(request)
+            start = response.get("LastEvaluatedKey") or None
+            await on_page(number, list(response.get("Items") or []), start)
+            if start is None:
+                return
+
+    if segments == 1:
+        await segment(0)
+        return
+    try:
+        async with asyncio.TaskGroup() as group:  # one failing cancels the others
+            for number in range(segments):
+                group.create_task(segment(number))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None  # the first failure, as with one segment
+
+
+async def _execute(db: Database, plan: PagePlan) -> int:
+    """Send a page's writes: puts, then parent updates, then deletes. Returns updates applied."""
+    if plan.puts:
+        await db.put_all(plan.puts)
+    if plan.raw_puts:
+        await db.run(write_batch([{"PutRequest": {"Item": item}} for item in plan.raw_puts]))
+    applied = 0
+
+    async def update(request: Request) -> None:
+        nonlocal applied
+        try:
+            await db.send(request)
+            applied += 1
+        except ConditionFailedError:
+            pass  # the parent was deleted since the scan: nothing to update
+
+    await asyncio.gather(*(update(r) for r in plan.updates))
+    if plan.deletes:
+        unique = list({key_id(k): k for k in plan.deletes}.values())
+        await db.run(write_batch([{"DeleteRequest": {"Key": k}} for k in unique]))
+    return applied
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def fingerprint_of(db: Database, kind: Kind, segments: int) -> dict[str, object]:
+    """What identifies a migration in its checkpoint: where it runs and what it does."""
+    return {
+        "endpoint": db.endpoint,
+        "region": db.region,
+        "table": db.table_name,
+        "kind": kind.kind,
+        **kind.fingerprint(),
+        "to": kind.subject,
+        "segments": segments,
+    }
+
+
+async def run(
+    db: Database,
+    kind: Kind,
+    *,
+    dry_run: bool,
+    checkpoint: str | os.PathLike[str] | None,
+    on_progress: Callable[[Phase, Counters, int | None], None],
+    segments: int,
+    page_size: int,
+    verify: bool,
+) -> Outcome:
+    """Run ``kind`` over the table; MigrationError when a page is refused (not in a dry run)."""
+    if type(segments) is not int or segments < 1:
+        raise MigrationError(f"segments must be a positive int; got {segments!r}")
+    if type(page_size) is not int or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise MigrationError(
+            f"page_size must be an int from 1 to {MAX_PAGE_SIZE}; got {page_size!r}"
+        )
+    path = None if dry_run or checkpoint is None else Path(checkpoint)
+    state = Checkpoint.open(path, fingerprint_of(db, kind, segments), segments)
+    state.save()  # a path that cannot be written fails here, before anything is written
+    total = await _total_estimate(db)
+    counters = state.counters
+    lock = asyncio.Lock()
+    expected: dict[KeyId, tuple[Item, frozenset[str]]] = {}
+
+    async def migrate_page(number: int, items: list[Item], after: Item | None) -> None:
+        plan = await kind.plan(db, items)
+        if plan.refused and not dry_run:
+            raise MigrationError(
+                f"{kind.subject}: nothing was written for this page: "
+                + "; ".join(plan.refused[:MAX_PROBLEMS])
+            )
+        updated = len(plan.updates) if dry_run else await _execute(db, plan)
+        async with lock:
+            expected.update(plan.embedded)
+            counters.scanned += len(items)
+            counters.written += plan.written
+            counters.deleted += len({key_id(k) for k in plan.deletes})
+            counters.updated += updated
+            counters.pages += 1
+            state.refused += plan.refused
+            state.positions[number] = after
+            state.done[number] = after is None
+            state.save()
+            on_progress("migrate", counters, total)
+
+    await _scan_pages(
+        db,
+        segments=segments,
+        page_size=page_size,
+        positions=state.positions,
+        done=state.done,
+        on_page=migrate_page,
+        consistent=False,
+    )
+    state.remove()
+    checked = None
+    if verify and not dry_run:
+        checked = await _verify(
+            db,
+            kind,
+            segments=segments,
+            page_size=page_size,
+            expected=expected,
+            on_progress=lambda p, c: on_progress(p, c, total),
+        )
+    return Outcome(counters, total, state.resumed, tuple(state.refused[:MAX_PROBLEMS]), checked)
+
+
+async def _verify(
+    db: Database,
+    kind: Kind,
+    *,
+    segments: int,
+    page_size: int,
+    expected: dict[KeyId, tuple[Item, frozenset[str]]],
+    on_progress: Callable[[Phase, Counters], None],
+) -> Verification:
+    seen = Counters()
+    leftovers = 0
+    total = Reach()
+    problems: list[str] = []
+    lock = asyncio.Lock()
+
+    async def verify_page(number: int, items: list[Item], after: Item | None) -> None:
+        nonlocal leftovers
+        del number, after
+        plan = await kind.plan(db, items)
+        reach = await kind.reach(db, items, expected)
+        async with lock:
+            left = plan.written + len(plan.deletes) + len(plan.updates) + len(plan.refused)
+            leftovers += left
+            if left and len(problems) < MAX_PROBLEMS:
+                problems.append(
+                    f"{left} change(s) still to make in a page: "
+                    f"{plan.written} to write, {len(plan.deletes)} to delete, "
+                    f"{len(plan.updates)} parents to update, {len(plan.refused)} refused"
+                )
+            problems.extend(plan.refused[: MAX_PROBLEMS - len(problems)])
+            total.parents |= reach.parents
+            total.children += reach.children
+            total.unreachable += reach.unreachable
+            total.orphans += reach.orphans
+            total.unchecked += reach.unchecked
+            problems.extend(reach.problems[: MAX_PROBLEMS - len(problems)])
+            seen.scanned += len(items)
+            seen.pages += 1
+            on_progress("verify", seen)
+
+    await _scan_pages(
+        db,
+        segments=segments,
+        page_size=page_size,
+        positions=[None] * segments,
+        done=[False] * segments,
+        on_page=verify_page,
+        consistent=True,
+    )
+    return Verification(
+        leftovers=leftovers,
+        parents=len(total.parents),
+        children=total.children,
+        unreachable=total.unreachable,
+        orphans=total.orphans,
+        unchecked=total.unchecked,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,424 @@
+"""Moving live data when a relationship's strategy changes (see docs/migrations.md).
+
+The code always describes the *target* layout: the Table and models as they are declared now.
+A migration is told where the data is stored *now* and rewrites it into what the current
+declaration writes:
+
+- :func:`migrate` — a HasMany whose strategy changed: ``Partition()`` <-> ``Index(name)``
+  (``kind="move"``), ``Embedded(...)`` -> ``Partition()``/``Index(...)`` (``"unembed"``) and
+  back (``"embed"``).
+- :func:`backfill_index` — a model gained (or changed) key templates for an index: every item
+  of the model gets the index key attributes the current templates write (``"backfill"``).
+- :func:`repair_copies` — a ``Denormalized(copy=...)`` relationship: every child's copies made
+  equal to its parent's fields (``"copies"``).
+
+Each reads the table with Scan pages (``segments=`` parallel segments, ``page_size`` items a
+page) and, page by page, writes what that page needs: new items first (BatchWriteItem, 25 a
+request, unprocessed items retried with backoff), then parent updates (UpdateItem conditioned
+on the parent existing), then deletions of old items (BatchWriteItem). Items that stay items are
+rewritten raw: the stored item with only its key attributes (or copies) replaced, so attributes
+no model declares, timestamps and versions are kept. A page that would overwrite or lose an item
+is refused before anything of it is written. The page planning is in dynorm.tools.migrate_kinds, the
+run (scan, writes, checkpoint, verification) in dynorm.tools.migrate_run. An interruption can leave
+a duplicate (repaired by running again) but never loses an item. After each page the progress
+callback is called and the checkpoint, if any, is saved; a verification pass re-reads the table
+at the end.
+
+Concurrent writers: BatchWriteItem carries no conditions, so an item rewritten here replaces
+what a concurrent writer stored between the read and the write. Run a migration between
+deploys, or with the writers of that relationship (or model) paused. A writer still running the
+old code may add items in the old layout behind the scan: the verification pass reports them
+(``leftovers``) and running the migration again moves them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Final, Literal, TypeAlias
+
+import attrs
+
+from dynorm.core.errors import DefinitionError
+from dynorm.io.database import Database
+from dynorm.mapping.model import is_model
+from dynorm.mapping.relations import HasMany, Relationship
+from dynorm.mapping.strategies import Strategy
+
+from .migrate_kinds import (
+    MAX_PROBLEMS,
+    Backfill,
+    Copies,
+    Embed,
+    Kind,
+    MigrationKind,
+    Move,
+    Unembed,
+)
+from .migrate_run import (
+    CHECKPOINT_VERSION,
+    MAX_PAGE_SIZE,
+    CheckpointError,
+    Counters,
+    MigrationError,
+    Phase,
+    Verification,
+    run,
+)
+
+__all__ = [
+    "CHECKPOINT_VERSION",
+    "DEFAULT_PAGE_SIZE",
+    "MAX_PAGE_SIZE",
+    "MAX_PROBLEMS",
+    "CheckpointError",
+    "MigrationError",
+    "MigrationKind",
+    "MigrationProgress",
+    "MigrationReport",
+    "ProgressCallback",
+    "Verification",
+    "backfill_index",
+    "migrate",
+    "repair_copies",
+]
+
+#: Items a Scan page reads by default (its ``Limit``): the unit of writes and checkpoints.
+DEFAULT_PAGE_SIZE: Final = 100
+
+
+@attrs.frozen
+class MigrationProgress:
+    """Where a run stands, handed to ``on_progress`` after every page.
+
+    ``total`` is DynamoDB's ItemCount of the table (DescribeTable), an *estimate* updated about
+    every six hours (None when unknown, or reported as 0): ``scanned`` may pass it. ``phase``
+    is ``"migrate"`` (counts are what was written, or would be in a dry run) or ``"verify"``
+    (the fresh read).
+    """
+
+    kind: MigrationKind
+    phase: Literal["migrate", "verify"]
+    scanned: int
+    total: int | None
+    written: int
+    deleted: int
+    updated: int
+    pages: int
+    dry_run: bool
+
+
+ProgressCallback: TypeAlias = Callable[[MigrationProgress], object]
+"""``on_progress(progress)``: called after each page; an exception it raises stops the run."""
+
+
+@attrs.frozen
+class MigrationReport:
+    """What a migration did (or, with ``dry_run``, would do).
+
+    ``written``: items put; ``deleted``: items deleted; ``updated``: parent items changed in
+    place (UpdateItem). With a resumed checkpoint the counts include the earlier runs', and are
+    a lower bound of what was written: pages in flight when a run with several segments stopped
+    may have been written without their counts being saved. ``refused``: parents or children
+    left alone because writing them would lose or replace an item (children that would not fit,
+    share a key, or whose key holds another item; only a dry run reports these, a real run
+    raises). ``verification`` is None for a dry run or
+    ``verify=False``.
+    """
+
+    kind: MigrationKind
+    subject: str
+    dry_run: bool
+    scanned: int
+    written: int
+    deleted: int
+    updated: int
+    pages: int
+    total_estimate: int | None
+    resumed: bool = False
+    refused: tuple[str, ...] = ()
+    verification: Verification | None = None
+
+    @property
+    def changes(self) -> int:
+        """Writes of every kind: items put, deleted and updated."""
+        return self.written + self.deleted + self.updated
+
+    @property
+    def ok(self) -> bool:
+        """False when a parent was refused or the verification failed (the CLI exits non-zero)."""
+        return not self.refused and (self.verification is None or self.verification.ok)
+
+
+def _check_has_many(db: Database, relationship: Relationship[Any], call: str) -> HasMany[Any]:
+    if not isinstance(relationship, HasMany):
+        raise DefinitionError(
+            f"{call} takes a HasMany relationship (Parent.children); got {relationship!r}"
+        )
+    if relationship.owner is None:
+        raise DefinitionError(f"{call}: {relationship!r} is not bound to a model class")
+    db.table.check()
+    db.table.info(relationship.owner)  # on this Database's table
+    return relationship
+
+
+def _check_index(db: Database, index: str | None, why: str) -> None:
+    if index is not None and index not in db.table.indexes:
+        declared = ", ".join(db.table.indexes) or "none"
+        raise DefinitionError(
+            f"{why}: index {index!r} is not declared on Table {db.table.name!r} (declared: "
+            f"{declared}); keep it declared while the migration runs"
+        )
+
+
+async def _run(
+    db: Database,
+    kind: Kind,
+    *,
+    dry_run: bool,
+    checkpoint: str | os.PathLike[str] | None,
+    on_progress: ProgressCallback | None,
+    segments: int,
+    page_size: int,
+    verify: bool,
+) -> MigrationReport:
+    def progress(phase: Phase, seen: Counters, total: int | None) -> None:
+        if on_progress is not None:
+            on_progress(
+                MigrationProgress(
+                    kind=kind.kind,
+                    phase=phase,
+                    scanned=seen.scanned,
+                    total=total,
+                    written=seen.written,
+                    deleted=seen.deleted,
+                    updated=seen.updated,
+                    pages=seen.pages,
+                    dry_run=dry_run,
+                )
+            )
+
+    outcome = await run(
+        db,
+        kind,
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        on_progress=progress,
+        segments=segments,
+        page_size=page_size,
+        verify=verify,
+    )
+    counters, checked = outcome.counters, outcome.checked
+    return MigrationReport(
+        kind=kind.kind,
+        subject=kind.subject,
+        dry_run=dry_run,
+        scanned=counters.scanned,
+        written=counters.written,
+        deleted=counters.deleted,
+        updated=counters.updated,
+        pages=counters.pages,
+        total_estimate=outcome.total,
+        resumed=outcome.resumed,
+        refused=outcome.refused,
+        verification=checked,
+    )
+
+
+# -- the public calls -----------------------------------------------------------------------------
+
+
+async def migrate(
+    db: Database,
+    relationship: Relationship[Any],
+    *,
+    from_: Strategy,
+    dry_run: bool = False,
+    checkpoint: str | os.PathLike[str] | None = None,
+    on_progress: ProgressCallback | None = None,
+    segments: int = 1,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    verify: bool = True,
+) -> MigrationReport:
+    """Move ``relationship``'s stored children from ``from_`` into the declared strategy.
+
+    The declaration (``Parent.children`` as the code declares it now) is the target; ``from_``
+    says where the children are stored now:
+
+    - ``Partition()`` <-> ``Index(name)``: the child's key templates are the same before and
+      after and only move between the table key and the index key. Each child found in the old
+      place is rewritten as stored with only its key attributes replaced (attributes no model
+      declares, timestamps and versions are kept), then the old item is deleted; parents get
+      the index key attributes the current templates give them. A page where two old children
+      get the same new key, or where a new key holds another item already, is refused before
+      anything of it is written (the new keys are read first: a BatchGetItem per 100).
+    - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
+      (given its parent's link fields), then the attribute is removed from the parent
+      (UpdateItem conditioned on the parent existing).
+    - a collection -> ``Embedded(...)``: each parent's old children are read (the child class
+      must still be declared on the table), set as the parent's attribute (refused, before
+      anything is written for that page, beyond ``max_items`` or 400 KB, or when two children
+      share a map key or differ from a child embedded under theirs), then deleted.
+
+    ``dry_run=True`` reads everything and writes nothing: the report counts what would change.
+    ``checkpoint`` is a JSON file saved after each page (a dry run neither reads nor writes it);
+    a later call with the same path resumes after the last page saved, and refuses a checkpoint
+    of another migration (:class:`CheckpointError`). It is removed once the pass completes.
+    ``on_progress`` is called after each page. ``segments`` reads the table in parallel
+    segments; ``page_size`` items a Scan page. ``verify`` re-reads the table (consistent Scan)
+    and each parent's children through the declared strategy; see :class:`Verification`.
+
+    Concurrent writers: see the module docstring (run between deploys, or with the writers of
+    this relationship paused; a second run plus verification catches stragglers).
+    """
+    rel = _check_has_many(db, relationship, "migrate")
+    if not isinstance(from_, Strategy):
+        raise DefinitionError(f"from_= takes a strategy such as Partition(); got {from_!r}")
+    where = f"migrate({rel.qualname}, from_={from_.describe()})"
+    if from_ == rel.via:
+        raise DefinitionError(
+            f"{where}: {rel.qualname} is declared with {rel.via.describe()} already; from_= "
+            "names the strategy the data is stored with NOW, and the declaration the target"
+        )
+    kind: Kind
+    codec = from_.embedded_codec(rel)  # the old attribute, when the children were embedded
+    if codec is not None and rel.embedded is not None:
+        raise DefinitionError(
+            f"{where}: both layouts are Embedded; migrate to Partition() first, or rename the "
+            "attribute by hand"
+        )
+    if codec is not None:
+        child = rel.target_info
+        if child.stamps.version is not None:
+            raise DefinitionError(
+                f"{where}: {child.name} is versioned, and the children become new items through "
+                "BatchWriteItem, which cannot carry a version check; migrate with the version "
+                "field removed and add it afterwards"
+            )
+        kind = Unembed(rel, from_, codec)
+    elif rel.embedded is not None:
+        target = rel.target_cls
+        if not is_model(target) or rel.target_info.table is not db.table:
+            raise DefinitionError(
+                f"{where}: the old children are items of {target.__name__}, so "
+                f"{target.__name__} must still be declared on Table {db.table.name!r} "
+                "(@table.model with the key templates it was stored with) while the migration "
+                "runs; its templates say where the old items are"
+            )
+        _check_index(db, from_.index, where)
+        old = rel.via_strategy(from_)
+        kind = Embed(rel, from_, old)
+    else:
+        src, dst = from_.index, rel.via.index
+        _check_index(db, src, where)
+        if src == dst:
+            raise DefinitionError(
+                f"{where}: children of {from_.describe()} and {rel.via.describe()} live in the "
+                "same place, so nothing moves; to fill denormalized copies use repair_copies()"
+            )
+        for index in (src, dst):
+            if db.table.key_attributes(index)[1] is None:
+                raise DefinitionError(f"{where}: {index or 'the table'} has no sort key")
+        kind = Move(rel, from_)
+    return await _run(
+        db,
+        kind,
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        on_progress=on_progress,
+        segments=segments,
+        page_size=page_size,
+        verify=verify,
+    )
+
+
+async def backfill_index(
+    db: Database,
+    model: type[Any],
+    index: str | None = None,
+    *,
+    dry_run: bool = False,
+    checkpoint: str | os.PathLike[str] | None = None,
+    on_progress: ProgressCallback | None = None,
+    segments: int = 1,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    verify: bool = True,
+) -> MigrationReport:
+    """Write the index key attributes ``model``'s templates give, into every item of it.
+
+    For a model that gained key templates for an index (``GSI2=(...)``) or whose templates
+    changed: each stored item whose attributes for ``index`` (None: every index the model has
+    templates for) differ from what the current templates make is rewritten with them — the
+    item read, those attributes replaced, written back whole with BatchWriteItem (an item
+    whose template fields are None loses them, keeping the index sparse). Items already right
+    are not written. Options as for :func:`migrate`.
+    """
+    info = db.table.info(model)
+    if index is None:
+        indexes = tuple(i for i in db.table.indexes if info.in_index(i))
+        if not indexes:
+            raise DefinitionError(
+                f"backfill_index({info.name}): {info.name} has key templates for no index; "
+                f"declare them: @table.model(..., GSI1=(pk_template, sk_template))"
+            )
+    else:
+        _check_index(db, index, f"backfill_index({info.name}, {index!r})")
+        if not info.in_index(index):
+            raise DefinitionError(
+                f"backfill_index({info.name}, {index!r}): {info.name} has no key templates for "
+                f"{index!r}; declare them: @table.model(..., {index}=(pk_template, sk_template))"
+            )
+        indexes = (index,)
+    kind = Backfill(info, indexes)
+    if not kind.attributes:
+        raise DefinitionError(
+            f"backfill_index({info.name}): the keys of {', '.join(indexes)} are the table's own "
+            "attributes or the model's fields; nothing to backfill"
+        )
+    return await _run(
+        db,
+        kind,
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        on_progress=on_progress,
+        segments=segments,
+        page_size=page_size,
+        verify=verify,
+    )
+
+
+async def repair_copies(
+    db: Database,
+    relationship: Relationship[Any],
+    *,
+    dry_run: bool = False,
+    checkpoint: str | os.PathLike[str] | None = None,
+    on_progress: ProgressCallback | None = None,
+    segments: int = 1,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    verify: bool = True,
+) -> MigrationReport:
+    """Make every child's ``Denormalized(copy=...)`` fields equal to its parent's fields.
+
+    For copies added to a relationship (children stored before have none) or gone stale. Each
+    parent's children are read through the declared strategy; those whose copies differ are
+    rewritten as stored with the copies' attributes (and index keys made from them) replaced:
+    other attributes, timestamps and versions are kept. Children already right are not
+    written. Options as for :func:`migrate`.
+    """
+    rel = _check_has_many(db, relationship, "repair_copies")
+    if not rel.via.copies:
+        raise DefinitionError(
+            f"repair_copies({rel.qualname}): it is declared with {rel.via.describe()}, which "
+            "keeps no copies; declare it via=Denormalized(copy={...}) first"
+        )
+    return await _run(
+        db,
+        Copies(rel),
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        on_progress=on_progress,
+        segments=segments,
+        page_size=page_size,
+        verify=verify,
+    )
