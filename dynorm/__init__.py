@@ -47,16 +47,10 @@ from .core.limits import (
 from .core.ranges import SortCondition, begins_with, between, ge, gt, le, lt
 from .core.requests import Request
 from .io.database import Database, Transaction, connect
+from .io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
 from .io.paging import Page
 from .io.query import Query, Scan
-from .mapping.relations import (
-    BelongsTo,
-    HasMany,
-    LoadOption,
-    ParentLoader,
-    RelationLoader,
-    Relationship,
-)
+from .mapping.relations import LoadOption, Relationship
 from .mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 from .mapping.streams import Change
 from .mapping.table import GSI, LSI, Table

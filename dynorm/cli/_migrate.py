@@ -13,7 +13,7 @@ from rich.table import Table as RichTable
 
 from dynorm.core.errors import DynormError
 from dynorm.mapping.model import ModelInfo
-from dynorm.mapping.relations import HasMany, Relationship
+from dynorm.mapping.relations import HasManyRelation, Relationship, relationships_of
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.migrations import (
@@ -56,14 +56,14 @@ def _model(table: Table, name: str) -> ModelInfo[Any]:
 def _relationship(table: Table, subject: str) -> Relationship[Any]:
     model, dot, name = subject.partition(".")
     info = _model(table, model)
-    if not dot or name not in info.relationships:
-        rels = ", ".join(f"{info.name}.{r}" for r in info.relationships) or "none"
+    if not dot or name not in relationships_of(info):
+        rels = ", ".join(f"{info.name}.{r}" for r in relationships_of(info)) or "none"
         raise click.BadParameter(
             f"{subject!r} is not a relationship; {info.name}'s relationships: {rels} "
             "(--from and --copies take a relationship, Parent.children; --backfill a model)",
             param_hint="SUBJECT",
         )
-    return info.relationships[name]
+    return relationships_of(info)[name]
 
 
 def _default_checkpoint(table_name: str, subject: str, kind: str) -> Path:
@@ -201,7 +201,7 @@ def migrate(
     kind = "backfill" if backfill else ("copies" if copies else "strategy")
     model: type[Any] | None = _model(table, subject).cls if backfill else None
     target: Any = None if backfill else _relationship(table, subject)
-    if kind == "strategy" and not isinstance(target, HasMany):
+    if kind == "strategy" and not isinstance(target, HasManyRelation):
         raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
     name = connection.name_of(table)
     saved = (

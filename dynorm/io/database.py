@@ -41,7 +41,13 @@ from dynorm.mapping.reading import (
     scan_read,
 )
 from dynorm.mapping.readplan import normalize_options
-from dynorm.mapping.relations import HasMany, LoadOption, Relationship
+from dynorm.mapping.relations import (
+    HasManyRelation,
+    LoadOption,
+    Relationship,
+    embedded_of,
+    relationships_of,
+)
 from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
 from dynorm.mapping.table import GSI, LSI, Table
 from dynorm.mapping.writeplan import WritePlanner, returned_fields
@@ -83,7 +89,7 @@ DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
 
 def _update_loaded(
-    parent: object, rel: HasMany[Any], child: object, *, adding: bool, position: int | None
+    parent: object, rel: HasManyRelation[Any], child: object, *, adding: bool, position: int | None
 ) -> None:
     """Keep a parent's loaded children in step with an add or remove that was just written."""
     state = state_of(parent)
@@ -206,10 +212,10 @@ class Database:
         by key), where the sort key decides; ``"any"``, a scan, where both keys do;
         ``"classified"``, items the table's classifier already gave to this model.
         """
-        tests = info.table.classifier(index).tests(info)
+        tests = info.tests(index)
         matches = {"collection": tests.in_collection, "any": tests.whole}.get(items)
         decode, generated = info.decode, info.codec.decode
-        adopt = self.adopt if info.relationships else None
+        adopt = self.adopt if relationships_of(info) else None
         shape = tests.shape if items == "collection" else None
         if shape is not None and adopt is None:
             # The hot loop's common case with every step inline (one call per item, not four).
@@ -244,7 +250,7 @@ class Database:
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
         state = bind(obj, self)
-        for rel in info.embedded:
+        for rel in embedded_of(info):
             codec = rel.embedded
             if codec is not None and codec.attribute in item:
                 state.loaded[rel.name] = Loaded(codec.decode(item), None)
@@ -464,7 +470,7 @@ class Database:
         its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
         stored, _ = await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
-        if self.table.info(type(obj)).relationships:
+        if relationships_of(self.table.info(type(obj))):
             bind(stored, self)
         return cast("T", stored)
 
@@ -582,7 +588,7 @@ class Database:
         if item is None:
             return None  # "old" of an item the upsert created
         updated: T = info.decode(item)
-        if info.relationships and returns == "new":
+        if relationships_of(info) and returns == "new":
             self.adopt(info, updated, item)
         return updated
 
@@ -700,7 +706,7 @@ class Database:
         for obj in objs:
             cls = type(obj)
             if related.get(cls) is None:
-                related[cls] = bool(self.table.info(cls).relationships)
+                related[cls] = bool(relationships_of(self.table.info(cls)))
             if related[cls]:
                 bind(obj, self)
         return count
@@ -932,9 +938,11 @@ class Database:
         position = await self.run(self.writes.remove(parent, rel, child))
         _update_loaded(parent, rel, child, adding=False, position=position)
 
-    def _has_many(self, parent: object, relationship: Relationship[Any], verb: str) -> HasMany[Any]:
+    def _has_many(
+        self, parent: object, relationship: Relationship[Any], verb: str
+    ) -> HasManyRelation[Any]:
         rel = self._relationship(parent, relationship)
-        if not isinstance(rel, HasMany):
+        if not isinstance(rel, HasManyRelation):
             raise DefinitionError(
                 f"{rel.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo link "
                 "by writing the child's fields with db.put"

@@ -27,8 +27,10 @@ from dynorm.mapping.readplan import (
     parent_get,
     share_of_page,
 )
-from dynorm.mapping.relations import BelongsTo, HasMany, LoadOption
-from dynorm.mapping.state import Loaded, Session, state_of
+from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption
+from dynorm.mapping.state import Loaded, state_of
+
+from .session import Session
 
 __all__ = [
     "execute_get",
@@ -54,7 +56,7 @@ async def _run_collection(
     A Query that carries the parent but was cut short before reaching it reads it with GetItem.
     """
     read = load.read
-    rels: list[HasMany[Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
+    rels: list[HasManyRelation[Any]] = [o.relationship for o in load.options]  # type: ignore[misc]
     parent: list[Item] = []
 
     def see(page: list[Item]) -> None:
@@ -114,7 +116,7 @@ async def _run_shared(
     Each relationship the page left short reads on by itself: the returned follow-ups, to run
     concurrently.
     """
-    rels: list[HasMany[Any]] = [o.relationship for o in options]  # type: ignore[misc]
+    rels: list[HasManyRelation[Any]] = [o.relationship for o in options]  # type: ignore[misc]
     accepts = [session.acceptor(r.target_info, read.index) for r in rels]
 
     def accept(raw: Item) -> tuple[int, Any, Item] | None:
@@ -177,7 +179,9 @@ async def load_all(
 
 def _by_key(option: LoadOption) -> bool:
     rel = option.relationship
-    return isinstance(rel, BelongsTo) or (isinstance(rel, HasMany) and rel.embedded is not None)
+    return isinstance(rel, BelongsToRelation) or (
+        isinstance(rel, HasManyRelation) and rel.embedded is not None
+    )
 
 
 async def _load_by_key(
@@ -185,7 +189,7 @@ async def _load_by_key(
 ) -> None:
     if not objs or not options:
         return
-    belongs = [o for o in options if isinstance(o.relationship, BelongsTo)]
+    belongs = [o for o in options if isinstance(o.relationship, BelongsToRelation)]
     embedded = [o for o in options if o not in belongs]
     # Objects lacking an embedded relationship are read again: their items hold the children.
     stale = [o for o in objs if any(not _held(o, e) for e in embedded)]
@@ -221,7 +225,7 @@ async def _load_children(
     session: Session, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
 ) -> None:
     """One HasMany for many objects: one Query each, run concurrently, never one by one."""
-    if not isinstance(option.relationship, HasMany):
+    if not isinstance(option.relationship, HasManyRelation):
         raise DefinitionError(f"{option.relationship!r} cannot be loaded")
     results = await asyncio.gather(
         *(_run_children(session, option, info.values_of(o)) for o in objs)
@@ -239,7 +243,7 @@ def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
 async def _run_children(
     session: Session, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
-    rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
+    rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
     read = rel.children_read(session.table_name, parent_values)
     accept = session.acceptor(rel.target_info, read.index)
     items, after = await session.read_page(read, accept, limit=option.limit, start=None)

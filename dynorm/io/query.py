@@ -21,7 +21,7 @@ from dynorm.core.requests import (
     check_limit,
     whole_item_reads,
 )
-from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.model import ModelInfo, ModelTable
 from dynorm.mapping.reading import (
     count_match,
     identifying,
@@ -62,7 +62,9 @@ def _with_filter(
     return attrs.evolve(read, filter=rendered), combined
 
 
-def _counting(read: ReadOptions, match: Callable[[Item], bool] | None, table: Table) -> Counting:
+def _counting(
+    read: ReadOptions, match: Callable[[Item], bool] | None, table: ModelTable
+) -> Counting:
     """Select=COUNT when DynamoDB's count is exact; else the identifying attributes, matched."""
     if match is None:
         return read.count_request(), None

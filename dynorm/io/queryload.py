@@ -26,11 +26,12 @@ from dynorm.core.requests import CollectionRead, Tally, upper_bound
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.reading import narrowed
 from dynorm.mapping.readplan import QueryLoadPlan, plan_query_load, share_of_page
-from dynorm.mapping.relations import HasMany, LoadOption
-from dynorm.mapping.state import Loaded, Session
+from dynorm.mapping.relations import HasManyRelation, LoadOption
+from dynorm.mapping.state import Loaded
 
 from .loading import load_all
 from .paging import Sender, read_page
+from .session import Session
 
 __all__ = ["QueryLoad"]
 
@@ -97,7 +98,7 @@ class QueryLoad(Generic[P]):
         start: Item | None,
     ) -> list[Awaitable[None]]:
         """Hand each parent its children from the Query; returns the reads some still need."""
-        rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
+        rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
         by_link: dict[tuple[object, ...], list[tuple[Any, Item]]] = {}
         for child, raw in children:
             by_link.setdefault(tuple(getattr(child, f) for f in rel.link), []).append((child, raw))
@@ -131,7 +132,7 @@ class QueryLoad(Generic[P]):
 
     async def _read_own(
         self,
-        rel: HasMany[Any],
+        rel: HasManyRelation[Any],
         values: Mapping[str, object],
         entry: Loaded,
         limit: int | None,

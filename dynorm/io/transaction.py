@@ -7,31 +7,46 @@ transaction, and a child's copies are filled from its parent.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from dynorm.core.chunks import TRANSACT_MAX, key_id
 from dynorm.core.errors import LimitExceededError, ValidationError
 from dynorm.core.expressions import Condition
 from dynorm.core.limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
 from dynorm.core.requests import Request, transact_write
-from dynorm.core.steps import Send, run_sync
+from dynorm.core.steps import Plan, Send, run_sync
+from dynorm.mapping.relations import relationships_of
 from dynorm.mapping.state import bind
-from dynorm.mapping.writeplan import Action
+from dynorm.mapping.table import Table
+from dynorm.mapping.writeplan import Action, WritePlanner
 from dynorm.mapping.writes import UpdateOps, UpdateOptions, transact_action
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .database import Database
+__all__ = ["Host", "Transaction"]
 
-__all__ = ["Transaction"]
+T = TypeVar("T")
+
+
+class Host(Protocol):
+    """What a transaction needs of the Database that opened it (``Database`` is one)."""
+
+    @property
+    def table(self) -> Table: ...
+
+    @property
+    def writes(self) -> WritePlanner: ...
+
+    def run(self, plan: Plan[T]) -> Awaitable[T]: ...
 
 
 class Transaction:
     """Collects writes and sends them as one TransactWriteItems when the block exits cleanly."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Host) -> None:
         self._db = db
         self._actions: list[Action] = []
         self._keys: dict[Any, int] = {}
@@ -146,7 +161,7 @@ class Transaction:
             return
         await self._db.run(self._db.writes.transaction(self._actions))
         for action in self._actions:
-            if action.kind == "put" and self._db.table.info(type(action.obj)).relationships:
+            if action.kind == "put" and relationships_of(self._db.table.info(type(action.obj))):
                 bind(action.obj, self._db)
         self._actions.clear()
         self._keys.clear()

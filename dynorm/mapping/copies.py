@@ -37,7 +37,7 @@ from dynorm.core.requests import PENDING, Request, consistent_get, transact_writ
 from dynorm.core.steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
 
 from .model import ModelInfo
-from .relations import HasMany
+from .relations import HasManyRelation, relationships_of
 from .strategies import copy_changes
 from .table import Table
 from .writes import UpdateOps, plan_update, transact_action
@@ -63,7 +63,7 @@ COPY_ATTEMPTS: Final = 3
 
 _NULL: Final = {"NULL": True}
 
-Children = Sequence[tuple[HasMany[Any], list[Any]]]
+Children = Sequence[tuple[HasManyRelation[Any], list[Any]]]
 
 
 @attrs.frozen
@@ -72,12 +72,12 @@ class Copying:
 
     info: ModelInfo[Any]
     values: Mapping[str, object]
-    rels: tuple[HasMany[Any], ...]
+    rels: tuple[HasManyRelation[Any], ...]
     #: the parent fields an update changes (None: a whole put); copies of the others are left
     #: alone, since ``values`` holds the caller's object for them, which may be older.
     only: frozenset[str] | None = None
 
-    def pairs(self, rel: HasMany[Any]) -> list[tuple[str, str]]:
+    def pairs(self, rel: HasManyRelation[Any]) -> list[tuple[str, str]]:
         """(parent field, child field) of ``rel``'s copies that this write keeps equal."""
         return [(p, c) for p, c in rel.copies.items() if self.only is None or p in self.only]
 
@@ -92,9 +92,9 @@ class _Basis:
     # A plain class: as an attrs field typed HasMany, ``rel`` would read through the descriptor.
     __slots__ = ("index", "item", "key", "rel")
 
-    def __init__(self, index: int, rel: HasMany[Any], key: Item, item: Item) -> None:
+    def __init__(self, index: int, rel: HasManyRelation[Any], key: Item, item: Item) -> None:
         self.index = index
-        self.rel: HasMany[Any] = rel
+        self.rel: HasManyRelation[Any] = rel
         self.key = key
         self.item = item
 
@@ -113,14 +113,18 @@ class CopyPlanner:
     def __init__(self, table: Table, table_name: str) -> None:
         self.table = table
         self.table_name = table_name
-        self._incoming: dict[type, tuple[HasMany[Any], ...]] = {}
+        self._incoming: dict[type, tuple[HasManyRelation[Any], ...]] = {}
 
     @staticmethod
-    def copying(info: ModelInfo[Any]) -> tuple[HasMany[Any], ...]:
+    def copying(info: ModelInfo[Any]) -> tuple[HasManyRelation[Any], ...]:
         """The relationships whose children carry copies of ``info``'s fields."""
-        return tuple(r for r in info.relationships.values() if isinstance(r, HasMany) and r.copies)
+        return tuple(
+            r
+            for r in relationships_of(info).values()
+            if isinstance(r, HasManyRelation) and r.copies
+        )
 
-    def incoming(self, info: ModelInfo[Any]) -> tuple[HasMany[Any], ...]:
+    def incoming(self, info: ModelInfo[Any]) -> tuple[HasManyRelation[Any], ...]:
         """The relationships of other models whose children (of ``info``'s model) hold copies."""
         found = self._incoming.get(info.cls)
         if found is None:
@@ -128,8 +132,8 @@ class CopyPlanner:
             found = tuple(
                 rel
                 for model in self.table.models.values()
-                for rel in model.relationships.values()
-                if isinstance(rel, HasMany) and rel.copies and rel.target_cls is info.cls
+                for rel in relationships_of(model).values()
+                if isinstance(rel, HasManyRelation) and rel.copies and rel.target_cls is info.cls
             )
             self._incoming[info.cls] = found
         return found
@@ -166,9 +170,9 @@ class CopyPlanner:
         consistent BatchGetItem, and what was read is kept in ``Filled.basis`` so the write
         can be checked against a rename that lands meanwhile (see :meth:`recheck`).
         """
-        wants: list[tuple[int, HasMany[Any], Item]] = []
+        wants: list[tuple[int, HasManyRelation[Any], Item]] = []
         # Per class: most classes in a batch hold no copies, and need no more than this.
-        links: dict[type, tuple[ModelInfo[Any], tuple[HasMany[Any], ...]]] = {}
+        links: dict[type, tuple[ModelInfo[Any], tuple[HasManyRelation[Any], ...]]] = {}
         for i, obj in enumerate(objs):
             found = links.get(type(obj))
             if found is None:
@@ -339,7 +343,7 @@ class CopyPlanner:
         with contextlib.suppress(ConditionFailedError):
             yield Send(Request("UpdateItem", params))
 
-    def children(self, copying: Copying) -> Plan[list[tuple[HasMany[Any], list[Any]]]]:
+    def children(self, copying: Copying) -> Plan[list[tuple[HasManyRelation[Any], list[Any]]]]:
         out = []
         for rel in copying.rels:
             read = rel.children_read(self.table_name, copying.values, consistent=True)
@@ -368,7 +372,7 @@ class CopyPlanner:
         return changed
 
     def rewrite_after(
-        self, copying: Copying, children: Sequence[tuple[HasMany[Any], list[Any]]]
+        self, copying: Copying, children: Sequence[tuple[HasManyRelation[Any], list[Any]]]
     ) -> Plan[int]:
         """Rewrite stale copies after the parent is written, in transactions of 99 children.
 
@@ -396,7 +400,7 @@ class CopyPlanner:
                 # write's remaining transactions (cancelled or not) must not.
                 chunks = []
                 break
-            again: list[list[tuple[HasMany[Any], object, dict[str, object]]]] = []
+            again: list[list[tuple[HasManyRelation[Any], object, dict[str, object]]]] = []
             for chunk, outcome in zip(chunks, outcomes, strict=True):
                 if isinstance(outcome, dict):
                     done += len(chunk)
@@ -514,7 +518,7 @@ def unchanged(builder: ExpressionBuilder, info: ModelInfo[Any], new: Mapping[str
 
 
 def _stale(
-    rel: HasMany[Any], copying: Copying, children: Sequence[object]
+    rel: HasManyRelation[Any], copying: Copying, children: Sequence[object]
 ) -> list[tuple[object, dict[str, object]]]:
     """Each child whose copies differ from the parent's values, with the fields to rewrite."""
     pairs = copying.pairs(rel)
@@ -526,7 +530,9 @@ def _stale(
     return out
 
 
-def check_fanout(copying: Copying, children: Sequence[tuple[HasMany[Any], list[Any]]]) -> None:
+def check_fanout(
+    copying: Copying, children: Sequence[tuple[HasManyRelation[Any], list[Any]]]
+) -> None:
     for rel, found in children:
         stale = _stale(rel, copying, found)
         limit = rel.via.fanout_limit()
@@ -539,7 +545,7 @@ def check_fanout(copying: Copying, children: Sequence[tuple[HasMany[Any], list[A
 
 
 def _child_update(
-    copier: CopyPlanner, rel: HasMany[Any], child: object, changes: Mapping[str, object]
+    copier: CopyPlanner, rel: HasManyRelation[Any], child: object, changes: Mapping[str, object]
 ) -> dict[str, Any]:
     info = rel.target_info
     request = plan_update(info, info.values_of(child), copier.table_name, UpdateOps(set=changes))
@@ -607,7 +613,7 @@ def _parent_check(copier: CopyPlanner, copying: Copying) -> dict[str, Any]:
     }
 
 
-def _parent_key(rel: HasMany[Any], child_values: Mapping[str, object]) -> Item | None:
+def _parent_key(rel: HasManyRelation[Any], child_values: Mapping[str, object]) -> Item | None:
     """The key of the parent whose collection a child with these values is in (None: none)."""
     parent = rel.owner_info
     values = {parent: child_values[child] for child, parent in rel.link.items()}
@@ -624,7 +630,7 @@ def _parent_key(rel: HasMany[Any], child_values: Mapping[str, object]) -> Item |
 
 
 def _parent_values(
-    rel: HasMany[Any], given: object | None, stored: Item | None
+    rel: HasManyRelation[Any], given: object | None, stored: Item | None
 ) -> dict[str, object] | None:
     parent = rel.owner_info
     if given is not None and type(given) is parent.cls:

@@ -8,7 +8,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import attrs
 
@@ -25,14 +25,14 @@ from dynorm.core.limits import (
     check_key,
 )
 from dynorm.core.stamps import Stamps
+from dynorm.wire.structs import Decode
 
-if TYPE_CHECKING:
-    from .relations import HasMany, Relationship
-    from .table import Table
+from .itemtests import OUTSIDE, ModelTests, model_tests
 
 __all__ = [
     "LocalScope",
     "ModelInfo",
+    "ModelTable",
     "careful_decoder",
     "check_layout",
     "fields_in_keys",
@@ -47,6 +47,50 @@ V = TypeVar("V")
 _INFO_ATTR = "__dynorm_model__"
 
 
+class ModelTable(Protocol):
+    """What a model, and whatever holds one, may ask of the table it is declared on.
+
+    ``Table`` is the one implementation; models name it through this so that the table, which
+    holds its models, can sit above them.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def pk(self) -> str: ...
+
+    @property
+    def type_attribute(self) -> str | None: ...
+
+    @property
+    def indexes(self) -> Mapping[str, object]: ...
+
+    @property
+    def models(self) -> Mapping[str, ModelInfo[Any]]: ...
+
+    @property
+    def primary_attributes(self) -> tuple[str, ...]: ...
+
+    def key_attributes(self, index: str | None) -> tuple[str, str | None]: ...
+
+    def start_key_attributes(self, index: str | None) -> tuple[str, ...]: ...
+
+    def index_partners(self, attributes: Sequence[str]) -> set[str]: ...
+
+    def projected_attributes(self, index: str) -> frozenset[str] | None: ...
+
+    def partial_models(self, index: str) -> frozenset[str]: ...
+
+    def attribute_names(self) -> list[str]: ...
+
+    def decoder(self, operation: str, index: str | None = None) -> Decode: ...
+
+    def model_of(
+        self, item: Mapping[str, AttributeValue], index: str | None = None
+    ) -> ModelInfo[Any] | None: ...
+
+
 @attrs.define(eq=False)
 class ModelInfo(Generic[T]):
     """Per-model metadata, built once when the class is declared.
@@ -57,16 +101,13 @@ class ModelInfo(Generic[T]):
     """
 
     cls: type[T]
-    table: Table
+    table: ModelTable
     templates: Mapping[str, KeyTemplate]
     codec: ModelCodec
     field_types: Mapping[str, Any]
     key_parsers: Mapping[str, Callable[[str], object]]
     #: Key attribute -> the fields it holds, with their parsers (see ``fields_in_keys``).
     key_fields: Mapping[str, KeyFields] = attrs.field(factory=dict)
-    relationships: dict[str, Relationship[Any]] = attrs.field(factory=dict)
-    #: HasMany relationships whose children are stored inside this model's items.
-    embedded: list[HasMany[Any]] = attrs.field(factory=list)
     #: The value this model's items hold in the table's type attribute (None: the table has none).
     entity: str | None = None
     #: The fields named for versions, time to live and timestamps (see ``_stamps``).
@@ -74,6 +115,8 @@ class ModelInfo(Generic[T]):
     #: Key attribute -> the field it is, for templates that are exactly ``"{field}"`` on the
     #: field's own stored attribute: the key is the field's value, stored once, unescaped.
     identity: Mapping[str, str] = attrs.field(factory=dict)
+    #: Scope (None: the table, else an index) -> this model's item tests there (see ``tests``).
+    _tests: dict[str | None, ModelTests] = attrs.field(factory=dict, init=False)
 
     @property
     def key_written(self) -> frozenset[str]:
@@ -257,15 +300,22 @@ class ModelInfo(Generic[T]):
         parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
         return ", ".join(parts) or "(no key)"
 
-    # -- which items are this model's (asked of the table's classifier) -----------------------
+    # -- which items are this model's ----------------------------------------------------------
 
-    def sort_key_shape(self, index: str | None) -> tuple[str, str, str, int] | None:
-        """(attribute, literal prefix, delimiter, delimiter count) when those decide a match.
+    def tests(self, index: str | None) -> ModelTests:
+        """How this model's items are told from others' in the table (``None``) or ``index``.
 
-        For templates like ``USER#{username}`` in tables without a type attribute; per-item
-        loops inline this test.
+        Never true in an index that cannot hold this model's items.
         """
-        return self.table.classifier(index).tests(self).shape
+        found = self._tests.get(index)
+        if found is None:
+            if index is not None and not self.in_index(index):
+                found = OUTSIDE
+            else:
+                keys = self.table.key_attributes(index)
+                found = model_tests(self.templates, keys, self.table.type_attribute, self.entity)
+            self._tests[index] = found
+        return found
 
     def sort_key_matcher(self, index: str | None) -> Callable[[Mapping[str, AttributeValue]], bool]:
         """A test for items of one Query's results: are they this model's?
@@ -275,7 +325,7 @@ class ModelInfo(Generic[T]):
         partition template, and models that can share a partition have sort key templates that
         cannot overlap (checked at declaration).
         """
-        return self.table.classifier(index).tests(self).in_collection
+        return self.tests(index).in_collection
 
     def decode_if(self, item: Item, index: str | None) -> T | None:
         """The instance for an item of one Query's results, or None if it is another model's."""
@@ -312,7 +362,7 @@ class ModelInfo(Generic[T]):
         Decided by the table's type attribute when the item holds it, else by whether the
         item's keys fit this model's templates (how mixed results are told apart).
         """
-        return self.table.classifier(index).tests(self).whole(item)
+        return self.tests(index).whole(item)
 
 
 def fields_in_keys(

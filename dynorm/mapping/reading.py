@@ -16,7 +16,7 @@ from dynorm.core.errors import DefinitionError, ExpressionError, LimitExceededEr
 from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is, path_steps
 from dynorm.core.requests import CollectionRead, Rendered, ScanRead, upper_bound
 
-from .model import ModelInfo, careful_decoder, resolve_field_types
+from .model import ModelInfo, ModelTable, careful_decoder, resolve_field_types
 from .table import Table
 
 __all__ = [
@@ -104,7 +104,7 @@ def narrowed(
     return accept_in_range
 
 
-def identifying(table: Table, key_attrs: tuple[str, ...]) -> tuple[str, ...]:
+def identifying(table: ModelTable, key_attrs: tuple[str, ...]) -> tuple[str, ...]:
     """The attributes that tell an item's model and place: its keys and the type attribute."""
     if table.type_attribute is None:
         return key_attrs
@@ -147,7 +147,7 @@ def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], 
     requests; more bytes come back). Items no declared model wrote are counted by Select=COUNT
     when their keys fall inside the range.
     """
-    matches = info.table.classifier(read.index).tests(info).in_collection
+    matches = info.tests(read.index).in_collection
     if read.excluded is not None:
         attr, excluded = read.sk_attr, read.excluded
         return lambda raw: matches(raw) and raw.get(attr or "", {}).get("S") != excluded
@@ -161,7 +161,7 @@ def scan_match(info: ModelInfo[Any], index: str | None) -> Callable[[Item], bool
         others = [m for m in others if m.in_index(index)]
     if not others:
         return None
-    return info.table.classifier(index).tests(info).whole
+    return info.tests(index).whole
 
 
 def scan_read(
@@ -222,7 +222,7 @@ def finish_scan(table: Table, info: ModelInfo[Any] | None, read: ScanRead) -> Fi
     return Finished(read, where, partial_of(table, read.index, read.models))
 
 
-def partial_of(table: Table, index: str | None, models: tuple[str, ...]) -> frozenset[str]:
+def partial_of(table: ModelTable, index: str | None, models: tuple[str, ...]) -> frozenset[str]:
     """Which of ``models`` (all when empty) ``index`` holds in part: read whole by table key."""
     if index is None:
         return frozenset()

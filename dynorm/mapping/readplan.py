@@ -26,7 +26,13 @@ from dynorm.core.requests import (
 )
 
 from .model import ModelInfo
-from .relations import BelongsTo, HasMany, LoadOption, Relationship
+from .relations import (
+    BelongsToRelation,
+    HasManyRelation,
+    LoadOption,
+    Relationship,
+    relationships_of,
+)
 
 __all__ = [
     "CollectionLoad",
@@ -55,7 +61,7 @@ def normalize_options(
         if getattr(rel, "owner", None) is not info.cls:
             raise DefinitionError(
                 f"load= takes relationships of {info.name} such as "
-                f"{info.name}.{next(iter(info.relationships), 'children')}; got {entry!r}"
+                f"{info.name}.{next(iter(relationships_of(info)), 'children')}; got {entry!r}"
             )
         options.append(option)
     return options
@@ -130,10 +136,10 @@ def plan_get(
     embedded: list[LoadOption] = []
     for option in options:
         rel = option.relationship
-        if isinstance(rel, BelongsTo):
+        if isinstance(rel, BelongsToRelation):
             belongs.append(option)
             continue
-        if not isinstance(rel, HasMany):
+        if not isinstance(rel, HasManyRelation):
             raise DefinitionError(f"{rel!r} cannot be loaded")
         if rel.embedded is not None:
             embedded.append(option)  # embedded children arrive inside the parent item
@@ -146,7 +152,7 @@ def plan_get(
     collections = []
     carried = False
     for (index, forward), group in groups.items():
-        rels = [cast("HasMany[Any]", o.relationship) for o in group]
+        rels = [cast("HasManyRelation[Any]", o.relationship) for o in group]
         read, position = _group_read(
             info, key_values, rels, index=index, forward=forward, table_name=table_name
         )
@@ -192,14 +198,14 @@ def _batch_get(keys: Sequence[Item], table_name: str, *, consistent: bool) -> Re
     return batch_get(table_name, batch)
 
 
-def belongs_to(option: LoadOption) -> BelongsTo[Any]:
-    return cast("BelongsTo[Any]", option.relationship)
+def belongs_to(option: LoadOption) -> BelongsToRelation[Any]:
+    return cast("BelongsToRelation[Any]", option.relationship)
 
 
 def _group_read(
     info: ModelInfo[Any],
     key_values: Mapping[str, object],
-    rels: Sequence[HasMany[Any]],
+    rels: Sequence[HasManyRelation[Any]],
     *,
     index: str | None,
     forward: bool,
@@ -315,7 +321,7 @@ class QueryLoadPlan:
         found = {o.relationship.qualname: "in the same Query" for o in self.shared}
         for option in self.separate:
             rel = option.relationship
-            if not isinstance(rel, HasMany):
+            if not isinstance(rel, HasManyRelation):
                 how = "one BatchGetItem per 100 distinct parents of a page"
             elif rel.embedded is not None:
                 how = "inside each parent item (no request)"
@@ -353,7 +359,7 @@ def plan_query_load(
     read = attrs.evolve(read, filter=None)  # the type attribute's filter would drop children
     bounds = [_bounds(read.range)]
     for option in shared:
-        rel: HasMany[Any] = option.relationship  # type: ignore[assignment]
+        rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
         prefix = _static_prefix(rel, read.index, components)
         bounds.append((prefix, upper_bound(prefix)) if prefix else None)
     widened: KeyRange | None = None
@@ -369,7 +375,7 @@ def plan_query_load(
 
 def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) -> bool:
     """Whether the children of every parent the query returns lie in the query's collection."""
-    if not isinstance(rel, HasMany) or rel.embedded is not None or read.sk_attr is None:
+    if not isinstance(rel, HasManyRelation) or rel.embedded is not None or read.sk_attr is None:
         return False
     if rel.via.index != read.index or rel.newest_first == read.forward:
         return False
@@ -380,7 +386,9 @@ def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) ->
     return child_pk.format(given) == read.pk_value
 
 
-def _static_prefix(rel: HasMany[Any], index: str | None, values: Mapping[str, object]) -> str:
+def _static_prefix(
+    rel: HasManyRelation[Any], index: str | None, values: Mapping[str, object]
+) -> str:
     """The sort key prefix every child of every parent the query returns starts with."""
     _, child_sk = rel.target_info.key_templates(index)
     if child_sk is None:

@@ -1,49 +1,40 @@
-"""Relationship descriptors (``HasMany``, ``BelongsTo``) and the loaders they hand out.
+"""Relationships as the mapping sees them: what links two models, and how children are read.
 
-``Org.users`` (on the class) is the descriptor: pass it to ``load=[...]``, ``db.add`` and
-``db.remove``. ``org.users`` (on an instance) is a :class:`RelationLoader`: ``.loaded`` is data
-that came with a load, while ``async for``, ``.page()`` and ``.all()`` are the only calls that send
-requests. Nothing is ever loaded implicitly on attribute access.
+``HasManyRelation`` and ``BelongsToRelation`` hold everything a relationship decides without
+sending: its target, its strategy, the fields that link child to parent, the reads of its
+children. The public descriptors ``dynorm.HasMany`` and ``dynorm.BelongsTo`` (``io/loaders.py``)
+are these plus attribute access on an instance, which hands out a loader that sends.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ForwardRef, Generic, Self, TypeVar, cast, overload
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ForwardRef, Generic, TypeVar, cast
 
 import attrs
 
 from dynorm.core.codec.converter import Item
-from dynorm.core.cursor import scope_fingerprint
 from dynorm.core.errors import (
     DefinitionError,
-    DetachedError,
-    ItemNotFoundError,
     KeyTemplateError,
-    NotLoadedError,
 )
 from dynorm.core.keys import KeyTemplate
 from dynorm.core.ranges import SortRange, sort_range
-from dynorm.core.requests import CollectionRead, KeyRange, Page, check_limit, get_item
+from dynorm.core.requests import CollectionRead, KeyRange, check_limit
 
 from .embedded import EmbeddedCodec
-from .model import LocalScope, ModelInfo, info_of, is_model, not_key_fields
-from .state import Loaded, Session, state_of
+from .model import LocalScope, ModelInfo, ModelTable, info_of, is_model, not_key_fields
 from .strategies import Partition, Strategy
 
-if TYPE_CHECKING:
-    from dynorm.io.query import Query
-
-    from .table import Table
-
 __all__ = [
-    "BelongsTo",
-    "HasMany",
+    "BelongsToRelation",
+    "HasManyRelation",
     "LoadOption",
-    "ParentLoader",
-    "RelationLoader",
     "Relationship",
+    "embedded_of",
+    "relationships_of",
 ]
 
 P = TypeVar("P")
@@ -70,9 +61,11 @@ class Relationship(Generic[C]):
     # -- declaration -------------------------------------------------------------------------
 
     def bind(self, owner: type[Any], name: str, scope: LocalScope | None = None) -> None:
+        """Attach to the model ``owner`` (declared already) as its relationship ``name``."""
         self.owner = owner
         self.name = name
         self._scope = scope
+        _DECLARED.setdefault(info_of(owner), {})[name] = self
         if self._target is None:
             self._target = self._target_from_type_argument()
 
@@ -119,7 +112,7 @@ class Relationship(Generic[C]):
             return "?"
         return self._target if isinstance(self._target, str) else self._target.__name__
 
-    def try_resolve(self, table: Table) -> bool:
+    def try_resolve(self, table: ModelTable) -> bool:
         """Resolve a string target once its model is declared, and validate the declaration."""
         if self._resolved:
             return True
@@ -148,7 +141,7 @@ class Relationship(Generic[C]):
     #: Embedded children are plain attrs classes rather than table models.
     accepts_plain_target = False
 
-    def _find_target(self, table: Table, name: str) -> type[C] | None:
+    def _find_target(self, table: ModelTable, name: str) -> type[C] | None:
         info = table.models.get(name)
         if info is not None:
             return info.cls
@@ -218,7 +211,7 @@ class LoadOption:
         strategy: Strategy | None = None,
     ) -> None:
         if strategy is not None:
-            if not isinstance(relationship, HasMany):
+            if not isinstance(relationship, HasManyRelation):
                 raise DefinitionError(f"{relationship!r}: only HasMany can be read another way")
             relationship = relationship.via_strategy(strategy)
         self.relationship: Relationship[Any] = relationship
@@ -237,7 +230,7 @@ class LoadOption:
         return f"LoadOption({self.relationship!r}, limit={self.limit!r})"
 
 
-class HasMany(Relationship[C]):
+class HasManyRelation(Relationship[C]):
     """One parent, many children, stored as ``via`` says.
 
     ``newest_first=True`` reads children from the end of their sort order (seed 001: a user and
@@ -260,17 +253,6 @@ class HasMany(Relationship[C]):
         self.link: dict[str, str] = {}
         self.embedded: EmbeddedCodec | None = None
 
-    # P is bound per access (a method-level type variable): the owner's type is the instance's,
-    # so the declaration names only the target.
-    @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
-    @overload
-    def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
-    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
-        if obj is None:
-            return self
-        return RelationLoader(obj, self)
-
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
         return self.via.accepts_plain_target
@@ -278,13 +260,15 @@ class HasMany(Relationship[C]):
     def validate(self) -> None:
         self.embedded = self.via.embedded_codec(self)
         if self.embedded is not None:
-            self.owner_info.embedded.append(self)
+            _EMBEDDED.setdefault(self.owner_info, []).append(self)
             return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
 
-    def via_strategy(self, strategy: Strategy) -> HasMany[C]:
+    def via_strategy(self, strategy: Strategy) -> HasManyRelation[C]:
         """This relationship read through another strategy, for one call (see LoadOption)."""
-        clone: HasMany[C] = HasMany(self.target_cls, via=strategy, newest_first=self.newest_first)
+        clone: HasManyRelation[C] = type(self)(
+            self.target_cls, via=strategy, newest_first=self.newest_first
+        )
         clone.owner, clone.name, clone._resolved = self.owner, self.name, True
         clone.link = strategy.link(self.owner_info, self.target_info, self.qualname)
         return clone
@@ -370,7 +354,7 @@ class HasMany(Relationship[C]):
             )
 
 
-class BelongsTo(Relationship[C]):
+class BelongsToRelation(Relationship[C]):
     """A child's link to its parent, read with GetItem (or BatchGetItem for many children).
 
     Which child fields hold the parent's key is found, in this order: ``key=`` (parent field ->
@@ -408,8 +392,10 @@ class BelongsTo(Relationship[C]):
         """Two BelongsTo to one model: key templates cannot tell which field is whose."""
         twins = [
             r.name
-            for r in self.owner_info.relationships.values()
-            if isinstance(r, BelongsTo) and r is not self and r.target_name == self.target_name
+            for r in relationships_of(self.owner_info).values()
+            if isinstance(r, BelongsToRelation)
+            and r is not self
+            and r.target_name == self.target_name
         ]
         if twins:
             names = ", ".join(f"{self.owner_name}.{n}" for n in [self.name, *twins])
@@ -423,8 +409,8 @@ class BelongsTo(Relationship[C]):
         """(name, child field -> parent field) of each HasMany on the parent holding this model."""
         child, parent = self.owner_info, self.target_info
         found: list[tuple[str, Mapping[str, str]]] = []
-        for rel in parent.relationships.values():
-            if not isinstance(rel, HasMany) or rel.target_name != child.name:
+        for rel in relationships_of(parent).values():
+            if not isinstance(rel, HasManyRelation) or rel.target_name != child.name:
                 continue
             # The HasMany may be declared after this BelongsTo: resolve it now (it is idempotent,
             # and both of its ends exist), so the link does not depend on declaration order.
@@ -445,15 +431,6 @@ class BelongsTo(Relationship[C]):
             return None
         values = {parent_field: child_values[f] for parent_field, f in self.link.items()}
         return self.target_info.primary_key(values)
-
-    @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
-    @overload
-    def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...
-    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
-        if obj is None:
-            return self
-        return ParentLoader(obj, self)
 
 
 def link_to_parent(
@@ -573,62 +550,6 @@ def _from_shapes(where: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> d
     return {p: next(iter(c)) for p, c in found.items() if p in identity}
 
 
-class ParentLoader(Generic[P, C]):
-    """One child's view of its parent: ``.loaded`` data, or ``await .get()``."""
-
-    __slots__ = ("child", "relationship")
-
-    def __init__(self, child: P, relationship: BelongsTo[C]) -> None:
-        self.child = child
-        self.relationship = relationship
-
-    @property
-    def is_loaded(self) -> bool:
-        state = state_of(self.child)
-        return state is not None and self.relationship.name in state.loaded
-
-    @property
-    def loaded(self) -> C | None:
-        """The parent that came with the load (None when it is not stored)."""
-        state = state_of(self.child)
-        rel = self.relationship
-        if state is None or rel.name not in state.loaded:
-            raise NotLoadedError(
-                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, use "
-                f"db.load(objs, {rel.qualname}), or call `await obj.{rel.name}.get()`"
-            )
-        items = state.loaded[rel.name].items
-        return items[0] if items else None
-
-    async def get(self) -> C:
-        """The parent, read with GetItem unless it was loaded; ItemNotFoundError if missing."""
-        rel = self.relationship
-        state = state_of(self.child)
-        if state is None or state.session is None:
-            raise DetachedError(
-                f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
-                "Database; read it with db.get/db.query, or call db.attach(obj) first"
-            )
-        key = rel.parent_key(self.child)
-        if rel.name not in state.loaded and key is not None:
-            request = get_item(state.session.table_name, key)
-            raw = (await state.session.send(request)).get("Item")
-            accept = state.session.acceptor(rel.target_info, None)
-            found = accept(raw) if raw is not None else None
-            state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
-        elif rel.name not in state.loaded:
-            state.loaded[rel.name] = Loaded([], None)
-        parent = self.loaded
-        if parent is None:
-            why = "has none (a link field is None)" if key is None else "is not stored"
-            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} {why}")
-        return parent
-
-    def __repr__(self) -> str:
-        state = "loaded" if self.is_loaded else "not loaded"
-        return f"<{self.relationship.qualname} of {self.child!r} ({state})>"
-
-
 def collection_read(
     info: ModelInfo[Any],
     index: str | None,
@@ -658,151 +579,22 @@ def collection_read(
     )
 
 
-class RelationLoader(Generic[P, C]):
-    """One parent's view of a relationship: loaded data plus explicit, lazy reads."""
+#: Each model's relationships by name, in declaration order, and those of them whose children are
+#: stored inside its items. Kept here rather than on ModelInfo, which the relationships point to;
+#: weak, so a model declared inside a function goes with it.
+_DECLARED: weakref.WeakKeyDictionary[ModelInfo[Any], dict[str, Relationship[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+_EMBEDDED: weakref.WeakKeyDictionary[ModelInfo[Any], list[HasManyRelation[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
-    __slots__ = ("parent", "relationship")
 
-    def __init__(self, parent: P, relationship: Relationship[C]) -> None:
-        self.parent = parent
-        self.relationship = relationship
+def relationships_of(info: ModelInfo[Any]) -> Mapping[str, Relationship[Any]]:
+    """The relationships declared on ``info``'s model, by name."""
+    return _DECLARED.get(info) or {}
 
-    def _session(self) -> Session:
-        state = state_of(self.parent)
-        if state is None or state.session is None:
-            raise DetachedError(
-                f"{self.relationship.qualname}: this {type(self.parent).__name__} is not attached "
-                "to a Database; read it with db.get/db.query, or call db.attach(obj) first"
-            )
-        return state.session
 
-    @property
-    def is_loaded(self) -> bool:
-        state = state_of(self.parent)
-        return state is not None and self.relationship.name in state.loaded
-
-    @property
-    def loaded(self) -> list[C]:
-        """The children that came with the load (``db.get(..., load=[...])``).
-
-        Raises NotLoadedError when the relationship was not loaded: dynorm never sends a request
-        on attribute access.
-        """
-        state = state_of(self.parent)
-        if state is None or self.relationship.name not in state.loaded:
-            rel = self.relationship
-            raise NotLoadedError(
-                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, or read it "
-                f"with `async for x in obj.{rel.name}` / `await obj.{rel.name}.all()`"
-            )
-        loaded = state.loaded[self.relationship.name]
-        return list(loaded.items if loaded.shown is None else loaded.items[: loaded.shown])
-
-    def _has_many(self) -> HasMany[C]:
-        if not isinstance(self.relationship, HasMany):
-            raise TypeError(f"{self.relationship.qualname} is not a HasMany relationship")
-        return self.relationship
-
-    def _read(self, session: Session) -> CollectionRead:
-        rel = self._has_many()
-        values = rel.owner_info.values_of(self.parent)
-        return rel.children_read(session.table_name, values)
-
-    async def _embedded_children(self, session: Session, codec: EmbeddedCodec) -> list[C]:
-        """Embedded children come with the parent item; a parent built in code reads them."""
-        state = state_of(self.parent)
-        if state is not None and self.relationship.name in state.loaded:
-            return list(state.loaded[self.relationship.name].items)
-        info = self.relationship.owner_info
-        request = get_item(session.table_name, info.key_of(self.parent), attribute=codec.attribute)
-        item = (await session.send(request)).get("Item")
-        if item is None:
-            raise ItemNotFoundError(
-                f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
-                operation="GetItem",
-            )
-        children: list[C] = codec.decode(item)
-        session.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
-            list(children), None
-        )
-        return children
-
-    async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[C]:
-        """One page of ``limit`` children after ``cursor`` (None: from the first child)."""
-        check_limit(limit)
-        session = self._session()
-        rel = self._has_many()
-        if rel.embedded is not None:
-            return await self._embedded_page(session, rel.embedded, limit, cursor)
-        read = self._read(session)
-        cursors = session.cursors
-        start = None if cursor is None else cursors.decode(cursor, read)
-        accept = session.acceptor(rel.target_info, read.index)
-        items, after = await session.read_page(read, accept, limit=limit, start=start)
-        return Page(items, None if after is None else cursors.encode(after, read))
-
-    async def _embedded_page(
-        self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
-    ) -> Page[C]:
-        # Bound to this parent: the offset of one parent's children means nothing for another's.
-        rel = self.relationship
-        scope = scope_fingerprint(
-            "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
-        )
-        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
-        children = await self._embedded_children(session, codec)
-        end = len(children) if limit is None else offset + limit
-        after = None
-        if end < len(children):
-            after = session.cursors.encode_offset(end, scope)
-        return Page(children[offset:end], after)
-
-    def query(self, **where: object) -> Query[C]:
-        """The children as a lazy Query, narrowed by further sort key components.
-
-        ``user.tickets.query(ticket_id=gt("100"))``: the last component given may be a
-        condition (``between``, ``gt``, ``ge``, ``lt``, ``le``, ``begins_with``); chain
-        ``.filter()``, ``.project()``, ``.count()``, ``.page()`` as on ``db.query``.
-        """
-        session = self._session()
-        rel = self._has_many()
-        if rel.embedded is not None:
-            raise DefinitionError(
-                f"{rel.qualname}: embedded children come inside the parent item and are not "
-                f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
-            )
-        values = rel.owner_info.values_of(self.parent)
-        read = rel.children_read(session.table_name, values, where=where)
-        return session.query_collection(rel.target_info, read)
-
-    async def all(self) -> list[C]:
-        """Every child (loaded ones first, then the rest from the database)."""
-        return [child async for child in self]
-
-    async def __aiter__(self) -> AsyncIterator[C]:
-        session = self._session()
-        rel = self._has_many()
-        if rel.embedded is not None:
-            for child in await self._embedded_children(session, rel.embedded):
-                yield child
-            return
-        state = state_of(self.parent)
-        loaded = None if state is None else state.loaded.get(self.relationship.name)
-        if loaded is not None and isinstance(loaded.read_by, HasMany):
-            # Loaded through a per-call override: the rest is read the same way.
-            rel = loaded.read_by
-        read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
-        accept = session.acceptor(rel.target_info, read.index)
-        if loaded is None:
-            async for child in session.iterate(read, accept):
-                yield child
-            return
-        for child in list(loaded.items):
-            yield child
-        if loaded.resume is not None:
-            async for child in session.iterate(read, accept, start=loaded.resume or None):
-                yield child
-
-    def __repr__(self) -> str:
-        state = "loaded" if self.is_loaded else "not loaded"
-        return f"<{self.relationship.qualname} of {self.parent!r} ({state})>"
+def embedded_of(info: ModelInfo[Any]) -> Sequence[HasManyRelation[Any]]:
+    """The (resolved) relationships whose children are stored inside ``info``'s items."""
+    return _EMBEDDED.get(info) or ()

@@ -8,72 +8,16 @@ Only models that declare relationships ever get an entry.
 from __future__ import annotations
 
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
 from dynorm.core.codec.converter import Item
-from dynorm.core.cursor import CursorCodec
-from dynorm.core.requests import CollectionRead, Request
 
-if TYPE_CHECKING:
-    from dynorm.io.query import Query
-
-    from .model import ModelInfo
-
-__all__ = ["InstanceState", "Loaded", "Session", "bind", "held_items", "state_of"]
+__all__ = ["InstanceState", "Loaded", "bind", "held_items", "state_of"]
 
 T = TypeVar("T")
 V = TypeVar("V")
-
-
-class Session(Protocol):
-    """What loaders need from a Database: a way to send, and a way to turn items into objects."""
-
-    table_name: str
-
-    @property
-    def cursors(self) -> CursorCodec:
-        """Makes and checks the cursors of relationship pages."""
-        ...
-
-    def send(self, request: Request) -> Awaitable[dict[str, Any]]: ...
-
-    def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
-
-    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
-        """The lazy Query of ``info``'s items in ``read``."""
-        ...
-
-    def fetch(
-        self, keys: Sequence[Item], *, consistent: bool = False
-    ) -> Awaitable[dict[Any, Item]]:
-        """Raw items for primary keys, by ``key_id`` (BatchGetItem)."""
-        ...
-
-    def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
-        """Bind an object decoded from ``item`` and keep the children embedded in it."""
-        ...
-
-    def read_page(
-        self,
-        read: CollectionRead,
-        accept: Callable[[Item], T | None],
-        *,
-        limit: int | None,
-        start: Item | None,
-        on_page: Callable[[list[Item]], None] | None = None,
-        ahead: int = 0,
-    ) -> Awaitable[tuple[list[T], Item | None]]:
-        """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        ...
-
-    def iterate(
-        self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
-    ) -> AsyncIterator[T]:
-        """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        ...
 
 
 @attrs.define
@@ -97,7 +41,9 @@ class Loaded:
 
 @attrs.define
 class InstanceState:
-    session: Session | None = None
+    #: The io layer's session the object was read or written through (``io/loaders.py`` says
+    #: what it offers); the mapping layer only keeps it.
+    session: object | None = None
     loaded: dict[str, Loaded] = attrs.field(factory=dict)
 
 
@@ -112,7 +58,7 @@ def state_of(obj: object) -> InstanceState | None:
     return None
 
 
-def bind(obj: object, session: Session) -> InstanceState:
+def bind(obj: object, session: object) -> InstanceState:
     """Attach ``obj`` to the session that read or wrote it, so its loaders can send requests."""
     key = id(obj)
     entry = _states.get(key)

@@ -23,9 +23,35 @@ from .embedded import EmbeddedCodec, plan_add, plan_remove
 
 if TYPE_CHECKING:
     from .model import ModelInfo
-    from .relations import HasMany
 
 __all__ = ["Denormalized", "Embedded", "Index", "Partition", "Strategy"]
+
+
+class Children(Protocol):
+    """What a strategy asks of the relationship it serves (``HasManyRelation`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def qualname(self) -> str: ...
+
+    @property
+    def owner_info(self) -> ModelInfo[Any]: ...
+
+    @property
+    def target_cls(self) -> type[Any]: ...
+
+    @property
+    def embedded(self) -> EmbeddedCodec | None: ...
+
+    def local_names(self) -> dict[str, Any]: ...
+
+    def check_child(self, parent: object, child: Any) -> None: ...
+
+    def children_read(
+        self, table_name: str, parent_values: Mapping[str, object]
+    ) -> CollectionRead: ...
 
 
 class ItemWrites(Protocol):
@@ -77,29 +103,29 @@ class Strategy:
         """Whether children may be plain attrs classes rather than table models."""
         return False
 
-    def embedded_codec(self, rel: HasMany[Any]) -> EmbeddedCodec | None:
+    def embedded_codec(self, rel: Children) -> EmbeddedCodec | None:
         """The codec of the attribute that holds children inside the parent item, if any."""
         return None
 
     def prepare_child(
-        self, rel: HasMany[Any], parent_values: Mapping[str, object], child: object
+        self, rel: Children, parent_values: Mapping[str, object], child: object
     ) -> object:
         """The child as it must be stored under this parent (its copies filled, say)."""
         return child
 
     def cascade_read(
-        self, rel: HasMany[Any], table_name: str, parent_values: Mapping[str, object]
+        self, rel: Children, table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead | None:
         """The read of the children a cascading delete of the parent removes."""
         return rel.children_read(table_name, parent_values)
 
-    def plan_add(self, rel: HasMany[Any], change: ChildChange) -> Plan[object]:
+    def plan_add(self, rel: Children, change: ChildChange) -> Plan[object]:
         """Store the child under the parent; returns the child as stored."""
         child = self.prepare_child(rel, rel.owner_info.values_of(change.parent), change.child)
         rel.check_child(change.parent, child)
         return (yield from change.writes.put(child))
 
-    def plan_remove(self, rel: HasMany[Any], change: ChildChange) -> Plan[int | None]:
+    def plan_remove(self, rel: Children, change: ChildChange) -> Plan[int | None]:
         """Take the child out of the relationship; returns the list position it had, if any."""
         rel.check_child(change.parent, change.child)
         yield from change.writes.delete(change.child)
@@ -220,7 +246,7 @@ class Embedded(Strategy):
     def accepts_plain_target(self) -> bool:
         return True
 
-    def embedded_codec(self, rel: HasMany[Any]) -> EmbeddedCodec:
+    def embedded_codec(self, rel: Children) -> EmbeddedCodec:
         codec = EmbeddedCodec.build(
             rel.qualname,
             self.attribute or rel.name,
@@ -240,11 +266,11 @@ class Embedded(Strategy):
         return codec
 
     def cascade_read(
-        self, rel: HasMany[Any], table_name: str, parent_values: Mapping[str, object]
+        self, rel: Children, table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead | None:
         return None  # the children go with the parent item
 
-    def plan_add(self, rel: HasMany[Any], change: ChildChange) -> Plan[object]:
+    def plan_add(self, rel: Children, change: ChildChange) -> Plan[object]:
         codec, parent, child = _codec(rel), change.parent, change.child
         codec.check_child(child)
         info = rel.owner_info
@@ -268,7 +294,7 @@ class Embedded(Strategy):
             ) from exc
         return child
 
-    def plan_remove(self, rel: HasMany[Any], change: ChildChange) -> Plan[int | None]:
+    def plan_remove(self, rel: Children, change: ChildChange) -> Plan[int | None]:
         codec, child, held, table_name = _codec(rel), change.child, change.held, change.table_name
         codec.check_child(child)
         key = rel.owner_info.key_of(change.parent)
@@ -291,7 +317,7 @@ class Embedded(Strategy):
         return position
 
 
-def _codec(rel: HasMany[Any]) -> EmbeddedCodec:
+def _codec(rel: Children) -> EmbeddedCodec:
     if rel.embedded is None:
         raise DefinitionError(f"{rel.qualname} is used before its declaration was resolved")
     return rel.embedded
@@ -338,7 +364,7 @@ class Denormalized(Strategy):
         return self.max_fanout
 
     def prepare_child(
-        self, rel: HasMany[Any], parent_values: Mapping[str, object], child: object
+        self, rel: Children, parent_values: Mapping[str, object], child: object
     ) -> object:
         changes = copy_changes(self.copy.items(), parent_values, child)
         return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]

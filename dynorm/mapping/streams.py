@@ -11,7 +11,7 @@ instances of the model the item belongs to, decided as reads decide it (``Table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 import attrs
@@ -20,7 +20,7 @@ from dynorm.core.codec.converter import Item
 from dynorm.core.errors import CodecError
 
 if TYPE_CHECKING:
-    from .table import Table
+    from .model import ModelInfo
 
 __all__ = ["Change", "StreamRecord", "decode_change"]
 
@@ -58,8 +58,10 @@ class Change(Generic[T]):
         return cast("Change[U]", self) if self.model is model else None
 
 
-def decode_change(table: Table, record: StreamRecord) -> Change[object]:
-    """Decode one stream record of ``table`` (see :meth:`Table.decode_record`)."""
+def decode_change(
+    classify: Callable[[Item], ModelInfo[Any] | None], record: StreamRecord
+) -> Change[object]:
+    """Decode one stream record, its model told by ``classify`` (see ``Table.decode_record``)."""
     event = record.get("eventName")
     body = record.get("dynamodb")
     if event not in _EVENTS or not isinstance(body, Mapping):
@@ -71,7 +73,7 @@ def decode_change(table: Table, record: StreamRecord) -> Change[object]:
     new: Item | None = body.get("NewImage")
     old: Item | None = body.get("OldImage")
     keys: Item = body.get("Keys") or {}
-    info = table.classifier(None)(new or old or keys)
+    info = classify(new or old or keys)
     identity = record.get("userIdentity") or {}
     expired = event == "REMOVE" and identity.get("principalId") == _TTL_PRINCIPAL
     if info is None:

@@ -29,7 +29,7 @@ from .model import (
     key_parsers_for,
     resolve_field_types,
 )
-from .relations import Relationship
+from .relations import Relationship, embedded_of
 from .streams import Change, StreamRecord, decode_change
 
 __all__ = ["GSI", "LSI", "Table"]
@@ -216,7 +216,7 @@ class Table:
         stored = info.codec.attributes
         fields = all(f in parsed or stored[f] in projected for f in info.field_types)
         return fields and all(
-            r.embedded is None or r.embedded.attribute in projected for r in info.embedded
+            r.embedded is None or r.embedded.attribute in projected for r in embedded_of(info)
         )
 
     def attribute_names(self) -> list[str]:
@@ -402,7 +402,6 @@ class Table:
         self.models[cls.__name__] = info
         for name, relationship in relationships.items():
             relationship.bind(cls, name, scope)
-            info.relationships[name] = relationship
             self._pending.append(relationship)
         try:
             self._resolve_pending()
@@ -515,7 +514,7 @@ class Table:
             # writes read them back from items fetched before them.
             generic += [PENDING, TOKEN_ATTRIBUTE]
             # Embedded children are no field of their parent: read from the item as dicts.
-            generic += [r.embedded.attribute for m in models for r in m.embedded if r.embedded]
+            generic += [r.embedded.attribute for m in models for r in embedded_of(m) if r.embedded]
             name = f"{self.name}_{index}" if index else self.name
             found = self._wires[index] = build_wire(name, specs, generic)
         return found
@@ -550,7 +549,7 @@ class Table:
         model the item belongs to (None when the stream does not carry that image); an item of
         no model gives ``model=None`` and no instances. Pure: nothing is sent.
         """
-        return decode_change(self, record)
+        return decode_change(self.classifier(None), record)
 
     def info(self, cls: type[T]) -> ModelInfo[T]:
         info = info_of(cls)

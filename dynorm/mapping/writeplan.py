@@ -58,7 +58,7 @@ from .copies import (
     with_pending,
 )
 from .model import ModelInfo
-from .relations import HasMany
+from .relations import HasManyRelation, embedded_of, relationships_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
@@ -132,7 +132,7 @@ class WritePlanner:
         """The write of ``obj`` as stamped (its version is the one to store)."""
         info = self.table.info(type(obj))
         version = info.stamps.check("put", obj)
-        if not info.embedded:
+        if not embedded_of(info):
             return plan_put(
                 info,
                 obj,
@@ -143,9 +143,9 @@ class WritePlanner:
             )
         embedded: dict[str, AttributeValue | None] = {}
         empty: dict[str, AttributeValue] = {}
-        for rel in info.embedded:
+        for rel in embedded_of(info):
             codec = rel.embedded
-            if codec is None:  # pragma: no cover - info.embedded holds resolved ones only
+            if codec is None:  # pragma: no cover - embedded_of(info) holds resolved ones only
                 continue
             children = held_items(obj, rel.name)
             embedded[codec.attribute] = codec.encode(children) if children is not None else None
@@ -287,8 +287,8 @@ class WritePlanner:
             return 0  # nothing was stored under this key, so no child of it either
         values = info.values_of(info.decode(old))
         deletes: list[dict[str, Any]] = []
-        for rel in info.relationships.values():
-            if not isinstance(rel, HasMany):
+        for rel in relationships_of(info).values():
+            if not isinstance(rel, HasManyRelation):
                 continue
             read = rel.via.cascade_read(rel, self.table_name, values)
             if read is None:
@@ -405,9 +405,9 @@ class WritePlanner:
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
         """The item PutRequest writes: every field, and embedded children written whole."""
         item = info.encode(obj)
-        for rel in info.embedded:
+        for rel in embedded_of(info):
             codec = rel.embedded
-            if codec is None:  # pragma: no cover - info.embedded holds resolved ones only
+            if codec is None:  # pragma: no cover - embedded_of(info) holds resolved ones only
                 continue
             children = held_items(obj, rel.name)
             if children is None and state_of(obj) is not None:
@@ -417,7 +417,7 @@ class WritePlanner:
                     "db.put (which keeps them)"
                 )
             item[codec.attribute] = codec.encode(children or [])
-        if info.embedded:
+        if embedded_of(info):
             info.check_item(item)  # again, with the children: every item before any request
         return item
 
@@ -434,8 +434,8 @@ class WritePlanner:
         fresh = [
             (o, rel.embedded)
             for o in objs
-            if _info(self.table, infos, o).embedded and state_of(o) is None
-            for rel in _info(self.table, infos, o).embedded
+            if embedded_of(_info(self.table, infos, o)) and state_of(o) is None
+            for rel in embedded_of(_info(self.table, infos, o))
             if rel.embedded is not None
         ]
         if not fresh:
@@ -452,15 +452,15 @@ class WritePlanner:
 
     # -- relationships -----------------------------------------------------------------------------
 
-    def add(self, parent: object, rel: HasMany[Any], child: object) -> Plan[object]:
+    def add(self, parent: object, rel: HasManyRelation[Any], child: object) -> Plan[object]:
         """Add ``child`` to ``parent``'s relationship, however its strategy stores it."""
         return (yield from rel.via.plan_add(rel, self._change(parent, rel, child)))
 
-    def remove(self, parent: object, rel: HasMany[Any], child: object) -> Plan[int | None]:
+    def remove(self, parent: object, rel: HasManyRelation[Any], child: object) -> Plan[int | None]:
         """Remove ``child`` from ``parent``'s relationship; returns a list child's old position."""
         return (yield from rel.via.plan_remove(rel, self._change(parent, rel, child)))
 
-    def _change(self, parent: object, rel: HasMany[Any], child: object) -> ChildChange:
+    def _change(self, parent: object, rel: HasManyRelation[Any], child: object) -> ChildChange:
         held = held_items(parent, rel.name)
         return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent))
 
@@ -618,7 +618,7 @@ class WritePlanner:
     def _upsert_item(self, info: ModelInfo[Any], obj: object) -> Item:
         """The item an upsert creates when none is stored: ``obj``, embedded children empty."""
         item = info.encode(obj)
-        for rel in info.embedded:
+        for rel in embedded_of(info):
             if rel.embedded is not None:
                 item[rel.embedded.attribute] = rel.embedded.empty()
         return item
@@ -856,7 +856,7 @@ class _PutAllModel:
     #: Whether a put stamps anything (times; a versioned model is refused).
     stamps: bool
     #: The relationships whose children carry copies of its fields.
-    copying: tuple[HasMany[Any], ...]
+    copying: tuple[HasManyRelation[Any], ...]
 
 
 class _PutAllRules:

@@ -20,7 +20,13 @@ from dynorm.core.requests import Request, batch_get, whole_item_reads
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.readplan import normalize_options, plan_get
-from dynorm.mapping.relations import BelongsTo, HasMany, Relationship
+from dynorm.mapping.relations import (
+    BelongsToRelation,
+    HasManyRelation,
+    Relationship,
+    embedded_of,
+    relationships_of,
+)
 from dynorm.mapping.table import Table
 from dynorm.mapping.writeplan import WritePlanner
 
@@ -252,7 +258,7 @@ def _entity_rows(table: Table) -> list[EntityRow]:
     for info in table.models.values():
         keys = {attribute: template.source for attribute, template in info.templates.items()}
         stored = [a for a in info.codec.attributes.values() if a not in keys]
-        stored += [r.embedded.attribute for r in info.embedded if r.embedded is not None]
+        stored += [r.embedded.attribute for r in embedded_of(info) if r.embedded is not None]
         rows.append(EntityRow(info.entity or info.name, keys, tuple(stored)))
         rows += [
             EntityRow(
@@ -261,7 +267,7 @@ def _entity_rows(table: Table) -> list[EntityRow]:
                 tuple(a.name for a in attrs.fields(rel.target_cls)),
                 inside=f"{info.name}.{rel.name}",
             )
-            for rel in info.embedded
+            for rel in embedded_of(info)
             if rel.embedded is not None and rel.target_cls.__name__ not in table.models
         ]
     return rows
@@ -285,17 +291,17 @@ def _relationship_pattern(
     first, then = _rounds(plan.requests)
     for option in plan.after_parent:
         later = option.relationship
-        if isinstance(later, HasMany):
+        if isinstance(later, HasManyRelation):
             read = later.children_read(table_name, values)
             if read is not None:
                 then.append(read.request())
-        elif isinstance(later, BelongsTo):
+        elif isinstance(later, BelongsToRelation):
             parent_key = later.parent_key_from(values)
             if parent_key is not None:
                 then.append(batch_get(table_name, {"Keys": [parent_key]}))
-    strategy = rel.via.describe() if isinstance(rel, HasMany) else "BelongsTo"
+    strategy = rel.via.describe() if isinstance(rel, HasManyRelation) else "BelongsTo"
     cost = _cost(first, then)
-    if isinstance(rel, HasMany) and rel.embedded is not None:
+    if isinstance(rel, HasManyRelation) and rel.embedded is not None:
         cost = "the parent's GetItem"
     return AccessPattern(
         name=f"{info.name}.{rel.name}",
@@ -382,7 +388,7 @@ def design(table: Table, *, table_name: str | None = None) -> Design:
         )
         patterns += [
             _relationship_pattern(info, rel, name, values, samples)
-            for rel in info.relationships.values()
+            for rel in relationships_of(info).values()
         ]
         patterns += _query_patterns(info, explain, values, samples)
     indexes = {

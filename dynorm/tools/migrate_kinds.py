@@ -28,8 +28,8 @@ from dynorm.core.requests import CollectionRead, Request
 from dynorm.io.batch import drain_get
 from dynorm.io.database import Database
 from dynorm.mapping.embedded import EmbeddedCodec
-from dynorm.mapping.model import ModelInfo
-from dynorm.mapping.relations import HasMany
+from dynorm.mapping.model import ModelInfo, ModelTable
+from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 
@@ -120,7 +120,7 @@ def _text(item: Mapping[str, AttributeValue], attr: str | None) -> str | None:
     return text if isinstance(text, str) else None
 
 
-def _primary(table: Table, item: Mapping[str, AttributeValue]) -> Item:
+def _primary(table: ModelTable, item: Mapping[str, AttributeValue]) -> Item:
     return {a: item[a] for a in table.primary_attributes}
 
 
@@ -268,7 +268,7 @@ class Claims:
 class _StrategyChange:
     """A relationship's children moving from ``source`` into the declared strategy."""
 
-    def __init__(self, rel: HasMany[Any], source: Strategy) -> None:
+    def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         self.rel = rel
         self.source = source
 
@@ -286,7 +286,7 @@ class Move(_StrategyChange):
     kind: MigrationKind = "move"
 
     # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
-    def __init__(self, rel: HasMany[Any], source: Strategy) -> None:
+    def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         super().__init__(rel, source)
         parent, child = rel.owner_info, rel.target_info
         table = child.table
@@ -314,7 +314,7 @@ class Move(_StrategyChange):
         found = table.model_of(raw)
         if found is not None and found is not child:
             return None  # another model's item
-        if table.classifier(None).tests(child).keys(raw):
+        if child.tests(None).keys(raw):
             current = child.decode(raw)
             if _primary(table, child.encode(current)) == _primary(table, raw):
                 return None  # stored as the current code stores it
@@ -425,7 +425,7 @@ class Unembed(_StrategyChange):
 
     kind: MigrationKind = "unembed"
 
-    def __init__(self, rel: HasMany[Any], source: Strategy, codec: EmbeddedCodec) -> None:
+    def __init__(self, rel: HasManyRelation[Any], source: Strategy, codec: EmbeddedCodec) -> None:
         super().__init__(rel, source)
         self.codec = codec
         #: the child keys this run's parents have taken (see Claims)
@@ -576,7 +576,9 @@ class Embed(_StrategyChange):
 
     kind: MigrationKind = "embed"
 
-    def __init__(self, rel: HasMany[Any], source: Strategy, old: HasMany[Any]) -> None:
+    def __init__(
+        self, rel: HasManyRelation[Any], source: Strategy, old: HasManyRelation[Any]
+    ) -> None:
         assert rel.embedded is not None  # noqa: S101 - checked by migrate()
         super().__init__(rel, source)
         self.codec: EmbeddedCodec = rel.embedded
@@ -746,7 +748,7 @@ class Copies:
 
     kind: MigrationKind = "copies"
 
-    def __init__(self, rel: HasMany[Any]) -> None:
+    def __init__(self, rel: HasManyRelation[Any]) -> None:
         self.rel = rel
         child = rel.target_info
         copied = [child.codec.attributes[f] for f in rel.copies.values()]
@@ -805,7 +807,7 @@ class Copies:
 # -- verification of collections ------------------------------------------------------------------
 
 
-async def reach_collection(db: Database, rel: HasMany[Any], items: Sequence[Item]) -> Reach:
+async def reach_collection(db: Database, rel: HasManyRelation[Any], items: Sequence[Item]) -> Reach:
     """Each child item of the page is among its parent's children read through ``rel``."""
     parent, child, table = rel.owner_info, rel.target_info, db.table
     reach = Reach()

@@ -42,7 +42,7 @@ import attrs
 from dynorm.core.errors import DefinitionError
 from dynorm.io.database import Database
 from dynorm.mapping.model import is_model
-from dynorm.mapping.relations import HasMany, Relationship
+from dynorm.mapping.relations import HasManyRelation, Relationship
 from dynorm.mapping.strategies import Strategy
 
 from .migrate_kinds import (
@@ -150,8 +150,10 @@ class MigrationReport:
         return not self.refused and (self.verification is None or self.verification.ok)
 
 
-def _check_has_many(db: Database, relationship: Relationship[Any], call: str) -> HasMany[Any]:
-    if not isinstance(relationship, HasMany):
+def _check_has_many(
+    db: Database, relationship: Relationship[Any], call: str
+) -> HasManyRelation[Any]:
+    if not isinstance(relationship, HasManyRelation):
         raise DefinitionError(
             f"{call} takes a HasMany relationship (Parent.children); got {relationship!r}"
         )

@@ -57,6 +57,7 @@ from dynorm.core.stamps import utc_now
 from dynorm.core.steps import write_batch
 from dynorm.io.paging import with_params
 from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.relations import embedded_of
 from dynorm.mapping.table import GSI, LSI, Table
 from dynorm.mapping.writeplan import WritePlanner
 
@@ -269,7 +270,7 @@ def _field_types(info: ModelInfo[Any]) -> dict[str, str | None]:
         if name in info.codec.key_only:
             continue
         found[info.codec.attributes[name]] = "N" if name in epoch else stored_type(tp)
-    for rel in info.embedded:
+    for rel in embedded_of(info):
         if rel.embedded is not None:
             found[rel.embedded.attribute] = "L" if rel.embedded.key is None else "M"
     return found

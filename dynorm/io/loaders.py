@@ -1,0 +1,291 @@
+"""The public relationship descriptors and the loaders they hand out: where relationships send.
+
+``Org.users`` (on the class) is the descriptor: pass it to ``load=[...]``, ``db.add`` and
+``db.remove``. ``org.users`` (on an instance) is a :class:`RelationLoader`: ``.loaded`` is data
+that came with a load, while ``async for``, ``.page()`` and ``.all()`` are the only calls that send
+requests. Nothing is ever loaded implicitly on attribute access.
+
+``HasMany`` and ``BelongsTo`` are the mapping layer's ``HasManyRelation`` and ``BelongsToRelation``
+(what a relationship decides: target, strategy, links, reads) plus that attribute access, which is
+why they live here: a loader sends through the session its object came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast, overload
+
+from dynorm.core.cursor import scope_fingerprint
+from dynorm.core.errors import DefinitionError, DetachedError, ItemNotFoundError, NotLoadedError
+from dynorm.core.requests import CollectionRead, Page, check_limit, get_item
+from dynorm.mapping.embedded import EmbeddedCodec
+from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Relationship
+from dynorm.mapping.state import Loaded, state_of
+
+from .session import Session
+
+if TYPE_CHECKING:
+    from .query import Query
+
+__all__ = ["BelongsTo", "HasMany", "LoaderSession", "ParentLoader", "RelationLoader", "session_of"]
+
+P = TypeVar("P")
+C = TypeVar("C")
+T = TypeVar("T")
+
+
+class LoaderSession(Session, Protocol):
+    """A session as loaders use it: a relationship's ``.query()`` is one of its Queries."""
+
+    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
+        """The lazy Query of ``info``'s items in ``read``."""
+        ...
+
+
+class ParentLoader(Generic[P, C]):
+    """One child's view of its parent: ``.loaded`` data, or ``await .get()``."""
+
+    __slots__ = ("child", "relationship")
+
+    def __init__(self, child: P, relationship: BelongsToRelation[C]) -> None:
+        self.child = child
+        self.relationship = relationship
+
+    @property
+    def is_loaded(self) -> bool:
+        state = state_of(self.child)
+        return state is not None and self.relationship.name in state.loaded
+
+    @property
+    def loaded(self) -> C | None:
+        """The parent that came with the load (None when it is not stored)."""
+        state = state_of(self.child)
+        rel = self.relationship
+        if state is None or rel.name not in state.loaded:
+            raise NotLoadedError(
+                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, use "
+                f"db.load(objs, {rel.qualname}), or call `await obj.{rel.name}.get()`"
+            )
+        items = state.loaded[rel.name].items
+        return items[0] if items else None
+
+    async def get(self) -> C:
+        """The parent, read with GetItem unless it was loaded; ItemNotFoundError if missing."""
+        rel = self.relationship
+        session = session_of(self.child)
+        state = state_of(self.child)
+        if session is None or state is None:
+            raise DetachedError(
+                f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
+                "Database; read it with db.get/db.query, or call db.attach(obj) first"
+            )
+        key = rel.parent_key(self.child)
+        if rel.name not in state.loaded and key is not None:
+            request = get_item(session.table_name, key)
+            raw = (await session.send(request)).get("Item")
+            accept = session.acceptor(rel.target_info, None)
+            found = accept(raw) if raw is not None else None
+            state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
+        elif rel.name not in state.loaded:
+            state.loaded[rel.name] = Loaded([], None)
+        parent = self.loaded
+        if parent is None:
+            why = "has none (a link field is None)" if key is None else "is not stored"
+            raise ItemNotFoundError(f"{rel.qualname} of {self.child!r} {why}")
+        return parent
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.is_loaded else "not loaded"
+        return f"<{self.relationship.qualname} of {self.child!r} ({state})>"
+
+
+class RelationLoader(Generic[P, C]):
+    """One parent's view of a relationship: loaded data plus explicit, lazy reads."""
+
+    __slots__ = ("parent", "relationship")
+
+    def __init__(self, parent: P, relationship: Relationship[C]) -> None:
+        self.parent = parent
+        self.relationship = relationship
+
+    def _session(self) -> LoaderSession:
+        session = session_of(self.parent)
+        if session is None:
+            raise DetachedError(
+                f"{self.relationship.qualname}: this {type(self.parent).__name__} is not attached "
+                "to a Database; read it with db.get/db.query, or call db.attach(obj) first"
+            )
+        return session
+
+    @property
+    def is_loaded(self) -> bool:
+        state = state_of(self.parent)
+        return state is not None and self.relationship.name in state.loaded
+
+    @property
+    def loaded(self) -> list[C]:
+        """The children that came with the load (``db.get(..., load=[...])``).
+
+        Raises NotLoadedError when the relationship was not loaded: dynorm never sends a request
+        on attribute access.
+        """
+        state = state_of(self.parent)
+        if state is None or self.relationship.name not in state.loaded:
+            rel = self.relationship
+            raise NotLoadedError(
+                f"{rel.qualname} was not loaded; pass load=[{rel.qualname}] to db.get, or read it "
+                f"with `async for x in obj.{rel.name}` / `await obj.{rel.name}.all()`"
+            )
+        loaded = state.loaded[self.relationship.name]
+        return list(loaded.items if loaded.shown is None else loaded.items[: loaded.shown])
+
+    def _has_many(self) -> HasManyRelation[C]:
+        if not isinstance(self.relationship, HasManyRelation):
+            raise TypeError(f"{self.relationship.qualname} is not a HasMany relationship")
+        return self.relationship
+
+    def _read(self, session: Session) -> CollectionRead:
+        rel = self._has_many()
+        values = rel.owner_info.values_of(self.parent)
+        return rel.children_read(session.table_name, values)
+
+    async def _embedded_children(self, session: Session, codec: EmbeddedCodec) -> list[C]:
+        """Embedded children come with the parent item; a parent built in code reads them."""
+        state = state_of(self.parent)
+        if state is not None and self.relationship.name in state.loaded:
+            return list(state.loaded[self.relationship.name].items)
+        info = self.relationship.owner_info
+        request = get_item(session.table_name, info.key_of(self.parent), attribute=codec.attribute)
+        item = (await session.send(request)).get("Item")
+        if item is None:
+            raise ItemNotFoundError(
+                f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
+                operation="GetItem",
+            )
+        children: list[C] = codec.decode(item)
+        session.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
+            list(children), None
+        )
+        return children
+
+    async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[C]:
+        """One page of ``limit`` children after ``cursor`` (None: from the first child)."""
+        check_limit(limit)
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            return await self._embedded_page(session, rel.embedded, limit, cursor)
+        read = self._read(session)
+        cursors = session.cursors
+        start = None if cursor is None else cursors.decode(cursor, read)
+        accept = session.acceptor(rel.target_info, read.index)
+        items, after = await session.read_page(read, accept, limit=limit, start=start)
+        return Page(items, None if after is None else cursors.encode(after, read))
+
+    async def _embedded_page(
+        self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
+    ) -> Page[C]:
+        # Bound to this parent: the offset of one parent's children means nothing for another's.
+        rel = self.relationship
+        scope = scope_fingerprint(
+            "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
+        )
+        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
+        children = await self._embedded_children(session, codec)
+        end = len(children) if limit is None else offset + limit
+        after = None
+        if end < len(children):
+            after = session.cursors.encode_offset(end, scope)
+        return Page(children[offset:end], after)
+
+    def query(self, **where: object) -> Query[C]:
+        """The children as a lazy Query, narrowed by further sort key components.
+
+        ``user.tickets.query(ticket_id=gt("100"))``: the last component given may be a
+        condition (``between``, ``gt``, ``ge``, ``lt``, ``le``, ``begins_with``); chain
+        ``.filter()``, ``.project()``, ``.count()``, ``.page()`` as on ``db.query``.
+        """
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            raise DefinitionError(
+                f"{rel.qualname}: embedded children come inside the parent item and are not "
+                f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
+            )
+        values = rel.owner_info.values_of(self.parent)
+        read = rel.children_read(session.table_name, values, where=where)
+        return session.query_collection(rel.target_info, read)
+
+    async def all(self) -> list[C]:
+        """Every child (loaded ones first, then the rest from the database)."""
+        return [child async for child in self]
+
+    async def __aiter__(self) -> AsyncIterator[C]:
+        session = self._session()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            for child in await self._embedded_children(session, rel.embedded):
+                yield child
+            return
+        state = state_of(self.parent)
+        loaded = None if state is None else state.loaded.get(self.relationship.name)
+        if loaded is not None and isinstance(loaded.read_by, HasManyRelation):
+            # Loaded through a per-call override: the rest is read the same way.
+            rel = loaded.read_by
+        read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
+        accept = session.acceptor(rel.target_info, read.index)
+        if loaded is None:
+            async for child in session.iterate(read, accept):
+                yield child
+            return
+        for child in list(loaded.items):
+            yield child
+        if loaded.resume is not None:
+            async for child in session.iterate(read, accept, start=loaded.resume or None):
+                yield child
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.is_loaded else "not loaded"
+        return f"<{self.relationship.qualname} of {self.parent!r} ({state})>"
+
+
+def session_of(obj: object) -> LoaderSession | None:
+    """The session ``obj`` was read or written through (None: not attached to a Database)."""
+    state = state_of(obj)
+    # Only the io layer binds objects, and always to a Session (Database.adopt).
+    return None if state is None else cast("LoaderSession | None", state.session)
+
+
+class HasMany(HasManyRelation[C]):
+    """One parent, many children, stored as ``via`` says (see :class:`HasManyRelation`).
+
+    On an instance, ``org.users`` is the :class:`RelationLoader` of that parent's children.
+    """
+
+    # P is bound per access (a method-level type variable): the owner's type is the instance's,
+    # so the declaration names only the target.
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
+        if obj is None:
+            return self
+        return RelationLoader(obj, self)
+
+
+class BelongsTo(BelongsToRelation[C]):
+    """A child's link to its parent (see :class:`BelongsToRelation`).
+
+    On an instance, ``ticket.user`` is the :class:`ParentLoader` of that child's parent.
+    """
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...
+    def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
+        if obj is None:
+            return self
+        return ParentLoader(obj, self)
