@@ -21,6 +21,7 @@ __all__ = [
     "CANCELLED",
     "Fetch",
     "Plan",
+    "ReadAll",
     "Send",
     "SendAll",
     "Step",
@@ -60,6 +61,16 @@ class WriteBatch:
 
 
 @attrs.frozen
+class ReadAll:
+    """Read every page of a Query or Scan; the plan receives the raw items, in order.
+
+    The io layer's one paging loop reads the pages, so plans never page by hand.
+    """
+
+    request: Request
+
+
+@attrs.frozen
 class Fetch:
     """Read items by primary key with BatchGetItem; the plan receives ``{key_id: item}``."""
 
@@ -67,7 +78,7 @@ class Fetch:
     consistent: bool = True
 
 
-Step: TypeAlias = Send | SendAll | WriteBatch | Fetch
+Step: TypeAlias = Send | SendAll | ReadAll | WriteBatch | Fetch
 Plan: TypeAlias = Generator[Step, Any, T]
 
 
@@ -91,28 +102,19 @@ def request_of(step: Step) -> list[Request]:
         return [step.request]
     if isinstance(step, SendAll):
         return list(step.requests)
+    if isinstance(step, ReadAll):
+        return [step.request]
     return []
 
 
 def read_all(
     read: CollectionRead, decode: Callable[[Item], T | None]
 ) -> Generator[Step, Any, list[T]]:
-    """Every item of a collection read, page by page, decoded (``None`` results dropped)."""
+    """Every item of a collection read, decoded (``None`` results dropped)."""
     base = read.request()
-    found: list[T] = []
-    start: Item | None = None
-    while True:
-        params = dict(base.params)
-        if start is not None:
-            params["ExclusiveStartKey"] = start
-        response = yield Send(Request(base.operation, params))
-        for raw in response.get("Items", []):
-            obj = decode(raw)
-            if obj is not None:
-                found.append(obj)
-        start = response.get("LastEvaluatedKey")
-        if start is None:
-            return found
+    # Raw items, as stored: the typed page structures of the read path are for its own decoders.
+    items: list[Item] = yield ReadAll(Request(base.operation, base.params))
+    return [obj for obj in map(decode, items) if obj is not None]
 
 
 def run_sync(plan: Plan[T], answer: Callable[[Step], Any]) -> T:

@@ -29,7 +29,7 @@ from dynorm.core.errors import (
 )
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import CollectionRead, Request, time_to_live
-from dynorm.core.steps import CANCELLED, Fetch, Plan, Send, SendAll, Step, WriteBatch
+from dynorm.core.steps import CANCELLED, Fetch, Plan, ReadAll, Send, SendAll, Step, WriteBatch
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo, info_of
 from dynorm.mapping.reading import (
@@ -56,7 +56,7 @@ from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
 from .batch import drain_get, drain_write
 from .loading import execute_get, load_all
-from .paging import Sender, iterate, read_page
+from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
 from .transaction import Transaction
@@ -618,6 +618,12 @@ class Database:
             return await self.send(step.request)
         if isinstance(step, SendAll):
             return await self._send_all(step.requests)
+        if isinstance(step, ReadAll):
+            return [
+                item
+                async for page in pages(self.send, step.request)
+                for item in page.get("Items", [])
+            ]
         if isinstance(step, WriteBatch):
             await self._write_batches(list(step.writes))
             return None

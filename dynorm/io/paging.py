@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from contextlib import aclosing
 from typing import Any, Final, Protocol, TypeVar
 
 import attrs
@@ -25,6 +26,7 @@ __all__ = [
     "count_items",
     "iterate",
     "iterate_segments",
+    "pages",
     "read_page",
     "released",
     "with_params",
@@ -75,6 +77,46 @@ def with_params(request: Request, **extra: Any) -> Request:
     return attrs.evolve(request, params=params)  # its decode (and retry) kept
 
 
+async def pages(
+    send: Sender,
+    request: Request,
+    *,
+    start: Item | None = None,
+    limit: Callable[[], int | None] | None = None,
+    prefetch: bool = False,
+) -> AsyncGenerator[dict[str, Any], None]:
+    """Every response of the Query or Scan ``request`` from ``start`` on: the one paging loop.
+
+    ``limit`` gives each request's Limit, asked just before it is sent (so it may depend on what
+    the pages before it held). With ``prefetch`` the next page is requested as soon as a page
+    arrives, so it is on its way while the caller works through this one; at most those two
+    pages are held, and stopping the iteration (``break``, ``aclose()``, an exception) cancels
+    the request in flight. Close it when leaving early (``contextlib.aclosing``).
+    """
+
+    def page(start: Item | None) -> Awaitable[dict[str, Any]]:
+        want = None if limit is None else limit()
+        return send(with_params(request, ExclusiveStartKey=start, Limit=want))
+
+    if not prefetch:
+        while True:
+            response = await page(start)
+            yield response
+            start = response.get("LastEvaluatedKey")
+            if start is None:
+                return
+    pending: asyncio.Future[dict[str, Any]] | None = asyncio.ensure_future(page(start))
+    try:
+        while pending is not None:
+            response = await pending
+            start = response.get("LastEvaluatedKey")
+            pending = None if start is None else asyncio.ensure_future(page(start))
+            yield response
+    finally:
+        if pending is not None:
+            _discard(pending)
+
+
 async def read_page(
     send: Sender,
     read: Read,
@@ -97,39 +139,42 @@ async def read_page(
     twice as many items each time (up to MAX_FILTER_SCALE times): a selective filter then costs
     a few requests, not one per match.
     """
-    base = read.request()
     items: list[T] = []
     last: Item | None = None
     scale = 1
-    while True:
-        want = None if limit is None else (limit - len(items) + 1) * scale + ahead
+
+    def want() -> int | None:
+        nonlocal ahead, scale
+        wanted = None if limit is None else (limit - len(items) + 1) * scale + ahead
         ahead = 0
-        response = await send(with_params(base, ExclusiveStartKey=start, Limit=want))
-        if tally is not None:
-            tally.add(response)
         if read.filtered and scale < MAX_FILTER_SCALE:
             scale *= 2
-        page = response.get("Items", [])
-        if on_page is not None:
-            on_page(page)
-        if limit is None:
-            # One whole page, nothing to count: the tightest loop Python has.
-            items += [obj for obj in map(accept, released(page)) if obj is not None]
-            return items, response.get("LastEvaluatedKey")
-        for raw in released(page):
-            obj = accept(raw)
-            if obj is None:
-                continue
-            if len(items) == limit:
+        return wanted
+
+    async with aclosing(pages(send, read.request(), start=start, limit=want)) as responses:
+        async for response in responses:
+            if tally is not None:
+                tally.add(response)
+            page = response.get("Items", [])
+            if on_page is not None:
+                on_page(page)
+            if limit is None:
+                # One whole page, nothing to count: the tightest loop Python has.
+                items += [obj for obj in map(accept, released(page)) if obj is not None]
+                return items, response.get("LastEvaluatedKey")
+            for raw in released(page):
+                obj = accept(raw)
+                if obj is None:
+                    continue
+                if len(items) == limit:
+                    return items, read.key_of(last) if last is not None else start
+                items.append(obj)
+                last = raw
+            start = response.get("LastEvaluatedKey")
+            if len(items) == limit and start is not None:
+                # Full, and DynamoDB says more may follow: resume after what was handed out.
                 return items, read.key_of(last) if last is not None else start
-            items.append(obj)
-            last = raw
-        start = response.get("LastEvaluatedKey")
-        if start is None:
-            return items, None
-        if len(items) == limit:
-            # Full, and DynamoDB says more may follow: resume after what was handed out.
-            return items, read.key_of(last) if last is not None else start
+    return items, None
 
 
 async def iterate(
@@ -141,26 +186,12 @@ async def iterate(
     the caller works through the current one; at most those two pages are held. Stopping the
     iteration (``break``, ``aclose()``, an exception) cancels the request in flight.
     """
-    base = read.request()
-    pending: asyncio.Future[dict[str, Any]] | None = asyncio.ensure_future(
-        send(with_params(base, ExclusiveStartKey=start))
-    )
-    try:
-        while pending is not None:
-            response = await pending
-            start = response.get("LastEvaluatedKey")
-            pending = (
-                None
-                if start is None
-                else asyncio.ensure_future(send(with_params(base, ExclusiveStartKey=start)))
-            )
+    async with aclosing(pages(send, read.request(), start=start, prefetch=True)) as responses:
+        async for response in responses:
             for raw in released(response.get("Items", [])):
                 obj = accept(raw)
                 if obj is not None:
                     yield obj
-    finally:
-        if pending is not None:
-            _discard(pending)
 
 
 def _discard(pending: asyncio.Future[Any]) -> None:
@@ -181,17 +212,13 @@ async def count_items(
     (key attributes, say) and the items ``match`` accepts are counted.
     """
     total = 0
-    start: Item | None = None
-    while True:
-        response = await send(with_params(request, ExclusiveStartKey=start))
+    async for response in pages(send, request):
         tally.add(response)
         if match is None:
             total += response.get("Count", 0)
         else:
             total += sum(1 for raw in response.get("Items", []) if match(raw))
-        start = response.get("LastEvaluatedKey")
-        if start is None:
-            return total
+    return total
 
 
 _DONE: Final = object()
@@ -210,28 +237,23 @@ async def iterate_segments(
         async for obj in iterate(send, reads[0], accept):
             yield obj
         return
-    pages: asyncio.Queue[Any] = asyncio.Queue(maxsize=len(reads))
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=len(reads))
 
     async def segment(read: Read) -> None:
-        base = read.request()
-        start: Item | None = None
         try:
-            while True:
-                response = await send(with_params(base, ExclusiveStartKey=start))
-                await pages.put(response.get("Items", []))
-                start = response.get("LastEvaluatedKey")
-                if start is None:
-                    break
+            async with aclosing(pages(send, read.request())) as responses:
+                async for response in responses:
+                    await queue.put(response.get("Items", []))
         except Exception as exc:  # noqa: BLE001 - handed to the reader, who raises it
-            await pages.put(exc)
+            await queue.put(exc)
             return
-        await pages.put(_DONE)
+        await queue.put(_DONE)
 
     tasks = [asyncio.ensure_future(segment(read)) for read in reads]
     running = len(tasks)
     try:
         while running:
-            page = await pages.get()
+            page = await queue.get()
             if page is _DONE:
                 running -= 1
                 continue

@@ -55,7 +55,7 @@ from dynorm.core.limits import (
 from dynorm.core.requests import ScanRead
 from dynorm.core.stamps import utc_now
 from dynorm.core.steps import write_batch
-from dynorm.io.paging import with_params
+from dynorm.io.paging import pages
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.relations import embedded_of
 from dynorm.mapping.table import GSI, LSI, Table
@@ -524,14 +524,7 @@ async def scan_items(db: Database) -> list[Item]:
     What :func:`export_model` takes as ``raw_items`` to export a live table.
     """
     scan = ScanRead(db.table_name, consistent=True).request()
-    items: list[Item] = []
-    start: Item | None = None
-    while True:
-        response = await db.send(with_params(scan, ExclusiveStartKey=start))
-        items += response.get("Items", [])
-        start = response.get("LastEvaluatedKey")
-        if start is None:
-            return items
+    return [item async for response in pages(db.send, scan) for item in response.get("Items", [])]
 
 
 # -- reading a file -----------------------------------------------------------------------------
