@@ -46,6 +46,9 @@ from ._codec import (
 )
 from ._errors import CodecError, DefinitionError, DynormError, TableNotFoundError
 from ._limits import (
+    MAX_ATTRIBUTE_NAME_BYTES,
+    MAX_DEPTH,
+    MAX_KEY_NAME_BYTES,
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
     check_decimal,
@@ -84,7 +87,8 @@ __all__ = [
     "table_from_model",
 ]
 
-#: The data model format version NoSQL Workbench writes (and the one this module reads).
+#: The data model format version NoSQL Workbench writes, and exports carry (files of every
+#: version are read: 1.0, 2.0 and 3.0 hold tables in one shape).
 WORKBENCH_VERSION: Final = "3.0"
 #: ``ModelMetadata.AWSService`` of a DynamoDB model.
 AWS_SERVICE: Final = "Amazon DynamoDB"
@@ -572,7 +576,7 @@ def _choice(value: object, where: str, choices: Sequence[str]) -> str:
 
 def _attribute(obj: Mapping[str, Any], where: str, types: Sequence[str]) -> Attribute:
     obj = _mapping(obj, where)
-    name = _text(_get(obj, "AttributeName", where), f"{where}.AttributeName")
+    name = _name(_text(_get(obj, "AttributeName", where), f"{where}.AttributeName"), where)
     return Attribute(
         name, _choice(_get(obj, "AttributeType", where), f"{where}.AttributeType", types)
     )
@@ -581,9 +585,11 @@ def _attribute(obj: Mapping[str, Any], where: str, types: Sequence[str]) -> Attr
 def _keys(obj: object, where: str) -> tuple[Attribute, Attribute | None]:
     keys = _mapping(obj, where)
     pk = _attribute(_get(keys, "PartitionKey", where), f"{where}.PartitionKey", KEY_TYPES)
+    _name(pk.name, f"{where}.PartitionKey.AttributeName", MAX_KEY_NAME_BYTES)
     sk = None
     if keys.get("SortKey") is not None:
         sk = _attribute(keys["SortKey"], f"{where}.SortKey", KEY_TYPES)
+        _name(sk.name, f"{where}.SortKey.AttributeName", MAX_KEY_NAME_BYTES)
     return pk, sk
 
 
@@ -592,8 +598,8 @@ _NUMBER_TEXT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _number(value: object, where: str) -> str:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        value = str(value)
+    if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
+        value = str(value)  # a JSON number (load_model reads them as Decimal, exactly)
     if not isinstance(value, str):
         raise WorkbenchError(f"{where}: a number is written as text; got {value!r}")
     try:
@@ -637,8 +643,75 @@ def _binary(value: object, where: str) -> str:
     return value
 
 
-def _value(av: object, where: str) -> AttributeValue:
-    """One AttributeValue of an item, checked (numbers given as JSON numbers become text)."""
+def _tagged(values: Iterable[object]) -> bool:
+    """Whether the values inside an ``M`` or ``L`` are DynamoDB JSON (each ``{"S": ...}``).
+
+    NoSQL Workbench writes them as plain JSON (``"M": {"is_enabled": true}``); a map or list
+    is read as DynamoDB JSON when every value in it is one ``{TYPE: value}`` object.
+    """
+    return all(
+        isinstance(v, Mapping) and len(v) == 1 and next(iter(v)) in ATTRIBUTE_TYPES for v in values
+    )
+
+
+def _too_deep(where: str) -> WorkbenchError:
+    return WorkbenchError(
+        f"{where}: the value nests more than {MAX_DEPTH} maps and lists (MAX_DEPTH), which "
+        "DynamoDB refuses; flatten it"
+    )
+
+
+def _clip(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else f"{text[: width - 12]}...{text[-8:]}"
+
+
+def _name(name: str, where: str, limit: int = MAX_ATTRIBUTE_NAME_BYTES) -> str:
+    """An attribute name in ``where`` (an item, a map), held to DynamoDB's length limit.
+
+    ``limit``: MAX_KEY_NAME_BYTES for the name of a key attribute or a projected attribute.
+    """
+    try:
+        size = utf8_size(name) if len(name) * 4 > limit else 0
+    except CodecError as exc:
+        raise WorkbenchError(f"{where}: an attribute name: {exc}") from None
+    if size > limit:
+        what = "a key attribute's name" if limit == MAX_KEY_NAME_BYTES else "an attribute name"
+        constant = (
+            "MAX_KEY_NAME_BYTES" if limit == MAX_KEY_NAME_BYTES else "MAX_ATTRIBUTE_NAME_BYTES"
+        )
+        raise WorkbenchError(
+            f"{where}: the attribute name {_clip(name)!r} is {size} bytes, over DynamoDB's "
+            f"limit of {limit} bytes for {what} ({constant}); shorten it"
+        )
+    return name
+
+
+def _plain(value: object, where: str, depth: int) -> AttributeValue:
+    """A plain JSON value inside an ``M`` or ``L`` as NoSQL Workbench writes it, typed."""
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, int | float | decimal.Decimal):
+        return {"N": _number(value, where)}
+    if depth >= MAX_DEPTH:
+        raise _too_deep(where)
+    if isinstance(value, list):
+        return {"L": [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]}
+    if isinstance(value, Mapping):
+        return {
+            "M": {_name(k, where): _plain(v, f"{where}.{k}", depth + 1) for k, v in value.items()}
+        }
+    raise WorkbenchError(f"{where}: {value!r} is not a JSON value")  # pragma: no cover
+
+
+def _value(av: object, where: str, depth: int = 0) -> AttributeValue:
+    """One AttributeValue of an item, checked (numbers given as JSON numbers become text).
+
+    Inside ``M`` and ``L``, values are DynamoDB JSON or plain JSON (see :func:`_tagged`).
+    """
     if not isinstance(av, Mapping) or len(av) != 1:
         raise WorkbenchError(
             f'{where} must be one DynamoDB JSON value such as {{"S": "text"}}; got {av!r}'
@@ -656,10 +729,20 @@ def _value(av: object, where: str) -> AttributeValue:
         return {"N": _number(value, where)}
     if tag == "B":
         return {"B": _binary(value, where)}
+    if tag in ("M", "L") and depth >= MAX_DEPTH:
+        raise _too_deep(where)
     if tag == "M":
-        return {"M": {k: _value(v, f"{where}.{k}") for k, v in _mapping(value, where).items()}}
+        names = _mapping(value, where)
+        if not _tagged(names.values()):
+            return _plain(names, where, depth)
+        return {
+            "M": {_name(k, where): _value(v, f"{where}.{k}", depth + 1) for k, v in names.items()}
+        }
     if tag == "L":
-        return {"L": [_value(v, f"{where}[{i}]") for i, v in enumerate(_list(value, where))]}
+        values = _list(value, where)
+        if not _tagged(values):
+            return _plain(values, where, depth)
+        return {"L": [_value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(values)]}
     if tag in ("SS", "NS", "BS"):
         members = _list(value, where)
         if not members:
@@ -724,7 +807,10 @@ def _check_key_value(attr: str, av: AttributeValue, limit: int, where: str) -> N
 
 def _item(obj: object, where: str, keys: _Keys) -> Item:
     """One item of the file, checked: its values, its key attributes' types and values."""
-    item = {attr: _value(av, f"{where}.{attr}") for attr, av in _mapping(obj, where).items()}
+    item = {
+        _name(attr, where): _value(av, f"{where}.{attr}")
+        for attr, av in _mapping(obj, where).items()
+    }
     if "" in item:
         raise WorkbenchError(f"{where} has an attribute named ''; DynamoDB names are not empty")
     for attr in keys.primary:
@@ -757,7 +843,10 @@ def _index(obj: object, where: str) -> WorkbenchIndex:
         if kind == "INCLUDE":
             there = f"{where}.Projection.NonKeyAttributes"
             names = _list(_get(spec, "NonKeyAttributes", f"{where}.Projection"), there)
-            projection = tuple(_text(n, f"{there}[{i}]") for i, n in enumerate(names))
+            projection = tuple(
+                _name(_text(n, f"{there}[{i}]"), f"{there}[{i}]", MAX_KEY_NAME_BYTES)
+                for i, n in enumerate(names)
+            )
         else:
             projection = "ALL" if kind == "ALL" else "KEYS_ONLY"
     return WorkbenchIndex(name, pk, sk, projection)
@@ -866,12 +955,9 @@ def read_model(data: Mapping[str, Any]) -> WorkbenchModel:
     root = _mapping(data, "the model")
     name = _text(_get(root, "ModelName", ""), "ModelName")
     meta = _mapping(root.get("ModelMetadata", {}), "ModelMetadata")
-    version = meta.get("Version", WORKBENCH_VERSION)
-    if not isinstance(version, str) or version.split(".")[0] != WORKBENCH_VERSION.split(".")[0]:
-        raise WorkbenchError(
-            f"ModelMetadata.Version is {version!r}; this reader knows NoSQL Workbench "
-            f"format {WORKBENCH_VERSION} (export the model again from a current Workbench)"
-        )
+    # Every published format (1.0, 2.0, 3.0) holds tables in the same shape: the version is
+    # kept for the record, not checked.
+    version = str(meta.get("Version", WORKBENCH_VERSION))
     service = meta.get("AWSService", AWS_SERVICE)
     if service != AWS_SERVICE:
         raise WorkbenchError(
@@ -889,11 +975,53 @@ def read_model(data: Mapping[str, Any]) -> WorkbenchModel:
     )
 
 
+class _Repeated(dict[str, Any]):
+    """A JSON object that gives a name twice (the last value kept, as ``json`` does)."""
+
+    repeated: str
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of :func:`load_model`: marks objects that give a name twice."""
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    seen: set[str] = set()
+    for name, _ in pairs:  # pragma: no branch - a name is repeated
+        if name in seen:
+            break
+        seen.add(name)
+    marked = _Repeated(found)
+    marked.repeated = name
+    return marked
+
+
+def _check_repeated(data: object) -> None:
+    """WorkbenchError naming the JSON path of the first object that gives a name twice."""
+    todo: list[tuple[object, str]] = [(data, "")]
+    while todo:
+        value, where = todo.pop()
+        if isinstance(value, _Repeated):
+            place = f"{where}.{value.repeated}" if where else value.repeated
+            raise WorkbenchError(
+                f"{place} is given twice in one object; JSON readers keep one of the two "
+                "values, so say which one you mean and remove the other"
+            )
+        if isinstance(value, dict):
+            children = [(v, f"{where}.{k}" if where else k) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        else:
+            continue
+        todo += reversed(children)  # depth first, in the file's order
+
+
 def load_model(path: str | Path) -> WorkbenchModel:
     """Read a NoSQL Workbench data model file (see :func:`read_model`).
 
     A file that cannot be read, is not UTF-8 JSON, or is not a valid model is a WorkbenchError
-    naming the file and what is wrong.
+    naming the file and what is wrong. So is an object giving one name twice (named by its
+    path); JSON numbers are read exactly, whatever their length.
     """
     path = Path(path)
     try:
@@ -901,7 +1029,12 @@ def load_model(path: str | Path) -> WorkbenchModel:
     except OSError as exc:
         raise WorkbenchError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text.decode("utf-8"))
+        data = json.loads(
+            text.decode("utf-8"),
+            object_pairs_hook=_object,
+            parse_int=decimal.Decimal,  # no int-string conversion limit; checked as numbers
+            parse_float=decimal.Decimal,
+        )
     except UnicodeDecodeError as exc:
         raise WorkbenchError(
             f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
@@ -912,6 +1045,7 @@ def load_model(path: str | Path) -> WorkbenchModel:
     except RecursionError:
         raise WorkbenchError(f"{path}: not JSON this reader can read (nested too deeply)") from None
     try:
+        _check_repeated(data)
         return read_model(data)
     except WorkbenchError as exc:
         raise WorkbenchError(f"{path}: {exc}") from None
