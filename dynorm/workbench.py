@@ -1163,6 +1163,15 @@ def _check_live(described: Mapping[str, Any], found: WorkbenchTable, table_name:
             )
 
 
+def _check_key_names(found: WorkbenchTable) -> None:
+    """Again, for a WorkbenchTable not read from a file: key and projected attribute names."""
+    for key in found.key_attributes:
+        _name(key.name, f"table {found.name!r}", MAX_KEY_NAME_BYTES)
+    for index in found.indexes:
+        for name in index.projection if isinstance(index.projection, tuple) else ():
+            _name(name, f"index {index.name!r} projection", MAX_KEY_NAME_BYTES)
+
+
 async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
     # The model's key types (read_model allows S, N and B only).
     types: dict[str, KeyType] = {k.name: cast("KeyType", k.type) for k in found.key_attributes}
@@ -1196,6 +1205,7 @@ async def import_model(
     _check_same_keys(db.table, found, "the Database's")
     if models is not None:
         _check_same_keys(models, found, "models")
+    _check_key_names(found)
     imported = tuple(
         ImportedItem(
             key=found.key_of(item),
