@@ -20,6 +20,7 @@ The file's items are DynamoDB JSON (``{"pk": {"S": "ORG#ACME"}}``), binary value
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import datetime
@@ -29,12 +30,13 @@ import json
 import re
 import typing
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import attrs
 
+from ._chunks import BATCH_WRITE_MAX, chunked
 from ._codec import (
     LIST_ORIGINS,
     MAP_ORIGINS,
@@ -71,6 +73,7 @@ __all__ = [
     "WORKBENCH_VERSION",
     "Attribute",
     "Facet",
+    "ImportIncompleteError",
     "ImportReport",
     "ImportedItem",
     "WorkbenchError",
@@ -103,6 +106,21 @@ KeyType = Literal["S", "N", "B"]
 
 class WorkbenchError(DynormError, ValueError):
     """A NoSQL Workbench data model cannot be read or imported; the message names the place."""
+
+
+class ImportIncompleteError(DynormError):
+    """An import stopped part-way: a write failed after its retries (the cause is chained).
+
+    ``stored`` of the model's ``total`` items are stored for certain (the writes DynamoDB
+    confirmed); the others may not be. An import writes whole items, so running it again
+    stores the rest and rewrites the stored ones unchanged.
+    """
+
+    def __init__(self, message: str, *, table_name: str, stored: int, total: int) -> None:
+        super().__init__(message)
+        self.table_name = table_name
+        self.stored = stored
+        self.total = total
 
 
 # -- typed values -------------------------------------------------------------------------------
@@ -1178,6 +1196,40 @@ async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
     await db.create_table(timeout=timeout, key_types=types)
 
 
+async def _write_all(
+    db: Database, writes: list[dict[str, Any]], on_progress: Callable[[int, int], None] | None
+) -> None:
+    """Every write, a batch at a time, all batches at once; counts what is confirmed stored."""
+    total = len(writes)
+    stored = 0
+
+    async def write(batch: Sequence[dict[str, Any]]) -> None:
+        nonlocal stored
+        await db.run(write_batch(batch))
+        stored += len(batch)
+        if on_progress is not None:
+            on_progress(stored, total)
+
+    outcomes = await asyncio.gather(
+        *(write(batch) for batch in chunked(writes, BATCH_WRITE_MAX)), return_exceptions=True
+    )
+    failed = [e for e in outcomes if isinstance(e, BaseException)]
+    for error in failed:
+        if not isinstance(error, DynormError):
+            raise error  # a bug, or a cancellation: as it is
+    if failed:
+        cause = failed[0]
+        raise ImportIncompleteError(
+            f"the import into {db.table_name!r} stopped part-way: {stored} of {total} items are "
+            f"stored, {total - stored} may not be ({type(cause).__name__}: {cause}). Run the "
+            "same import again to store the rest: it writes whole items, so the stored ones are "
+            "rewritten unchanged",
+            table_name=db.table_name,
+            stored=stored,
+            total=total,
+        ) from cause
+
+
 async def import_model(
     db: Database,
     model: WorkbenchModel | WorkbenchTable,
@@ -1186,6 +1238,7 @@ async def import_model(
     create: bool = True,
     models: Table | None = None,
     timeout: float = 60.0,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Store a Workbench table's items in ``db``'s table, creating the table if it is missing.
 
@@ -1196,6 +1249,11 @@ async def import_model(
     written with BatchWriteItem (25 a request, throttled ones retried), each as a whole item,
     so importing again overwrites the same keys. ``models``: a Table whose classifier reports
     which model each item maps to (``report.unmapped`` lists those no model maps).
+    ``on_progress(stored, total)`` is called each time a batch of items is confirmed stored.
+
+    When a write fails after its retries, the other batches are let finish, then
+    :class:`ImportIncompleteError` says how many items are stored; importing again completes
+    the table (items are written whole, so the stored ones are rewritten unchanged).
 
     Everything is checked before the first request that changes anything: the keys of
     ``db.table``, of ``models`` and of the live table against the model's, and every item
@@ -1236,7 +1294,7 @@ async def import_model(
         await _create(db, found, timeout)
         created = True
     if writes:
-        await db.run(write_batch(writes))
+        await _write_all(db, writes, on_progress)
     return ImportReport(
         table_name=db.table_name, created=created, items=imported, classified=models is not None
     )

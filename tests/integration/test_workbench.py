@@ -27,6 +27,7 @@ from dynorm.testing import (
 )
 from dynorm.workbench import (
     Attribute,
+    ImportIncompleteError,
     WorkbenchError,
     export_model,
     import_model,
@@ -35,6 +36,7 @@ from dynorm.workbench import (
     scan_items,
     table_from_model,
 )
+from tests.faultproxy import FaultyConnect
 from tests.seed_models import Org, Ticket, User, app
 
 from .raw import raw_item
@@ -505,3 +507,71 @@ async def test_a_key_attribute_name_over_255_bytes_is_refused_before_anything_is
             with count_requests(db) as log, pytest.raises(WorkbenchError, match=message):
                 await import_model(db, found)
             assert len(log) == 0
+
+
+# -- an import stopped part-way -----------------------------------------------------------------
+
+
+def many_items(count: int) -> dict[str, Any]:
+    """A model of ``count`` items (``ITEM#0000`` ...), 25 to a batch in file order."""
+    return {
+        "ModelName": "many",
+        "ModelMetadata": {"Version": "3.0", "AWSService": "Amazon DynamoDB"},
+        "DataModel": [
+            {
+                "TableName": "Many",
+                "KeyAttributes": {
+                    "PartitionKey": {"AttributeName": "pk", "AttributeType": "S"},
+                    "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+                },
+                "TableData": [
+                    {"pk": {"S": f"ITEM#{i:04}"}, "sk": {"S": "A"}, "n": {"N": str(i)}}
+                    for i in range(count)
+                ],
+            }
+        ],
+    }
+
+
+def writes_key(pk: str) -> Callable[[dict[str, Any]], bool]:
+    """Matches a BatchWriteItem body that writes the item whose pk is ``pk``."""
+
+    def match(body: dict[str, Any]) -> bool:
+        (writes,) = body["RequestItems"].values()
+        return any(w["PutRequest"]["Item"]["pk"]["S"] == pk for w in writes)
+
+    return match
+
+
+async def test_an_import_stopped_by_server_errors_says_how_many_items_are_stored(
+    faulty_connect: FaultyConnect,
+) -> None:
+    model = read_model(many_items(400))
+    async with faulty_connect(table_from_model(model), max_attempts=2) as faulty:
+        # Every try of the batch holding ITEM#0300 (the 13th of 16) fails with a 500.
+        faulty.proxy.inject(
+            "error_500", operation="BatchWriteItem", times=100, when=writes_key("ITEM#0300")
+        )
+        seen: list[tuple[int, int]] = []
+        with pytest.raises(ImportIncompleteError) as info:
+            await import_model(faulty.db, model, on_progress=lambda *p: seen.append(p))
+
+        assert (info.value.stored, info.value.total) == (375, 400)
+        message = str(info.value)
+        assert message.startswith(
+            f"the import into {faulty.db.table_name!r} stopped part-way: 375 of 400 items are "
+            "stored, 25 may not be (DatabaseError: BatchWriteItem: Internal server error"
+        )
+        assert message.endswith(
+            "). Run the same import again to store the rest: it writes whole items, so the "
+            "stored ones are rewritten unchanged"
+        )
+        assert isinstance(info.value.__cause__, dynorm.DatabaseError)
+        assert [p[0] for p in seen] == list(range(25, 376, 25))
+        assert {p[1] for p in seen} == {400}
+        assert len(await scan_items(faulty.direct)) == 375  # what the error says
+
+        faulty.proxy.reset()
+        report = await import_model(faulty.db, model)  # again: completes the table
+        assert report.written == 400
+        assert len(await scan_items(faulty.direct)) == 400
