@@ -15,7 +15,10 @@ NoSQL Workbench models have no local secondary indexes: an export leaves a table
 says so in the model's description. Key attributes are strings in dynorm; a file may declare
 number or binary keys (a table created from such a file keeps their types).
 
-The file's items are DynamoDB JSON (``{"pk": {"S": "ORG#ACME"}}``), binary values as base64 text.
+The file's items are DynamoDB JSON (``{"pk": {"S": "ORG#ACME"}}``), binary values as base64 text;
+values inside ``M`` and ``L`` may be plain JSON, as Workbench writes them (``"M": {"on": true}``).
+Files of every format version are read (1.0, 2.0 and 3.0 hold tables in one shape); exports are
+format 3.0, DynamoDB JSON throughout.
 """
 
 from __future__ import annotations
