@@ -161,6 +161,12 @@ def import_(
     items are stored; running it again completes it.
     """
     model = load_model(file)
+    if source is None and len(model.tables) > 1:
+        names = ", ".join(repr(t.name) for t in model.tables)
+        raise click.UsageError(
+            f"{file} holds {len(model.tables)} tables ({names}); name the one to import with "
+            "--source"
+        )
     table = table_from_model(model, source=source)
     progress = _Progress(len(model.table(source).items))
 

@@ -356,3 +356,36 @@ async def test_ctrl_c_during_an_import_exits_130_saying_how_many_items_are_store
     assert again.code == 0, again.output
     assert again.out == f"Loaded 400 items into {name!r}\n"
     assert len(await stored(db)) == 400
+
+
+SAMPLES = Path(__file__).parents[1] / "data" / "workbench"
+
+
+async def test_aws_published_models_import_as_they_are(
+    cli: Cli, db: Database, name: str, tmp_path: Path
+) -> None:
+    vehicles = await cli.run(
+        "workbench", "import", str(SAMPLES / "ConnectedVehiclesSchema.json"), "--table-name",
+        name, cwd=tmp_path,
+    )  # fmt: skip
+    assert vehicles.code == 0, vehicles.output
+    assert f"Loaded 12 items into {name!r}" in vehicles.out.splitlines()
+    assert len(await raw_scan(db)) == 12
+    await db.delete_table()
+
+    bank = SAMPLES / "BankModel.json"  # format 2.0, two tables
+    unnamed = await cli.run("workbench", "import", str(bank), "--table-name", name, cwd=tmp_path)
+    named = await cli.run(
+        "workbench", "import", str(bank), "--source", "TransactionHistory", "--table-name", name,
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert unnamed.code == 2
+    assert (
+        f"{bank} holds 2 tables ('PaymentScheduler', 'TransactionHistory'); name the one to "
+        "import with --source"
+    ) in flat(unnamed.err)
+    assert "Traceback" not in unnamed.err
+    assert named.code == 0, named.output
+    assert f"Loaded 2 items into {name!r}" in named.out.splitlines()
+    assert len(await raw_scan(db)) == 2
