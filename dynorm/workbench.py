@@ -58,6 +58,7 @@ from ._limits import (
     MAX_SORT_KEY_BYTES,
     check_decimal,
     check_item,
+    int_text,
     utf8_size,
 )
 from ._model import ModelInfo
@@ -619,7 +620,12 @@ _NUMBER_TEXT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _number(value: object, where: str) -> str:
-    if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            value = int_text(value)  # a huge int is refused without printing it (str() fails)
+        except CodecError as exc:
+            raise WorkbenchError(f"{where}: {exc}") from None
+    elif isinstance(value, float | decimal.Decimal):
         value = str(value)  # a JSON number (load_model reads them as Decimal, exactly)
     if not isinstance(value, str):
         raise WorkbenchError(f"{where}: a number is written as text; got {value!r}")

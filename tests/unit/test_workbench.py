@@ -1136,3 +1136,16 @@ def test_json_numbers_are_read_exactly(tmp_path: Path) -> None:
     exact = "1234567890123456789012345678901234567.8"  # 38 digits: a float would round it
     text = json.dumps(CATALOG).replace('{"N": "70"}', f'{{"N": {exact}}}')
     assert load_model(_write(tmp_path, text)).table().items[1]["stock"] == {"N": exact}
+
+
+def test_huge_python_ints_are_refused_as_dynamodb_limits() -> None:
+    data = copy.deepcopy(CATALOG)
+    data["DataModel"][0]["TableData"][1]["stock"] = {"N": 10**5000}
+    with pytest.raises(WorkbenchError, match=r"stock: an int of \d+ bits is outside DynamoDB's"):
+        read_model(data)
+    data["DataModel"][0]["TableData"][1]["stock"] = {"M": {"n": -(10**5000)}}
+    with pytest.raises(WorkbenchError, match=r"stock\.n: an int of \d+ bits is outside"):
+        read_model(data)
+    data["DataModel"][0]["TableData"][1]["stock"] = {"N": 10**40 + 1}
+    with pytest.raises(WorkbenchError, match=r"stock: 1000+1 has 41 significant digits"):
+        read_model(data)
