@@ -156,16 +156,30 @@ def import_(
 ) -> None:
     """Create the table FILE describes (if missing) and load its items in batches.
 
-    The table keeps the file's name unless --table-name (or --table) names another.
+    The table keeps the file's name unless --table-name (or --table) names another. Progress
+    goes to standard error. An import stopped part-way (a failed write, Ctrl-C) says how many
+    items are stored; running it again completes it.
     """
     model = load_model(file)
+    if source is None and len(model.tables) > 1:
+        names = ", ".join(repr(t.name) for t in model.tables)
+        raise click.UsageError(
+            f"{file} holds {len(model.tables)} tables ({names}); name the one to import with "
+            "--source"
+        )
     table = table_from_model(model, source=source)
+    progress = _Progress(len(model.table(source).items))
 
     async def load() -> ImportReport:
         async with connection.open(table) as db:
             try:
                 return await import_model(
-                    db, model, source=source, create=not no_create, models=models
+                    db,
+                    model,
+                    source=source,
+                    create=not no_create,
+                    models=models,
+                    on_progress=progress,
                 )
             except TableNotFoundError as exc:
                 if not no_create:
@@ -175,13 +189,35 @@ def import_(
                     "--no-create to create it, or name an existing table with --table-name"
                 ) from exc
 
-    report = asyncio.run(load())
+    try:
+        report = asyncio.run(load())
+    except KeyboardInterrupt:
+        name = connection.name_of(table)
+        err.print(
+            f"[yellow]Interrupted[/]: {progress.stored} of {progress.total} items are stored in "
+            f"{name!r}. Run the same command again to complete the import (it writes whole "
+            "items, so the stored ones are rewritten unchanged)"
+        )
+        raise SystemExit(130) from None
     where = connection.where()
     if report.created:
         out.print(f"Created {report.table_name!r} ({describe_keys(table)}) at {where}")
     out.print(f"Loaded {report.written} items into {report.table_name!r}")
     if models is not None:
         _print_mapping(report)
+
+
+class _Progress:
+    """``on_progress`` of an import: a line on standard error per percent stored, at most."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.stored = 0
+
+    def __call__(self, stored: int, total: int) -> None:
+        before, self.stored = self.stored, stored
+        if stored < total and stored * 100 // total > before * 100 // total:
+            err.print(f"Stored {stored} of {total} items")
 
 
 def _print_mapping(report: ImportReport) -> None:

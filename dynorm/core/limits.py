@@ -22,8 +22,10 @@ from .errors import CodecError, LimitExceededError
 __all__ = [
     "FLOAT_TOO_BIG",
     "FLOAT_TOO_SMALL",
+    "MAX_ATTRIBUTE_NAME_BYTES",
     "MAX_DEPTH",
     "MAX_ITEM_BYTES",
+    "MAX_KEY_NAME_BYTES",
     "MAX_NUMBER",
     "MAX_NUMBER_DIGITS",
     "MAX_PARTITION_KEY_BYTES",
@@ -50,6 +52,10 @@ MAX_ITEM_BYTES: Final = 400 * 1024
 MAX_PARTITION_KEY_BYTES: Final = 2048
 #: The largest sort key value, table or index, in UTF-8 bytes.
 MAX_SORT_KEY_BYTES: Final = 1024
+#: The longest attribute name (of an item, or inside a map), in UTF-8 bytes.
+MAX_ATTRIBUTE_NAME_BYTES: Final = 65535
+#: The longest name of a key attribute (table or index) or of an attribute an index projects.
+MAX_KEY_NAME_BYTES: Final = 255
 #: Significant digits a DynamoDB number holds (leading and trailing zeros do not count).
 MAX_NUMBER_DIGITS: Final = 38
 #: The largest magnitude of a DynamoDB number.

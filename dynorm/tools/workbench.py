@@ -15,11 +15,15 @@ NoSQL Workbench models have no local secondary indexes: an export leaves a table
 says so in the model's description. Key attributes are strings in dynorm; a file may declare
 number or binary keys (a table created from such a file keeps their types).
 
-The file's items are DynamoDB JSON (``{"pk": {"S": "ORG#ACME"}}``), binary values as base64 text.
+The file's items are DynamoDB JSON (``{"pk": {"S": "ORG#ACME"}}``), binary values as base64 text;
+values inside ``M`` and ``L`` may be plain JSON, as Workbench writes them (``"M": {"on": true}``).
+Files of every format version are read (1.0, 2.0 and 3.0 hold tables in one shape); exports are
+format 3.0, DynamoDB JSON throughout.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import datetime
@@ -29,12 +33,13 @@ import json
 import re
 import typing
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import attrs
 
+from dynorm.core.chunks import BATCH_WRITE_MAX, chunked
 from dynorm.core.codec.converter import (
     LIST_ORIGINS,
     MAP_ORIGINS,
@@ -46,10 +51,14 @@ from dynorm.core.codec.converter import (
 )
 from dynorm.core.errors import CodecError, DefinitionError, DynormError, TableNotFoundError
 from dynorm.core.limits import (
+    MAX_ATTRIBUTE_NAME_BYTES,
+    MAX_DEPTH,
+    MAX_KEY_NAME_BYTES,
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
     check_decimal,
     check_item,
+    int_text,
     utf8_size,
 )
 from dynorm.core.requests import ScanRead
@@ -69,6 +78,7 @@ __all__ = [
     "WORKBENCH_VERSION",
     "Attribute",
     "Facet",
+    "ImportIncompleteError",
     "ImportReport",
     "ImportedItem",
     "WorkbenchError",
@@ -85,7 +95,8 @@ __all__ = [
     "table_from_model",
 ]
 
-#: The data model format version NoSQL Workbench writes (and the one this module reads).
+#: The data model format version NoSQL Workbench writes, and exports carry (files of every
+#: version are read: 1.0, 2.0 and 3.0 hold tables in one shape).
 WORKBENCH_VERSION: Final = "3.0"
 #: ``ModelMetadata.AWSService`` of a DynamoDB model.
 AWS_SERVICE: Final = "Amazon DynamoDB"
@@ -100,6 +111,21 @@ KeyType = Literal["S", "N", "B"]
 
 class WorkbenchError(DynormError, ValueError):
     """A NoSQL Workbench data model cannot be read or imported; the message names the place."""
+
+
+class ImportIncompleteError(DynormError):
+    """An import stopped part-way: a write failed after its retries (the cause is chained).
+
+    ``stored`` of the model's ``total`` items are stored for certain (the writes DynamoDB
+    confirmed); the others may not be. An import writes whole items, so running it again
+    stores the rest and rewrites the stored ones unchanged.
+    """
+
+    def __init__(self, message: str, *, table_name: str, stored: int, total: int) -> None:
+        super().__init__(message)
+        self.table_name = table_name
+        self.stored = stored
+        self.total = total
 
 
 # -- typed values -------------------------------------------------------------------------------
@@ -566,7 +592,7 @@ def _choice(value: object, where: str, choices: Sequence[str]) -> str:
 
 def _attribute(obj: Mapping[str, Any], where: str, types: Sequence[str]) -> Attribute:
     obj = _mapping(obj, where)
-    name = _text(_get(obj, "AttributeName", where), f"{where}.AttributeName")
+    name = _name(_text(_get(obj, "AttributeName", where), f"{where}.AttributeName"), where)
     return Attribute(
         name, _choice(_get(obj, "AttributeType", where), f"{where}.AttributeType", types)
     )
@@ -575,9 +601,11 @@ def _attribute(obj: Mapping[str, Any], where: str, types: Sequence[str]) -> Attr
 def _keys(obj: object, where: str) -> tuple[Attribute, Attribute | None]:
     keys = _mapping(obj, where)
     pk = _attribute(_get(keys, "PartitionKey", where), f"{where}.PartitionKey", KEY_TYPES)
+    _name(pk.name, f"{where}.PartitionKey.AttributeName", MAX_KEY_NAME_BYTES)
     sk = None
     if keys.get("SortKey") is not None:
         sk = _attribute(keys["SortKey"], f"{where}.SortKey", KEY_TYPES)
+        _name(sk.name, f"{where}.SortKey.AttributeName", MAX_KEY_NAME_BYTES)
     return pk, sk
 
 
@@ -586,8 +614,13 @@ _NUMBER_TEXT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _number(value: object, where: str) -> str:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        value = str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            value = int_text(value)  # a huge int is refused without printing it (str() fails)
+        except CodecError as exc:
+            raise WorkbenchError(f"{where}: {exc}") from None
+    elif isinstance(value, float | decimal.Decimal):
+        value = str(value)  # a JSON number (load_model reads them as Decimal, exactly)
     if not isinstance(value, str):
         raise WorkbenchError(f"{where}: a number is written as text; got {value!r}")
     try:
@@ -631,8 +664,75 @@ def _binary(value: object, where: str) -> str:
     return value
 
 
-def _value(av: object, where: str) -> AttributeValue:
-    """One AttributeValue of an item, checked (numbers given as JSON numbers become text)."""
+def _tagged(values: Iterable[object]) -> bool:
+    """Whether the values inside an ``M`` or ``L`` are DynamoDB JSON (each ``{"S": ...}``).
+
+    NoSQL Workbench writes them as plain JSON (``"M": {"is_enabled": true}``); a map or list
+    is read as DynamoDB JSON when every value in it is one ``{TYPE: value}`` object.
+    """
+    return all(
+        isinstance(v, Mapping) and len(v) == 1 and next(iter(v)) in ATTRIBUTE_TYPES for v in values
+    )
+
+
+def _too_deep(where: str) -> WorkbenchError:
+    return WorkbenchError(
+        f"{where}: the value nests more than {MAX_DEPTH} maps and lists (MAX_DEPTH), which "
+        "DynamoDB refuses; flatten it"
+    )
+
+
+def _clip(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else f"{text[: width - 12]}...{text[-8:]}"
+
+
+def _name(name: str, where: str, limit: int = MAX_ATTRIBUTE_NAME_BYTES) -> str:
+    """An attribute name in ``where`` (an item, a map), held to DynamoDB's length limit.
+
+    ``limit``: MAX_KEY_NAME_BYTES for the name of a key attribute or a projected attribute.
+    """
+    try:
+        size = utf8_size(name) if len(name) * 4 > limit else 0
+    except CodecError as exc:
+        raise WorkbenchError(f"{where}: an attribute name: {exc}") from None
+    if size > limit:
+        what = "a key attribute's name" if limit == MAX_KEY_NAME_BYTES else "an attribute name"
+        constant = (
+            "MAX_KEY_NAME_BYTES" if limit == MAX_KEY_NAME_BYTES else "MAX_ATTRIBUTE_NAME_BYTES"
+        )
+        raise WorkbenchError(
+            f"{where}: the attribute name {_clip(name)!r} is {size} bytes, over DynamoDB's "
+            f"limit of {limit} bytes for {what} ({constant}); shorten it"
+        )
+    return name
+
+
+def _plain(value: object, where: str, depth: int) -> AttributeValue:
+    """A plain JSON value inside an ``M`` or ``L`` as NoSQL Workbench writes it, typed."""
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, int | float | decimal.Decimal):
+        return {"N": _number(value, where)}
+    if depth >= MAX_DEPTH:
+        raise _too_deep(where)
+    if isinstance(value, list):
+        return {"L": [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]}
+    if isinstance(value, Mapping):
+        return {
+            "M": {_name(k, where): _plain(v, f"{where}.{k}", depth + 1) for k, v in value.items()}
+        }
+    raise WorkbenchError(f"{where}: {value!r} is not a JSON value")  # pragma: no cover
+
+
+def _value(av: object, where: str, depth: int = 0) -> AttributeValue:
+    """One AttributeValue of an item, checked (numbers given as JSON numbers become text).
+
+    Inside ``M`` and ``L``, values are DynamoDB JSON or plain JSON (see :func:`_tagged`).
+    """
     if not isinstance(av, Mapping) or len(av) != 1:
         raise WorkbenchError(
             f'{where} must be one DynamoDB JSON value such as {{"S": "text"}}; got {av!r}'
@@ -650,10 +750,20 @@ def _value(av: object, where: str) -> AttributeValue:
         return {"N": _number(value, where)}
     if tag == "B":
         return {"B": _binary(value, where)}
+    if tag in ("M", "L") and depth >= MAX_DEPTH:
+        raise _too_deep(where)
     if tag == "M":
-        return {"M": {k: _value(v, f"{where}.{k}") for k, v in _mapping(value, where).items()}}
+        names = _mapping(value, where)
+        if not _tagged(names.values()):
+            return _plain(names, where, depth)
+        return {
+            "M": {_name(k, where): _value(v, f"{where}.{k}", depth + 1) for k, v in names.items()}
+        }
     if tag == "L":
-        return {"L": [_value(v, f"{where}[{i}]") for i, v in enumerate(_list(value, where))]}
+        values = _list(value, where)
+        if not _tagged(values):
+            return _plain(values, where, depth)
+        return {"L": [_value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(values)]}
     if tag in ("SS", "NS", "BS"):
         members = _list(value, where)
         if not members:
@@ -718,7 +828,10 @@ def _check_key_value(attr: str, av: AttributeValue, limit: int, where: str) -> N
 
 def _item(obj: object, where: str, keys: _Keys) -> Item:
     """One item of the file, checked: its values, its key attributes' types and values."""
-    item = {attr: _value(av, f"{where}.{attr}") for attr, av in _mapping(obj, where).items()}
+    item = {
+        _name(attr, where): _value(av, f"{where}.{attr}")
+        for attr, av in _mapping(obj, where).items()
+    }
     if "" in item:
         raise WorkbenchError(f"{where} has an attribute named ''; DynamoDB names are not empty")
     for attr in keys.primary:
@@ -751,7 +864,10 @@ def _index(obj: object, where: str) -> WorkbenchIndex:
         if kind == "INCLUDE":
             there = f"{where}.Projection.NonKeyAttributes"
             names = _list(_get(spec, "NonKeyAttributes", f"{where}.Projection"), there)
-            projection = tuple(_text(n, f"{there}[{i}]") for i, n in enumerate(names))
+            projection = tuple(
+                _name(_text(n, f"{there}[{i}]"), f"{there}[{i}]", MAX_KEY_NAME_BYTES)
+                for i, n in enumerate(names)
+            )
         else:
             projection = "ALL" if kind == "ALL" else "KEYS_ONLY"
     return WorkbenchIndex(name, pk, sk, projection)
@@ -860,12 +976,9 @@ def read_model(data: Mapping[str, Any]) -> WorkbenchModel:
     root = _mapping(data, "the model")
     name = _text(_get(root, "ModelName", ""), "ModelName")
     meta = _mapping(root.get("ModelMetadata", {}), "ModelMetadata")
-    version = meta.get("Version", WORKBENCH_VERSION)
-    if not isinstance(version, str) or version.split(".")[0] != WORKBENCH_VERSION.split(".")[0]:
-        raise WorkbenchError(
-            f"ModelMetadata.Version is {version!r}; this reader knows NoSQL Workbench "
-            f"format {WORKBENCH_VERSION} (export the model again from a current Workbench)"
-        )
+    # Every published format (1.0, 2.0, 3.0) holds tables in the same shape: the version is
+    # kept for the record, not checked.
+    version = str(meta.get("Version", WORKBENCH_VERSION))
     service = meta.get("AWSService", AWS_SERVICE)
     if service != AWS_SERVICE:
         raise WorkbenchError(
@@ -883,11 +996,53 @@ def read_model(data: Mapping[str, Any]) -> WorkbenchModel:
     )
 
 
+class _Repeated(dict[str, Any]):
+    """A JSON object that gives a name twice (the last value kept, as ``json`` does)."""
+
+    repeated: str
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of :func:`load_model`: marks objects that give a name twice."""
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    seen: set[str] = set()
+    for name, _ in pairs:  # pragma: no branch - a name is repeated
+        if name in seen:
+            break
+        seen.add(name)
+    marked = _Repeated(found)
+    marked.repeated = name
+    return marked
+
+
+def _check_repeated(data: object) -> None:
+    """WorkbenchError naming the JSON path of the first object that gives a name twice."""
+    todo: list[tuple[object, str]] = [(data, "")]
+    while todo:
+        value, where = todo.pop()
+        if isinstance(value, _Repeated):
+            place = f"{where}.{value.repeated}" if where else value.repeated
+            raise WorkbenchError(
+                f"{place} is given twice in one object; JSON readers keep one of the two "
+                "values, so say which one you mean and remove the other"
+            )
+        if isinstance(value, dict):
+            children = [(v, f"{where}.{k}" if where else k) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        else:
+            continue
+        todo += reversed(children)  # depth first, in the file's order
+
+
 def load_model(path: str | Path) -> WorkbenchModel:
     """Read a NoSQL Workbench data model file (see :func:`read_model`).
 
     A file that cannot be read, is not UTF-8 JSON, or is not a valid model is a WorkbenchError
-    naming the file and what is wrong.
+    naming the file and what is wrong. So is an object giving one name twice (named by its
+    path); JSON numbers are read exactly, whatever their length.
     """
     path = Path(path)
     try:
@@ -895,7 +1050,12 @@ def load_model(path: str | Path) -> WorkbenchModel:
     except OSError as exc:
         raise WorkbenchError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text.decode("utf-8"))
+        data = json.loads(
+            text.decode("utf-8"),
+            object_pairs_hook=_object,
+            parse_int=decimal.Decimal,  # no int-string conversion limit; checked as numbers
+            parse_float=decimal.Decimal,
+        )
     except UnicodeDecodeError as exc:
         raise WorkbenchError(
             f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
@@ -906,6 +1066,7 @@ def load_model(path: str | Path) -> WorkbenchModel:
     except RecursionError:
         raise WorkbenchError(f"{path}: not JSON this reader can read (nested too deeply)") from None
     try:
+        _check_repeated(data)
         return read_model(data)
     except WorkbenchError as exc:
         raise WorkbenchError(f"{path}: {exc}") from None
@@ -1023,10 +1184,53 @@ def _check_live(described: Mapping[str, Any], found: WorkbenchTable, table_name:
             )
 
 
+def _check_key_names(found: WorkbenchTable) -> None:
+    """Again, for a WorkbenchTable not read from a file: key and projected attribute names."""
+    for key in found.key_attributes:
+        _name(key.name, f"table {found.name!r}", MAX_KEY_NAME_BYTES)
+    for index in found.indexes:
+        for name in index.projection if isinstance(index.projection, tuple) else ():
+            _name(name, f"index {index.name!r} projection", MAX_KEY_NAME_BYTES)
+
+
 async def _create(db: Database, found: WorkbenchTable, timeout: float) -> None:
     # The model's key types (read_model allows S, N and B only).
     types: dict[str, KeyType] = {k.name: cast("KeyType", k.type) for k in found.key_attributes}
     await db.create_table(timeout=timeout, key_types=types)
+
+
+async def _write_all(
+    db: Database, writes: list[dict[str, Any]], on_progress: Callable[[int, int], None] | None
+) -> None:
+    """Every write, a batch at a time, all batches at once; counts what is confirmed stored."""
+    total = len(writes)
+    stored = 0
+
+    async def write(batch: Sequence[dict[str, Any]]) -> None:
+        nonlocal stored
+        await db.run(write_batch(batch))
+        stored += len(batch)
+        if on_progress is not None:
+            on_progress(stored, total)
+
+    outcomes = await asyncio.gather(
+        *(write(batch) for batch in chunked(writes, BATCH_WRITE_MAX)), return_exceptions=True
+    )
+    failed = [e for e in outcomes if isinstance(e, BaseException)]
+    for error in failed:
+        if not isinstance(error, DynormError):
+            raise error  # a bug, or a cancellation: as it is
+    if failed:
+        cause = failed[0]
+        raise ImportIncompleteError(
+            f"the import into {db.table_name!r} stopped part-way: {stored} of {total} items are "
+            f"stored, {total - stored} may not be ({type(cause).__name__}: {cause}). Run the "
+            "same import again to store the rest: it writes whole items, so the stored ones are "
+            "rewritten unchanged",
+            table_name=db.table_name,
+            stored=stored,
+            total=total,
+        ) from cause
 
 
 async def import_model(
@@ -1037,6 +1241,7 @@ async def import_model(
     create: bool = True,
     models: Table | None = None,
     timeout: float = 60.0,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Store a Workbench table's items in ``db``'s table, creating the table if it is missing.
 
@@ -1047,6 +1252,11 @@ async def import_model(
     written with BatchWriteItem (25 a request, throttled ones retried), each as a whole item,
     so importing again overwrites the same keys. ``models``: a Table whose classifier reports
     which model each item maps to (``report.unmapped`` lists those no model maps).
+    ``on_progress(stored, total)`` is called each time a batch of items is confirmed stored.
+
+    When a write fails after its retries, the other batches are let finish, then
+    :class:`ImportIncompleteError` says how many items are stored; importing again completes
+    the table (items are written whole, so the stored ones are rewritten unchanged).
 
     Everything is checked before the first request that changes anything: the keys of
     ``db.table``, of ``models`` and of the live table against the model's, and every item
@@ -1056,6 +1266,7 @@ async def import_model(
     _check_same_keys(db.table, found, "the Database's")
     if models is not None:
         _check_same_keys(models, found, "models")
+    _check_key_names(found)
     imported = tuple(
         ImportedItem(
             key=found.key_of(item),
@@ -1086,7 +1297,7 @@ async def import_model(
         await _create(db, found, timeout)
         created = True
     if writes:
-        await db.run(write_batch(writes))
+        await _write_all(db, writes, on_progress)
     return ImportReport(
         table_name=db.table_name, created=created, items=imported, classified=models is not None
     )

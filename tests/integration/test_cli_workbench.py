@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import signal
+import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ import pytest
 
 from dynorm import Database, Request, TableNotFoundError
 from dynorm.testing import RunningServer
-from tests.faultproxy import connect_to
+from tests.faultproxy import FaultProxy, connect_to
 from tests.seed_models import app
 
 from .cli import Cli
@@ -239,3 +242,150 @@ async def test_export_says_what_to_change_before_reading_anything(
     assert "--table-name" in missing.err
     assert "Traceback" not in nowhere.err + missing.err
     assert not (tmp_path / "app.json").exists()
+
+
+# -- an import stopped part-way -----------------------------------------------------------------
+
+
+def many_items(count: int) -> dict[str, Any]:
+    """A model of ``count`` items (``ITEM#0000`` ...), 25 to a batch in file order."""
+    key = {"AttributeName": "pk", "AttributeType": "S"}
+    return {
+        "ModelName": "many",
+        "ModelMetadata": {"Version": "3.0", "AWSService": "Amazon DynamoDB"},
+        "DataModel": [
+            {
+                "TableName": "Many",
+                "KeyAttributes": {
+                    "PartitionKey": key,
+                    "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+                },
+                "TableData": [
+                    {"pk": {"S": f"ITEM#{i:04}"}, "sk": {"S": "A"}} for i in range(count)
+                ],
+            }
+        ],
+    }
+
+
+def writes_key(pk: str) -> Callable[[dict[str, Any]], bool]:
+    """Matches a BatchWriteItem body that writes the item whose pk is ``pk``."""
+
+    def match(body: dict[str, Any]) -> bool:
+        (writes,) = body["RequestItems"].values()
+        return any(w["PutRequest"]["Item"]["pk"]["S"] == pk for w in writes)
+
+    return match
+
+
+def flat(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces as one space (rich wraps messages)."""
+    return " ".join(text.split())
+
+
+async def test_an_import_stopped_by_server_errors_says_how_many_items_are_stored(
+    cli: Cli, db: Database, name: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(many_items(400)))
+    async with FaultProxy.running(cli.server.url) as proxy:
+        # Every try of the batch holding ITEM#0300 (the 13th of 16) fails with a 500.
+        proxy.inject(
+            "error_500", operation="BatchWriteItem", times=100, when=writes_key("ITEM#0300")
+        )
+        ran = await cli.run(
+            "workbench", "import", str(path), "--table-name", name, "--endpoint-url", proxy.url,
+            "--max-attempts", "2", cwd=tmp_path,
+        )  # fmt: skip
+
+    assert ran.code == 1, ran.output
+    assert "Traceback" not in ran.err
+    said = flat(ran.err)
+    assert (
+        f"Error: ImportIncompleteError: the import into {name!r} stopped part-way: 375 of 400 "
+        "items are stored, 25 may not be (DatabaseError: BatchWriteItem: Internal server error"
+    ) in said
+    assert "Run the same import again to store the rest" in said
+    assert "Stored 375 of 400 items" in ran.err.splitlines()
+    assert len(await stored(db)) == 375
+
+    again = await cli.run("workbench", "import", str(path), "--table-name", name, cwd=tmp_path)
+
+    assert again.code == 0, again.output
+    assert again.out == f"Loaded 400 items into {name!r}\n"
+    assert len(await stored(db)) == 400
+
+
+async def test_ctrl_c_during_an_import_exits_130_saying_how_many_items_are_stored(
+    cli: Cli, db: Database, name: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(many_items(400)))
+    async with FaultProxy.running(cli.server.url) as proxy:
+        # The batch holding ITEM#0300 is held: the import waits there, the others are stored.
+        held = proxy.pause("BatchWriteItem", when=writes_key("ITEM#0300"))
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "dynorm", "workbench", "import", str(path),
+            "--table-name", name, "--endpoint-url", proxy.url,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            cwd=tmp_path, env=cli.environment(tmp_path),
+        )  # fmt: skip
+        assert process.stderr is not None
+        printed: list[str] = []
+        while "Stored 375 of 400 items" not in printed:
+            line = await asyncio.wait_for(process.stderr.readline(), timeout=60)
+            assert line, printed  # the command ended before it stored 375 items
+            printed.append(line.decode().rstrip("\n"))
+        await asyncio.wait_for(held.arrived.wait(), timeout=60)
+
+        process.send_signal(signal.SIGINT)
+        out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+
+    assert process.returncode == 130, (out, err)
+    said = flat(err.decode())
+    assert (
+        f"Interrupted: 375 of 400 items are stored in {name!r}. Run the same command again to "
+        "complete the import"
+    ) in said
+    assert "Traceback" not in said
+    assert "Aborted" not in said
+    assert len(await stored(db)) == 375
+
+    again = await cli.run("workbench", "import", str(path), "--table-name", name, cwd=tmp_path)
+
+    assert again.code == 0, again.output
+    assert again.out == f"Loaded 400 items into {name!r}\n"
+    assert len(await stored(db)) == 400
+
+
+SAMPLES = Path(__file__).parents[1] / "data" / "workbench"
+
+
+async def test_aws_published_models_import_as_they_are(
+    cli: Cli, db: Database, name: str, tmp_path: Path
+) -> None:
+    vehicles = await cli.run(
+        "workbench", "import", str(SAMPLES / "ConnectedVehiclesSchema.json"), "--table-name",
+        name, cwd=tmp_path,
+    )  # fmt: skip
+    assert vehicles.code == 0, vehicles.output
+    assert f"Loaded 12 items into {name!r}" in vehicles.out.splitlines()
+    assert len(await raw_scan(db)) == 12
+    await db.delete_table()
+
+    bank = SAMPLES / "BankModel.json"  # format 2.0, two tables
+    unnamed = await cli.run("workbench", "import", str(bank), "--table-name", name, cwd=tmp_path)
+    named = await cli.run(
+        "workbench", "import", str(bank), "--source", "TransactionHistory", "--table-name", name,
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert unnamed.code == 2
+    assert (
+        f"{bank} holds 2 tables ('PaymentScheduler', 'TransactionHistory'); name the one to "
+        "import with --source"
+    ) in flat(unnamed.err)
+    assert "Traceback" not in unnamed.err
+    assert named.code == 0, named.output
+    assert f"Loaded 2 items into {name!r}" in named.out.splitlines()
+    assert len(await raw_scan(db)) == 2

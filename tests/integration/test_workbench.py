@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import copy
 import datetime
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -24,14 +26,20 @@ from dynorm.testing import (
     fast_path_selected,
 )
 from dynorm.workbench import (
+    Attribute,
+    ImportIncompleteError,
     WorkbenchError,
     export_model,
     import_model,
+    load_model,
     read_model,
     scan_items,
     table_from_model,
 )
+from tests.faultproxy import FaultyConnect
 from tests.seed_models import Org, Ticket, User, app
+
+from .raw import raw_item
 
 pytestmark = pytest.mark.integration
 
@@ -367,6 +375,12 @@ BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     "empty index key": ({"gpk": {"S": ""}}, r"\.gpk: a key attribute .* cannot be empty"),
     "SS twice": ({"ss": {"SS": ["a", "a"]}}, "refuses a set holding one value twice"),
     "NS 1 and 1.0": ({"ns": {"NS": ["1", "1.0"]}}, "refuses a set holding one value twice"),
+    "5000 digits": ({"n": {"N": "1" * 5000}}, "has 5000 significant digits"),
+    "name over 64 KB": ({"a" * 65536: {"S": "x"}}, "is 65536 bytes, over DynamoDB's limit"),
+    "map name over 64 KB": (
+        {"m": {"M": {"a" * 65536: {"S": "x"}}}},
+        "is 65536 bytes, over DynamoDB's limit",
+    ),
 }
 
 
@@ -389,3 +403,175 @@ async def test_an_item_dynamodb_refuses_is_refused_before_anything_is_written(
         assert len(log) == 0  # not even the table was created
         with pytest.raises(TableNotFoundError):
             await describe(db)
+
+
+# -- AWS's published models (tests/data/workbench, see its README) -------------------------------
+
+SAMPLES = Path(__file__).parents[1] / "data" / "workbench"
+#: (file, table) for every table of every sample model.
+SAMPLE_TABLES = [
+    (path.name, table["TableName"])
+    for path in sorted(SAMPLES.glob("*.json"))
+    for table in json.loads(path.read_text(encoding="utf-8"))["DataModel"]
+]
+
+
+def file_keys(path: Path, source: str) -> set[str]:
+    """The primary keys of one table's items, read from the raw JSON (not by dynorm)."""
+    (table,) = [
+        t
+        for t in json.loads(path.read_text(encoding="utf-8"))["DataModel"]
+        if t["TableName"] == source
+    ]
+    keys = table["KeyAttributes"]
+    names = [keys["PartitionKey"]["AttributeName"]]
+    if keys.get("SortKey"):
+        names.append(keys["SortKey"]["AttributeName"])
+    rows = [*table.get("TableData", [])]
+    rows += [row for facet in table.get("TableFacets", []) for row in facet.get("TableData", [])]
+    return {json.dumps([row[n] for n in names], sort_keys=True) for row in rows}
+
+
+def live_keys(items: list[dict[str, Any]], table: Table) -> set[str]:
+    names = [table.pk] + ([table.sk] if table.sk else [])
+    return {json.dumps([item[n] for n in names], sort_keys=True) for item in items}
+
+
+def test_the_samples_cover_each_published_format_and_plain_json_maps() -> None:
+    versions = {
+        json.loads(p.read_text(encoding="utf-8"))["ModelMetadata"]["Version"]
+        for p in SAMPLES.glob("*.json")
+    }
+    assert versions == {"2.0", "3.0"}
+    assert '"is_enabled": true' in (SAMPLES / "ConnectedVehiclesSchema.json").read_text()
+    assert len(SAMPLE_TABLES) == 8
+
+
+@pytest.mark.parametrize(("file", "source"), SAMPLE_TABLES)
+async def test_aws_sample_models_import_as_they_are_and_round_trip(
+    open_db: Open, file: str, source: str
+) -> None:
+    model = load_model(SAMPLES / file)
+    table = table_from_model(model, source=source)
+    expected = file_keys(SAMPLES / file, source)
+    async with open_db(table) as db:
+        report = await import_model(db, model, source=source)
+        live = await scan_items(db)
+    assert report.created
+    assert report.written == len(expected)
+    assert live_keys(live, table) == expected  # every item of the file, each once
+    # What is stored is what the file holds (exported both ways: one normalized form).
+    exported = export_model(table, raw_items=live, when=WHEN)
+    assert exported == export_model(table, raw_items=model.table(source).items, when=WHEN)
+
+    # export -> import -> export gives the same model.
+    again = read_model(exported)
+    async with open_db(table_from_model(again)) as db:
+        await import_model(db, again)
+        relive = await scan_items(db)
+    assert export_model(table, raw_items=relive, when=WHEN) == exported
+    assert read_model(exported) == again
+
+
+async def test_map_values_written_as_plain_json_are_stored_as_maps(open_db: Open) -> None:
+    model = load_model(SAMPLES / "ConnectedVehiclesSchema.json")
+    async with open_db(table_from_model(model)) as db:
+        await import_model(db, model)
+        item = await raw_item(db, {"PK": "VIN#WDDJK7DA4FF954840", "SK": "FEATURE#CAMERAS"})
+    assert item is not None
+    assert item["cameras"] == {
+        "M": {
+            "cameras": {
+                "M": {
+                    "front_camera_center": {"M": {"foo": {"S": "bar"}}},
+                    "rear_camera_center": {"M": {"foo": {"S": "bar"}}},
+                }
+            },
+            "recording_is_active": {"BOOL": True},
+        }
+    }
+
+
+async def test_a_key_attribute_name_over_255_bytes_is_refused_before_anything_is_sent(
+    open_db: Open,
+) -> None:
+    good = read_model(thirty_items({"pk": {"S": "P#x"}, "sk": {"S": "A"}})).table()
+    (index,) = good.indexes
+    long_key = attrs.evolve(good, indexes=(attrs.evolve(index, pk=Attribute("g" * 256, "S")),))
+    long_projected = attrs.evolve(good, indexes=(attrs.evolve(index, projection=("p" * 256,)),))
+    for found, message in [
+        (long_key, r"table 'Thirty': the attribute name 'g+\.\.\.g+' is 256 bytes"),
+        (long_projected, r"index 'GSI1' projection: the attribute name .* is 256 bytes"),
+    ]:
+        async with open_db(table_from_model(found)) as db:
+            with count_requests(db) as log, pytest.raises(WorkbenchError, match=message):
+                await import_model(db, found)
+            assert len(log) == 0
+
+
+# -- an import stopped part-way -----------------------------------------------------------------
+
+
+def many_items(count: int) -> dict[str, Any]:
+    """A model of ``count`` items (``ITEM#0000`` ...), 25 to a batch in file order."""
+    return {
+        "ModelName": "many",
+        "ModelMetadata": {"Version": "3.0", "AWSService": "Amazon DynamoDB"},
+        "DataModel": [
+            {
+                "TableName": "Many",
+                "KeyAttributes": {
+                    "PartitionKey": {"AttributeName": "pk", "AttributeType": "S"},
+                    "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+                },
+                "TableData": [
+                    {"pk": {"S": f"ITEM#{i:04}"}, "sk": {"S": "A"}, "n": {"N": str(i)}}
+                    for i in range(count)
+                ],
+            }
+        ],
+    }
+
+
+def writes_key(pk: str) -> Callable[[dict[str, Any]], bool]:
+    """Matches a BatchWriteItem body that writes the item whose pk is ``pk``."""
+
+    def match(body: dict[str, Any]) -> bool:
+        (writes,) = body["RequestItems"].values()
+        return any(w["PutRequest"]["Item"]["pk"]["S"] == pk for w in writes)
+
+    return match
+
+
+async def test_an_import_stopped_by_server_errors_says_how_many_items_are_stored(
+    faulty_connect: FaultyConnect,
+) -> None:
+    model = read_model(many_items(400))
+    async with faulty_connect(table_from_model(model), max_attempts=2) as faulty:
+        # Every try of the batch holding ITEM#0300 (the 13th of 16) fails with a 500.
+        faulty.proxy.inject(
+            "error_500", operation="BatchWriteItem", times=100, when=writes_key("ITEM#0300")
+        )
+        seen: list[tuple[int, int]] = []
+        with pytest.raises(ImportIncompleteError) as info:
+            await import_model(faulty.db, model, on_progress=lambda *p: seen.append(p))
+
+        assert (info.value.stored, info.value.total) == (375, 400)
+        message = str(info.value)
+        assert message.startswith(
+            f"the import into {faulty.db.table_name!r} stopped part-way: 375 of 400 items are "
+            "stored, 25 may not be (DatabaseError: BatchWriteItem: Internal server error"
+        )
+        assert message.endswith(
+            "). Run the same import again to store the rest: it writes whole items, so the "
+            "stored ones are rewritten unchanged"
+        )
+        assert isinstance(info.value.__cause__, dynorm.DatabaseError)
+        assert [p[0] for p in seen] == list(range(25, 376, 25))
+        assert {p[1] for p in seen} == {400}
+        assert len(await scan_items(faulty.direct)) == 375  # what the error says
+
+        faulty.proxy.reset()
+        report = await import_model(faulty.db, model)  # again: completes the table
+        assert report.written == 400
+        assert len(await scan_items(faulty.direct)) == 400

@@ -707,6 +707,22 @@ def test_a_model_with_several_tables_needs_a_name() -> None:
     assert table_from_model(model, source="Other").name == "Other"
 
 
+def _nested(inner: dict[str, Any], levels: int) -> dict[str, Any]:
+    """``inner`` inside ``levels`` maps, as DynamoDB JSON."""
+    for _ in range(levels):
+        inner = {"M": {"a": inner}}
+    return inner
+
+
+def _plain_nested(levels: int) -> dict[str, Any]:
+    """``levels`` maps inside each other, as plain JSON (``{"a": {"a": ... 1}}``)."""
+    inner: Any = 1
+    for _ in range(levels):
+        inner = {"a": inner}
+    result: dict[str, Any] = inner
+    return result
+
+
 def _broken(path: str, value: object = KeyError) -> dict[str, Any]:
     """CATALOG with the value at ``path`` (dots; ints index lists) replaced or removed."""
     data = copy.deepcopy(CATALOG)
@@ -728,7 +744,6 @@ def _broken(path: str, value: object = KeyError) -> dict[str, Any]:
         (_broken("DataModel"), "^DataModel is missing$"),
         (_broken("DataModel", []), "^DataModel holds no table$"),
         (_broken("DataModel", {}), "^DataModel must be a list; got dict$"),
-        (_broken("ModelMetadata.Version", "2.0"), "Version is '2.0'; this reader knows"),
         (_broken("ModelMetadata.AWSService", "Amazon Keyspaces"), "only 'Amazon DynamoDB'"),
         (_broken("DataModel.0.TableName", ""), r"^DataModel\[0\].TableName must be a non-empty"),
         (
@@ -864,6 +879,60 @@ def _broken(path: str, value: object = KeyError) -> dict[str, Any]:
             _broken("DataModel.0.TableData.1.", {"S": "x"}),
             r"^DataModel\[0\]\.TableData\[1\] has an attribute named ''",
         ),
+        # Attribute names: 64 KB for any name, 255 bytes for key and projected attributes.
+        (
+            _broken("DataModel.0.TableData.1." + "n" * 65536, {"S": "x"}),
+            (
+                r"^DataModel\[0\]\.TableData\[1\]: the attribute name 'n+\.\.\.n+' is "
+                r"65536 bytes, over DynamoDB's limit of 65535 bytes for an attribute name "
+                r"\(MAX_ATTRIBUTE_NAME_BYTES\); shorten it$"
+            ),
+        ),
+        (_broken("DataModel.0.TableData.1." + "n" * 65535, {"S": "x"}), None),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"M": {"é" * 32768: {"S": "x"}}}),
+            r"^DataModel\[0\]\.TableData\[1\]\.stock: the attribute name .* is 65536 bytes",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"M": {"é" * 32768: 1}}),  # plain JSON
+            r"^DataModel\[0\]\.TableData\[1\]\.stock: the attribute name .* is 65536 bytes",
+        ),
+        (
+            _broken("DataModel.0.NonKeyAttributes.0.AttributeName", "k" * 65536),
+            r"^DataModel\[0\]\.NonKeyAttributes\[0\]: the attribute name .* 65536 bytes",
+        ),
+        (
+            _broken("DataModel.0.KeyAttributes.SortKey.AttributeName", "s" * 256),
+            (
+                r"^DataModel\[0\]\.KeyAttributes\.SortKey\.AttributeName: the attribute name "
+                r".* is 256 bytes, over DynamoDB's limit of 255 bytes for a key attribute's name "
+                r"\(MAX_KEY_NAME_BYTES\)"
+            ),
+        ),
+        (
+            _broken(
+                "DataModel.0.GlobalSecondaryIndexes.0.KeyAttributes.PartitionKey.AttributeName",
+                "b" * 256,
+            ),
+            r"GlobalSecondaryIndexes\[0\]\.KeyAttributes\.PartitionKey\.AttributeName: .* 256",
+        ),
+        (
+            _broken(
+                "DataModel.0.GlobalSecondaryIndexes.0.Projection.NonKeyAttributes", ["p" * 256]
+            ),
+            r"Projection\.NonKeyAttributes\[0\]: the attribute name .* is 256 bytes",
+        ),
+        # Maps and lists nest at most 32 deep, written either way.
+        (_broken("DataModel.0.TableData.1.stock", _nested({"S": "x"}, 32)), None),
+        (
+            _broken("DataModel.0.TableData.1.stock", _nested({"S": "x"}, 33)),
+            r"stock(\.a)+: the value nests more than 32 maps and lists \(MAX_DEPTH\)",
+        ),
+        (
+            _broken("DataModel.0.TableData.1.stock", {"M": _plain_nested(33)}),
+            r"stock(\.a)+: the value nests more than 32 maps and lists",
+        ),
+        (_broken("DataModel.0.TableData.1.stock", {"M": _plain_nested(32)}), None),
     ],
 )
 def test_bad_files_say_what_is_wrong_and_where(data: dict[str, Any], message: str | None) -> None:
@@ -955,3 +1024,128 @@ def test_index_names_dynamodb_refuses_are_refused_by_table_from_model() -> None:
     data = _broken("DataModel.0.GlobalSecondaryIndexes.0.IndexName", "ix")
     with pytest.raises(WorkbenchError, match="table 'Catalog': index name 'ix'"):
         table_from_model(read_model(data))
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0", "3.0", "4.1"])
+def test_every_format_version_is_read(version: str) -> None:
+    data = copy.deepcopy(CATALOG)
+    data["ModelMetadata"]["Version"] = version
+    model = read_model(data)
+    assert model.version == version
+    assert len(model.table().items) == 2
+
+
+def test_values_inside_maps_and_lists_written_as_plain_json_are_read() -> None:
+    data = copy.deepcopy(CATALOG)
+    product = data["DataModel"][0]["TableData"][1]
+    # What NoSQL Workbench exports: the values inside "M" (and "L") as plain JSON.
+    product["features"] = {
+        "M": {
+            "is_enabled": True,
+            "version": "v0.1 beta",
+            "weight": 1.25,
+            "count": 3,
+            "nothing": None,
+            "cameras": {"front": {"foo": "bar"}},
+            "sizes": [1, "two", False, {"x": 1}],
+            "M": {"HP": {"N": "50"}},  # a name that is a type letter is a name, here
+        }
+    }
+    product["tags"] = {"L": ["a", 2]}
+    product["typed"] = {"M": {"a": {"S": "x"}, "b": {"L": [{"N": "1"}]}}}  # DynamoDB JSON
+    product["empty"] = {"M": {}}
+    item = read_model(data).table().items[1]
+    assert item["features"] == {
+        "M": {
+            "is_enabled": {"BOOL": True},
+            "version": {"S": "v0.1 beta"},
+            "weight": {"N": "1.25"},
+            "count": {"N": "3"},
+            "nothing": {"NULL": True},
+            "cameras": {"M": {"front": {"M": {"foo": {"S": "bar"}}}}},
+            "sizes": {"L": [{"N": "1"}, {"S": "two"}, {"BOOL": False}, {"M": {"x": {"N": "1"}}}]},
+            "M": {"M": {"HP": {"M": {"N": {"S": "50"}}}}},
+        }
+    }
+    assert item["tags"] == {"L": [{"S": "a"}, {"N": "2"}]}
+    assert item["typed"] == {"M": {"a": {"S": "x"}, "b": {"L": [{"N": "1"}]}}}
+    assert item["empty"] == {"M": {}}
+    assert read_model(data).table().items == read_model(data).table().items  # stable
+
+
+def test_plain_json_numbers_are_held_to_dynamodb_limits() -> None:
+    data = copy.deepcopy(CATALOG)
+    data["DataModel"][0]["TableData"][1]["features"] = {"M": {"big": 1e200}}
+    with pytest.raises(WorkbenchError, match=r"features\.big: 1E\+200 is outside DynamoDB's"):
+        read_model(data)
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "model.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_name_given_twice_in_one_object_is_refused_with_its_path(tmp_path: Path) -> None:
+    text = json.dumps(CATALOG, indent=2)
+    twice = text.replace(
+        '"kind": {\n            "S": "PRODUCT"\n          },',
+        ('"kind": {"S": "PRODUCT"}, "kind": {"S": "BRAND"},'),
+    )
+    assert twice != text
+    with pytest.raises(WorkbenchError) as info:
+        load_model(_write(tmp_path, twice))
+    assert str(info.value) == (
+        f"{tmp_path / 'model.json'}: DataModel[0].TableData[1].kind is given twice in one "
+        "object; JSON readers keep one of the two values, so say which one you mean and remove "
+        "the other"
+    )
+    top = '{"ModelName": "a", "ModelName": "b", "DataModel": []}'
+    with pytest.raises(WorkbenchError, match=r"model\.json: ModelName is given twice"):
+        load_model(_write(tmp_path, top))
+    inner = text.replace('"S": "PRODUCT"', '"S": "PRODUCT", "S": "BRAND"')
+    with pytest.raises(WorkbenchError, match=r"DataModel\[0\]\.TableData\[1\]\.kind\.S is given"):
+        load_model(_write(tmp_path, inner))
+    assert load_model(_write(tmp_path, text)).table().items == read_model(CATALOG).table().items
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [
+        ("1" * 5000, "has 5000 significant digits; DynamoDB numbers hold at most 38"),
+        ("-" + "9" * 4301, "has 4301 significant digits"),
+        ("1" + "0" * 200, "is outside DynamoDB's number range"),
+        ("1e999999", r"1E\+999999 is outside DynamoDB's number range"),
+        ("1.5e-999", r"1\.5E-999 is outside DynamoDB's number range"),
+        ("0." + "0" * 5000 + "1", "is outside DynamoDB's number range"),
+    ],
+)
+def test_huge_json_numbers_are_refused_as_dynamodb_limits(
+    tmp_path: Path, number: str, message: str
+) -> None:
+    text = json.dumps(CATALOG).replace('{"N": "70"}', f'{{"N": {number}}}')
+    assert number in text
+    with pytest.raises(WorkbenchError, match=rf"TableData\[1\]\.stock: .*{message}"):
+        load_model(_write(tmp_path, text))
+    plain = json.dumps(CATALOG).replace('{"N": "70"}', f'{{"M": {{"n": {number}}}}}')
+    with pytest.raises(WorkbenchError, match=rf"TableData\[1\]\.stock\.n: .*{message}"):
+        load_model(_write(tmp_path, plain))
+
+
+def test_json_numbers_are_read_exactly(tmp_path: Path) -> None:
+    exact = "1234567890123456789012345678901234567.8"  # 38 digits: a float would round it
+    text = json.dumps(CATALOG).replace('{"N": "70"}', f'{{"N": {exact}}}')
+    assert load_model(_write(tmp_path, text)).table().items[1]["stock"] == {"N": exact}
+
+
+def test_huge_python_ints_are_refused_as_dynamodb_limits() -> None:
+    data = copy.deepcopy(CATALOG)
+    data["DataModel"][0]["TableData"][1]["stock"] = {"N": 10**5000}
+    with pytest.raises(WorkbenchError, match=r"stock: an int of \d+ bits is outside DynamoDB's"):
+        read_model(data)
+    data["DataModel"][0]["TableData"][1]["stock"] = {"M": {"n": -(10**5000)}}
+    with pytest.raises(WorkbenchError, match=r"stock\.n: an int of \d+ bits is outside"):
+        read_model(data)
+    data["DataModel"][0]["TableData"][1]["stock"] = {"N": 10**40 + 1}
+    with pytest.raises(WorkbenchError, match=r"stock: 1000+1 has 41 significant digits"):
+        read_model(data)
