@@ -26,7 +26,6 @@ __all__ = [
     "Tally",
     "check_limit",
     "consistent_get",
-    "existence_check",
     "time_to_live",
     "transact_get",
     "upper_bound",
@@ -348,11 +347,6 @@ def get_item(
 def consistent_get(key: Item, table_name: str) -> Request:
     """A consistent GetItem of the whole item with ``key``."""
     return get_item(table_name, key, consistent=True)
-
-
-def existence_check(table_name: str, key: Item, key_attr: str) -> Request:
-    """A consistent GetItem that reads back only ``key_attr``: is the item with ``key`` stored?"""
-    return get_item(table_name, key, consistent=True, attribute=key_attr)
 
 
 def batch_get(table_name: str, entry: Mapping[str, Any]) -> Request:

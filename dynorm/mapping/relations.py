@@ -278,11 +278,6 @@ class HasManyRelation(Relationship[C]):
         """Parent field -> child field copied into each child (Denormalized only)."""
         return self.via.copies
 
-    def fill_copies(self, parent: object, child: C) -> C:
-        """The child with its copies of parent fields filled in (a new object if they changed)."""
-        filled: C = self.via.prepare_child(self, self.owner_info.values_of(parent), child)  # type: ignore[assignment]
-        return filled
-
     # -- planning (pure) ---------------------------------------------------------------------
 
     def link_values(self, parent_values: Mapping[str, object]) -> dict[str, object]:

@@ -43,7 +43,7 @@ from dynorm.core.errors import (
     VersionConflictError,
 )
 from dynorm.core.expressions import Condition, ExpressionBuilder, extend_condition, top_field
-from dynorm.core.requests import Request, consistent_get, existence_check, transact_write
+from dynorm.core.requests import Request, consistent_get, transact_write
 from dynorm.core.stamps import VersionCheck, Write, utc_now
 from dynorm.core.steps import Fetch, Plan, Send, WriteBatch, read_all
 
@@ -666,11 +666,6 @@ class WritePlanner:
                 own = action.condition is not None
                 return _conflict(info, key, check, exc, action=reason.index, own_condition=own)
         return None
-
-    def _exists(self, info: ModelInfo[Any], values: Mapping[str, object]) -> Plan[bool]:
-        pk_attr, _ = self.table.key_attributes(None)
-        response = yield Send(existence_check(self.table_name, info.primary_key(values), pk_attr))
-        return "Item" in response
 
 
 class _ItemWrites:

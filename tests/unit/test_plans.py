@@ -16,7 +16,7 @@ from dynorm import (
     Request,
     Table,
 )
-from dynorm.core.requests import CollectionRead, KeyRange, existence_check, upper_bound
+from dynorm.core.requests import CollectionRead, KeyRange, upper_bound
 from dynorm.mapping.model import info_of
 from dynorm.mapping.readplan import PageShare, normalize_options, plan_get, share_of_page
 from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_update
@@ -592,19 +592,6 @@ def test_update_refuses_add_to_an_indexed_field() -> None:
 def test_update_must_change_something() -> None:
     with pytest.raises(KeyTemplateError, match="changes nothing"):
         plan_update(info_of(Book), BOOK, "app", UpdateOps())
-
-
-def test_existence_check_reads_one_key_attribute_consistently() -> None:
-    key = {"pk": {"S": "ORG#M"}, "sk": {"S": "METADATA#M"}}
-    request = existence_check("app", key, "pk")
-    assert request.operation == "GetItem"
-    assert request.params == {
-        "TableName": "app",
-        "Key": key,
-        "ConsistentRead": True,
-        "ProjectionExpression": "#a",
-        "ExpressionAttributeNames": {"#a": "pk"},
-    }
 
 
 def test_update_paths_inside_fields() -> None:
