@@ -392,6 +392,47 @@ def time_to_live(table_name: str, attributes: Mapping[str, str]) -> Request | No
     return Request("UpdateTimeToLive", {"TableName": table_name, "TimeToLiveSpecification": spec})
 
 
+def create_table(params: Mapping[str, Any]) -> Request:
+    """CreateTable with ``params`` (``mapping/tabledef.py`` makes them from a Table)."""
+    return Request("CreateTable", dict(params))
+
+
+def describe_table(table_name: str) -> Request:
+    """DescribeTable of ``table_name``: its keys, indexes, status and item count."""
+    return Request("DescribeTable", {"TableName": table_name})
+
+
+def delete_table(table_name: str) -> Request:
+    """DeleteTable of ``table_name``."""
+    return Request("DeleteTable", {"TableName": table_name})
+
+
+def condition_check(table_name: str, key: Item, condition: str, **params: Any) -> Request:
+    """ConditionCheck of the item with ``key`` (a transaction action): ``condition`` must hold.
+
+    ``params`` are the placeholders the condition uses.
+    """
+    return Request(
+        "ConditionCheck",
+        {"TableName": table_name, "Key": key, "ConditionExpression": condition, **params},
+    )
+
+
+def update_item(
+    table_name: str, key: Item, update: str, *, retry: Retry = "safe", **params: Any
+) -> Request:
+    """UpdateItem of the item with ``key``: the UpdateExpression ``update``.
+
+    ``params`` are the call's other parameters (ConditionExpression, the placeholders its
+    expressions use, ReturnValues ...); ``retry`` as :class:`Request` says.
+    """
+    return Request(
+        "UpdateItem",
+        {"TableName": table_name, "Key": key, "UpdateExpression": update, **params},
+        retry=retry,
+    )
+
+
 def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:
     """TransactWriteItems of Put/Update/Delete/ConditionCheck actions (at most TRANSACT_MAX)."""
     return Request("TransactWriteItems", {"TransactItems": list(actions)})

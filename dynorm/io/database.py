@@ -28,7 +28,7 @@ from dynorm.core.errors import (
     TableNotFoundError,
 )
 from dynorm.core.expressions import Condition
-from dynorm.core.requests import CollectionRead, Request, time_to_live
+from dynorm.core.requests import CollectionRead, Request, delete_table, describe_table
 from dynorm.core.steps import CANCELLED, Fetch, Plan, ReadAll, Send, SendAll, Step, WriteBatch
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo, info_of
@@ -49,7 +49,8 @@ from dynorm.mapping.relations import (
     relationships_of,
 )
 from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
-from dynorm.mapping.table import GSI, LSI, Table
+from dynorm.mapping.table import Table
+from dynorm.mapping.tabledef import create_table_request, time_to_live_request
 from dynorm.mapping.writeplan import WritePlanner, returned_fields
 from dynorm.mapping.writes import Returns, UpdateOps, UpdateOptions, return_values
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
@@ -318,72 +319,6 @@ class Database:
 
     # -- tables --------------------------------------------------------------------------------
 
-    def _create_table_request(
-        self, key_types: Mapping[str, Literal["S", "N", "B"]] | None = None
-    ) -> Request:
-        table = self.table
-        names = table.attribute_names()
-        types = dict(key_types or {})
-        for name, type_ in types.items():
-            if name not in names:
-                raise DefinitionError(
-                    f"key_types names {name!r}, which is no key attribute of Table "
-                    f"{table.name!r} or its indexes; its key attributes: {', '.join(names)}"
-                )
-            if type_ not in ("S", "N", "B"):
-                raise DefinitionError(
-                    f"key_types[{name!r}] is {type_!r}; a key attribute is S, N or B"
-                )
-        attributes = [{"AttributeName": a, "AttributeType": types.get(a, "S")} for a in names]
-
-        def schema(pk: str, sk: str | None) -> list[dict[str, str]]:
-            keys = [{"AttributeName": pk, "KeyType": "HASH"}]
-            return keys + ([{"AttributeName": sk, "KeyType": "RANGE"}] if sk else [])
-
-        def projection(p: Any) -> dict[str, Any]:
-            if isinstance(p, tuple):
-                return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(p)}
-            return {"ProjectionType": p}
-
-        params: dict[str, Any] = {
-            "TableName": self.table_name,
-            "AttributeDefinitions": attributes,
-            "KeySchema": schema(table.pk, table.sk),
-            "BillingMode": "PAY_PER_REQUEST",
-        }
-        gsis = [i for i in table.indexes.values() if isinstance(i, GSI)]
-        lsis = [i for i in table.indexes.values() if isinstance(i, LSI)]
-        if gsis:
-            params["GlobalSecondaryIndexes"] = [
-                {
-                    "IndexName": i.name,
-                    "KeySchema": schema(i.pk, i.sk),
-                    "Projection": projection(i.projection),
-                }
-                for i in gsis
-            ]
-        if lsis:
-            params["LocalSecondaryIndexes"] = [
-                {
-                    "IndexName": i.name,
-                    "KeySchema": schema(table.pk, i.sk),
-                    "Projection": projection(i.projection),
-                }
-                for i in lsis
-            ]
-        return Request("CreateTable", params)
-
-    def _ttl_request(self) -> Request | None:
-        """UpdateTimeToLive for the attribute models name with ``ttl=`` (None if none does)."""
-        return time_to_live(
-            self.table_name,
-            {
-                info.name: info.codec.attributes[info.stamps.ttl]
-                for info in self.table.models.values()
-                if info.stamps.ttl is not None
-            },
-        )
-
     async def create_table(
         self,
         *,
@@ -398,8 +333,8 @@ class Database:
         declares ``ttl=``, time to live is then enabled on that attribute (a server without
         UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
         """
-        ttl = self._ttl_request()
-        await self.send(self._create_table_request(key_types))
+        ttl = time_to_live_request(self.table, self.table_name)
+        await self.send(create_table_request(self.table, self.table_name, key_types))
         await self._wait_for(lambda status: status == "ACTIVE", timeout)
         if ttl is not None:
             try:
@@ -410,13 +345,13 @@ class Database:
 
     async def delete_table(self, *, timeout: float = 60.0) -> None:
         """Delete the table and wait until it is gone."""
-        await self.send(Request("DeleteTable", {"TableName": self.table_name}))
+        await self.send(delete_table(self.table_name))
         await self._wait_for(lambda status: status is None, timeout)
 
     async def describe_table(self) -> dict[str, Any] | None:
         """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing."""
         try:
-            described = await self.send(Request("DescribeTable", {"TableName": self.table_name}))
+            described = await self.send(describe_table(self.table_name))
         except TableNotFoundError:
             return None
         table: dict[str, Any] = described["Table"]

@@ -33,7 +33,14 @@ from dynorm.core.errors import (
     TransactionCanceledError,
 )
 from dynorm.core.expressions import ExpressionBuilder, equal_to, extend_condition
-from dynorm.core.requests import PENDING, Request, consistent_get, transact_write
+from dynorm.core.requests import (
+    PENDING,
+    Request,
+    condition_check,
+    consistent_get,
+    transact_write,
+    update_item,
+)
 from dynorm.core.steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
 
 from .model import ModelInfo
@@ -332,16 +339,17 @@ class CopyPlanner:
         """Remove the pending marker ``token`` once every copy is rewritten (if still ours)."""
         builder = ExpressionBuilder()
         name = builder.attribute(PENDING)
-        params = {
-            "TableName": self.table_name,
-            "Key": copying.info.primary_key(copying.values),
-            "UpdateExpression": f"REMOVE {name}",
-            "ConditionExpression": f"{name} = {builder.value({'S': token})}",
+        ours = f"{name} = {builder.value({'S': token})}"
+        request = update_item(
+            self.table_name,
+            copying.info.primary_key(copying.values),
+            f"REMOVE {name}",
+            ConditionExpression=ours,
             **builder.params(),
-        }
+        )
         # Refused: a newer write of the parent owns the copies (and its own marker).
         with contextlib.suppress(ConditionFailedError):
-            yield Send(Request("UpdateItem", params))
+            yield Send(request)
 
     def children(self, copying: Copying) -> Plan[list[tuple[HasManyRelation[Any], list[Any]]]]:
         out = []
@@ -446,13 +454,9 @@ def parent_holds(table_name: str, basis: _Basis) -> dict[str, Any]:
             basis.item.get(stored[parent_field], _NULL),
         )
     ]
-    check = {
-        "TableName": table_name,
-        "Key": basis.key,
-        "ConditionExpression": " AND ".join(parts),
-        **builder.params(),
-    }
-    return {"ConditionCheck": check}
+    return transact_action(
+        condition_check(table_name, basis.key, " AND ".join(parts), **builder.params())
+    )
 
 
 def _with_pending(request: Request, token: str) -> Request:
@@ -580,13 +584,10 @@ def transaction_actions(
                     info.codec.encode_field[child_field](copying.values[parent_field]),
                 )
             ]
-            check = {
-                "TableName": copier.table_name,
-                "Key": info.key_of(child),
-                "ConditionExpression": " AND ".join(parts),
-                **builder.params(),
-            }
-            actions.append({"ConditionCheck": check})
+            check = condition_check(
+                copier.table_name, info.key_of(child), " AND ".join(parts), **builder.params()
+            )
+            actions.append(transact_action(check))
     return actions
 
 
@@ -603,14 +604,10 @@ def _parent_check(copier: CopyPlanner, copying: Copying) -> dict[str, Any]:
             copying.info.codec.encode_field[field](value),
         )
     ]
-    return {
-        "ConditionCheck": {
-            "TableName": copier.table_name,
-            "Key": copying.info.primary_key(copying.values),
-            "ConditionExpression": " AND ".join(parts),
-            **builder.params(),
-        }
-    }
+    key = copying.info.primary_key(copying.values)
+    return transact_action(
+        condition_check(copier.table_name, key, " AND ".join(parts), **builder.params())
+    )
 
 
 def _parent_key(rel: HasManyRelation[Any], child_values: Mapping[str, object]) -> Item | None:

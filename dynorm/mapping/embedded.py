@@ -16,7 +16,7 @@ from dynorm.core.codec.converter import AttributeValue, Item, converter, value_e
 from dynorm.core.errors import DefinitionError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
-from dynorm.core.requests import Request, get_item
+from dynorm.core.requests import Request, get_item, update_item
 
 from .model import resolve_field_types
 
@@ -154,15 +154,15 @@ def plan_add(
             # Children that were not loaded may hold this key already: replacing never grows.
             bound.insert(0, f"attribute_exists({member})")
         conditions.append(f"({' OR '.join(bound)})")
-    params = {
-        "TableName": table_name,
-        "Key": key,
-        "UpdateExpression": update,
-        "ConditionExpression": " AND ".join(conditions),
-        **builder.params(),
-    }
     # list_append adds again when repeated; a map member is set to the same value again.
-    return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")
+    return update_item(
+        table_name,
+        key,
+        update,
+        retry="token" if codec.key is None else "safe",
+        ConditionExpression=" AND ".join(conditions),
+        **builder.params(),
+    )
 
 
 def plan_remove(
@@ -171,17 +171,18 @@ def plan_remove(
     """UpdateItem that removes one embedded child (by key in a map, by position in a list)."""
     builder = ExpressionBuilder()
     attr = builder.attribute(codec.attribute)
-    params: dict[str, Any] = {"TableName": table_name, "Key": key}
     if codec.key is None:
         # Positions shift when others write: only remove if that slot still holds this child.
-        params["UpdateExpression"] = f"REMOVE {attr}[{position}]"
         slot = f"{attr}[{position}]"
-        params["ConditionExpression"] = " AND ".join(
-            equal_to(builder, slot, codec.encode_child(child))
+        held = " AND ".join(equal_to(builder, slot, codec.encode_child(child)))
+        # Removing by position removes the next child when repeated (or fails its condition).
+        return update_item(
+            table_name,
+            key,
+            f"REMOVE {slot}",
+            retry="token",
+            ConditionExpression=held,
+            **builder.params(),
         )
-    else:
-        member = builder.attribute(str(getattr(child, codec.key)))
-        params["UpdateExpression"] = f"REMOVE {attr}.{member}"
-    params.update(builder.params())
-    # Removing by position removes the next child when repeated (or fails its condition).
-    return Request("UpdateItem", params, retry="token" if codec.key is None else "safe")
+    member = builder.attribute(str(getattr(child, codec.key)))
+    return update_item(table_name, key, f"REMOVE {attr}.{member}", **builder.params())

@@ -12,7 +12,7 @@ import attrs
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ExpressionError, KeyTemplateError
 from dynorm.core.expressions import Condition, ExpressionBuilder, render_update, top_field
-from dynorm.core.requests import Request, Retry
+from dynorm.core.requests import Request, Retry, condition_check, update_item
 from dynorm.core.stamps import VersionCheck
 
 from .model import ModelInfo
@@ -152,9 +152,9 @@ def plan_delete(
 
 def plan_check(info: ModelInfo[Any], key: Item, table_name: str, condition: Condition) -> Request:
     """ConditionCheck of ``key`` (a transaction action): ``condition`` must hold."""
-    params: dict[str, Any] = {"TableName": table_name, "Key": key}
     builder = info.builder()
-    return Request("ConditionCheck", _conditioned(params, builder, condition, key_attr=""))
+    rendered = condition.render(builder)
+    return condition_check(table_name, key, rendered, **builder.params())
 
 
 #: What ``db.update(..., returns=...)`` gives back.
@@ -447,16 +447,10 @@ def plan_update(
         if_not_exists=missing,
         missing_raw=fill,
     )
-    params: dict[str, Any] = {
-        "TableName": table_name,
-        "Key": info.primary_key(current),
-        "UpdateExpression": expression,
-        "ReturnValues": returns,
-    }
     # Updating must never create a half item: require that it exists (an upsert fills it).
     require = None if upsert is not None else "attribute_exists"
-    _conditioned(
-        params,
+    conditioned = _conditioned(
+        {"ReturnValues": returns},
         builder,
         condition,
         key_attr=info.table.pk,
@@ -468,9 +462,10 @@ def plan_update(
     # item again when repeated.
     repeats = bool(ops.add or ops.append or ops.prepend or ops.discard)
     repeats = repeats or any("[" in name for name in changed)
-    if repeats:
-        return Request("UpdateItem", params, retry="token")
-    return Request("UpdateItem", params, retry=_retry_for(condition, version=version))
+    retry: Retry = "token" if repeats else _retry_for(condition, version=version)
+    return update_item(
+        table_name, info.primary_key(current), expression, retry=retry, **conditioned
+    )
 
 
 def plan_put_keeping(
@@ -517,17 +512,13 @@ def plan_put_keeping(
         if a not in item and a not in primary
     ]
     expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")
-    params: dict[str, Any] = {
-        "TableName": table_name,
-        "Key": {name: item[name] for name in info.table.primary_attributes},
-        "UpdateExpression": expression,
-    }
     require = None if overwrite else "attribute_not_exists"
-    _conditioned(
-        params, builder, condition, key_attr=info.table.pk, require=require, version=version
+    conditioned = _conditioned(
+        {}, builder, condition, key_attr=info.table.pk, require=require, version=version
     )
+    key = {name: item[name] for name in info.table.primary_attributes}
     retry = _retry_for(condition, overwrite=overwrite, version=version)
-    return Request("UpdateItem", params, retry=retry)
+    return update_item(table_name, key, expression, retry=retry, **conditioned)
 
 
 _TRANSACT_KINDS: Final = {"PutItem": "Put", "UpdateItem": "Update", "DeleteItem": "Delete"}

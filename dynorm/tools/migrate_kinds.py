@@ -24,7 +24,7 @@ from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import ItemNotFoundError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, render_update
-from dynorm.core.requests import CollectionRead, Request
+from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.io.batch import drain_get
 from dynorm.io.database import Database
 from dynorm.mapping.embedded import EmbeddedCodec
@@ -186,14 +186,8 @@ def _parent_update(
         builder, set_values={}, set_raw=set_, remove=(), add={}, remove_raw=remove
     )
     exists = f"attribute_exists({builder.attribute(table.pk)})"
-    params = {
-        "TableName": table_name,
-        "Key": key,
-        "UpdateExpression": expression,
-        "ConditionExpression": exists,
-        **builder.params(),
-    }
-    return Request("UpdateItem", params)  # the same values again change nothing: "safe"
+    # The same values again change nothing: "safe".
+    return update_item(table_name, key, expression, ConditionExpression=exists, **builder.params())
 
 
 async def _read_raw(
