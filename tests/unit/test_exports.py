@@ -1,5 +1,6 @@
 """The public surface: exactly these names, sorted, and nothing else leaks."""
 
+import importlib
 import types
 
 import dynorm
@@ -154,3 +155,18 @@ def test_transport_errors_are_connection_errors() -> None:
     error = dynorm.TransportError("down", operation="GetItem", request_sent=False)
     assert str(error) == "down"
     assert (error.operation, error.request_sent) == ("GetItem", False)
+
+
+def test_each_public_module_is_its_tool_and_nothing_more() -> None:
+    for public, tool in [
+        ("design", "design"),
+        ("migrations", "migrations"),
+        ("testing", "testing"),
+        ("workbench", "workbench"),
+        ("mypy", "mypy_plugin"),
+    ]:
+        module = importlib.import_module(f"dynorm.{public}")
+        implementation = importlib.import_module(f"dynorm.tools.{tool}")
+        assert module.__all__ == implementation.__all__, public
+        for name in module.__all__:
+            assert getattr(module, name) is getattr(implementation, name), f"{public}.{name}"
