@@ -7,7 +7,7 @@ requests. Nothing is ever loaded implicitly on attribute access.
 
 ``HasMany`` and ``BelongsTo`` are the mapping layer's ``HasManyRelation`` and ``BelongsToRelation``
 (what a relationship decides: target, strategy, links, reads) plus that attribute access, which is
-why they live here: a loader sends through the session its object came from.
+why they live here: a loader sends through the Database its object came from.
 """
 
 from __future__ import annotations
@@ -23,20 +23,20 @@ from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Relationship
 from dynorm.mapping.state import Loaded, state_of
 
-from .session import Session
+from .reader import Reader
 
 if TYPE_CHECKING:
     from .query import Query
 
-__all__ = ["BelongsTo", "HasMany", "LoaderSession", "ParentLoader", "RelationLoader", "session_of"]
+__all__ = ["BelongsTo", "HasMany", "LoaderReader", "ParentLoader", "RelationLoader", "reader_of"]
 
 P = TypeVar("P")
 C = TypeVar("C")
 T = TypeVar("T")
 
 
-class LoaderSession(Session, Protocol):
-    """A session as loaders use it: a relationship's ``.query()`` is one of its Queries."""
+class LoaderReader(Reader, Protocol):
+    """A Reader as loaders use it: a relationship's ``.query()`` is one of its Queries."""
 
     def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
         """The lazy Query of ``info``'s items in ``read``."""
@@ -73,18 +73,18 @@ class ParentLoader(Generic[P, C]):
     async def get(self) -> C:
         """The parent, read with GetItem unless it was loaded; ItemNotFoundError if missing."""
         rel = self.relationship
-        session = session_of(self.child)
+        reader = reader_of(self.child)
         state = state_of(self.child)
-        if session is None or state is None:
+        if reader is None or state is None:
             raise DetachedError(
                 f"{rel.qualname}: this {type(self.child).__name__} is not attached to a "
                 "Database; read it with db.get/db.query, or call db.attach(obj) first"
             )
         key = rel.parent_key(self.child)
         if rel.name not in state.loaded and key is not None:
-            request = get_item(session.table_name, key)
-            raw = (await session.send(request)).get("Item")
-            accept = session.acceptor(rel.target_info, None)
+            request = get_item(reader.table_name, key)
+            raw = (await reader.send(request)).get("Item")
+            accept = reader.acceptor(rel.target_info, None)
             found = accept(raw) if raw is not None else None
             state.loaded[rel.name] = Loaded([found] if found is not None else [], None)
         elif rel.name not in state.loaded:
@@ -109,14 +109,14 @@ class RelationLoader(Generic[P, C]):
         self.parent = parent
         self.relationship = relationship
 
-    def _session(self) -> LoaderSession:
-        session = session_of(self.parent)
-        if session is None:
+    def _reader(self) -> LoaderReader:
+        reader = reader_of(self.parent)
+        if reader is None:
             raise DetachedError(
                 f"{self.relationship.qualname}: this {type(self.parent).__name__} is not attached "
                 "to a Database; read it with db.get/db.query, or call db.attach(obj) first"
             )
-        return session
+        return reader
 
     @property
     def is_loaded(self) -> bool:
@@ -145,26 +145,26 @@ class RelationLoader(Generic[P, C]):
             raise TypeError(f"{self.relationship.qualname} is not a HasMany relationship")
         return self.relationship
 
-    def _read(self, session: Session) -> CollectionRead:
+    def _read(self, reader: Reader) -> CollectionRead:
         rel = self._has_many()
         values = rel.owner_info.values_of(self.parent)
-        return rel.children_read(session.table_name, values)
+        return rel.children_read(reader.table_name, values)
 
-    async def _embedded_children(self, session: Session, codec: EmbeddedCodec) -> list[C]:
+    async def _embedded_children(self, reader: Reader, codec: EmbeddedCodec) -> list[C]:
         """Embedded children come with the parent item; a parent built in code reads them."""
         state = state_of(self.parent)
         if state is not None and self.relationship.name in state.loaded:
             return list(state.loaded[self.relationship.name].items)
         info = self.relationship.owner_info
-        request = get_item(session.table_name, info.key_of(self.parent), attribute=codec.attribute)
-        item = (await session.send(request)).get("Item")
+        request = get_item(reader.table_name, info.key_of(self.parent), attribute=codec.attribute)
+        item = (await reader.send(request)).get("Item")
         if item is None:
             raise ItemNotFoundError(
                 f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
                 operation="GetItem",
             )
         children: list[C] = codec.decode(item)
-        session.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
+        reader.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
             list(children), None
         )
         return children
@@ -172,31 +172,31 @@ class RelationLoader(Generic[P, C]):
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[C]:
         """One page of ``limit`` children after ``cursor`` (None: from the first child)."""
         check_limit(limit)
-        session = self._session()
+        reader = self._reader()
         rel = self._has_many()
         if rel.embedded is not None:
-            return await self._embedded_page(session, rel.embedded, limit, cursor)
-        read = self._read(session)
-        cursors = session.cursors
+            return await self._embedded_page(reader, rel.embedded, limit, cursor)
+        read = self._read(reader)
+        cursors = reader.cursors
         start = None if cursor is None else cursors.decode(cursor, read)
-        accept = session.acceptor(rel.target_info, read.index)
-        items, after = await session.read_page(read, accept, limit=limit, start=start)
+        accept = reader.acceptor(rel.target_info, read.index)
+        items, after = await reader.read_page(read, accept, limit=limit, start=start)
         return Page(items, None if after is None else cursors.encode(after, read))
 
     async def _embedded_page(
-        self, session: Session, codec: EmbeddedCodec, limit: int | None, cursor: str | None
+        self, reader: Reader, codec: EmbeddedCodec, limit: int | None, cursor: str | None
     ) -> Page[C]:
         # Bound to this parent: the offset of one parent's children means nothing for another's.
         rel = self.relationship
         scope = scope_fingerprint(
             "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
         )
-        offset = 0 if cursor is None else session.cursors.decode_offset(cursor, scope)
-        children = await self._embedded_children(session, codec)
+        offset = 0 if cursor is None else reader.cursors.decode_offset(cursor, scope)
+        children = await self._embedded_children(reader, codec)
         end = len(children) if limit is None else offset + limit
         after = None
         if end < len(children):
-            after = session.cursors.encode_offset(end, scope)
+            after = reader.cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
 
     def query(self, **where: object) -> Query[C]:
@@ -206,7 +206,7 @@ class RelationLoader(Generic[P, C]):
         condition (``between``, ``gt``, ``ge``, ``lt``, ``le``, ``begins_with``); chain
         ``.filter()``, ``.project()``, ``.count()``, ``.page()`` as on ``db.query``.
         """
-        session = self._session()
+        reader = self._reader()
         rel = self._has_many()
         if rel.embedded is not None:
             raise DefinitionError(
@@ -214,18 +214,18 @@ class RelationLoader(Generic[P, C]):
                 f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
             )
         values = rel.owner_info.values_of(self.parent)
-        read = rel.children_read(session.table_name, values, where=where)
-        return session.query_collection(rel.target_info, read)
+        read = rel.children_read(reader.table_name, values, where=where)
+        return reader.query_collection(rel.target_info, read)
 
     async def all(self) -> list[C]:
         """Every child (loaded ones first, then the rest from the database)."""
         return [child async for child in self]
 
     async def __aiter__(self) -> AsyncIterator[C]:
-        session = self._session()
+        reader = self._reader()
         rel = self._has_many()
         if rel.embedded is not None:
-            for child in await self._embedded_children(session, rel.embedded):
+            for child in await self._embedded_children(reader, rel.embedded):
                 yield child
             return
         state = state_of(self.parent)
@@ -233,16 +233,16 @@ class RelationLoader(Generic[P, C]):
         if loaded is not None and isinstance(loaded.read_by, HasManyRelation):
             # Loaded through a per-call override: the rest is read the same way.
             rel = loaded.read_by
-        read = rel.children_read(session.table_name, rel.owner_info.values_of(self.parent))
-        accept = session.acceptor(rel.target_info, read.index)
+        read = rel.children_read(reader.table_name, rel.owner_info.values_of(self.parent))
+        accept = reader.acceptor(rel.target_info, read.index)
         if loaded is None:
-            async for child in session.iterate(read, accept):
+            async for child in reader.iterate(read, accept):
                 yield child
             return
         for child in list(loaded.items):
             yield child
         if loaded.resume is not None:
-            async for child in session.iterate(read, accept, start=loaded.resume or None):
+            async for child in reader.iterate(read, accept, start=loaded.resume or None):
                 yield child
 
     def __repr__(self) -> str:
@@ -250,11 +250,11 @@ class RelationLoader(Generic[P, C]):
         return f"<{self.relationship.qualname} of {self.parent!r} ({state})>"
 
 
-def session_of(obj: object) -> LoaderSession | None:
-    """The session ``obj`` was read or written through (None: not attached to a Database)."""
+def reader_of(obj: object) -> LoaderReader | None:
+    """The Database ``obj`` was read or written through (None: not attached to one)."""
     state = state_of(obj)
-    # Only the io layer binds objects, and always to a Session (Database.adopt).
-    return None if state is None else cast("LoaderSession | None", state.session)
+    # Only the io layer binds objects, and always to a Database, a Reader (Database.adopt).
+    return None if state is None else cast("LoaderReader | None", state.database)
 
 
 class HasMany(HasManyRelation[C]):

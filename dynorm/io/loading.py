@@ -30,7 +30,7 @@ from dynorm.mapping.readplan import (
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption
 from dynorm.mapping.state import Loaded, state_of
 
-from .session import Session
+from .reader import Reader
 
 __all__ = [
     "execute_get",
@@ -45,7 +45,7 @@ async def _nothing() -> dict[Any, Item]:
 
 
 async def _run_collection(
-    session: Session,
+    reader: Reader,
     info: ModelInfo[Any],
     load: CollectionLoad,
     parent_key: Item,
@@ -72,40 +72,40 @@ async def _run_collection(
     if len(rels) == 1:
         # One relationship: its acceptor is the whole per-item work (the hot loop).
         (rel,) = rels
-        accept = session.acceptor(rel.target_info, read.index)
+        accept = reader.acceptor(rel.target_info, read.index)
         limit = load.options[0].limit
-        items, after = await session.read_page(
+        items, after = await reader.read_page(
             read, accept, limit=limit, start=None, on_page=on_page, ahead=ahead
         )
         loaded = {rel.name: Loaded(items, after, read_by=rel)}
         follow_ups: list[Awaitable[None]] = []
     else:
         loaded, follow_ups, after = await _run_shared(
-            session, read, load.options, key_values, on_page
+            reader, read, load.options, key_values, on_page
         )
     if load.parent_at is not None and not parent and after is not None:
-        follow_ups.append(_fetch_parent(session, info, read, parent_key, parent))
+        follow_ups.append(_fetch_parent(reader, info, read, parent_key, parent))
     if follow_ups:
         await asyncio.gather(*follow_ups)
     return (parent[0] if parent else None), loaded
 
 
 async def _fetch_parent(
-    session: Session,
+    reader: Reader,
     info: ModelInfo[Any],
     read: CollectionRead,
     parent_key: Item,
     into: list[Item],
 ) -> None:
     """The parent sorts beyond a page that was cut short: read it directly."""
-    request = parent_get(info, parent_key, session.table_name, consistent=read.consistent)
-    item = (await session.send(request)).get("Item")
+    request = parent_get(info, parent_key, reader.table_name, consistent=read.consistent)
+    item = (await reader.send(request)).get("Item")
     if item is not None:
         into.append(item)
 
 
 async def _run_shared(
-    session: Session,
+    reader: Reader,
     read: CollectionRead,
     options: Sequence[LoadOption],
     key_values: Mapping[str, object],
@@ -117,7 +117,7 @@ async def _run_shared(
     concurrently.
     """
     rels: list[HasManyRelation[Any]] = [o.relationship for o in options]  # type: ignore[misc]
-    accepts = [session.acceptor(r.target_info, read.index) for r in rels]
+    accepts = [reader.acceptor(r.target_info, read.index) for r in rels]
 
     def accept(raw: Item) -> tuple[int, Any, Item] | None:
         for i, child_accept in enumerate(accepts):
@@ -126,7 +126,7 @@ async def _run_shared(
                 return i, obj, raw
         return None
 
-    found, after = await session.read_page(read, accept, limit=None, start=None, on_page=on_page)
+    found, after = await reader.read_page(read, accept, limit=None, start=None, on_page=on_page)
     kept: list[list[tuple[Any, Item]]] = [[] for _ in rels]
     order: list[int] = []  # relationships in the order their first child came
     for i, obj, raw in found:
@@ -147,22 +147,22 @@ async def _run_shared(
         entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, read_by=rel)
         loaded[rel.name] = entry
         if share.more:
-            own = rel.children_read(session.table_name, key_values, consistent=read.consistent)
-            follow_ups.append(_read_on(session, own, accepts[i], entry, share))
+            own = rel.children_read(reader.table_name, key_values, consistent=read.consistent)
+            follow_ups.append(_read_on(reader, own, accepts[i], entry, share))
     return loaded, follow_ups, after
 
 
 async def _read_on(
-    session: Session, read: CollectionRead, accept: Any, entry: Loaded, share: PageShare
+    reader: Reader, read: CollectionRead, accept: Any, entry: Loaded, share: PageShare
 ) -> None:
     """A relationship's own read, after its children seen in the shared page."""
-    items, after = await session.read_page(read, accept, limit=share.want, start=share.start)
+    items, after = await reader.read_page(read, accept, limit=share.want, start=share.start)
     entry.items += items
     entry.resume = after
 
 
 async def load_all(
-    session: Session, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
+    reader: Reader, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
 ) -> None:
     """Load relationships for many objects at once.
 
@@ -172,8 +172,8 @@ async def load_all(
     by_key = [o for o in options if _by_key(o)]
     others = [o for o in options if not _by_key(o)]
     await asyncio.gather(
-        _load_by_key(session, info, objs, by_key),
-        *(_load_children(session, info, objs, o) for o in others),
+        _load_by_key(reader, info, objs, by_key),
+        *(_load_children(reader, info, objs, o) for o in others),
     )
 
 
@@ -185,7 +185,7 @@ def _by_key(option: LoadOption) -> bool:
 
 
 async def _load_by_key(
-    session: Session, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
+    reader: Reader, info: ModelInfo[Any], objs: Sequence[object], options: Sequence[LoadOption]
 ) -> None:
     if not objs or not options:
         return
@@ -196,15 +196,15 @@ async def _load_by_key(
     parent_keys = [[belongs_to(b).parent_key(o) for o in objs] for b in belongs]
     keys = [info.key_of(o) for o in stale]
     keys += [k for ks in parent_keys for k in ks if k is not None]
-    found = await session.fetch(keys)
+    found = await reader.fetch(keys)
     for obj in stale:
-        session.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+        reader.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
     for option in embedded:
         for obj in objs:
-            _show_embedded(session.adopt(info, obj, {}).loaded, option)
+            _show_embedded(reader.adopt(info, obj, {}).loaded, option)
     for option, obj_keys in zip(belongs, parent_keys, strict=True):
         rel = belongs_to(option)
-        accept = session.acceptor(rel.target_info, None)
+        accept = reader.acceptor(rel.target_info, None)
         parents: dict[Any, Any] = {}
         for obj, key in zip(objs, obj_keys, strict=True):
             kid = None if key is None else key_id(key)
@@ -213,7 +213,7 @@ async def _load_by_key(
                 parents[kid] = None if raw is None else accept(raw)
             parent = None if kid is None else parents[kid]
             loaded = Loaded([parent] if parent is not None else [], None)
-            session.adopt(info, obj, {}).loaded[rel.name] = loaded
+            reader.adopt(info, obj, {}).loaded[rel.name] = loaded
 
 
 def _held(obj: object, option: LoadOption) -> bool:
@@ -222,16 +222,16 @@ def _held(obj: object, option: LoadOption) -> bool:
 
 
 async def _load_children(
-    session: Session, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
+    reader: Reader, info: ModelInfo[Any], objs: Sequence[object], option: LoadOption
 ) -> None:
     """One HasMany for many objects: one Query each, run concurrently, never one by one."""
     if not isinstance(option.relationship, HasManyRelation):
         raise DefinitionError(f"{option.relationship!r} cannot be loaded")
     results = await asyncio.gather(
-        *(_run_children(session, option, info.values_of(o)) for o in objs)
+        *(_run_children(reader, option, info.values_of(o)) for o in objs)
     )
     for obj, loaded in zip(objs, results, strict=True):
-        session.adopt(info, obj, {}).loaded[option.relationship.name] = loaded
+        reader.adopt(info, obj, {}).loaded[option.relationship.name] = loaded
 
 
 def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
@@ -241,12 +241,12 @@ def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
 
 
 async def _run_children(
-    session: Session, option: LoadOption, parent_values: Mapping[str, object]
+    reader: Reader, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
     rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
-    read = rel.children_read(session.table_name, parent_values)
-    accept = session.acceptor(rel.target_info, read.index)
-    items, after = await session.read_page(read, accept, limit=option.limit, start=None)
+    read = rel.children_read(reader.table_name, parent_values)
+    accept = reader.acceptor(rel.target_info, read.index)
+    items, after = await reader.read_page(read, accept, limit=option.limit, start=None)
     return Loaded(items, after, read_by=rel)
 
 
@@ -256,19 +256,17 @@ def _not_found(info: ModelInfo[Any], key_values: Mapping[str, object]) -> ItemNo
 
 
 async def execute_get(
-    session: Session, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
+    reader: Reader, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
 ) -> P:
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
-    runs = [
-        _run_collection(session, info, c, plan.parent_key, key_values) for c in plan.collections
-    ]
+    runs = [_run_collection(reader, info, c, plan.parent_key, key_values) for c in plan.collections]
     raw_parent: Item | None
     found: dict[Any, Item]
     collected: list[tuple[Item | None, dict[str, Loaded]]]
 
     def fetching() -> Awaitable[dict[Any, Item]]:
         if plan.fetch_keys:
-            return session.fetch(plan.fetch_keys, consistent=plan.consistent)
+            return reader.fetch(plan.fetch_keys, consistent=plan.consistent)
         return _nothing()
 
     def collections() -> Awaitable[list[tuple[Item | None, dict[str, Loaded]]]]:
@@ -277,14 +275,14 @@ async def execute_get(
 
     if plan.get_parent is not None and not runs and not plan.fetch_keys:
         # A plain GetItem, the most common call: nothing to run beside it, no task to gather.
-        raw_parent = (await session.send(plan.get_parent)).get("Item")
+        raw_parent = (await reader.send(plan.get_parent)).get("Item")
         found, collected = {}, []
     elif plan.fetch_self:
         found, collected = await asyncio.gather(fetching(), collections())
         raw_parent = found.get(key_id(plan.parent_key))
     elif plan.get_parent is not None:
         response, found, collected = await asyncio.gather(
-            session.send(plan.get_parent), fetching(), collections()
+            reader.send(plan.get_parent), fetching(), collections()
         )
         raw_parent = response.get("Item")
     else:
@@ -294,7 +292,7 @@ async def execute_get(
     if raw_parent is None or not info.sort_key_matcher(None)(raw_parent):
         raise _not_found(info, key_values)
     parent = info.decode(raw_parent)
-    state = session.adopt(info, parent, raw_parent)
+    state = reader.adopt(info, parent, raw_parent)
     for _, loaded in collected:
         state.loaded.update(loaded)
     for option in plan.embedded:
@@ -303,7 +301,7 @@ async def execute_get(
     for option, key in zip(plan.fetched_with, parent_keys, strict=True):
         rel = belongs_to(option)
         raw = found.get(key_id(key))
-        owner = session.acceptor(rel.target_info, None)(raw) if raw is not None else None
+        owner = reader.acceptor(rel.target_info, None)(raw) if raw is not None else None
         state.loaded[rel.name] = Loaded([owner] if owner is not None else [], None)
-    await load_all(session, info, [parent], plan.after_parent)
+    await load_all(reader, info, [parent], plan.after_parent)
     return parent

@@ -31,7 +31,7 @@ from dynorm.mapping.state import Loaded
 
 from .loading import load_all
 from .paging import Sender, read_page
-from .session import Session
+from .reader import Reader
 
 __all__ = ["QueryLoad"]
 
@@ -45,7 +45,7 @@ P = TypeVar("P")
 class QueryLoad(Generic[P]):
     """The relationships a query loads, and what it needs to read them."""
 
-    session: Session
+    reader: Reader
     info: ModelInfo[P]
     components: Mapping[str, object]
     options: tuple[LoadOption, ...]
@@ -64,7 +64,7 @@ class QueryLoad(Generic[P]):
     ) -> tuple[list[P], Item | None]:
         """Up to ``limit`` parents after ``start`` with their children, and where to resume."""
         found = await _read(
-            self.session, send, self.info, plan, limit=limit, start=start, tally=tally
+            self.reader, send, self.info, plan, limit=limit, start=start, tally=tally
         )
         parents = found.parents
         after: Item | None = None
@@ -84,7 +84,7 @@ class QueryLoad(Generic[P]):
                 end=found.end,
                 start=start,
             )
-        await asyncio.gather(*follow_ups, load_all(self.session, self.info, objs, plan.separate))
+        await asyncio.gather(*follow_ups, load_all(self.reader, self.info, objs, plan.separate))
         return objs, after
 
     def _give(
@@ -108,7 +108,7 @@ class QueryLoad(Generic[P]):
             mine = by_link.get(tuple(values[p] for p in rel.link.values()), [])
             prefix = rel.child_prefix(values)
             entry = Loaded([], None, read_by=rel)
-            self.session.adopt(self.info, parent, {}).loaded[rel.name] = entry
+            self.reader.adopt(self.info, parent, {}).loaded[rel.name] = entry
             if start is not None and _began_before(plan.read, prefix, start):
                 # Some of its children may sort before where this page began: read them all.
                 follow_ups.append(self._read_own(rel, values, entry, option.limit, None))
@@ -139,9 +139,9 @@ class QueryLoad(Generic[P]):
         start: Item | None,
     ) -> None:
         """More of one parent's children, by the relationship's own read."""
-        read = rel.children_read(self.session.table_name, values)
-        accept = self.session.acceptor(rel.target_info, read.index)
-        items, after = await self.session.read_page(read, accept, limit=limit, start=start)
+        read = rel.children_read(self.reader.table_name, values)
+        accept = self.reader.acceptor(rel.target_info, read.index)
+        items, after = await self.reader.read_page(read, accept, limit=limit, start=start)
         entry.items += items
         entry.resume = after
 
@@ -164,7 +164,7 @@ class _Found(Generic[P]):
 
 
 async def _read(
-    session: Session,
+    reader: Reader,
     send: Sender,
     info: ModelInfo[P],
     plan: QueryLoadPlan,
@@ -176,9 +176,9 @@ async def _read(
     """Whole DynamoDB pages until ``limit`` parents (one page with no limit) or the end."""
     read = plan.read
     # Parents are tested against their own range (a gt/lt bound excluded) when it was widened.
-    accept_parent = session.acceptor(info, read.index)
+    accept_parent = reader.acceptor(info, read.index)
     accept_parent = narrowed(accept_parent, read)
-    accepts = [session.acceptor(o.relationship.target_info, read.index) for o in plan.shared]
+    accepts = [reader.acceptor(o.relationship.target_info, read.index) for o in plan.shared]
     in_range = plan.parents.contains if plan.parents is not None else None
     sk_attr = read.sk_attr or ""
     found: _Found[P] = _Found([], [[] for _ in accepts])

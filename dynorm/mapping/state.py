@@ -41,9 +41,9 @@ class Loaded:
 
 @attrs.define
 class InstanceState:
-    #: The io layer's session the object was read or written through (``io/loaders.py`` says
-    #: what it offers); the mapping layer only keeps it.
-    session: object | None = None
+    #: The Database the object was read or written through (``io/reader.py`` says what the io
+    #: layer reads through it); the mapping layer only keeps it.
+    database: object | None = None
     loaded: dict[str, Loaded] = attrs.field(factory=dict)
 
 
@@ -58,14 +58,14 @@ def state_of(obj: object) -> InstanceState | None:
     return None
 
 
-def bind(obj: object, session: object) -> InstanceState:
-    """Attach ``obj`` to the session that read or wrote it, so its loaders can send requests."""
+def bind(obj: object, database: object) -> InstanceState:
+    """Attach ``obj`` to the Database that read or wrote it, so its loaders can send requests."""
     key = id(obj)
     entry = _states.get(key)
     if entry is not None and entry[0]() is obj:
-        entry[1].session = session
+        entry[1].database = database
         return entry[1]
-    state = InstanceState(session)
+    state = InstanceState(database)
     _states[key] = (weakref.ref(obj, lambda _ref: _states.pop(key, None)), state)
     return state
 

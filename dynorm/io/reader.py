@@ -15,12 +15,12 @@ from dynorm.core.requests import CollectionRead, Request
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.state import InstanceState
 
-__all__ = ["Session"]
+__all__ = ["Reader"]
 
 T = TypeVar("T")
 
 
-class Session(Protocol):
+class Reader(Protocol):
     """What loaders need from a Database: a way to send, and a way to turn items into objects."""
 
     table_name: str
