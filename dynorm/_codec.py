@@ -72,6 +72,7 @@ __all__ = [
     "ModelCodec",
     "build_codec",
     "decode_any",
+    "decode_binary",
     "encode_any",
     "enum_texts",
     "epoch_decoder",
@@ -167,9 +168,20 @@ def _number(text: str) -> int | decimal.Decimal:
         return decimal.Decimal(text)
 
 
-def _binary(value: bytes | str) -> bytes:
-    # botocore hands over bytes; a raw JSON body carries base64 text.
-    return base64.b64decode(value) if isinstance(value, str) else value
+def decode_binary(value: bytes | str) -> bytes:
+    """A binary value as bytes; CodecError for text that is not base64 (nothing is dropped)."""
+    # botocore hands over bytes; a raw JSON body (or a stream record) carries base64 text.
+    if isinstance(value, str):
+        try:
+            # validate=True: without it, characters outside the alphabet are dropped ("!!" is b'').
+            return base64.b64decode(value, validate=True)
+        except ValueError:  # binascii.Error is one; non-ASCII text raises ValueError itself
+            raise CodecError(
+                f"{_show(value)} is not base64 text, so it is no binary value"
+            ) from None
+    if isinstance(value, bytes):
+        return value
+    raise CodecError(f"a binary value is base64 text or bytes; got {_show(value)}")
 
 
 def decode_any(av: AttributeValue) -> Any:
@@ -190,9 +202,9 @@ def decode_any(av: AttributeValue) -> Any:
     if tag == "NS":
         return {_number(v) for v in value}
     if tag == "B":
-        return _binary(value)
+        return decode_binary(value)
     if tag == "BS":
-        return {_binary(v) for v in value}
+        return {decode_binary(v) for v in value}
     raise CodecError(f"unknown DynamoDB type tag {tag!r}")
 
 
@@ -417,7 +429,7 @@ def _value_key(av: AttributeValue) -> object:
         if tag == "N":
             return tag, decimal.Decimal(value)
         if tag == "B":
-            return tag, _binary(value)
+            return tag, decode_binary(value)
         if tag == "L":
             return tag, tuple([_value_key(v) for v in value])
         if tag == "M":
@@ -492,10 +504,10 @@ def _structure_decimal(v: AttributeValue, _: object) -> decimal.Decimal:
 
 
 def _structure_bytes(v: AttributeValue, _: object) -> bytes:
-    return _binary(v["B"])
+    return decode_binary(v["B"])
 
 
-_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": _binary}
+_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": decode_binary}
 _STRUCTURE_STR: Final = _scalar_structure(str, "S")
 _STRUCTURE_INT: Final = _scalar_structure(int, "N")
 _STRUCTURE_FLOAT: Final = _scalar_structure(float, "N")
@@ -658,7 +670,7 @@ def _configure_structure(c: cattrs.Converter) -> None:
             conv: Callable[[Any], object] = str
             tag = "SS"
         elif el_tp is bytes:
-            conv, tag = _binary, "BS"
+            conv, tag = decode_binary, "BS"
         elif el_tp in (int, float, decimal.Decimal):
             conv, tag = el_tp, "NS"
         else:

@@ -272,3 +272,14 @@ def test_types_that_cannot_read_back_are_refused_at_declaration(tp: Any, message
     cls = attrs.make_class("Refused", {"key": attrs.field(type=str), "value": attrs.field(type=tp)})
     with pytest.raises(DefinitionError, match=rf"Refused\.value: {message}"):
         Table("refused", pk="PK", sk="SK").model(pk="R#{key}", sk="R")(cls)
+
+
+@pytest.mark.parametrize("text", ["!!", "YQ", "YQ==\n", "äÄ=="])
+def test_binary_text_that_is_not_base64_is_refused_naming_the_field(text: str) -> None:
+    info = MODELS[repr(bytes)]
+    item = {"PK": {"S": "T5#k"}, "SK": {"S": "VALUE"}, "key": {"S": "k"}, "value": {"B": text}}
+    with pytest.raises(CodecError, match=r"field 'value': .* is not base64 text"):
+        info.decode(item)
+    body = orjson.dumps({"Items": [item]})
+    with pytest.raises(CodecError, match=r"field 'value': .* is not base64 text"):
+        info.decode(table.decoder("Query")(body)["Items"][0])
