@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dynorm
 from dynorm import CodecError, DefinitionError, Table
 from dynorm._model import ModelInfo, info_of
 
@@ -283,3 +284,43 @@ def test_binary_text_that_is_not_base64_is_refused_naming_the_field(text: str) -
     body = orjson.dumps({"Items": [item]})
     with pytest.raises(CodecError, match=r"field 'value': .* is not base64 text"):
         info.decode(table.decoder("Query")(body)["Items"][0])
+
+
+# -- values kept only inside keys -----------------------------------------------------------------
+
+
+class Kind(enum.Enum):
+    TEXT_ONE = "1"
+    ONE = 1
+
+
+@pytest.mark.parametrize(
+    ("tp", "values"),
+    [(Answer, list(Answer)), (Ratio, list(Ratio)), (Level, list(Level)), (bool, [True, False])],
+)
+def test_a_key_only_field_reads_back_from_its_key(tp: Any, values: list[Any]) -> None:
+    local = Table("key-only", pk="PK", sk="SK")
+    fields = {"key": attrs.field(type=str), "value": dynorm.field(key_only=True)}
+    cls = attrs.make_class("Keyed", fields)
+    cls.__annotations__["value"] = tp
+    attrs.resolve_types(cls)
+    local.model(pk="K#{key}", sk="V#{value}")(cls)
+    info: ModelInfo[Any] = info_of(cls)
+    for value in values:
+        item = info.encode(cls(key="k", value=value))
+        assert "value" not in item
+        assert info.decode(item).value is value
+
+
+@pytest.mark.parametrize(
+    ("tp", "message"),
+    [
+        (Kind, r"Kind\.TEXT_ONE \('1'\) and Kind\.ONE \(1\) are both written as '1' in a key"),
+        (Blob, r"Blob\.A: a bytes value cannot be part of a key"),
+        (Rgb, r"Rgb\.RED: a tuple value cannot be part of a key"),
+    ],
+)
+def test_an_enum_a_key_cannot_tell_apart_is_refused_in_a_template(tp: Any, message: str) -> None:
+    cls = attrs.make_class("InKey", {"key": attrs.field(type=str), "value": attrs.field(type=tp)})
+    with pytest.raises(DefinitionError, match=rf"InKey\.value: {message}"):
+        Table("in-key", pk="PK", sk="SK").model(pk="K#{key}", sk="V#{value}")(cls)
