@@ -459,14 +459,18 @@ def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], e
     members = _member_values(tp)
     # The common case, a stored text as it was written, is one lookup; anything else is
     # looked up by value (so every member written reads back, BOOL, B, L and M ones too).
-    by_text = {(tag, value): m for m, (tag, value) in members.items() if tag in ("S", "N")}
+    texts = {
+        m_tag: {value: m for m, (tag, value) in members.items() if tag == m_tag}
+        for m_tag in ("S", "N")
+    }
+    by_s, by_n = texts["S"], texts["N"]
     by_key = {_value_key({tag: value}): m for m, (tag, value) in members.items()}
 
     def structure(v: AttributeValue, _: object) -> enum.Enum:
-        if len(v) == 1:
-            ((tag, value),) = v.items()
-            if tag in ("S", "N") and isinstance(value, str) and (tag, value) in by_text:
-                return by_text[tag, value]
+        try:
+            return by_s[v["S"]] if "S" in v else by_n[v["N"]]
+        except (KeyError, TypeError):
+            pass
         key = _value_key(v)
         if key in by_key:
             return by_key[key]
@@ -476,7 +480,7 @@ def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], e
                 return tp(decode_any(v))
             except (ValueError, TypeError):
                 pass
-        shown = next(iter(v.values())) if len(v) == 1 else v
+        shown = next(iter(v.values())) if isinstance(v, dict) and len(v) == 1 else v
         raise CodecError(f"{_show(shown)} is not a value of {tp.__name__}")
 
     return structure
