@@ -480,10 +480,16 @@ def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], e
                 return tp(decode_any(v))
             except (ValueError, TypeError):
                 pass
-        shown = next(iter(v.values())) if isinstance(v, dict) and len(v) == 1 else v
-        raise CodecError(f"{_show(shown)} is not a value of {tp.__name__}")
+        raise CodecError(f"{_show(_one_value(v))} is not a value of {tp.__name__}")
 
     return structure
+
+
+def _one_value(av: object) -> object:
+    """What a one-tag AttributeValue holds (what errors show), else ``av`` itself."""
+    if isinstance(av, dict) and len(av) == 1:
+        return next(iter(av.values()))
+    return av
 
 
 def _scalar_structure(base: type, tag: str) -> Callable[[AttributeValue, object], object]:
