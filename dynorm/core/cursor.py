@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -35,6 +36,8 @@ CURSOR_SECRET_ENV: Final = "DYNORM_CURSOR_SECRET"  # noqa: S105 - a variable's n
 _VERSION: Final = 2
 _SEPARATOR: Final = "."
 _RESTART: Final = "pass the Page.cursor string you received, or None to start over"
+#: What cursors are written with: base64url (without its padding, which is accepted).
+_BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 
 
 def scope_fingerprint(*parts: object) -> str:
@@ -78,6 +81,10 @@ def _b64encode(data: bytes) -> str:
 
 
 def _b64decode(text: str) -> bytes:
+    # Checked first: urlsafe_b64decode drops characters outside the alphabet, so an edited
+    # cursor ("A!B") would read as another (and a signature over it still match).
+    if _BASE64URL.fullmatch(text) is None:
+        raise ValueError(text)
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
@@ -118,6 +125,7 @@ class CursorCodec:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
         body = self._open(cursor, read.fingerprint())
         key = _start_key(body.get("k"))
+        _check_names(key, read.key_attrs, "query")
         _check_position(key, read)
         return key
 
@@ -130,11 +138,7 @@ class CursorCodec:
     def decode_scan(self, cursor: str, read: ScanRead) -> Item:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
         key = _start_key(self._open(cursor, read.fingerprint()).get("k"))
-        if read.key_attrs and set(key) != set(read.key_attrs):
-            raise CursorError(
-                f"this cursor's key names {', '.join(sorted(key))}, but this scan resumes from "
-                f"{', '.join(sorted(read.key_attrs))}; {_RESTART}"
-            )
+        _check_names(key, read.key_attrs, "scan")
         return key
 
     # -- offsets into embedded children --------------------------------------------------------
@@ -227,13 +231,27 @@ def _start_key(key: object) -> Item:
     return start
 
 
+def _check_names(key: Item, key_attrs: tuple[str, ...], read: str) -> None:
+    """Refuse a key of other attributes than the read's, or of other types than strings.
+
+    dynorm's models write every key attribute, of the table and of its indexes, as a string
+    (S), so a key the read produced holds only strings: anything else was edited.
+    """
+    if key_attrs and set(key) != set(key_attrs):
+        raise CursorError(
+            f"this cursor's key names {', '.join(sorted(key))}, but this {read} resumes from "
+            f"{', '.join(sorted(key_attrs))}; {_RESTART}"
+        )
+    for name, av in key.items():
+        if "S" not in av:
+            raise CursorError(
+                f"this cursor's key holds {name} as {next(iter(av))}, but key attributes are "
+                f"strings (S); {_RESTART}"
+            )
+
+
 def _check_position(key: Item, read: CollectionRead) -> None:
     """Refuse a key that the read cannot have produced: the cursor was edited."""
-    if read.key_attrs and set(key) != set(read.key_attrs):
-        raise CursorError(
-            f"this cursor's key names {', '.join(sorted(key))}, but this query resumes from "
-            f"{', '.join(sorted(read.key_attrs))}; {_RESTART}"
-        )
     if key.get(read.pk_attr) != {"S": read.pk_value}:
         raise CursorError(
             f"this cursor points into another partition than {read.pk_attr}={read.pk_value!r}; "

@@ -92,9 +92,27 @@ def key_value_parser(tp: object) -> Callable[[str], object]:
     if tp is datetime.date:
         return datetime.date.fromisoformat
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        members = {key_string(m.value): m for m in tp}
-        return members.__getitem__
+        return _enum_parser(tp)
     raise DefinitionError(f"a field of type {tp!r} cannot be part of a key template")
+
+
+def _enum_parser(tp: type[enum.Enum]) -> Callable[[str], object]:
+    """Members by their key text; DefinitionError if a key could not hold or tell them apart."""
+    members: dict[str, enum.Enum] = {}
+    for member in tp:
+        try:
+            text = key_string(member.value)
+        except KeyTemplateError as exc:
+            raise DefinitionError(f"{tp.__name__}.{member.name}: {exc}") from None
+        same = members.setdefault(text, member)
+        if same is not member:
+            raise DefinitionError(
+                f"{tp.__name__}.{same.name} ({same.value!r}) and {tp.__name__}.{member.name} "
+                f"({member.value!r}) are both written as {text!r} in a key, so it could not tell "
+                "them apart; give the members values that differ as text, or keep the field out "
+                "of key templates"
+            )
+    return members.__getitem__
 
 
 @attrs.frozen

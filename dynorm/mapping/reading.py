@@ -142,26 +142,35 @@ def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], 
     """How to count ``info``'s items of ``read``: None when DynamoDB's Select=COUNT is exact.
 
     It is exact when no other declared model can have items in the queried key range of this
-    partition and the range lets nothing through that the query excludes. Otherwise the count
-    reads the key attributes only and counts the items whose keys fit the model (the same
-    requests; more bytes come back). Items no declared model wrote are counted by Select=COUNT
-    when their keys fall inside the range.
+    partition, the range lets nothing through that the query excludes, and the table has no
+    type attribute. Otherwise the count reads the identifying attributes only (keys, type
+    attribute) and counts what ``.all()`` accepts (the same requests; more bytes come back). On
+    a table with a type attribute that is always so: an entity no model declares (another
+    service's) may sit in any range, and ``.all()`` drops it.
     """
     matches = info.tests(read.index).in_collection
     if read.excluded is not None:
         attr, excluded = read.sk_attr, read.excluded
         return lambda raw: matches(raw) and raw.get(attr or "", {}).get("S") != excluded
-    return matches if _others_in_range(info, read) else None
+    return matches if _typed(info) or _others_in_range(info, read) else None
 
 
 def scan_match(info: ModelInfo[Any], index: str | None) -> Callable[[Item], bool] | None:
-    """How to count a scan of ``info``'s items: None when every scanned item is the model's."""
+    """How to count a scan of ``info``'s items: None when every scanned item is the model's.
+
+    Never None on a table with a type attribute (see :func:`count_match`).
+    """
     others = [m for m in info.table.models.values() if m is not info]
     if index is not None:
         others = [m for m in others if m.in_index(index)]
-    if not others:
+    if not others and not _typed(info):
         return None
     return info.tests(index).whole
+
+
+def _typed(info: ModelInfo[Any]) -> bool:
+    """Whether ``.all()`` tells ``info``'s items by the type attribute (dropping others')."""
+    return info.entity is not None and info.table.type_attribute is not None
 
 
 def scan_read(

@@ -11,13 +11,15 @@ instances of the model the item belongs to, decided as reads decide it (``Table.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from dynorm.core.codec.converter import Item
+from dynorm.core.codec.converter import Item, decode_binary
 from dynorm.core.errors import CodecError
+from dynorm.core.limits import MAX_DEPTH
 
 if TYPE_CHECKING:
     from .model import ModelInfo
@@ -61,28 +63,117 @@ class Change(Generic[T]):
 def decode_change(
     classify: Callable[[Item], ModelInfo[Any] | None], record: StreamRecord
 ) -> Change[object]:
-    """Decode one stream record, its model told by ``classify`` (see ``Table.decode_record``)."""
-    event = record.get("eventName")
-    body = record.get("dynamodb")
+    """Decode one stream record, its model told by ``classify`` (see ``Table.decode_record``).
+
+    Anything malformed, in the record or in its images, is a CodecError saying where.
+    """
+    event, body = _envelope(record)
+    keys: Item = _image(body, "Keys") or {}
+    new = _image(body, "NewImage")
+    old = _image(body, "OldImage")
+    identity = record.get("userIdentity")
+    if identity is not None and not isinstance(identity, Mapping):
+        raise CodecError(f"a record's 'userIdentity' is an object; got {_show(identity)}")
+    expired = event == "REMOVE" and (identity or {}).get("principalId") == _TTL_PRINCIPAL
+    try:
+        info = classify(new or old or keys)
+        if info is None:
+            return Change(event, None, keys, expired=expired)
+        return Change(
+            event,
+            info.cls,
+            keys,
+            old=None if old is None else info.decode(old),
+            new=None if new is None else info.decode(new),
+            expired=expired,
+        )
+    # The images were checked to be AttributeValues; these are a model's own decoding failing
+    # on a value that fits no field (the careful decoder names the field).
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        raise CodecError(f"cannot read the record's item {_show(keys)}: {exc}") from exc
+
+
+def _envelope(record: object) -> tuple[Event, Mapping[str, Any]]:
+    """The record's event and its 'dynamodb' object; CodecError for anything else."""
+    event = record.get("eventName") if isinstance(record, Mapping) else None
+    body = record.get("dynamodb") if isinstance(record, Mapping) else None
     if event not in _EVENTS or not isinstance(body, Mapping):
+        got = (
+            f"eventName={event!r} and keys {sorted(map(str, record))}"
+            if isinstance(record, Mapping)
+            else _show(record)
+        )
         raise CodecError(
             "a DynamoDB Streams record has 'eventName' INSERT, MODIFY or REMOVE and a "
-            f"'dynamodb' object; got eventName={event!r} and keys {sorted(record)}: pass one "
-            "entry of the Lambda event's 'Records' list"
+            f"'dynamodb' object; got {got}: pass one entry of the Lambda event's 'Records' list"
         )
-    new: Item | None = body.get("NewImage")
-    old: Item | None = body.get("OldImage")
-    keys: Item = body.get("Keys") or {}
-    info = classify(new or old or keys)
-    identity = record.get("userIdentity") or {}
-    expired = event == "REMOVE" and identity.get("principalId") == _TTL_PRINCIPAL
-    if info is None:
-        return Change(cast("Event", event), None, keys, expired=expired)
-    return Change(
-        cast("Event", event),
-        info.cls,
-        keys,
-        old=None if old is None else info.decode(old),
-        new=None if new is None else info.decode(new),
-        expired=expired,
-    )
+    return cast("Event", event), body
+
+
+def _image(body: Mapping[str, Any], name: str) -> Item | None:
+    """``body[name]`` (Keys, NewImage or OldImage) checked to be an item; None when absent."""
+    image = body.get(name)
+    if image is None:
+        return None
+    if not isinstance(image, Mapping):
+        raise CodecError(
+            f"a record's dynamodb.{name} is an object of attribute values; got {_show(image)}"
+        )
+    for attr, value in image.items():
+        if not isinstance(attr, str):
+            raise CodecError(f"dynamodb.{name}: attribute names are strings; got {_show(attr)}")
+        _check_value(value, f"dynamodb.{name}.{attr}", 0)
+    return dict(image)
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:48]}...{text[-8:]}"
+
+
+#: AttributeValue tags whose value is a list of members, and each member's own tag.
+_SETS: Final = {"SS": "S", "NS": "N", "BS": "B"}
+
+
+def _check_value(av: object, where: str, depth: int) -> None:
+    """Refuse what is no DynamoDB AttributeValue, naming its place (``NewImage.a.b[2]``)."""
+    if not isinstance(av, Mapping) or len(av) != 1:
+        raise CodecError(f"{where} is no attribute value (one type tag and its value): {_show(av)}")
+    ((tag, value),) = av.items()
+    if depth > MAX_DEPTH:
+        raise CodecError(f"{where} nests deeper than DynamoDB's {MAX_DEPTH} levels (MAX_DEPTH)")
+    if tag == "M" and isinstance(value, Mapping):
+        for key, member in value.items():
+            _check_value(member, f"{where}.{key}", depth + 1)
+    elif tag == "L" and isinstance(value, list):
+        for i, member in enumerate(value):
+            _check_value(member, f"{where}[{i}]", depth + 1)
+    elif tag in _SETS and isinstance(value, list):
+        for i, member in enumerate(value):
+            _check_scalar(_SETS[tag], member, f"{where}[{i}]")
+    elif tag in ("S", "N", "B", "BOOL", "NULL"):
+        _check_scalar(tag, value, where)
+    else:
+        raise CodecError(f"{where}: {_show(tag)} with {_show(value)} is no attribute value")
+
+
+def _check_scalar(tag: str, value: object, where: str) -> None:
+    if tag == "S" and isinstance(value, str):
+        return
+    if tag in ("BOOL", "NULL") and isinstance(value, bool):
+        return
+    if tag == "N" and isinstance(value, str):
+        try:
+            number = decimal.Decimal(value)
+        except decimal.InvalidOperation:
+            number = None
+        if number is not None and number.is_finite():
+            return
+        raise CodecError(f"{where}: {_show(value)} is not a number")
+    if tag == "B" and isinstance(value, str | bytes):
+        try:
+            decode_binary(value)
+        except CodecError as exc:
+            raise CodecError(f"{where}: {exc}") from None
+        return
+    raise CodecError(f"{where}: {_show(value)} is no {tag} value")

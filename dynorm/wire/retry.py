@@ -253,7 +253,7 @@ def settled_response(request: Request, stored: Item | None) -> dict[str, Any]:
 
 def _bytes(value: bytes | str) -> bytes:
     # botocore hands over bytes; a raw JSON body (dynorm's fast path) carries base64 text.
-    return base64.b64decode(value) if isinstance(value, str) else bytes(value)
+    return base64.b64decode(value, validate=True) if isinstance(value, str) else bytes(value)
 
 
 def _normal(av: AttributeValue) -> object:

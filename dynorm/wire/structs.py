@@ -215,13 +215,12 @@ class _Generator:
             parse = self.bind("parse", text[1])
             return _scalar("S", str, lambda v: f"{parse}({v}.S)")
         if is_enum_hook(hook, tp):
-            texts = self.bind("enum", enum_texts(tp))
-            fields = (("S", str, False), ("N", str, False))
-            return _Form(
-                fields,
-                nullable=False,
-                render=lambda v: f"{texts}[{v}.N if {v}.S is None else {v}.S]",
-            )
+            stored = enum_texts(tp)
+            if stored is None:
+                return None  # members of several types, or stored as BOOL, B, L, M: by the hook
+            tag, members = stored
+            texts = self.bind("enum", members)
+            return _scalar(tag, str, lambda v: f"{texts}[{v}.{tag}]")
         kind = getattr(hook, WIRE_HOOK_MARK, None)
         if kind == "optional":
             inner = self.form(without_none(tp))

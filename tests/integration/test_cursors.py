@@ -282,6 +282,43 @@ async def test_an_index_relationship_cursor_is_bound_to_its_parent(db: Database)
     assert [n.note_id for n in rest.items] == ["A0-2", "A0-3", "A0-4"]
 
 
+def set_typed(**values: dict[str, str]) -> Callable[[dict[str, Any]], None]:
+    def change(body: dict[str, Any]) -> None:
+        body["k"].update(values)
+
+    return change
+
+
+async def test_a_cursor_key_of_the_right_names_but_other_types_is_refused_before_sending(
+    db: Database,
+) -> None:
+    # Unsigned cursors: the names fit the read, the types do not (key attributes are strings).
+    scan = db.scan(Member)
+    scan_page = await scan.page(limit=2)
+    query = db.query(Member, org_name="A")
+    query_page = await query.page(limit=2)
+    a0 = await get_member(db, "A0")
+    notes_page = await a0.notes.page(limit=2)
+    assert scan_page.cursor is not None
+    assert query_page.cursor is not None
+    assert notes_page.cursor is not None
+    with count_requests(db) as log:
+        for attr, value in (("pk", {"N": "1"}), ("sk", {"B": "YQ=="})):
+            with pytest.raises(CursorError, match=rf"holds {attr} as ., but key attributes"):
+                await scan.page(limit=2, cursor=edit(scan_page.cursor, set_typed(**{attr: value})))
+            with pytest.raises(CursorError, match=rf"holds {attr} as ., but key attributes"):
+                await query.page(
+                    limit=2, cursor=edit(query_page.cursor, set_typed(**{attr: value}))
+                )
+            with pytest.raises(CursorError, match=rf"holds {attr} as ., but key attributes"):
+                await a0.notes.page(
+                    limit=2, cursor=edit(notes_page.cursor, set_typed(**{attr: value}))
+                )
+    assert len(log) == 0
+    rest = await scan.page(limit=100, cursor=scan_page.cursor)
+    assert len(scan_page.items) + len(rest.items) == 10
+
+
 # ~4 KB a note: 300 of them are more than DynamoDB returns in one Query page (1 MB).
 BIG_BODY = "x" * 4000
 BIG_COUNT = 300

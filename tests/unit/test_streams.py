@@ -7,6 +7,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dynorm import Change, CodecError, HasMany, Partition, Table
 
@@ -125,3 +127,110 @@ def test_model_of_decides_by_keys_per_index() -> None:
     assert info is not None
     assert info.cls is Order
     assert table.model_of({"PK": {"S": "ORDER#1"}}) is None  # no sort key: no model fits
+
+
+# -- hostile records: anything malformed is a CodecError saying where ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (None, "got None"),
+        ([record("INSERT", Keys=ORDER_KEYS)], "got \\[\\{"),
+        ("INSERT", "got 'INSERT'"),
+        (record("INSERT", Keys=ORDER_KEYS, NewImage=[order_image(1)]), r"dynamodb\.NewImage is"),
+        (record("MODIFY", Keys=[1], OldImage=order_image(1)), r"dynamodb\.Keys is"),
+        (record("INSERT", Keys=ORDER_KEYS, NewImage="x"), r"dynamodb\.NewImage is"),
+        (record("INSERT", Keys={"PK": "ORDER#1"}), r"dynamodb\.Keys\.PK is no attribute value"),
+        (record("INSERT", Keys={"PK": {"S": 1}}), r"dynamodb\.Keys\.PK: 1 is no S value"),
+        (record("INSERT", Keys={"PK": {"X": "1"}}), r"dynamodb\.Keys\.PK: 'X' with '1'"),
+        (record("INSERT", Keys={"PK": {"S": "a", "N": "1"}}), r"Keys\.PK is no attribute value"),
+        (
+            record("INSERT", Keys=ORDER_KEYS, NewImage={**order_image(1), "total": {"N": "many"}}),
+            r"dynamodb\.NewImage\.total: 'many' is not a number",
+        ),
+        (
+            record("INSERT", Keys=ORDER_KEYS, NewImage={**order_image(1), "x": {"M": {"y": []}}}),
+            r"dynamodb\.NewImage\.x\.y is no attribute value",
+        ),
+        (
+            record(
+                "INSERT", Keys=ORDER_KEYS, NewImage={**order_image(1), "x": {"L": [{"NS": [1]}]}}
+            ),
+            r"dynamodb\.NewImage\.x\[0\]\[0\]: 1 is no N value",
+        ),
+    ],
+)
+def test_a_malformed_record_is_a_codec_error_saying_where(bad: Any, message: str) -> None:
+    with pytest.raises(CodecError, match=message):
+        table.decode_record(bad)
+
+
+@pytest.mark.parametrize("text", ["!!", "AA=A", "äÄ==", "YQ", " YQ=="])
+def test_a_binary_value_that_is_not_base64_is_refused_naming_the_attribute(text: str) -> None:
+    image = {
+        "PK": {"S": "ORDER#1"},
+        "SK": {"S": "LINE#002"},
+        "sku": {"S": "A"},
+        "blob": {"B": text},
+    }
+    with pytest.raises(CodecError, match=r"NewImage\.blob: .* is not base64 text"):
+        table.decode_record(record("INSERT", Keys={}, NewImage=image))
+    sets = {**image, "blob": {"S": "x"}, "other": {"BS": ["YQ==", text]}}
+    with pytest.raises(CodecError, match=r"NewImage\.other\[1\]: .* is not base64 text"):
+        table.decode_record(record("INSERT", Keys={}, NewImage=sets))
+
+
+def test_a_wrong_type_for_a_field_names_the_model_and_the_field() -> None:
+    image = {"PK": {"S": "ORDER#1"}, "SK": {"S": "LINE#002"}, "sku": {"L": []}}
+    with pytest.raises(CodecError, match=r"Line: cannot read item .*field 'sku'"):
+        table.decode_record(record("INSERT", Keys={}, NewImage=image))
+
+
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4) | st.binary(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+tags = st.sampled_from(["S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS", "X"])
+attribute_values = st.recursive(
+    st.builds(lambda tag, value: {tag: value}, tags, json_like),
+    lambda inner: (
+        st.builds(lambda v: {"M": v}, st.dictionaries(st.text(max_size=3), inner, max_size=3))
+        | st.builds(lambda v: {"L": v}, st.lists(inner, max_size=3))
+    ),
+    max_leaves=8,
+)
+images = st.one_of(
+    json_like,
+    st.dictionaries(
+        st.sampled_from(["PK", "SK", "sku", "n", "blob", "total", "x"]), attribute_values
+    ),
+    st.builds(
+        lambda extra: {**order_image(1), **extra},
+        st.dictionaries(st.sampled_from(["total", "order_id", "x"]), attribute_values),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    whole=json_like,
+    event=st.sampled_from(["INSERT", "MODIFY", "REMOVE", "X"]) | json_like,
+    keys=images,
+    new=images,
+    old=images,
+    identity=json_like,
+)
+def test_any_record_is_a_change_or_a_codec_error(  # noqa: PLR0917 - hypothesis gives them
+    whole: Any, event: Any, keys: Any, new: Any, old: Any, identity: Any
+) -> None:
+    body = {"Keys": keys, "NewImage": new, "OldImage": old}
+    for rec in (whole, {"eventName": event, "dynamodb": body, "userIdentity": identity}):
+        try:
+            change = table.decode_record(rec)
+        except CodecError:
+            continue
+        assert isinstance(change, Change)

@@ -73,6 +73,7 @@ __all__ = [
     "ModelCodec",
     "build_codec",
     "decode_any",
+    "decode_binary",
     "encode_any",
     "enum_texts",
     "epoch_decoder",
@@ -168,9 +169,20 @@ def _number(text: str) -> int | decimal.Decimal:
         return decimal.Decimal(text)
 
 
-def _binary(value: bytes | str) -> bytes:
-    # botocore hands over bytes; a raw JSON body carries base64 text.
-    return base64.b64decode(value) if isinstance(value, str) else value
+def decode_binary(value: bytes | str) -> bytes:
+    """A binary value as bytes; CodecError for text that is not base64 (nothing is dropped)."""
+    # botocore hands over bytes; a raw JSON body (or a stream record) carries base64 text.
+    if isinstance(value, str):
+        try:
+            # validate=True: without it, characters outside the alphabet are dropped ("!!" is b'').
+            return base64.b64decode(value, validate=True)
+        except ValueError:  # binascii.Error is one; non-ASCII text raises ValueError itself
+            raise CodecError(
+                f"{_show(value)} is not base64 text, so it is no binary value"
+            ) from None
+    if isinstance(value, bytes):
+        return value
+    raise CodecError(f"a binary value is base64 text or bytes; got {_show(value)}")
 
 
 def decode_any(av: AttributeValue) -> Any:
@@ -191,9 +203,9 @@ def decode_any(av: AttributeValue) -> Any:
     if tag == "NS":
         return {_number(v) for v in value}
     if tag == "B":
-        return _binary(value)
+        return decode_binary(value)
     if tag == "BS":
-        return {_binary(v) for v in value}
+        return {decode_binary(v) for v in value}
     raise CodecError(f"unknown DynamoDB type tag {tag!r}")
 
 
@@ -402,18 +414,83 @@ def _member_values(tp: type[enum.Enum]) -> dict[enum.Enum, tuple[str, Any]]:
     return out
 
 
+def _value_key(av: AttributeValue) -> object:
+    """What tells stored values apart, whatever form they came in; None when ``av`` is malformed.
+
+    Numbers by value (DynamoDB sends ``1.0`` back as ``"1"``), binaries as bytes (base64 text
+    on the fast path, bytes from botocore), sets regardless of order, lists and maps member by
+    member: two AttributeValues have one key exactly when they hold one value of one type.
+    """
+    try:
+        ((tag, value),) = av.items()
+        if tag == "S":
+            return (tag, value) if isinstance(value, str) else None
+        if tag in ("BOOL", "NULL"):
+            return (tag, value) if isinstance(value, bool) else None
+        if tag == "N":
+            return tag, decimal.Decimal(value)
+        if tag == "B":
+            return tag, decode_binary(value)
+        if tag == "L":
+            return tag, tuple([_value_key(v) for v in value])
+        if tag == "M":
+            return tag, frozenset([(k, _value_key(v)) for k, v in value.items()])
+        if tag in ("SS", "NS", "BS"):
+            member = {"SS": "S", "NS": "N", "BS": "B"}[tag]
+            return tag, frozenset([_value_key({member: v}) for v in value])
+    except (AttributeError, TypeError, ValueError, ArithmeticError, CodecError):
+        return None
+    return None
+
+
+class _Members(dict[str, enum.Enum]):
+    """An Enum's members by stored text; a miss looks the text up by value (``"1"`` for 1.0)."""
+
+    def __init__(self, tp: type[enum.Enum], tag: str, members: Mapping[str, enum.Enum]) -> None:
+        super().__init__(members)
+        self.tp = tp
+        self.tag = tag
+
+    def __missing__(self, text: str) -> enum.Enum:
+        return _enum_structure(self.tp)({self.tag: text}, self.tp)
+
+
 @functools.cache
 def _enum_structure(tp: type[enum.Enum]) -> Callable[[AttributeValue, object], enum.Enum]:
-    by_text = {value: m for m, (tag, value) in _member_values(tp).items() if tag in ("S", "N")}
+    members = _member_values(tp)
+    # The common case, a stored text as it was written, is one lookup; anything else is
+    # looked up by value (so every member written reads back, BOOL, B, L and M ones too).
+    texts = {
+        m_tag: {value: m for m, (tag, value) in members.items() if tag == m_tag}
+        for m_tag in ("S", "N")
+    }
+    by_s, by_n = texts["S"], texts["N"]
+    by_key = {_value_key({tag: value}): m for m, (tag, value) in members.items()}
 
     def structure(v: AttributeValue, _: object) -> enum.Enum:
-        text = v["S"] if "S" in v else v["N"]
         try:
-            return by_text[text]
-        except KeyError:
-            raise CodecError(f"{text!r} is not a value of {tp.__name__}") from None
+            return by_s[v["S"]] if "S" in v else by_n[v["N"]]
+        except (KeyError, TypeError):
+            pass
+        key = _value_key(v)
+        if key in by_key:
+            return by_key[key]
+        if key is not None and issubclass(tp, enum.Flag):
+            # A combination of flags (Perm.R | Perm.W) is no listed member, but is stored.
+            try:
+                return tp(decode_any(v))
+            except (ValueError, TypeError):
+                pass
+        raise CodecError(f"{_show(_one_value(v))} is not a value of {tp.__name__}")
 
     return structure
+
+
+def _one_value(av: object) -> object:
+    """What a one-tag AttributeValue holds (what errors show), else ``av`` itself."""
+    if isinstance(av, dict) and len(av) == 1:
+        return next(iter(av.values()))
+    return av
 
 
 def _scalar_structure(base: type, tag: str) -> Callable[[AttributeValue, object], object]:
@@ -438,10 +515,10 @@ def _structure_decimal(v: AttributeValue, _: object) -> decimal.Decimal:
 
 
 def _structure_bytes(v: AttributeValue, _: object) -> bytes:
-    return _binary(v["B"])
+    return decode_binary(v["B"])
 
 
-_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": _binary}
+_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": decode_binary}
 _STRUCTURE_STR: Final = _scalar_structure(str, "S")
 _STRUCTURE_INT: Final = _scalar_structure(int, "N")
 _STRUCTURE_FLOAT: Final = _scalar_structure(float, "N")
@@ -482,9 +559,18 @@ TEXT_STRUCTURE: Final[
 }
 
 
-def enum_texts(tp: type[enum.Enum]) -> Mapping[str, enum.Enum]:
-    """An Enum's members by the text they are stored as (S or N); for wire decoding."""
-    return {value: m for m, (tag, value) in _member_values(tp).items() if tag in ("S", "N")}
+def enum_texts(tp: type[enum.Enum]) -> tuple[str, Mapping[str, enum.Enum]] | None:
+    """For wire decoding: the tag every member of ``tp`` is stored with, and members by text.
+
+    The tag is S or N; None when the members are stored with several tags or with others
+    (BOOL, B, L, M, NULL): the Enum's hook then reads them from dicts.
+    """
+    members = _member_values(tp)
+    tags = {tag for tag, _ in members.values()}
+    if len(tags) != 1 or not tags <= {"S", "N"} or issubclass(tp, enum.Flag):
+        return None
+    (tag,) = tags
+    return tag, _Members(tp, tag, {value: m for m, (_, value) in members.items()})
 
 
 def is_enum_hook(hook: object, tp: object) -> bool:
@@ -499,24 +585,9 @@ def _is_literal(tp: object) -> bool:
     return typing.get_origin(tp) is typing.Literal
 
 
-def _literal_key(av: AttributeValue) -> tuple[str, object] | None:
-    """What tells stored literal values apart: ``("N", Decimal("1"))`` equals ``1.0``'s."""
-    if len(av) != 1:
-        return None
-    tag, value = next(iter(av.items()))
-    if tag == "N":
-        try:
-            return tag, decimal.Decimal(value)
-        except decimal.InvalidOperation:
-            return None
-    if tag == "B":
-        return tag, _binary(value)  # base64 text on the fast path, bytes from botocore
-    return (tag, value) if tag in ("S", "BOOL", "NULL") else None
-
-
-def _literal_values(tp: object) -> dict[tuple[str, object] | None, object]:
+def _literal_values(tp: object) -> dict[object, object]:
     """A Literal's values by how each is stored: str as S, int as N, bool, bytes, None, Enum."""
-    return {_literal_key(encode_any(v)): v for v in typing.get_args(tp)}
+    return {_value_key(encode_any(v)): v for v in typing.get_args(tp)}
 
 
 def _configure_literals(c: cattrs.Converter) -> None:
@@ -528,7 +599,7 @@ def _literal_structure(tp: object) -> Callable[[AttributeValue, object], object]
     allowed = _literal_values(tp)
 
     def structure_literal(v: AttributeValue, _: object) -> object:
-        key = _literal_key(v)
+        key = _value_key(v)
         if key is None or key not in allowed:
             raise CodecError(f"expected one of {type_text(tp)}, got {_show(v)}")
         return allowed[key]
@@ -548,6 +619,26 @@ def _literal_unstructure(tp: object) -> Callable[[Any], AttributeValue]:
     return unstructure_literal
 
 
+def _readable_optional(inner: object) -> object:
+    """``inner``, refused if a value of it is stored as NULL as None is (it would read None)."""
+    if _is_set(inner):
+        raise DefinitionError(
+            f"{type_text(inner)} | None cannot be stored: DynamoDB has no empty set, so an empty "
+            f"set is stored as NULL, as None is, and would read back as None; declare "
+            f"{type_text(inner)} (empty for none), or list[...] | None"
+        )
+    if _is_enum(inner):
+        enum_tp = cast("type[enum.Enum]", inner)
+        nulls = [m.name for m, (tag, _) in _member_values(enum_tp).items() if tag == "NULL"]
+        if nulls:
+            raise DefinitionError(
+                f"{enum_tp.__name__}.{nulls[0]} has the value None, stored as NULL as None is, "
+                f"so {enum_tp.__name__} | None would read it back as None; give that member "
+                f"another value, or declare the field {enum_tp.__name__} without | None"
+            )
+    return inner
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook(str, _STRUCTURE_STR)
     c.register_structure_hook(bool, _structure_bool)
@@ -562,8 +653,8 @@ def _configure_structure(c: cattrs.Converter) -> None:
     c.register_structure_hook_factory(_is_enum, _enum_structure)
 
     def optional_hook(tp: object) -> Callable[[AttributeValue, object], object]:
-        inner = c.get_structure_hook(_optional_inner(tp))
         inner_tp = _optional_inner(tp)
+        inner = c.get_structure_hook(_readable_optional(inner_tp))
 
         def structure_optional(v: AttributeValue, _: object) -> object:
             return None if "NULL" in v else inner(v, inner_tp)
@@ -590,7 +681,7 @@ def _configure_structure(c: cattrs.Converter) -> None:
             conv: Callable[[Any], object] = str
             tag = "SS"
         elif el_tp is bytes:
-            conv, tag = _binary, "BS"
+            conv, tag = decode_binary, "BS"
         elif el_tp in (int, float, decimal.Decimal):
             conv, tag = el_tp, "NS"
         else:

@@ -59,11 +59,17 @@ class SourceBuilder:
     """Collects the names a generated function refers to, and hands out fresh ones."""
 
     def __init__(
-        self, converter: cattrs.Converter, inline: Inline, helpers: Mapping[str, object]
+        self,
+        converter: cattrs.Converter,
+        inline: Inline,
+        helpers: Mapping[str, object],
+        within: frozenset[type] = frozenset(),
     ) -> None:
         self.converter = converter
         self.inline = inline
         self.helpers = helpers
+        #: The classes whose decoders are being written: one holding itself is left to its hook.
+        self.within = within
         self.namespace: dict[str, Any] = dict(helpers)
         self._ids = itertools.count()
 
@@ -78,8 +84,10 @@ class SourceBuilder:
         inline = self.inline.get(tp)
         if inline is not None and hook is inline[0]:
             return inline[1].format(v=value)
-        if getattr(hook, NESTED_HOOK_MARK, False):
-            decoder = generate_decoder(tp, self.converter, inline=self.inline, helpers=self.helpers)
+        if getattr(hook, NESTED_HOOK_MARK, False) and tp not in self.within:
+            decoder = generate_decoder(
+                tp, self.converter, inline=self.inline, helpers=self.helpers, within=self.within
+            )
             return f'{self.bind("dec", decoder)}({value}["M"])'
         if getattr(hook, LIST_HOOK_MARK, False):
             element = (typing.get_args(tp) or (Any,))[0]
@@ -111,6 +119,7 @@ def generate_decoder(
     overrides: Mapping[str, Callable[[AttributeValue], Any]] | None = None,
     from_keys: Mapping[str, KeyFields] | None = None,
     wire: bool = False,
+    within: frozenset[type] = frozenset(),
 ) -> Callable[[Mapping[str, AttributeValue]], Any]:
     """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
 
@@ -122,11 +131,12 @@ def generate_decoder(
     ``from_keys`` names fields kept only inside a key attribute, read out of its text: each
     attribute is parsed once per item; a key that does not fit raises ValueError.
     ``wire``: the decoder also takes wire items (``dynorm.wire.structs``), handing each to the
-    converter its class holds for ``cls``.
+    converter its class holds for ``cls``. ``within``: the classes whose decoders are being
+    written around this one (a class that holds itself is decoded by its hook there).
     """
     empty_when_missing = empty_when_missing or {}
     overrides = overrides or {}
-    builder = SourceBuilder(converter, inline, helpers)
+    builder = SourceBuilder(converter, inline, helpers, within | {cls})
     builder.namespace["__cls"] = cls
     lines, keys = key_texts(builder, from_keys or {})
     fields = [f for f in attrs.fields(cls) if f.init]
