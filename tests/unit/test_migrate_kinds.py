@@ -87,8 +87,7 @@ def test_two_children_meeting_at_one_new_key_are_both_refused() -> None:
     plan, moves = kind.plan_page(table, "t", page)
     assert len(moves) == 2
     settled = kind.settle(table, plan, moves, {})
-    assert settled.raw_puts == []
-    assert settled.deletes == []
+    assert settled.units == []
     assert len(settled.refused) == 2
     assert all("T#1" in r and "also the new key" in r for r in settled.refused)
 
@@ -106,8 +105,10 @@ def test_a_new_key_holding_another_item_is_refused_and_its_own_is_not() -> None:
     settled = kind.settle(table, plan, moves, stored)
     assert len(settled.refused) == 1
     assert "holds another item" in settled.refused[0]
-    assert settled.raw_puts == [mine["2"]]
-    assert settled.deletes == [{"pk": s("U#a"), "sk": s("T#2")}]
+    # Its own new item is stored already: only the old one is left to delete (as read).
+    ((unit,),) = [settled.units]
+    assert unit.creates == []
+    assert unit.deletes == [page[1]]
 
 
 def order_item(held: dict[str, Any] | None = None) -> Item:
@@ -131,7 +132,7 @@ def test_children_sharing_a_map_key_refuse_their_parent() -> None:
     embed().plan_parent(
         embedded, "t", order_item(), [line("1", "pen", 2), line("2", "pen", 5)], plan
     )
-    assert (plan.updates, plan.deletes) == ([], [])
+    assert plan.units == []
     assert len(plan.refused) == 1
     assert "share the map key 'pen'" in plan.refused[0]
 
@@ -153,10 +154,8 @@ def test_the_same_child_held_already_is_a_rerun_not_a_clash() -> None:
         embedded, "t", order_item(held), [line("1", "pen", 2), line("2", "ink", 1)], plan
     )
     assert plan.refused == []
-    assert len(plan.updates) == 1
-    assert plan.deletes == [
-        {"pk": s("O#1"), "sk": s("LINE#1")},
-        {"pk": s("O#1"), "sk": s("LINE#2")},
-    ]
+    ((unit,),) = [plan.units]
+    assert unit.update is not None
+    assert [d["sk"] for d in unit.deletes] == [s("LINE#1"), s("LINE#2")]
     ((_, digests),) = plan.embedded.values()
     assert len(digests) == 2  # verification checks both are there
