@@ -228,7 +228,8 @@ class Checkpoint:
             "refused": self.refused[:MAX_PROBLEMS],
             "skipped": list(dict.fromkeys(self.skipped)),
         }
-        partial = self.path.with_name(self.path.name + ".tmp")
+        # A name of this run's own: two runs of one command at once share the checkpoint.
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}-{id(self)}.tmp")
         try:
             partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=_jsonable))
             partial.replace(self.path)

@@ -38,7 +38,8 @@ from .cli_models import (
     new,
     old,
 )
-from .raw import stored
+from .race_models import MAP_LAYOUT, ROW_LAYOUT, by_key, maps, s
+from .raw import raw_put, raw_scan, stored
 
 pytestmark = pytest.mark.integration
 
@@ -454,3 +455,121 @@ async def test_ctrl_c_stops_a_run_that_the_same_command_resumes(
     assert f"Resumed from {checkpoint.name}" in resumed.err
     assert checkpoints(tmp_path) == []
     await assert_every_jar_in_the_new_layout(tables)
+
+
+# -- two runs at once, items that do not decode, a killed run ------------------------------------
+
+ORDERS_MODELS = "tests.integration.race_models:maps"
+#: another tool's line, fitting the template, holding a text where the model has a number
+FOREIGN_LINE = {
+    "pk": s("O#05"),
+    "sk": s("LINE#odd"),
+    "order_id": s("05"),
+    "name": s("odd"),
+    "qty": s("many"),
+}
+
+
+@pytest.fixture
+async def orders(dynorm_connect: Connect) -> AsyncIterator[Database]:
+    """Orders with their lines as items, attributes no model declares in each (race_models)."""
+    async with dynorm_connect(maps) as db:
+        await asyncio.gather(*(raw_put(db, item) for item in ROW_LAYOUT))
+        yield db
+
+
+def embed(db: Database) -> tuple[str, ...]:
+    """The command line that embeds MapOrder.lines, stored as items until now."""
+    return (
+        "migrate",
+        ORDERS_MODELS,
+        "MapOrder.lines",
+        "--from",
+        "Partition()",
+        "--table-name",
+        db.table_name,
+        "--yes",
+    )
+
+
+async def test_two_commands_at_once_embed_every_line_once_with_every_attribute(
+    cli: Cli, orders: Database, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    """The same command in two terminals, in one directory: the first one's reads of the lines
+    wait until the second has embedded them all, then it writes from what it read before."""
+    async with FaultProxy.running(dynorm_server.url) as proxy:
+        held = proxy.pause("Query")
+        first = asyncio.create_task(
+            cli.run(*embed(orders), "--endpoint-url", proxy.url, cwd=tmp_path)
+        )
+        arrived = asyncio.create_task(held.arrived.wait())
+        await asyncio.wait({first, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), (await first).output
+        try:
+            second = await cli.run(*embed(orders), "--endpoint-url", proxy.url, cwd=tmp_path)
+        finally:
+            held.release()
+        ran = await first
+
+    assert ran.code == 0, ran.output
+    assert second.code == 0, second.output
+    assert by_key(await raw_scan(orders)) == MAP_LAYOUT
+    assert checkpoints(tmp_path) == []
+
+
+async def test_an_item_that_does_not_decode_is_listed_and_the_rest_is_embedded(
+    cli: Cli, orders: Database, tmp_path: Path
+) -> None:
+    await raw_put(orders, FOREIGN_LINE)
+
+    ran = await cli.run(*embed(orders), cwd=tmp_path)
+
+    assert ran.code == 0, ran.output
+    assert "skipped: pk='O#05', sk='LINE#odd': " in ran.out
+    assert "Skipped items are left as they are: fix or delete them" in ran.out
+    assert counts(ran)["items skipped (they do not decode)"] == 1
+    assert "Traceback" not in ran.output
+    assert by_key(await raw_scan(orders)) == by_key([*MAP_LAYOUT, FOREIGN_LINE])
+
+
+async def test_a_killed_run_resumes_and_leaves_every_line_once_with_every_attribute(
+    cli: Cli, orders: Database, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    command = (*embed(orders), "--page-size", "10")
+    checkpoint = tmp_path / f".dynorm-migrate-{orders.table_name}-MapOrder.lines-strategy.json"
+
+    def after_a_saved_page(body: dict[str, Any]) -> bool:
+        del body
+        return checkpoint.exists() and json.loads(checkpoint.read_text())["counters"]["pages"] > 0
+
+    async with FaultProxy.running(dynorm_server.url) as proxy:
+        # A deletion of a line once a page is saved: its order holds the line already.
+        held = proxy.pause("DeleteItem", when=after_a_saved_page)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dynorm",
+            *command,
+            "--endpoint-url",
+            proxy.url,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=tmp_path,
+            env=cli.environment(tmp_path),
+        )
+        ended = asyncio.create_task(process.wait())
+        arrived = asyncio.create_task(held.arrived.wait())
+        await asyncio.wait({ended, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), "the run ended before a deletion after its first checkpoint"
+        process.kill()
+        assert await ended == -signal.SIGKILL
+        held.release()  # the dead run's deletion lands, as a request already on its way would
+        partly = by_key(await raw_scan(orders))
+        assert partly not in (ROW_LAYOUT, MAP_LAYOUT)
+
+        resumed = await cli.run(*command, "--endpoint-url", proxy.url, cwd=tmp_path)
+
+    assert resumed.code == 0, resumed.output
+    assert f"Resumed from {checkpoint.name}" in resumed.err
+    assert by_key(await raw_scan(orders)) == MAP_LAYOUT
+    assert checkpoints(tmp_path) == []
