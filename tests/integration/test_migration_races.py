@@ -18,7 +18,7 @@ import pytest
 from dynorm import GSI, Database, Denormalized, Embedded, HasMany, Index, Partition, Table
 from dynorm.migrations import MigrationReport, backfill_index, migrate, repair_copies
 from dynorm.testing import Connect, RunningServer
-from tests.faultproxy import FaultyConnect, Pause, connect_to
+from tests.faultproxy import FaultPlan, FaultyConnect, Pause, connect_to
 
 from .race_models import (
     EXTRA,
@@ -90,6 +90,55 @@ async def test_two_embed_runs_at_once_embed_every_child_once_with_every_attribut
         assert second.deleted == len(ORDERS) * len(LINES)
         order = await faulty.direct.get(MapOrder, order_id="07", load=[MapOrder.lines])
         assert order.lines.loaded == [MapLine("07", name, q) for name, q in LINES]
+
+
+async def test_two_embed_runs_at_once_one_meeting_lost_replies_and_errors_keep_every_child(
+    faulty_connect: FaultyConnect,
+) -> None:
+    """Writes applied whose replies are lost, 500s after applying, throttling: all retried."""
+    async with faulty_connect(maps, max_attempts=10) as faulty:
+        await put_raw(faulty.direct, ROW_LAYOUT)
+        faulty.proxy.use(
+            FaultPlan(
+                seed=17,
+                rates={"lost_reply": 0.15, "error_500_after": 0.1, "throttle": 0.1},
+            )
+        )
+
+        reports = await asyncio.gather(
+            migrate(faulty.db, MapOrder.lines, from_=Partition(), page_size=15),
+            migrate(faulty.direct, MapOrder.lines, from_=Partition(), page_size=15),
+        )
+        faulty.proxy.use(None)
+
+        assert await layout(faulty.direct) == MAP_LAYOUT
+        assert_ok(*reports)
+        assert {"lost_reply", "error_500_after"} <= {e.fault for e in faulty.proxy.injected}
+        assert faulty.proxy.errors == []
+
+
+async def test_two_unembed_runs_at_once_one_meeting_lost_replies_and_errors_keep_every_child(
+    faulty_connect: FaultyConnect,
+) -> None:
+    async with faulty_connect(rows, max_attempts=10) as faulty:
+        await put_raw(faulty.direct, MAP_LAYOUT)
+        faulty.proxy.use(
+            FaultPlan(
+                seed=5,
+                rates={"lost_reply": 0.15, "error_500_after": 0.1, "throttle": 0.1},
+            )
+        )
+
+        reports = await asyncio.gather(
+            migrate(faulty.db, RowOrder.lines, from_=Embedded(key="name"), page_size=4),
+            migrate(faulty.direct, RowOrder.lines, from_=Embedded(key="name"), page_size=4),
+        )
+        faulty.proxy.use(None)
+
+        assert await layout(faulty.direct) == ROW_LAYOUT
+        assert_ok(*reports)
+        assert {"lost_reply", "error_500_after"} <= {e.fault for e in faulty.proxy.injected}
+        assert faulty.proxy.errors == []
 
 
 async def test_two_unembed_runs_at_once_make_every_child_once_with_every_attribute(

@@ -7,7 +7,8 @@ from typing import Any
 from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
 from dynorm._chunks import key_id
 from dynorm._codec import Item
-from dynorm._migrate_kinds import Embed, Move, PagePlan
+from dynorm._expressions import ExpressionBuilder
+from dynorm._migrate_kinds import MAX_EXPRESSION, Embed, Move, PagePlan, Unchanged
 
 table = Table("kinds", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
@@ -159,3 +160,51 @@ def test_the_same_child_held_already_is_a_rerun_not_a_clash() -> None:
     assert [d["sk"] for d in unit.deletes] == [s("LINE#1"), s("LINE#2")]
     ((_, digests),) = plan.embedded.values()
     assert len(digests) == 2  # verification checks both are there
+
+
+def test_an_embedded_entry_is_the_child_item_without_its_keys() -> None:
+    raw = {
+        "pk": s("O#1"),
+        "sk": s("LINE#1"),
+        "order_id": s("1"),
+        "line_no": s("1"),
+        "sku": s("pen"),
+        "qty": {"N": "2"},
+        "Rating #": {"N": "4"},
+        "legacy": {"M": {"nested": {"L": [s("kept")]}}},
+    }
+    assert embed().entry(raw, Line("1", "1", "pen", 2)) == {
+        "M": {k: v for k, v in raw.items() if k not in ("pk", "sk")}
+    }
+
+
+def test_a_parent_update_is_conditioned_on_the_attribute_as_read() -> None:
+    kind = embed()
+    fresh, held = PagePlan(), PagePlan()
+    kind.plan_parent(embedded, "t", order_item(), [line("1", "pen", 2)], fresh)
+    pen = kind.codec.encode_child(Line("1", "1", "pen", 2))
+    kind.plan_parent(embedded, "t", order_item({"pen": pen}), [line("2", "ink", 1)], held)
+    ((first,), (second,)) = fresh.units, held.units
+    assert first.update is not None
+    assert second.update is not None
+    # No map read: it must still be missing. A map read: it must still hold what was read.
+    names = {v: k for k, v in first.update.params["ExpressionAttributeNames"].items()}
+    assert f"attribute_not_exists({names['lines']})" in first.update.params["ConditionExpression"]
+    names = {v: k for k, v in second.update.params["ExpressionAttributeNames"].items()}
+    condition = second.update.params["ConditionExpression"]
+    assert "attribute_not_exists" not in condition
+    assert f"size({names['lines']}) = " in condition
+    assert {"N": "2"} in second.update.params["ExpressionAttributeValues"].values()
+
+
+def test_an_unchanged_condition_too_long_for_one_expression_is_made_shallower() -> None:
+    members = {f"m{i}": {"M": {"a": s("x"), "b": {"L": [s("y")] * 5}}} for i in range(60)}
+    item: Item = {"pk": s("p"), "big": {"M": members}}
+    deep = Unchanged(item, ("big",))._render(ExpressionBuilder(), 2)
+    assert len(deep) > MAX_EXPRESSION
+    builder = ExpressionBuilder()
+    rendered = Unchanged(item, ("big",)).render(builder)
+    assert len(rendered) < MAX_EXPRESSION
+    assert rendered.startswith("attribute_exists(#n0) AND size(#n0) = :v0")
+    assert builder.values[":v0"] == {"N": "60"}
+    assert len(builder.names) == 61  # the map and each member's name, checked to exist
