@@ -163,7 +163,7 @@ def test_the_same_child_held_already_is_a_rerun_not_a_clash() -> None:
 
 
 def test_an_embedded_entry_is_the_child_item_without_its_keys() -> None:
-    raw = {
+    raw: Item = {
         "pk": s("O#1"),
         "sk": s("LINE#1"),
         "order_id": s("1"),
