@@ -302,9 +302,9 @@ async def migrate(
         child = rel.target_info
         if child.stamps.version is not None:
             raise DefinitionError(
-                f"{where}: {child.name} is versioned, and the children become new items through "
-                "BatchWriteItem, which cannot carry a version check; migrate with the version "
-                "field removed and add it afterwards"
+                f"{where}: {child.name} is versioned, and the children become new items from "
+                "map entries that carry no version to check; migrate with the version field "
+                "removed and add it afterwards"
             )
         kind = Unembed(rel, from_, codec)
     elif rel.embedded is not None:
