@@ -205,10 +205,10 @@ async def test_a_run_that_fails_part_way_resumes_from_its_checkpoint(
     assert f"Resumed from {checkpoint.name}" in resumed.err
     assert checkpoints(tmp_path) == []
     summary = counts(resumed)
-    # The failed page's new items were stored before it stopped (its counts were not saved):
-    # the resumed run finds them, and writes only the rest.
+    # The failed page's new items were stored before it stopped, and the other deletion of
+    # that page may have been (its counts were not saved): the resumed run finds them done.
     assert CHILDREN - 2 <= summary["items written"] < CHILDREN
-    assert summary["items deleted"] == CHILDREN
+    assert CHILDREN - 1 <= summary["items deleted"] <= CHILDREN
     assert summary["verified: changes left to make"] == 0
     assert summary["verified: children read through the declaration"] == CHILDREN
     assert summary["verified: children not reachable"] == 0
