@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
@@ -158,6 +159,35 @@ async def test_two_unembed_runs_at_once_make_every_child_once_with_every_attribu
         assert await layout(faulty.direct) == ROW_LAYOUT
         assert_ok(first, second)
         assert second.written == len(ORDERS) * len(LINES)
+
+
+async def test_an_embed_cancelled_between_a_parent_and_its_deletions_resumes_whole(
+    faulty_connect: FaultyConnect, tmp_path: Path
+) -> None:
+    """Cancelled while a line's deletion is on its way: its order holds the line already."""
+    checkpoint = tmp_path / "embed.json"
+    async with faulty_connect(maps) as faulty:
+        await put_raw(faulty.direct, ROW_LAYOUT)
+        held = faulty.proxy.pause("DeleteItem", skip=5)
+        run = asyncio.ensure_future(
+            migrate(faulty.db, MapOrder.lines, from_=Partition(), checkpoint=checkpoint)
+        )
+        arrived = asyncio.ensure_future(held.arrived.wait())
+        await asyncio.wait({run, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), await run
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        held.release()  # the deletion lands after all, as one already sent would
+        assert await layout(faulty.direct) not in (ROW_LAYOUT, MAP_LAYOUT)
+        assert checkpoint.exists()
+
+        report = await migrate(faulty.db, MapOrder.lines, from_=Partition(), checkpoint=checkpoint)
+
+        assert report.resumed
+        assert_ok(report)
+        assert await layout(faulty.direct) == MAP_LAYOUT
+        assert not checkpoint.exists()
 
 
 async def test_embed_then_unembed_gives_back_every_item_as_it_was(
