@@ -131,10 +131,9 @@ class Unit:
     Nothing is deleted before its replacement is stored. ``creates``: new items, put only
     where no item is (or the same item is, put by another run). ``rewrites``: (the item as
     read, as it is written) at one key: the attributes that differ are updated, only while
-    they are as read. ``update``: the parent's
-    UpdateItem, conditioned on what was read of it; when that fails, the parent (``parent``,
-    its key) is read again and planned again. ``deletes``: old items as read, deleted only
-    while they are.
+    they are as read. ``update``: the parent's UpdateItem, conditioned on what was read of it;
+    when that fails, the parent (``parent``, its key) is read again and planned again.
+    ``deletes``: old items as read, deleted only while they are.
     """
 
     model: ModelInfo[Any]
