@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
@@ -102,6 +103,8 @@ def _summary(report: MigrationReport, where: str) -> RichTable:
     summary.add_row("parents updated", str(report.updated))
     if report.refused:
         summary.add_row("[red]parents refused[/]", str(len(report.refused)))
+    if report.skipped:
+        summary.add_row("[yellow]items skipped (they do not decode)[/]", str(len(report.skipped)))
     check = report.verification
     if check is not None:
         summary.add_section()
@@ -111,6 +114,24 @@ def _summary(report: MigrationReport, where: str) -> RichTable:
         if check.orphans:
             summary.add_row("verified: children without a stored parent", str(check.orphans))
     return summary
+
+
+def _print_findings(report: MigrationReport) -> None:
+    """What the run refused, skipped and found wrong, one line each."""
+    if report.refused:
+        for line in report.refused:
+            out.print(f"[red]refused:[/] {line}")
+    for line in report.skipped:
+        out.print(f"[yellow]skipped:[/] {escape(line)}")
+    if report.skipped:
+        out.print(
+            "Skipped items are left as they are: fix or delete them, then run the same command "
+            "again to move them."
+        )
+    check = report.verification
+    if check is not None and check.problems:
+        for line in check.problems:
+            out.print(f"[red]problem:[/] {line}")
 
 
 @click.command()
@@ -185,8 +206,10 @@ def migrate(
     dynorm migrate app:table Author.books --copies                 copies added or stale
     dynorm migrate app:table Ticket --backfill --index GSI2        a new index template
 
-    Writes go in batches, retried when throttled; after each page a checkpoint is saved, so an
-    interrupted run resumes when run again. Running it twice changes nothing the second time.
+    Each write is conditioned on what the run read, so two runs at once cannot clobber each
+    other; items that do not decode are skipped and listed. After each page a checkpoint is
+    saved, so an interrupted run resumes when run again. Running it twice changes nothing the
+    second time.
     A verification pass re-reads the table at the end; a failure exits with status 1.
     """
     chosen = [
@@ -257,13 +280,8 @@ def migrate(
     if report.resumed:
         err.print(f"Resumed from {saved}")
     out.print(_summary(report, connection.where()))
-    if report.refused:
-        for line in report.refused:
-            out.print(f"[red]refused:[/] {line}")
+    _print_findings(report)
     check = report.verification
-    if check is not None and check.problems:
-        for line in check.problems:
-            out.print(f"[red]problem:[/] {line}")
     if dry_run:
         out.print("Dry run: nothing was written. Run without --dry-run to apply.")
     if not report.ok:

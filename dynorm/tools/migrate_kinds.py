@@ -1,14 +1,19 @@
 """What each kind of migration does to one Scan page (see dynorm.migrations, docs/migrations.md).
 
-Each kind plans a page's writes from the page's raw items: which items to put, which parents to
-update and which old items to delete, and which parents (or items) it refuses. The planning is
-pure apart from the reads a kind needs beyond the page: the old children of a page's parents
-(``embed``, ``copies``) and the items already stored at the new keys of moved children
-(``move``, ``unembed``). Kinds that write new keys keep a run-wide record of those they gave
-out (Claims), so two pages, even of concurrent segments, never write one key. Items are
-rewritten RAW wherever they stay items: the stored item with only its key attributes (and, for
-copies, the copy attributes) replaced, so attributes the model does not declare, timestamps and
-versions are kept as stored.
+Each kind plans a page's writes from the page's raw items, as units: each unit is one item's or
+one parent's change (new items to create, items to rewrite in place, the parent's update, old
+items to delete), sent in that order, each step only once the one before it is stored. Every
+write is conditioned on what the run read (see ``Unchanged``), so two runs at once cannot
+clobber each other: the second one's write fails, and its unit is planned again from a fresh
+read. The planning is pure apart from the reads a kind needs beyond the page: the old children
+of a page's parents (``embed``, ``copies``) and the items already stored at the new keys of
+moved children (``move``, ``unembed``). Kinds that write new keys keep a run-wide record of
+those they gave out (Claims), so two pages, even of concurrent segments, never write one key.
+
+Items are rewritten RAW: the stored item (or embedded map entry) with only its key and strategy
+attributes replaced, so attributes no model declares, nested ones inside embedded maps,
+timestamps and versions are kept as stored. An item that does not decode as the model it fits
+is skipped and listed (``PagePlan.skipped``), and the page goes on.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ import attrs
 
 from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import ItemNotFoundError, LimitExceededError
-from dynorm.core.expressions import ExpressionBuilder, render_update
+from dynorm.core.errors import CodecError, ItemNotFoundError
+from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
+from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.io.batch import drain_get
 from dynorm.io.database import Database
@@ -32,6 +38,7 @@ from dynorm.mapping.model import ModelInfo, ModelTable
 from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
+from dynorm.mapping.writes import plan_delete, plan_put
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -43,7 +50,9 @@ __all__ = [
     "Move",
     "PagePlan",
     "Reach",
+    "Unchanged",
     "Unembed",
+    "Unit",
     "child_digest",
 ]
 
@@ -52,23 +61,133 @@ MigrationKind: TypeAlias = Literal["move", "unembed", "embed", "backfill", "copi
 
 #: Problems a report spells out at most (the counts cover all of them).
 MAX_PROBLEMS: Final = 20
+#: DynamoDB's longest expression string; an ``Unchanged`` condition is made shallower to fit.
+MAX_EXPRESSION: Final = 4096
+
+
+@attrs.frozen
+class Unchanged(Condition):
+    """Holds while the stored item's ``attributes`` are as ``item`` holds them (absent: absent).
+
+    Maps and lists are compared member by member (``equal_to``); when that would not fit in one
+    expression, by their members' presence and their size, and at last by size alone.
+    """
+
+    item: Mapping[str, AttributeValue]
+    attributes: tuple[str, ...]
+
+    def render(self, builder: ExpressionBuilder) -> str:
+        for depth in (2, 1, 0):
+            if len(self._render(ExpressionBuilder(), depth)) < MAX_EXPRESSION // 2:
+                break
+        return self._render(builder, depth)
+
+    def _render(self, builder: ExpressionBuilder, depth: int) -> str:
+        parts: list[str] = []
+        for name in self.attributes:
+            path = builder.attribute(name)
+            value = self.item.get(name)
+            if value is None:
+                parts.append(f"attribute_not_exists({path})")
+            else:
+                parts += _same_as(builder, path, value, depth)
+        return " AND ".join(parts)
+
+
+def _same_as(builder: ExpressionBuilder, path: str, value: AttributeValue, depth: int) -> list[str]:
+    """``equal_to``, each map and list asked to exist before its size is compared.
+
+    (``size()`` of a missing attribute is an error on some DynamoDB implementations, not false;
+    every implementation stops an AND at its first false term.) ``depth`` 2 compares members
+    down to scalars, 1 a map's member names and sizes, 0 sizes only.
+    """
+    kind, inner = next(iter(value.items()))
+    if kind not in ("M", "L"):
+        return equal_to(builder, path, value)
+    parts = [
+        f"attribute_exists({path})",
+        f"size({path}) = {builder.value({'N': str(len(inner))})}",
+    ]
+    if depth == 2 and kind == "M":
+        for member, held in inner.items():
+            parts += _same_as(builder, f"{path}.{builder.attribute(member)}", held, depth)
+    elif depth == 2:
+        for i, held in enumerate(inner):
+            parts += _same_as(builder, f"{path}[{i}]", held, depth)
+    elif depth == 1 and kind == "M":
+        parts += [f"attribute_exists({path}.{builder.attribute(k)})" for k in inner]
+    return parts
+
+
+def unchanged(item: Mapping[str, AttributeValue]) -> Unchanged:
+    """The condition that the whole stored ``item`` is still as read."""
+    return Unchanged(item, tuple(item))
+
+
+@attrs.define
+class Unit:
+    """One item's or one parent's change, each step sent once the one before it is stored.
+
+    Nothing is deleted before its replacement is stored. ``creates``: new items, put only
+    where no item is (or the same item is, put by another run). ``rewrites``: (the item as
+    read, as it is written) at one key: the attributes that differ are updated, only while
+    they are as read. ``update``: the parent's UpdateItem, conditioned on what was read of it;
+    when that fails, the parent (``parent``, its key) is read again and planned again.
+    ``deletes``: old items as read, deleted only while they are.
+    """
+
+    model: ModelInfo[Any]
+    creates: list[Item] = attrs.field(factory=list)
+    rewrites: list[tuple[Item, Item]] = attrs.field(factory=list)
+    update: Request | None = None
+    parent: Item | None = None
+    deletes: list[Item] = attrs.field(factory=list)
+
+    def create_request(self, table_name: str, item: Item) -> Request:
+        return plan_put(self.model, None, table_name, item=item, overwrite=False)
+
+    def rewrite_request(self, table_name: str, old: Item, new: Item) -> Request:
+        """UpdateItem of the attributes ``new`` changes, conditioned on them being as read.
+
+        Not a PutItem of the whole item: attributes another writer adds meanwhile are kept.
+        """
+        table = self.model.table
+        changed = {k: v for k, v in new.items() if old.get(k) != v}
+        gone = [k for k in old if k not in new]
+        key = _primary(table, old)
+        return _parent_update(table, table_name, key, set_=changed, remove=gone, read=old)
+
+    def delete_request(self, table_name: str, old: Item) -> Request:
+        key = _primary(self.model.table, old)
+        return plan_delete(self.model, key, table_name, condition=unchanged(old))
 
 
 @attrs.define
 class PagePlan:
-    """The writes one Scan page needs, in the order they are sent."""
+    """The writes one Scan page needs: its units, sent concurrently."""
 
-    puts: list[object] = attrs.field(factory=list)  # objects: db.put_all (the write planner)
-    raw_puts: list[Item] = attrs.field(factory=list)  # whole items, written as they are
-    updates: list[Request] = attrs.field(factory=list)  # parents: UpdateItem, conditioned
-    deletes: list[Item] = attrs.field(factory=list)  # old items' keys
+    units: list[Unit] = attrs.field(factory=list)
     refused: list[str] = attrs.field(factory=list)
+    #: items that do not decode as the model they fit, left as they are: "key: why"
+    skipped: list[str] = attrs.field(factory=list)
     #: embed: parent key -> digests of the children its attribute must hold once written
     embedded: dict[KeyId, tuple[Item, frozenset[str]]] = attrs.field(factory=dict)
 
     @property
     def written(self) -> int:
-        return len(self.puts) + len(self.raw_puts)
+        return sum(len(u.creates) + len(u.rewrites) for u in self.units)
+
+    @property
+    def deleted(self) -> int:
+        return len({key_id(_primary(u.model.table, d)) for u in self.units for d in u.deletes})
+
+    @property
+    def updated(self) -> int:
+        return sum(u.update is not None for u in self.units)
+
+    def skip(self, table: Table, raw: Mapping[str, AttributeValue], exc: CodecError) -> None:
+        """Leave ``raw`` as it is, listed by key: it does not decode as the model it fits."""
+        self.skipped.append(f"{describe_key(table, raw)}: {exc}")
 
 
 @attrs.define
@@ -126,7 +245,12 @@ def _primary(table: ModelTable, item: Mapping[str, AttributeValue]) -> Item:
 
 def describe_key(table: Table, item: Mapping[str, AttributeValue]) -> str:
     """``pk='P#a', sk='ITEM#x'``: the item's table key, for messages."""
-    return ", ".join(f"{a}={_text(item, a)!r}" for a in table.primary_attributes)
+    return ", ".join(f"{a}={_scalar(item.get(a))!r}" for a in table.primary_attributes)
+
+
+def _scalar(value: Mapping[str, Any] | None) -> object:
+    """A key attribute's value as it reads (a string, a number's digits, bytes)."""
+    return None if not value else next(iter(value.values()))
 
 
 def _plain(raw: Mapping[str, AttributeValue]) -> Item:
@@ -173,34 +297,64 @@ def _rewritten(raw: Item, to_set: Mapping[str, AttributeValue], to_remove: Seque
 
 
 def _parent_update(
-    table: Table,
+    table: ModelTable,
     table_name: str,
     key: Item,
     *,
     set_: Mapping[str, AttributeValue],
     remove: Sequence[str] = (),
+    read: Mapping[str, AttributeValue],
 ) -> Request:
-    """UpdateItem that sets and removes attributes of an existing item (never creates one)."""
+    """UpdateItem that sets and removes attributes of an existing item (never creates one).
+
+    Conditioned on what the run ``read`` of the attributes it changes: a concurrent run's
+    write of them makes this one fail (and be planned again) instead of being overwritten.
+    """
     builder = ExpressionBuilder()
     expression = render_update(
         builder, set_values={}, set_raw=set_, remove=(), add={}, remove_raw=remove
     )
     exists = f"attribute_exists({builder.attribute(table.pk)})"
-    # The same values again change nothing: "safe".
-    return update_item(table_name, key, expression, ConditionExpression=exists, **builder.params())
+    same = Unchanged(read, tuple(dict.fromkeys([*set_, *remove]))).render(builder)
+    # Sent again after a lost reply, its condition fails: the run then reads the parent again
+    # and plans it again, which finds it done.
+    return update_item(
+        table_name,
+        key,
+        expression,
+        ConditionExpression=f"{exists} AND {same}",
+        **builder.params(),
+    )
 
 
 async def _read_raw(
-    db: Database, read: CollectionRead, info: ModelInfo[Any]
+    db: Database, read: CollectionRead, info: ModelInfo[Any], plan: PagePlan
 ) -> list[tuple[Item, Any]]:
-    """(raw item, decoded object) of every ``info`` item a collection read returns, whole."""
+    """(raw item, decoded object) of every ``info`` item a collection read returns, whole.
+
+    Read as plain JSON (not the typed parse, which keeps only the declared attributes), and,
+    through an index, read again whole by key. Items that do not decode are skipped (``plan``).
+    """
     accept = db.acceptor(info, read.index)
+    table = db.table
 
     def keyed(raw: Item) -> tuple[Item, Any] | None:
-        obj = accept(raw)
+        try:
+            obj = accept(raw)
+        except CodecError as exc:
+            plan.skip(table, raw, exc)
+            return None
         return None if obj is None else (_plain(raw), obj)
 
-    return [found async for found in db.iterate(read, keyed)]
+    found = [f async for f in db.iterate(attrs.evolve(read, decode=None), keyed)]
+    if read.index is None or not found:
+        return found
+    whole = await fetch_whole(db, [_primary(table, raw) for raw, _ in found])
+    return [
+        (item, obj)
+        for raw, obj in found
+        if (item := whole.get(key_id(_primary(table, raw)))) is not None
+    ]
 
 
 async def fetch_whole(db: Database, keys: Sequence[Item]) -> dict[KeyId, Item]:
@@ -331,24 +485,32 @@ class Move(_StrategyChange):
         index = self.rel.via.index
         parent_attrs = _index_attributes(parent, [index]) if index is not None else []
         moves: list[tuple[Item, Item]] = []
-        for raw in items:
+        for raw in map(_plain, items):
             found = table.model_of(raw)
-            if found is parent and parent is not child:
-                to_set, to_remove = _index_drift(parent, raw, parent_attrs)
-                if to_set or to_remove:
-                    plan.updates.append(
-                        _parent_update(
-                            table, table_name, _primary(table, raw), set_=to_set, remove=to_remove
+            try:
+                if found is parent and parent is not child:
+                    to_set, to_remove = _index_drift(parent, raw, parent_attrs)
+                    if to_set or to_remove:
+                        update = _parent_update(
+                            table,
+                            table_name,
+                            _primary(table, raw),
+                            set_=to_set,
+                            remove=to_remove,
+                            read=raw,
                         )
-                    )
+                        plan.units.append(Unit(parent, update=update, parent=_primary(table, raw)))
+                    continue
+                new = self.moved_item(raw)
+            except CodecError as exc:
+                plan.skip(table, raw, exc)
                 continue
-            new = self.moved_item(raw)
             if new is None:
                 continue
             if _primary(table, raw) != _primary(table, new):
                 moves.append((raw, new))
             elif new != raw:
-                plan.raw_puts.append(new)
+                plan.units.append(Unit(child, rewrites=[(raw, new)]))
         return plan, moves
 
     def settle(
@@ -395,8 +557,9 @@ class Move(_StrategyChange):
                 )
             else:
                 self.claims.take(new_key, _primary(table, old))
-                plan.raw_puts.append(new)
-                plan.deletes.append(_primary(table, old))
+                # Stored already (by an interrupted or a concurrent run): only the delete is left.
+                creates = [] if there is not None else [new]
+                plan.units.append(Unit(self.child, creates=creates, deletes=[old]))
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
@@ -424,101 +587,113 @@ class Unembed(_StrategyChange):
         self.codec = codec
         #: the child keys this run's parents have taken (see Claims)
         self.claims = Claims()
+        child = rel.target_info
+        table = child.table
+        names = child.codec.attributes
+        keys = {*table.attribute_names(), *filter(None, [table.type_attribute])}
+        #: what the current declaration gives a child item, whatever its map entry holds: its
+        #: key attributes (and type attribute), its link fields and its copies
+        self.strategy_attributes = frozenset(
+            (keys - set(names.values()))
+            | {names[f] for f in rel.link}
+            | {names[f] for f in rel.copies.values()}
+        )
 
     def fingerprint(self) -> dict[str, object]:
         return {**super().fingerprint(), "attribute": self.codec.attribute}
 
-    def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Any]:
-        """The embedded children, each given the link fields its parent implies."""
+    def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Item]:
+        """The items the embedded children become.
+
+        Each map entry (or list member) as stored, with the key attributes, link fields and
+        copies the current declaration gives it. Every attribute of the entry is kept, declared
+        or not; CodecError when one does not decode as the child.
+        """
         child = self.rel.target_info
         link = self.rel.link_values(parent_values)
         encode = child.codec.encode_path
         injected = {child.codec.attributes[f]: encode(f)(v) for f, v in link.items()}
         stored = raw[self.codec.attribute]
         if "M" in stored:
-            entries = {k: {"M": {**v.get("M", {}), **injected}} for k, v in stored["M"].items()}
-            fake: Item = {self.codec.attribute: {"M": entries}}
+            entries = [stored["M"][k] for k in sorted(stored["M"])]
         elif "L" in stored:
-            fake = {
-                self.codec.attribute: {
-                    "L": [{"M": {**v.get("M", {}), **injected}} for v in stored["L"]]
-                }
-            }
+            entries = list(stored["L"])
         else:
             return []
         via = self.rel.via
-        return [
-            via.prepare_child(self.rel, parent_values, attrs.evolve(c, **link))
-            for c in self.codec.decode(fake)
-        ]
+        made: list[Item] = []
+        for entry in entries:
+            fields: Item = dict(entry.get("M", {}))
+            obj = child.decode({**fields, **injected})
+            encoded = child.encode(via.prepare_child(self.rel, parent_values, obj))
+            strategy = self.strategy_attributes
+            made.append(
+                {
+                    **encoded,
+                    **{k: v for k, v in fields.items() if k not in strategy},
+                    **{k: v for k, v in encoded.items() if k in strategy},
+                }
+            )
+        return made
 
     def parents_of(
-        self, table: Table, items: Sequence[Item]
-    ) -> list[tuple[Item, list[Any], dict[str, AttributeValue], list[str]]]:
-        """The page's parents to change: (raw, children, index keys to set, to remove)."""
+        self, table: Table, items: Sequence[Item], plan: PagePlan
+    ) -> list[tuple[Item, list[Item], dict[str, AttributeValue], list[str]]]:
+        """The page's parents to change: (raw, child items, index keys to set, to remove).
+
+        A parent whose children do not decode is skipped (``plan``), as it is.
+        """
         parent = self.rel.owner_info
         index = self.rel.via.index
         parent_attrs = _index_attributes(parent, [index]) if index is not None else []
-        found: list[tuple[Item, list[Any], dict[str, AttributeValue], list[str]]] = []
-        for raw in items:
+        found: list[tuple[Item, list[Item], dict[str, AttributeValue], list[str]]] = []
+        for raw in map(_plain, items):
             if table.model_of(raw) is not parent:
                 continue
             has_children = self.codec.attribute in raw
-            to_set, to_remove = _index_drift(parent, raw, parent_attrs)
-            if not has_children and not to_set and not to_remove:
+            try:
+                to_set, to_remove = _index_drift(parent, raw, parent_attrs)
+                if not has_children and not to_set and not to_remove:
+                    continue
+                children: list[Item] = []
+                if has_children:
+                    values = parent.values_of(parent.decode(raw))
+                    children = self.children_of(values, raw)
+                    to_remove = [*to_remove, self.codec.attribute]
+            except CodecError as exc:
+                plan.skip(table, raw, exc)
                 continue
-            children: list[Any] = []
-            if has_children:
-                values = parent.values_of(parent.decode(raw))
-                children = self.children_of(values, raw)
-                to_remove = [*to_remove, self.codec.attribute]
             found.append((raw, children, to_set, to_remove))
         return found
-
-    def _same(self, child: object, written: Item, there: Mapping[str, AttributeValue]) -> bool:
-        """Whether the stored item ``there`` is what putting ``child`` writes (``written``).
-
-        The put stamps ``updated`` (and ``created`` where the child has none) afresh: those
-        attributes may differ, as when a re-run finds the items an interrupted run put.
-        """
-        info = self.rel.target_info
-        stamps, names = info.stamps, info.codec.attributes
-        fresh = [stamps.updated] if stamps.updated is not None else []
-        if stamps.created is not None and getattr(child, stamps.created) is None:
-            fresh.append(stamps.created)
-        ignored = {names[f] for f in fresh}
-        mine = {k: v for k, v in written.items() if k not in ignored}
-        theirs = {k: there[k] for k in there if k not in ignored}
-        return mine == theirs
 
     def settle(
         self,
         table: Table,
         table_name: str,
-        found: Sequence[tuple[Item, list[Any], dict[str, AttributeValue], list[str]]],
-        written: Sequence[Sequence[Item]],
+        found: Sequence[tuple[Item, list[Item], dict[str, AttributeValue], list[str]]],
         stored: Mapping[KeyId, Mapping[str, AttributeValue]],
+        plan: PagePlan,
     ) -> PagePlan:
         """The page's writes: each parent's children as items, then the attribute removed.
 
-        ``written``: for each parent of ``found``, the item each child's put writes; ``stored``:
-        the items stored at their keys. A parent is refused (nothing of it written) when two of
-        its children would be one item (a list, ``Embedded()``, whose children the new templates
-        map to one key), when a child's key is another parent's in this run (``self.claims``),
-        or when it holds an item other than the one the put writes (written by the new code, or
-        changed by it since an interrupted run put it): putting would replace that item.
-        Synchronous on purpose: the claims are checked and taken with no ``await`` in between.
+        ``stored``: the items stored at the children's keys. A parent is refused (nothing of
+        it written) when two of its children would be one item (a list, ``Embedded()``, whose
+        children the new templates map to one key), when a child's key is another parent's in
+        this run (``self.claims``), or when it holds an item other than the one the child
+        becomes (written by the new code, or changed since an interrupted run put it): putting
+        would replace that item. Synchronous on purpose: the claims are checked and taken with
+        no ``await`` in between.
         """
         child = self.rel.target_info
-        plan = PagePlan()
-        for (raw, children, to_set, to_remove), items in zip(found, written, strict=True):
+        for raw, items, to_set, to_remove in found:
             where = f"{self.rel.owner_info.name} {describe_key(table, raw)}"
             owner = _primary(table, raw)
             problems: list[str] = []
             by_key: dict[KeyId, list[Item]] = {}
             for item in items:
                 by_key.setdefault(key_id(_primary(table, item)), []).append(item)
-            for obj, item in zip(children, items, strict=True):
+            creates: list[Item] = []
+            for item in items:
                 key = _primary(table, item)
                 there = stored.get(key_id(key))
                 if len(by_key[key_id(key)]) > 1:
@@ -533,30 +708,32 @@ class Unembed(_StrategyChange):
                         f"{describe_key(table, other)}; the current key templates must tell "
                         "them apart"
                     )
-                elif there is not None and not self._same(obj, item, there):
+                elif there is not None and _plain(there) != item:
                     problems.append(
                         f"{describe_key(table, key)} holds another {child.name} already; "
                         "putting the embedded child would replace it. Delete that item (or "
                         "the embedded child) first"
                     )
+                elif there is None:
+                    creates.append(item)
             if problems:
                 plan.refused.append(f"{where}: {'; '.join(dict.fromkeys(problems))}")
                 continue
             for item in items:
                 self.claims.take(_primary(table, item), owner)
-            plan.puts += children
-            plan.updates.append(
-                _parent_update(table, table_name, owner, set_=to_set, remove=to_remove)
+            update = _parent_update(
+                table, table_name, owner, set_=to_set, remove=to_remove, read=raw
             )
+            plan.units.append(Unit(child, creates=creates, update=update, parent=owner))
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
-        found = self.parents_of(db.table, items)
-        written = [[db.writes.sample_item(c) for c in children] for _, children, _, _ in found]
-        keys = [_primary(db.table, item) for each in written for item in each]
+        plan = PagePlan()
+        found = self.parents_of(db.table, items, plan)
+        keys = [_primary(db.table, item) for _, each, _, _ in found for item in each]
         # One BatchGetItem per 100 children: what is stored at their keys already.
         stored = await fetch_whole(db, keys) if keys else {}
-        return self.settle(db.table, db.table_name, found, written, stored)
+        return self.settle(db.table, db.table_name, found, stored, plan)
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
         return await reach_collection(db, self.rel, items)
@@ -577,6 +754,12 @@ class Embed(_StrategyChange):
         super().__init__(rel, source)
         self.codec: EmbeddedCodec = rel.embedded
         self.old = old  # the relationship as it was declared: reads the old collection
+        child = old.target_info
+        table = child.table
+        keys = {*table.attribute_names(), *filter(None, [table.type_attribute])}
+        #: what a child item holds that its map entry does not: its key attributes (and the
+        #: type attribute), those that are no field's own
+        self.strip = frozenset(keys - set(child.codec.attributes.values()))
 
     def fingerprint(self) -> dict[str, object]:
         return {
@@ -585,6 +768,15 @@ class Embed(_StrategyChange):
             "key": self.codec.key,
             "max_items": self.codec.max_items,
         }
+
+    def entry(self, raw: Item, child: object) -> AttributeValue:
+        """The map entry (or list member) the child item ``raw`` becomes.
+
+        The item as stored without its key attributes (and type attribute): every other
+        attribute is kept, declared or not.
+        """
+        encoded = self.codec.encode_child(child).get("M", {})
+        return {"M": {**encoded, **{k: v for k, v in raw.items() if k not in self.strip}}}
 
     def plan_parent(
         self,
@@ -598,17 +790,22 @@ class Embed(_StrategyChange):
 
         Refused (nothing planned for the parent) when the children would not fit, when two of
         them share a map key, or when one differs from a child embedded already under its key:
-        a map holds one child a key, so embedding would lose one of them.
+        a map holds one child a key, so embedding would lose one of them. The parent's update
+        is conditioned on its attribute being as read, and each old item is deleted only while
+        it is as read, after the parent holds it.
         """
         codec = self.codec
-        if not old and codec.attribute in raw:
+        attribute = codec.attribute
+        if not old and attribute in raw:
             return  # moved already
         where = describe_key(table, raw)
-        held = codec.decode(raw)
+        stored = raw.get(attribute)
         clashes: list[str] = []
+        entries = [(item, child, self.entry(item, child)) for item, child in old]
         if codec.key is not None:
+            held_map: dict[str, AttributeValue] = dict((stored or {}).get("M") or {})
             by_key: dict[str | None, list[Item]] = {}
-            for item, child in old:
+            for item, child, _ in entries:
                 by_key.setdefault(codec.child_key(child), []).append(item)
             clashes += [
                 f"{len(items)} child items share the map key {k!r} ("
@@ -617,48 +814,80 @@ class Embed(_StrategyChange):
                 for k, items in by_key.items()
                 if len(items) > 1
             ]
-            held_by_key = {codec.child_key(c): c for c in held}
             clashes += [
                 f"child item {describe_key(table, item)} differs from the child embedded under "
                 f"its map key {codec.child_key(child)!r}"
-                for item, child in old
-                if codec.child_key(child) in held_by_key
-                and held_by_key[codec.child_key(child)] != child
+                for item, child, entry in entries
+                if held_map.get(str(codec.child_key(child)), entry) != entry
             ]
+            merged: AttributeValue = {
+                "M": {
+                    **{str(codec.child_key(c)): e for _, c, e in entries},
+                    **held_map,
+                }
+            }
+            count = len(merged["M"])
+        else:
+            held_list: list[AttributeValue] = list((stored or {}).get("L") or [])
+            members = [*held_list, *(e for _, _, e in entries if e not in held_list)]
+            merged = {"L": members}
+            count = len(members)
         if clashes:
             plan.refused.append(
                 f"{where}: {'; '.join(clashes)}; a map holds one child a key "
                 f"(Embedded(key={codec.key!r})): make the keys unique or delete the extra items"
             )
             return
-        merged = [*held, *(c for _, c in old if c not in held)]
-        try:
-            codec.check_fits(raw, merged)
-        except LimitExceededError as exc:
-            plan.refused.append(f"{where}: {exc}")
+        size = item_size({**raw, attribute: merged})
+        if codec.max_items is not None and count > codec.max_items:
+            plan.refused.append(
+                f"{where}: {codec.qualname} holds at most {codec.max_items} items (max_items); "
+                f"embedding would make {count}. Delete some children first or raise max_items"
+            )
+            return
+        if size > MAX_ITEM_BYTES:
+            plan.refused.append(
+                f"{where}: {codec.qualname}: the parent item would be {size} bytes, over "
+                f"DynamoDB's {MAX_ITEM_BYTES}-byte item limit; store these children with "
+                "Partition() instead"
+            )
             return
         key = _primary(table, raw)
-        plan.updates.append(
-            _parent_update(table, table_name, key, set_={codec.attribute: codec.encode(merged)})
+        update = _parent_update(table, table_name, key, set_={attribute: merged}, read=raw)
+        plan.units.append(
+            Unit(
+                self.old.target_info,
+                update=update,
+                parent=key,
+                deletes=[item for item, _ in old],
+            )
         )
-        plan.deletes += [_primary(table, item) for item, _ in old]
-        digests = frozenset(child_digest(codec, c) for c in merged)
+        digests = frozenset(child_digest(codec, c) for c in codec.decode({attribute: merged}))
         plan.embedded[key_id(key)] = (key, digests)
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
         parent = self.rel.owner_info
         child = self.old.target_info
-        parents = [raw for raw in items if db.table.model_of(raw) is parent]
-
-        async def children(raw: Item) -> list[tuple[Item, Any]]:
-            values = parent.values_of(parent.decode(raw))
-            read = self.old.children_read(db.table_name, values, consistent=True)
-            return await _read_raw(db, read, child)
-
-        found = await asyncio.gather(*(children(raw) for raw in parents))
         plan = PagePlan()
-        for raw, old in zip(parents, found, strict=True):
-            self.plan_parent(db.table, db.table_name, raw, old, plan)
+        parents: list[tuple[Item, dict[str, object]]] = []
+        for raw in map(_plain, items):
+            if db.table.model_of(raw) is not parent:
+                continue
+            try:
+                parents.append((raw, parent.values_of(parent.decode(raw))))
+            except CodecError as exc:
+                plan.skip(db.table, raw, exc)
+
+        async def children(values: Mapping[str, object]) -> list[tuple[Item, Any]]:
+            read = self.old.children_read(db.table_name, values, consistent=True)
+            return await _read_raw(db, read, child, plan)
+
+        found = await asyncio.gather(*(children(values) for _, values in parents))
+        for (raw, _), old in zip(parents, found, strict=True):
+            try:
+                self.plan_parent(db.table, db.table_name, raw, old, plan)
+            except CodecError as exc:
+                plan.skip(db.table, raw, exc)
         return plan
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
@@ -668,9 +897,9 @@ class Embed(_StrategyChange):
         for raw in items:
             if table.model_of(raw) is not parent:
                 continue
-            values = parent.values_of(parent.decode(raw))
             key = _primary(table, raw)
             try:
+                values = parent.values_of(parent.decode(raw))
                 loaded = await db.get(
                     parent.cls,
                     load=[self.rel],
@@ -679,6 +908,10 @@ class Embed(_StrategyChange):
                 )
             except ItemNotFoundError:
                 continue  # deleted since the scan
+            except CodecError as exc:
+                reach.unchecked += 1
+                reach.problem(f"{parent.name} {describe_key(table, key)} cannot be read: {exc}")
+                continue
             reach.parents.add(key_id(key))
             children = getattr(loaded, self.rel.name).loaded
             reach.children += len(children)
@@ -718,12 +951,18 @@ class Backfill:
     def plan_page(self, table: Table, items: Sequence[Item]) -> PagePlan:
         """Each item of the model whose index keys differ, rewritten with them."""
         plan = PagePlan()
-        for raw in items:
+        for raw in map(_plain, items):
             if table.model_of(raw) is not self.info:
                 continue
-            to_set, to_remove = _index_drift(self.info, raw, self.attributes)
+            try:
+                to_set, to_remove = _index_drift(self.info, raw, self.attributes)
+            except CodecError as exc:
+                plan.skip(table, raw, exc)
+                continue
             if to_set or to_remove:
-                plan.raw_puts.append(_rewritten(raw, to_set, to_remove))
+                plan.units.append(
+                    Unit(self.info, rewrites=[(raw, _rewritten(raw, to_set, to_remove))])
+                )
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
@@ -770,28 +1009,34 @@ class Copies:
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
         parent, child = self.rel.owner_info, self.rel.target_info
-        parents = [raw for raw in items if db.table.model_of(raw) is parent]
+        plan = PagePlan()
+        parents: list[dict[str, object]] = []
+        for raw in map(_plain, items):
+            if db.table.model_of(raw) is not parent:
+                continue
+            try:
+                parents.append(parent.values_of(parent.decode(raw)))
+            except CodecError as exc:
+                plan.skip(db.table, raw, exc)
 
-        async def stale(raw: Item) -> list[tuple[Mapping[str, object], Item, object]]:
-            values = parent.values_of(parent.decode(raw))
+        async def stale(values: dict[str, object]) -> list[tuple[dict[str, object], Item, Any]]:
             read = self.rel.children_read(db.table_name, values, consistent=True)
-            found = await _read_raw(db, read, child)
+            found = await _read_raw(db, read, child, plan)
             return [
-                (values, _primary(db.table, item), obj)
+                (values, item, obj)
                 for item, obj in found
                 if self.rel.via.prepare_child(self.rel, values, obj) != obj
             ]
 
-        found = [c for cs in await asyncio.gather(*(stale(raw) for raw in parents)) for c in cs]
-        # The children to repair read again whole, every attribute as stored (a BatchGetItem
-        # per 100): a collection read parses items into what the models declare.
-        whole = await fetch_whole(db, [key for _, key, _ in found]) if found else {}
-        plan = PagePlan()
-        for values, key, obj in found:
-            item = whole.get(key_id(key))
-            fixed = None if item is None else self.repaired(values, item, obj)
-            if fixed is not None:  # None: deleted since it was read
-                plan.raw_puts.append(fixed)
+        found = [c for cs in await asyncio.gather(*(stale(v) for v in parents)) for c in cs]
+        for values, item, obj in found:
+            try:
+                fixed = self.repaired(values, item, obj)
+            except CodecError as exc:
+                plan.skip(db.table, item, exc)
+                continue
+            if fixed is not None:
+                plan.units.append(Unit(child, rewrites=[(item, fixed)]))
         return plan
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
@@ -810,7 +1055,10 @@ async def reach_collection(db: Database, rel: HasManyRelation[Any], items: Seque
     for raw in items:
         if table.model_of(raw) is not child or not child.matches(raw):
             continue
-        obj = child.decode(raw)
+        try:
+            obj = child.decode(raw)
+        except CodecError:
+            continue  # skipped by the run, and listed there
         values = {p: getattr(obj, c) for c, p in rel.link.items()}
         if not all(f in values for f in identity):
             reach.unchecked += 1  # the link does not name a whole parent: no key to read by
@@ -827,10 +1075,14 @@ async def reach_collection(db: Database, rel: HasManyRelation[Any], items: Seque
     async def check(parent_id: KeyId, key: dict[str, Any], keys: list[Item]) -> None:
         try:
             loaded = await db.get(parent.cls, load=[rel], **key)
+            found = {key_id(child.key_of(c)) for c in await getattr(loaded, rel.name).all()}
         except ItemNotFoundError:
             reach.orphans += len(keys)
             return
-        found = {key_id(child.key_of(c)) for c in await getattr(loaded, rel.name).all()}
+        except CodecError as exc:
+            reach.unchecked += len(keys)
+            reach.problem(f"the children of {parent.name} {key} cannot be read: {exc}")
+            return
         reach.parents.add(parent_id)
         for k in keys:
             if key_id(k) in found:

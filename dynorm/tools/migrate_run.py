@@ -12,21 +12,21 @@ import base64
 import contextlib
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-from dynorm.core.chunks import KeyId, key_id
+from dynorm.core.chunks import KeyId
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ConditionFailedError, DynormError
-from dynorm.core.requests import Request, ScanRead
-from dynorm.core.steps import write_batch
+from dynorm.core.requests import ScanRead, consistent_get
 from dynorm.io.database import Database
-from dynorm.io.paging import with_params
+from dynorm.io.paging import pages
 
-from .migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach
+from .migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach, Unit, describe_key
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -110,12 +110,14 @@ class Outcome:
     resumed: bool
     refused: tuple[str, ...]
     checked: Verification | None
+    #: items left as they are because they do not decode: "key: why"
+    skipped: tuple[str, ...] = ()
 
 
 # -- checkpoints ----------------------------------------------------------------------------------
 
 _CHECKPOINT_KEYS: Final = frozenset(
-    {"version", "fingerprint", "positions", "done", "counters", "refused"}
+    {"version", "fingerprint", "positions", "done", "counters", "refused", "skipped"}
 )
 
 
@@ -136,6 +138,7 @@ class Checkpoint:
     done: list[bool]
     counters: Counters
     refused: list[str] = attrs.field(factory=list)
+    skipped: list[str] = attrs.field(factory=list)
     resumed: bool = False
 
     @classmethod
@@ -173,13 +176,14 @@ class Checkpoint:
         cls, path: Path, fingerprint: dict[str, object], segments: int, data: dict[str, Any]
     ) -> Checkpoint:
         unknown = set(data) - _CHECKPOINT_KEYS
-        missing = _CHECKPOINT_KEYS - {"refused"} - set(data)
+        missing = _CHECKPOINT_KEYS - {"refused", "skipped"} - set(data)
         if unknown or missing:
             what = [f"unknown {sorted(unknown)}"] if unknown else []
             what += [f"missing {sorted(missing)}"] if missing else []
             raise _malformed(path, ", ".join(what))
         positions, done, counters = data["positions"], data["done"], data["counters"]
         refused = data.get("refused", [])
+        skipped = data.get("skipped", [])
         fields = {f.name for f in attrs.fields(Counters)}
         if not (
             isinstance(positions, list)
@@ -199,9 +203,19 @@ class Checkpoint:
             and all(type(v) is int and v >= 0 for v in counters.values())
         ):
             raise _malformed(path, f"counters must hold {', '.join(sorted(fields))}")
-        if not (isinstance(refused, list) and all(isinstance(r, str) for r in refused)):
-            raise _malformed(path, "refused must be a list of texts")
-        return cls(path, fingerprint, positions, done, Counters(**counters), refused, resumed=True)
+        for name, texts in (("refused", refused), ("skipped", skipped)):
+            if not (isinstance(texts, list) and all(isinstance(r, str) for r in texts)):
+                raise _malformed(path, f"{name} must be a list of texts")
+        return cls(
+            path,
+            fingerprint,
+            positions,
+            done,
+            Counters(**counters),
+            refused,
+            skipped,
+            resumed=True,
+        )
 
     def save(self) -> None:
         """Write the file (atomically: a crash leaves the old checkpoint or the new one)."""
@@ -214,8 +228,10 @@ class Checkpoint:
             "done": self.done,
             "counters": attrs.asdict(self.counters),
             "refused": self.refused[:MAX_PROBLEMS],
+            "skipped": list(dict.fromkeys(self.skipped)),
         }
-        partial = self.path.with_name(self.path.name + ".tmp")
+        # A name of this run's own: two runs of one command at once share the checkpoint.
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}-{id(self)}.tmp")
         try:
             partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=_jsonable))
             partial.replace(self.path)
@@ -247,22 +263,6 @@ async def _total_estimate(db: Database) -> int | None:
     return int(count) if count else None
 
 
-def _scan_request(
-    db: Database,
-    segment: int,
-    segments: int,
-    page_size: int,
-    start: Item | None,
-    *,
-    consistent: bool,
-) -> Request:
-    """One page of a raw Scan of the whole table (every model, items as stored)."""
-    read = ScanRead(
-        table_name=db.table_name, segment=segment, segments=segments, consistent=consistent
-    )
-    return with_params(read.request(), ExclusiveStartKey=start, Limit=page_size)
-
-
 async def _scan_pages(
     db: Database,
     *,
@@ -276,14 +276,17 @@ async def _scan_pages(
     """Read every segment page by page (segments concurrently), ``on_page`` after each."""
 
     async def segment(number: int) -> None:
-        start = positions[number]
-        while not done[number]:  # a segment a resumed checkpoint finished is not read again
-            request = _scan_request(db, number, segments, page_size, start, consistent=consistent)
-            response = await db.send(request)
-            start = response.get("LastEvaluatedKey") or None
-            await on_page(number, list(response.get("Items") or []), start)
-            if start is None:
-                return
+        if done[number]:  # a segment a resumed checkpoint finished is not read again
+            return
+        read = ScanRead(
+            table_name=db.table_name, segment=number, segments=segments, consistent=consistent
+        )
+        scan = read.request()  # every model's items, as stored
+        responses = pages(db.send, scan, start=positions[number], limit=lambda: page_size)
+        async with aclosing(responses):
+            async for response in responses:
+                after = response.get("LastEvaluatedKey") or None
+                await on_page(number, list(response.get("Items") or []), after)
 
     if segments == 1:
         await segment(0)
@@ -296,27 +299,101 @@ async def _scan_pages(
         raise failed.exceptions[0] from None  # the first failure, as with one segment
 
 
-async def _execute(db: Database, plan: PagePlan) -> int:
-    """Send a page's writes: puts, then parent updates, then deletes. Returns updates applied."""
-    if plan.puts:
-        await db.put_all(plan.puts)
-    if plan.raw_puts:
-        await db.run(write_batch([{"PutRequest": {"Item": item}} for item in plan.raw_puts]))
-    applied = 0
+#: Units of one page sent at once.
+CONCURRENCY: Final = 16
+#: How often a unit whose parent another writer changed first is read and planned again.
+MAX_REPLANS: Final = 5
 
-    async def update(request: Request) -> None:
-        nonlocal applied
+
+@attrs.define
+class Sent:
+    """What a page's writes did (as opposed to what its plan said)."""
+
+    written: int = 0
+    deleted: int = 0
+    updated: int = 0
+    refused: list[str] = attrs.field(factory=list)
+    skipped: list[str] = attrs.field(factory=list)
+
+
+async def _execute(db: Database, kind: Kind, plan: PagePlan, sent: Sent) -> None:
+    """Send a page's units, concurrently; each unit's steps in order (see Unit)."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(unit: Unit, depth: int) -> None:
+        async with gate:
+            replan = await _send_unit(db, unit, sent)
+        if replan is None:
+            return
+        if depth >= MAX_REPLANS:
+            sent.refused.append(
+                f"{describe_key(db.table, replan)}: changed by another writer {depth} times "
+                "while this run planned it; run the migration again to move it"
+            )
+            return
+        # The parent changed since it was read (another run at once, say): read it again,
+        # and plan it again from what is stored now.
+        fresh = (await db.send(consistent_get(replan, db.table_name))).get("Item")
+        if fresh is None:
+            return  # deleted meanwhile: nothing to move into it or out of it
+        again = await kind.plan(db, [fresh])
+        sent.refused += again.refused
+        sent.skipped += again.skipped
+        await _all(one(u, depth + 1) for u in again.units)
+
+    await _all(one(u, 0) for u in plan.units)
+
+
+async def _all(work: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run ``work`` concurrently; the first failure cancels the rest and is raised as it is."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for each in work:
+                group.create_task(each)
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+
+
+async def _send_unit(db: Database, unit: Unit, sent: Sent) -> Item | None:
+    """Send one unit's steps in order; the parent's key when its update must be planned again.
+
+    A step whose condition fails stops the steps after it that depend on it: nothing is deleted
+    unless what replaces it is stored.
+    """
+    name = db.table_name
+    for item in unit.creates:
         try:
-            await db.send(request)
-            applied += 1
+            await db.send(unit.create_request(name, item))
+            sent.written += 1
         except ConditionFailedError:
-            pass  # the parent was deleted since the scan: nothing to update
-
-    await asyncio.gather(*(update(r) for r in plan.updates))
-    if plan.deletes:
-        unique = list({key_id(k): k for k in plan.deletes}.values())
-        await db.run(write_batch([{"DeleteRequest": {"Key": k}} for k in unique]))
-    return applied
+            # Something is stored at the new key: the same item (put by another run), or not.
+            key = {a: item[a] for a in db.table.primary_attributes}
+            there = (await db.send(consistent_get(key, name))).get("Item")
+            if there != item:
+                sent.refused.append(
+                    f"{describe_key(db.table, item)}: another item was stored at this new key "
+                    "while the run read the old one; the old item is left as it is"
+                )
+                return None
+    for old, new in unit.rewrites:
+        try:
+            await db.send(unit.rewrite_request(name, old, new))
+            sent.written += 1
+        except ConditionFailedError:
+            pass  # changed (or deleted) since it was read: a second run plans it afresh
+    if unit.update is not None:
+        try:
+            await db.send(unit.update)
+            sent.updated += 1
+        except ConditionFailedError:
+            return unit.parent
+    for old in unit.deletes:
+        try:
+            await db.send(unit.delete_request(name, old))
+            sent.deleted += 1
+        except ConditionFailedError:
+            pass  # deleted by another run, or changed since: then it is left for a second run
+    return None
 
 
 # -- the run --------------------------------------------------------------------------------------
@@ -368,15 +445,20 @@ async def run(
                 f"{kind.subject}: nothing was written for this page: "
                 + "; ".join(plan.refused[:MAX_PROBLEMS])
             )
-        updated = len(plan.updates) if dry_run else await _execute(db, plan)
+        if dry_run:
+            sent = Sent(plan.written, plan.deleted, plan.updated)
+        else:
+            sent = Sent()
+            await _execute(db, kind, plan, sent)
         async with lock:
             expected.update(plan.embedded)
             counters.scanned += len(items)
-            counters.written += plan.written
-            counters.deleted += len({key_id(k) for k in plan.deletes})
-            counters.updated += updated
+            counters.written += sent.written
+            counters.deleted += sent.deleted
+            counters.updated += sent.updated
             counters.pages += 1
-            state.refused += plan.refused
+            state.refused += plan.refused + sent.refused
+            state.skipped += plan.skipped + sent.skipped
             state.positions[number] = after
             state.done[number] = after is None
             state.save()
@@ -402,7 +484,14 @@ async def run(
             expected=expected,
             on_progress=lambda p, c: on_progress(p, c, total),
         )
-    return Outcome(counters, total, state.resumed, tuple(state.refused[:MAX_PROBLEMS]), checked)
+    return Outcome(
+        counters,
+        total,
+        state.resumed,
+        tuple(state.refused[:MAX_PROBLEMS]),
+        checked,
+        tuple(dict.fromkeys(state.skipped)),
+    )
 
 
 async def _verify(
@@ -426,13 +515,13 @@ async def _verify(
         plan = await kind.plan(db, items)
         reach = await kind.reach(db, items, expected)
         async with lock:
-            left = plan.written + len(plan.deletes) + len(plan.updates) + len(plan.refused)
+            left = plan.written + plan.deleted + plan.updated + len(plan.refused)
             leftovers += left
             if left and len(problems) < MAX_PROBLEMS:
                 problems.append(
                     f"{left} change(s) still to make in a page: "
-                    f"{plan.written} to write, {len(plan.deletes)} to delete, "
-                    f"{len(plan.updates)} parents to update, {len(plan.refused)} refused"
+                    f"{plan.written} to write, {plan.deleted} to delete, "
+                    f"{plan.updated} parents to update, {len(plan.refused)} refused"
                 )
             problems.extend(plan.refused[: MAX_PROBLEMS - len(problems)])
             total.parents |= reach.parents

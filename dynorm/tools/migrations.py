@@ -13,22 +13,27 @@ declaration writes:
   equal to its parent's fields (``"copies"``).
 
 Each reads the table with Scan pages (``segments=`` parallel segments, ``page_size`` items a
-page) and, page by page, writes what that page needs: new items first (BatchWriteItem, 25 a
-request, unprocessed items retried with backoff), then parent updates (UpdateItem conditioned
-on the parent existing), then deletions of old items (BatchWriteItem). Items that stay items are
-rewritten raw: the stored item with only its key attributes (or copies) replaced, so attributes
-no model declares, timestamps and versions are kept. A page that would overwrite or lose an item
-is refused before anything of it is written. The page planning is in dynorm.tools.migrate_kinds, the
-run (scan, writes, checkpoint, verification) in dynorm.tools.migrate_run. An interruption can leave
-a duplicate (repaired by running again) but never loses an item. After each page the progress
-callback is called and the checkpoint, if any, is saved; a verification pass re-reads the table
-at the end.
+page) and, page by page, writes what that page needs, item by item (or parent by parent): new
+items first (PutItem conditioned on no other item at the key), then the parent's update
+(UpdateItem conditioned on the attributes it changes being as the run read them), then
+deletions of old items (DeleteItem conditioned on the item being as read). Nothing is deleted
+before its replacement is stored. Items are rewritten raw: the stored item (or embedded map
+entry) with only its key and strategy attributes replaced, so attributes no model declares
+(nested ones inside embedded maps too), timestamps and versions are kept. A page that would
+overwrite or lose an item is refused before anything of it is written. An item that does not
+decode as the model it fits is left as it is and listed in the report (``skipped``); the run
+goes on. The page planning is in dynorm.tools.migrate_kinds, the run (scan, writes, checkpoint,
+verification) in dynorm.tools.migrate_run. After each page the progress callback is called and the
+checkpoint, if any, is saved; a verification pass re-reads the table at the end.
 
-Concurrent writers: BatchWriteItem carries no conditions, so an item rewritten here replaces
-what a concurrent writer stored between the read and the write. Run a migration between
-deploys, or with the writers of that relationship (or model) paused. A writer still running the
-old code may add items in the old layout behind the scan: the verification pass reports them
-(``leftovers``) and running the migration again moves them.
+Two runs at once (a retried job, a second terminal, or two migrations of one table) and runs
+interrupted anywhere and run again leave every item once, in one layout, with every attribute:
+a write whose condition fails because another run wrote first is read and planned again (or,
+for an item, left to that run). Other writers: run a migration between deploys, or with the
+writers of that relationship (or model) paused; a write of theirs makes the migration's
+conditioned write fail and be planned again, but a writer still running the old code may add
+items in the old layout behind the scan: the verification pass reports them (``leftovers``)
+and running the migration again moves them.
 """
 
 from __future__ import annotations
@@ -122,7 +127,9 @@ class MigrationReport:
     may have been written without their counts being saved. ``refused``: parents or children
     left alone because writing them would lose or replace an item (children that would not fit,
     share a key, or whose key holds another item; only a dry run reports these, a real run
-    raises). ``verification`` is None for a dry run or
+    raises). ``skipped``: items left as they are because they do not decode as the model they
+    fit ("key: why"), for instance another tool's item holding a text where the model has a
+    number; fix or delete them and run again. ``verification`` is None for a dry run or
     ``verify=False``.
     """
 
@@ -138,6 +145,7 @@ class MigrationReport:
     resumed: bool = False
     refused: tuple[str, ...] = ()
     verification: Verification | None = None
+    skipped: tuple[str, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -224,6 +232,7 @@ async def _run(
         resumed=outcome.resumed,
         refused=outcome.refused,
         verification=checked,
+        skipped=outcome.skipped,
     )
 
 
@@ -255,12 +264,15 @@ async def migrate(
       get the same new key, or where a new key holds another item already, is refused before
       anything of it is written (the new keys are read first: a BatchGetItem per 100).
     - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
-      (given its parent's link fields), then the attribute is removed from the parent
-      (UpdateItem conditioned on the parent existing).
+      (its map entry as stored, every attribute kept, given its parent's link fields and the
+      key attributes), then the attribute is removed from the parent (UpdateItem conditioned
+      on the attribute being as read).
     - a collection -> ``Embedded(...)``: each parent's old children are read (the child class
-      must still be declared on the table), set as the parent's attribute (refused, before
-      anything is written for that page, beyond ``max_items`` or 400 KB, or when two children
-      share a map key or differ from a child embedded under theirs), then deleted.
+      must still be declared on the table), set as the parent's attribute (each child item as
+      stored without its key attributes; refused, before anything is written for that page,
+      beyond ``max_items`` or 400 KB, or when two children share a map key or differ from a
+      child embedded under theirs; conditioned on the attribute being as read), then each
+      deleted while it is as read.
 
     ``dry_run=True`` reads everything and writes nothing: the report counts what would change.
     ``checkpoint`` is a JSON file saved after each page (a dry run neither reads nor writes it);
@@ -293,9 +305,9 @@ async def migrate(
         child = rel.target_info
         if child.stamps.version is not None:
             raise DefinitionError(
-                f"{where}: {child.name} is versioned, and the children become new items through "
-                "BatchWriteItem, which cannot carry a version check; migrate with the version "
-                "field removed and add it afterwards"
+                f"{where}: {child.name} is versioned, and the children become new items from "
+                "map entries that carry no version to check; migrate with the version field "
+                "removed and add it afterwards"
             )
         kind = Unembed(rel, from_, codec)
     elif rel.embedded is not None:
@@ -351,8 +363,9 @@ async def backfill_index(
     For a model that gained key templates for an index (``GSI2=(...)``) or whose templates
     changed: each stored item whose attributes for ``index`` (None: every index the model has
     templates for) differ from what the current templates make is rewritten with them — the
-    item read, those attributes replaced, written back whole with BatchWriteItem (an item
-    whose template fields are None loses them, keeping the index sparse). Items already right
+    item read, those attributes replaced, written back whole with a PutItem conditioned on the
+    item being as read (an item whose template fields are None loses them, keeping the index
+    sparse). Items already right
     are not written. Options as for :func:`migrate`.
     """
     info = db.table.info(model)

@@ -38,7 +38,8 @@ from .cli_models import (
     new,
     old,
 )
-from .raw import stored
+from .race_models import MAP_LAYOUT, ROW_LAYOUT, by_key, maps, s
+from .raw import raw_put, raw_scan, stored
 
 pytestmark = pytest.mark.integration
 
@@ -159,22 +160,23 @@ async def test_a_run_that_fails_part_way_resumes_from_its_checkpoint(
     command = (*move(tables), "--page-size", "2", "--yes")
     deletes = 0
 
-    def second_delete(body: dict[str, Any]) -> bool:
-        # The deletions of the second page that moves jars; its puts went through.
+    def third_delete(body: dict[str, Any]) -> bool:
+        # A deletion after the first page's (at most 2): its jar's new item went in first.
+        del body
         nonlocal deletes
-        writes = next(iter(body["RequestItems"].values()))
-        deletes += any("DeleteRequest" in w for w in writes)
-        return deletes == 2
+        deletes += 1
+        return deletes == 3
 
     async with FaultProxy.running(dynorm_server.url) as proxy:
-        proxy.inject("error_500", operation="BatchWriteItem", when=second_delete)
+        proxy.inject("error_500", operation="DeleteItem", when=third_delete)
         failed = await cli.run(
             *command, "--endpoint-url", proxy.url, "--max-attempts", "1", cwd=tmp_path
         )
-        assert proxy.injected == [Injected("BatchWriteItem", "error_500")]
+        assert proxy.injected == [Injected("DeleteItem", "error_500")]
 
         assert failed.code == 1, failed.output
-        assert "Error: DatabaseError: BatchWriteItem: Internal server error" in failed.err
+        # A conditioned delete answered with a 500 may have been applied: the run stops.
+        assert "Error: OutcomeUnknownError: DeleteItem: " in failed.err
         [checkpoint] = checkpoints(tmp_path)
         assert checkpoint.name == f".dynorm-migrate-{tables.name}-Shelf.jars-strategy.json"
         assert f"run the same command again to resume from {checkpoint.name}" in failed.err
@@ -203,7 +205,10 @@ async def test_a_run_that_fails_part_way_resumes_from_its_checkpoint(
     assert f"Resumed from {checkpoint.name}" in resumed.err
     assert checkpoints(tmp_path) == []
     summary = counts(resumed)
-    assert (summary["items written"], summary["items deleted"]) == (CHILDREN, CHILDREN)
+    # The failed page's new items were stored before it stopped, and the other deletion of
+    # that page may have been (its counts were not saved): the resumed run finds them done.
+    assert CHILDREN - 2 <= summary["items written"] < CHILDREN
+    assert CHILDREN - 1 <= summary["items deleted"] <= CHILDREN
     assert summary["verified: changes left to make"] == 0
     assert summary["verified: children read through the declaration"] == CHILDREN
     assert summary["verified: children not reachable"] == 0
@@ -417,8 +422,8 @@ async def test_ctrl_c_stops_a_run_that_the_same_command_resumes(
     await write_old_shelves(tables)
     command = (*move(tables), "--page-size", "2", "--yes")
     async with FaultProxy.running(dynorm_server.url) as proxy:
-        # Hold the second batch of writes; SIGINT arrives while the run waits for it.
-        held = proxy.pause("BatchWriteItem", skip=1)
+        # Hold the second deletion; SIGINT arrives while the run waits for it.
+        held = proxy.pause("DeleteItem", skip=1)
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -434,7 +439,7 @@ async def test_ctrl_c_stops_a_run_that_the_same_command_resumes(
         ended = asyncio.create_task(process.wait())
         arrived = asyncio.create_task(held.arrived.wait())
         await asyncio.wait({ended, arrived}, return_when=asyncio.FIRST_COMPLETED)
-        assert arrived.done(), "the run ended before its second batch of writes"
+        assert arrived.done(), "the run ended before its second deletion"
         process.send_signal(signal.SIGINT)
         _, err = await asyncio.wait_for(process.communicate(), timeout=60)
         held.release()  # the held batch may still land, as a reply lost on the way would
@@ -450,3 +455,121 @@ async def test_ctrl_c_stops_a_run_that_the_same_command_resumes(
     assert f"Resumed from {checkpoint.name}" in resumed.err
     assert checkpoints(tmp_path) == []
     await assert_every_jar_in_the_new_layout(tables)
+
+
+# -- two runs at once, items that do not decode, a killed run ------------------------------------
+
+ORDERS_MODELS = "tests.integration.race_models:maps"
+#: another tool's line, fitting the template, holding a text where the model has a number
+FOREIGN_LINE = {
+    "pk": s("O#05"),
+    "sk": s("LINE#odd"),
+    "order_id": s("05"),
+    "name": s("odd"),
+    "qty": s("many"),
+}
+
+
+@pytest.fixture
+async def orders(dynorm_connect: Connect) -> AsyncIterator[Database]:
+    """Orders with their lines as items, attributes no model declares in each (race_models)."""
+    async with dynorm_connect(maps) as db:
+        await asyncio.gather(*(raw_put(db, item) for item in ROW_LAYOUT))
+        yield db
+
+
+def embed(db: Database) -> tuple[str, ...]:
+    """The command line that embeds MapOrder.lines, stored as items until now."""
+    return (
+        "migrate",
+        ORDERS_MODELS,
+        "MapOrder.lines",
+        "--from",
+        "Partition()",
+        "--table-name",
+        db.table_name,
+        "--yes",
+    )
+
+
+async def test_two_commands_at_once_embed_every_line_once_with_every_attribute(
+    cli: Cli, orders: Database, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    """The same command in two terminals, in one directory: the first one's reads of the lines
+    wait until the second has embedded them all, then it writes from what it read before."""
+    async with FaultProxy.running(dynorm_server.url) as proxy:
+        held = proxy.pause("Query")
+        first = asyncio.create_task(
+            cli.run(*embed(orders), "--endpoint-url", proxy.url, cwd=tmp_path)
+        )
+        arrived = asyncio.create_task(held.arrived.wait())
+        await asyncio.wait({first, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), (await first).output
+        try:
+            second = await cli.run(*embed(orders), "--endpoint-url", proxy.url, cwd=tmp_path)
+        finally:
+            held.release()
+        ran = await first
+
+    assert ran.code == 0, ran.output
+    assert second.code == 0, second.output
+    assert by_key(await raw_scan(orders)) == MAP_LAYOUT
+    assert checkpoints(tmp_path) == []
+
+
+async def test_an_item_that_does_not_decode_is_listed_and_the_rest_is_embedded(
+    cli: Cli, orders: Database, tmp_path: Path
+) -> None:
+    await raw_put(orders, FOREIGN_LINE)
+
+    ran = await cli.run(*embed(orders), cwd=tmp_path)
+
+    assert ran.code == 0, ran.output
+    assert "skipped: pk='O#05', sk='LINE#odd': " in ran.out
+    assert "Skipped items are left as they are: fix or delete them" in ran.out
+    assert counts(ran)["items skipped (they do not decode)"] == 1
+    assert "Traceback" not in ran.output
+    assert by_key(await raw_scan(orders)) == by_key([*MAP_LAYOUT, FOREIGN_LINE])
+
+
+async def test_a_killed_run_resumes_and_leaves_every_line_once_with_every_attribute(
+    cli: Cli, orders: Database, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    command = (*embed(orders), "--page-size", "10")
+    checkpoint = tmp_path / f".dynorm-migrate-{orders.table_name}-MapOrder.lines-strategy.json"
+
+    def after_a_saved_page(body: dict[str, Any]) -> bool:
+        del body
+        return checkpoint.exists() and json.loads(checkpoint.read_text())["counters"]["pages"] > 0
+
+    async with FaultProxy.running(dynorm_server.url) as proxy:
+        # A deletion of a line once a page is saved: its order holds the line already.
+        held = proxy.pause("DeleteItem", when=after_a_saved_page)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dynorm",
+            *command,
+            "--endpoint-url",
+            proxy.url,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=tmp_path,
+            env=cli.environment(tmp_path),
+        )
+        ended = asyncio.create_task(process.wait())
+        arrived = asyncio.create_task(held.arrived.wait())
+        await asyncio.wait({ended, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), "the run ended before a deletion after its first checkpoint"
+        process.kill()
+        assert await ended == -signal.SIGKILL
+        held.release()  # the dead run's deletion lands, as a request already on its way would
+        partly = by_key(await raw_scan(orders))
+        assert partly not in (ROW_LAYOUT, MAP_LAYOUT)
+
+        resumed = await cli.run(*command, "--endpoint-url", proxy.url, cwd=tmp_path)
+
+    assert resumed.code == 0, resumed.output
+    assert f"Resumed from {checkpoint.name}" in resumed.err
+    assert by_key(await raw_scan(orders)) == MAP_LAYOUT
+    assert checkpoints(tmp_path) == []

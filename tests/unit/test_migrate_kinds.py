@@ -7,7 +7,8 @@ from typing import Any
 from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
 from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
-from dynorm.tools.migrate_kinds import Embed, Move, PagePlan
+from dynorm.core.expressions import ExpressionBuilder
+from dynorm.tools.migrate_kinds import MAX_EXPRESSION, Embed, Move, PagePlan, Unchanged
 
 table = Table("kinds", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
@@ -87,8 +88,7 @@ def test_two_children_meeting_at_one_new_key_are_both_refused() -> None:
     plan, moves = kind.plan_page(table, "t", page)
     assert len(moves) == 2
     settled = kind.settle(table, plan, moves, {})
-    assert settled.raw_puts == []
-    assert settled.deletes == []
+    assert settled.units == []
     assert len(settled.refused) == 2
     assert all("T#1" in r and "also the new key" in r for r in settled.refused)
 
@@ -106,8 +106,10 @@ def test_a_new_key_holding_another_item_is_refused_and_its_own_is_not() -> None:
     settled = kind.settle(table, plan, moves, stored)
     assert len(settled.refused) == 1
     assert "holds another item" in settled.refused[0]
-    assert settled.raw_puts == [mine["2"]]
-    assert settled.deletes == [{"pk": s("U#a"), "sk": s("T#2")}]
+    # Its own new item is stored already: only the old one is left to delete (as read).
+    ((unit,),) = [settled.units]
+    assert unit.creates == []
+    assert unit.deletes == [page[1]]
 
 
 def order_item(held: dict[str, Any] | None = None) -> Item:
@@ -131,7 +133,7 @@ def test_children_sharing_a_map_key_refuse_their_parent() -> None:
     embed().plan_parent(
         embedded, "t", order_item(), [line("1", "pen", 2), line("2", "pen", 5)], plan
     )
-    assert (plan.updates, plan.deletes) == ([], [])
+    assert plan.units == []
     assert len(plan.refused) == 1
     assert "share the map key 'pen'" in plan.refused[0]
 
@@ -153,10 +155,56 @@ def test_the_same_child_held_already_is_a_rerun_not_a_clash() -> None:
         embedded, "t", order_item(held), [line("1", "pen", 2), line("2", "ink", 1)], plan
     )
     assert plan.refused == []
-    assert len(plan.updates) == 1
-    assert plan.deletes == [
-        {"pk": s("O#1"), "sk": s("LINE#1")},
-        {"pk": s("O#1"), "sk": s("LINE#2")},
-    ]
+    ((unit,),) = [plan.units]
+    assert unit.update is not None
+    assert [d["sk"] for d in unit.deletes] == [s("LINE#1"), s("LINE#2")]
     ((_, digests),) = plan.embedded.values()
     assert len(digests) == 2  # verification checks both are there
+
+
+def test_an_embedded_entry_is_the_child_item_without_its_keys() -> None:
+    raw: Item = {
+        "pk": s("O#1"),
+        "sk": s("LINE#1"),
+        "order_id": s("1"),
+        "line_no": s("1"),
+        "sku": s("pen"),
+        "qty": {"N": "2"},
+        "Rating #": {"N": "4"},
+        "legacy": {"M": {"nested": {"L": [s("kept")]}}},
+    }
+    assert embed().entry(raw, Line("1", "1", "pen", 2)) == {
+        "M": {k: v for k, v in raw.items() if k not in ("pk", "sk")}
+    }
+
+
+def test_a_parent_update_is_conditioned_on_the_attribute_as_read() -> None:
+    kind = embed()
+    fresh, held = PagePlan(), PagePlan()
+    kind.plan_parent(embedded, "t", order_item(), [line("1", "pen", 2)], fresh)
+    pen = kind.codec.encode_child(Line("1", "1", "pen", 2))
+    kind.plan_parent(embedded, "t", order_item({"pen": pen}), [line("2", "ink", 1)], held)
+    ((first,), (second,)) = fresh.units, held.units
+    assert first.update is not None
+    assert second.update is not None
+    # No map read: it must still be missing. A map read: it must still hold what was read.
+    names = {v: k for k, v in first.update.params["ExpressionAttributeNames"].items()}
+    assert f"attribute_not_exists({names['lines']})" in first.update.params["ConditionExpression"]
+    names = {v: k for k, v in second.update.params["ExpressionAttributeNames"].items()}
+    condition = second.update.params["ConditionExpression"]
+    assert "attribute_not_exists" not in condition
+    assert f"size({names['lines']}) = " in condition
+    assert {"N": "2"} in second.update.params["ExpressionAttributeValues"].values()
+
+
+def test_an_unchanged_condition_too_long_for_one_expression_is_made_shallower() -> None:
+    members = {f"m{i}": {"M": {"a": s("x"), "b": {"L": [s("y")] * 5}}} for i in range(60)}
+    item: Item = {"pk": s("p"), "big": {"M": members}}
+    deep = Unchanged(item, ("big",))._render(ExpressionBuilder(), 2)
+    assert len(deep) > MAX_EXPRESSION
+    builder = ExpressionBuilder()
+    rendered = Unchanged(item, ("big",)).render(builder)
+    assert len(rendered) < MAX_EXPRESSION
+    assert rendered.startswith("attribute_exists(#n0) AND size(#n0) = :v0")
+    assert builder.values[":v0"] == {"N": "60"}
+    assert len(builder.names) == 61  # the map and each member's name, checked to exist
