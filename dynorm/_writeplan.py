@@ -173,6 +173,10 @@ class WritePlanner:
         ``parents`` are objects to take copied values from instead of reading them.
         """
         original = obj
+        if self.copier.incoming(self.table.info(type(obj))):
+            # Every value is checked before the parent is read for the copies: a value that
+            # fails a check sends nothing, not even that read.
+            self.put_request(obj, condition=condition, overwrite=overwrite)
         filled = yield from self.copier.fill([obj], parents)
         (obj,) = filled.objs
         info = self.table.info(type(obj))
@@ -346,6 +350,9 @@ class WritePlanner:
         originals = list(objs)
         models = rules.check(originals)
         objs = [rules.stamped(o, now) for o in originals] if rules.stamps else list(originals)
+        # Every item is encoded and checked before the first request of any kind (the reads
+        # of parents for copies included); an object whose copies are filled is encoded again.
+        items = [self._whole_item((models.get(type(o)) or rules.of(o)).info, o) for o in objs]
         checked = (yield from self.copier.fill(objs)) if reads else Filled(objs, ())
         filled = checked.objs
         key_names = sorted(self.table.primary_attributes)
@@ -353,10 +360,10 @@ class WritePlanner:
         # The object written for each key: the last one given, where the first one stood.
         winners: dict[Any, object] = {}
         parents: dict[Any, Copying] = {}
-        for obj in filled:
+        for obj, given, encoded in zip(filled, objs, items, strict=True):
             model = models.get(type(obj)) or rules.of(obj)
             info = model.info
-            item = self._whole_item(info, obj)
+            item = encoded if obj is given else self._whole_item(info, obj)
             ident = item_key_id(item, key_names)
             writes[ident] = {"PutRequest": {"Item": item}}
             winners[ident] = obj
@@ -558,6 +565,9 @@ class WritePlanner:
         info = self.table.info(type(action.obj))
         self._refuse_copies(info, action.ops.paths())
         values = info.values_of(action.obj)
+        if self.copier.incoming(info):
+            # Every value is checked before a new parent is read for the copies.
+            self.update_request(action)
         moved = yield from self.copier.moved(info, values, action.ops.set, action.ops.remove)
         return self.update_request(action, moved)
 
