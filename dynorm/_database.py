@@ -238,7 +238,7 @@ class Database:
         for rel in info.embedded:
             codec = rel.embedded
             if codec is not None and codec.attribute in item:
-                state.loaded[rel.name] = Loaded(codec.decode(item), None)
+                state.loaded[rel.name] = Loaded(codec.decode(item, key=info.describe(item)), None)
         return state
 
     def read_page(

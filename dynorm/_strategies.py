@@ -281,7 +281,9 @@ class Embedded(Strategy):
             children = held
             if children is None:
                 response = yield Send(codec.read_request(table_name, key))
-                children = codec.decode(response.get("Item") or {})
+                children = codec.decode(
+                    response.get("Item") or {}, key=rel.owner_info.describe(key)
+                )
             found = next((i for i, c in enumerate(children) if c == child), None)
             if found is None:
                 return None  # not there: removing is idempotent, as deleting a missing item is
