@@ -57,6 +57,7 @@ from ._relations import (
     RelationLoader,
     Relationship,
 )
+from ._steps import FromRead
 from ._strategies import Denormalized, Embedded, Index, Partition, Strategy
 from ._streams import Change
 from ._table import GSI, LSI, Table
@@ -92,6 +93,7 @@ __all__ = [
     "DynormError",
     "Embedded",
     "ExpressionError",
+    "FromRead",
     "HasMany",
     "Index",
     "ItemNotFoundError",

@@ -141,7 +141,11 @@ class Database:
         self.cursors: Final = CursorCodec(cursor_secret)
         self.writes: Final = WritePlanner(table, self.table_name)
         self.explain: Final = Explain(
-            table, self.table_name, self.writes, batch_write_size=batch_write_size
+            table,
+            self.table_name,
+            self.writes,
+            batch_write_size=batch_write_size,
+            batch_get_size=batch_get_size,
         )
 
     def __repr__(self) -> str:

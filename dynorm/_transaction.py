@@ -14,9 +14,8 @@ from ._chunks import TRANSACT_MAX, key_id
 from ._errors import LimitExceededError, ValidationError
 from ._expressions import Condition
 from ._limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
-from ._plans import Request, transact_write
+from ._plans import Request
 from ._state import bind
-from ._steps import Send, run_sync
 from ._writeplan import Action
 from ._writes import UpdateOps, UpdateOptions, transact_action
 
@@ -116,29 +115,16 @@ class Transaction:
         request = self._db.writes.check_request(obj, condition)
         self._add(Action("check", obj, condition=condition), request)
 
-    def explain(self) -> Request:
-        """The TransactWriteItems this would send, when no copy needs reading to plan it.
+    def explain(self) -> list[Request]:
+        """The requests committing would send, in order: the TransactWriteItems last.
 
-        A transaction that writes a denormalized parent (or a child that copies one) first
-        reads what its copies need; ``explain`` raises ``NotImplementedError`` naming it.
+        A transaction that writes a denormalized parent (or a child that copies one) reads
+        first what its copies need; those reads come first, and the values they give stand in
+        the transaction as placeholders (see ``db.explain.plan``). Empty when it holds no action.
         """
-
-        def refuse(step: object) -> Any:
-            raise NotImplementedError(
-                f"this transaction reads before it writes ({step}); explain shows transactions "
-                "whose actions need no read"
-            )
-
-        sent: list[Request] = []
-
-        def answer(step: object) -> Any:
-            if isinstance(step, Send) and step.request.operation == "TransactWriteItems":
-                sent.append(step.request)
-                return {}
-            return refuse(step)
-
-        run_sync(self._db.writes.transaction(self._actions), answer)
-        return sent[0] if sent else transact_write([])
+        if not self._actions:
+            return []
+        return self._db.explain.plan(self._db.writes.transaction(self._actions))
 
     async def commit(self) -> None:
         """Send the transaction (nothing when it holds no action)."""

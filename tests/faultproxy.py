@@ -38,8 +38,8 @@ the same fault in every run (which request is n-th may vary when many are sent a
 Targeted faults come first: ``proxy.inject("lost_reply", operation="UpdateItem", times=1)`` hits
 the next matching request. Every injected fault is recorded in ``proxy.injected`` as
 ``Injected(operation, fault)``, so a test can assert that the fault it is about really happened;
-``proxy.requests`` names every request that arrived, ``proxy.signed_at`` holds each one's
-``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
+``proxy.requests`` names every request that arrived, ``proxy.bodies`` holds each one's parsed
+JSON body and ``proxy.signed_at`` its ``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
 (here: the second one) until the test releases it, to put another client's write between an
 attempt and its retry.
 
@@ -242,6 +242,8 @@ class FaultProxy:
     """The operation of every request that reached the proxy, in order."""
     signed_at: list[str] = attrs.field(factory=list)
     """The ``X-Amz-Date`` header of every request that reached the proxy, in order."""
+    bodies: list[dict[str, Any]] = attrs.field(factory=list)
+    """The JSON body of every request that reached the proxy, parsed, in order."""
     errors: list[str] = attrs.field(factory=list)
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     _plan: FaultPlan | None = None
@@ -312,6 +314,7 @@ class FaultProxy:
         self.injected.clear()
         self.requests.clear()
         self.signed_at.clear()
+        self.bodies.clear()
 
     def pause(
         self,
@@ -403,6 +406,7 @@ class FaultProxy:
         self.signed_at.append(
             next((v for n, v in request.headers if n.lower() == "x-amz-date"), "")
         )
+        self.bodies.append(orjson.loads(request.body) if request.body else {})
         if self._pauses:
             await self._hold(operation, request.body)
         fault = self._choose(operation, request.body)

@@ -36,6 +36,7 @@ EXPECTED = {
     "DynormError",
     "Embedded",
     "ExpressionError",
+    "FromRead",
     "HasMany",
     "Index",
     "ItemNotFoundError",
