@@ -19,6 +19,7 @@ from ._fields import stored_name
 from ._limits import MAX_ITEM_BYTES, item_size
 from ._model import resolve_field_types
 from ._plans import Request, get_item
+from ._steps import FromRead
 
 __all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
 
@@ -201,9 +202,12 @@ def plan_add(
 
 
 def plan_remove(
-    codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int
+    codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int | FromRead
 ) -> Request:
-    """UpdateItem that removes one embedded child (by key in a map, by position in a list)."""
+    """UpdateItem that removes one embedded child (by key in a map, by position in a list).
+
+    ``explain``, which does not read the list, gives the position as a placeholder.
+    """
     builder = ExpressionBuilder()
     attr = builder.attribute(codec.attribute)
     params: dict[str, Any] = {"TableName": table_name, "Key": key}

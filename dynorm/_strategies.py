@@ -18,7 +18,7 @@ import attrs
 from ._embedded import EmbeddedCodec, plan_add, plan_remove
 from ._errors import ConditionFailedError, DefinitionError, LimitExceededError
 from ._plans import CollectionRead
-from ._steps import Plan, Send
+from ._steps import FromRead, Plan, Send, Unread
 
 if TYPE_CHECKING:
     from ._model import ModelInfo
@@ -281,6 +281,10 @@ class Embedded(Strategy):
             children = held
             if children is None:
                 response = yield Send(codec.read_request(table_name, key))
+                if isinstance(response, Unread):  # planned by explain: the list is not read
+                    where = FromRead(f"the position of the child in {codec.qualname}")
+                    yield Send(plan_remove(codec, table_name, key, child, where))
+                    return None
                 children = codec.decode(
                     response.get("Item") or {}, key=rel.owner_info.describe(key)
                 )

@@ -101,6 +101,18 @@ class Customer:
     addresses = HasMany["Address"](Address, via=Embedded(key="nickname"))
 
 
+@attrs.define
+class Remark:
+    text: str
+
+
+@table.model(pk="TICKET#{tid}", sk="TICKET#{tid}")
+@attrs.define
+class Ticket:
+    tid: str
+    remarks = HasMany["Remark"](Remark, via=Embedded())  # a list: removed by position
+
+
 BORN = datetime.date(1929, 10, 21)
 LATER = datetime.date(1930, 1, 1)
 
@@ -116,6 +128,8 @@ async def faulty(faulty_connect: FaultyConnect) -> AsyncIterator[Faulty]:
         await direct.put(Album("a1", "sub"))
         await direct.put(Customer("c1"))
         await direct.add(Customer("c1"), Customer.addresses, Address("home", "Oslo"))
+        await direct.put(Ticket("t1"))
+        await direct.add(Ticket("t1"), Ticket.remarks, Remark("first"))
         connected.proxy.reset()
         yield connected
 
@@ -154,6 +168,15 @@ def fits(explained: object, sent: object) -> bool:
             and all(fits(e, s) for e, s in zip(explained, sent, strict=True))
         )
     return explained == sent
+
+
+def in_text(value: object) -> bool:
+    """Whether a placeholder is written into an expression's text (a list position)."""
+    if isinstance(value, str):
+        return "from a read before" in value
+    if isinstance(value, dict):
+        return any(in_text(v) for v in value.values())
+    return False
 
 
 def tables(params: dict[str, Any]) -> list[str]:
@@ -204,6 +227,8 @@ def compare(db: Database, explained: list[Request], sent: list[dict[str, Any]]) 
             continue  # an update setting values a read gives: its expression is built then
         if plan.operation == "BatchWriteItem" and placeholders(params):
             continue  # the writes a read gives (a cascade's children): as many as it finds
+        if in_text(params):
+            continue  # a list position a read gives, written into the expression
         assert fits(params, body), (where, params, body)
 
 
@@ -329,6 +354,11 @@ CASES: dict[str, tuple[Explained, Call, list[str]]] = {
         lambda db: db.explain.remove(Customer("c1"), Customer.addresses, Address("home", "Oslo")),
         lambda db: db.remove(Customer("c1"), Customer.addresses, Address("home", "Oslo")),
         ["UpdateItem"],
+    ),
+    "remove (Embedded list, not loaded)": (
+        lambda db: db.explain.remove(Ticket("t1"), Ticket.remarks, Remark("first")),
+        lambda db: db.remove(Ticket("t1"), Ticket.remarks, Remark("first")),
+        ["GetItem", "UpdateItem"],
     ),
     "transaction": (
         lambda db: transaction_of(db, plain_actions),
