@@ -99,3 +99,13 @@ async def test_add_and_transactions_refuse_a_bad_value_before_any_request(db: Da
                 tx.update(item, set={"shop": "south", "price": 2.5})
     assert log.operations == []
     assert await stored_items(db) == []
+
+
+async def test_put_all_of_parents_refuses_a_bad_value_before_reading_the_stored_ones(
+    db: Database,
+) -> None:
+    # Parents with copies are read first (are their copied fields changing?): not on bad input.
+    with count_requests(db) as log, pytest.raises(CodecError, match=r"Shop\.city"):
+        await db.put_all([Shop("north", "Bergen"), Shop("east", 5)])  # type: ignore[arg-type]
+    assert log.operations == []
+    assert (await db.get(Shop, name="north")).city == "Oslo"
