@@ -5,6 +5,18 @@ Declare models on a :class:`Table` with key templates, describe relationships wi
 request: ``await db.get(Org, name="MICROSOFT", load=[Org.users])``.
 """
 
+from dynorm.core.ranges import SortCondition, begins_with, between, ge, gt, le, lt
+from dynorm.core.requests import Request
+from dynorm.core.steps import FromRead
+from dynorm.io.database import Database, Transaction, connect
+from dynorm.io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
+from dynorm.io.paging import Page
+from dynorm.io.query import Query, Scan
+from dynorm.mapping.relations import LoadOption, Relationship
+from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
+from dynorm.mapping.streams import Change
+from dynorm.mapping.table import GSI, LSI, Table
+
 from .core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX
 from .core.codec.converter import converter
 from .core.errors import (
@@ -44,16 +56,6 @@ from .core.limits import (
     MAX_TRANSACTION_BYTES,
     MIN_NUMBER,
 )
-from .core.ranges import SortCondition, begins_with, between, ge, gt, le, lt
-from .core.requests import Request
-from .io.database import Database, Transaction, connect
-from .io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
-from .io.paging import Page
-from .io.query import Query, Scan
-from .mapping.relations import LoadOption, Relationship
-from .mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
-from .mapping.streams import Change
-from .mapping.table import GSI, LSI, Table
 
 __all__ = [
     "BATCH_GET_MAX",
@@ -86,6 +88,7 @@ __all__ = [
     "DynormError",
     "Embedded",
     "ExpressionError",
+    "FromRead",
     "HasMany",
     "Index",
     "ItemNotFoundError",

@@ -28,6 +28,9 @@ instead. The faults are what a client of the real DynamoDB meets:
     a ``BatchWriteItem`` forwards only some writes and returns the rest as ``UnprocessedItems``;
     a ``BatchGetItem`` returns some keys as ``UnprocessedKeys``. Batches of one request are
     forwarded untouched (DynamoDB throttles such a batch with an error instead).
+``unprocessed_batch``
+    a ``BatchWriteItem`` or ``BatchGetItem`` is answered with every write or key unprocessed
+    (a round without progress); nothing forwarded.
 
 Random faults come from a :class:`FaultPlan` (``proxy.use(FaultPlan(seed=7, rates={...}))``):
 each eligible request draws from one ``random.Random(seed)``, so the n-th eligible request meets
@@ -35,8 +38,8 @@ the same fault in every run (which request is n-th may vary when many are sent a
 Targeted faults come first: ``proxy.inject("lost_reply", operation="UpdateItem", times=1)`` hits
 the next matching request. Every injected fault is recorded in ``proxy.injected`` as
 ``Injected(operation, fault)``, so a test can assert that the fault it is about really happened;
-``proxy.requests`` names every request that arrived, ``proxy.signed_at`` holds each one's
-``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
+``proxy.requests`` names every request that arrived, ``proxy.bodies`` holds each one's parsed
+JSON body and ``proxy.signed_at`` its ``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
 (here: the second one) until the test releases it, to put another client's write between an
 attempt and its retry.
 
@@ -102,6 +105,7 @@ Fault = Literal[
     "bad_crc",
     "not_json",
     "partial_batch",
+    "unprocessed_batch",
 ]
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 
@@ -154,7 +158,8 @@ class FaultPlan:
 
     ``rates`` gives each fault's probability per eligible request (their sum at most 1);
     ``operations`` limits which operations are eligible (default: :data:`DATA_OPERATIONS`).
-    A ``partial_batch`` drawn for an operation that is not a batch leaves the request alone.
+    A ``partial_batch`` or ``unprocessed_batch`` drawn for an operation that is not a batch
+    leaves the request alone.
     """
 
     seed: int
@@ -237,6 +242,8 @@ class FaultProxy:
     """The operation of every request that reached the proxy, in order."""
     signed_at: list[str] = attrs.field(factory=list)
     """The ``X-Amz-Date`` header of every request that reached the proxy, in order."""
+    bodies: list[dict[str, Any]] = attrs.field(factory=list)
+    """The JSON body of every request that reached the proxy, parsed, in order."""
     errors: list[str] = attrs.field(factory=list)
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     _plan: FaultPlan | None = None
@@ -307,6 +314,7 @@ class FaultProxy:
         self.injected.clear()
         self.requests.clear()
         self.signed_at.clear()
+        self.bodies.clear()
 
     def pause(
         self,
@@ -398,12 +406,15 @@ class FaultProxy:
         self.signed_at.append(
             next((v for n, v in request.headers if n.lower() == "x-amz-date"), "")
         )
+        self.bodies.append(orjson.loads(request.body) if request.body else {})
         if self._pauses:
             await self._hold(operation, request.body)
         fault = self._choose(operation, request.body)
         if fault == "partial_batch" and operation in _BATCHES:
             return await self._partial(request, operation)
-        if fault in (None, "partial_batch"):
+        if fault == "unprocessed_batch" and operation in _BATCHES:
+            return self._unprocessed(request, operation)
+        if fault in (None, "partial_batch", "unprocessed_batch"):
             return await self._forward(request, request.body)
         self.injected.append(Injected(operation, fault))
         if fault in _REFUSALS:
@@ -428,6 +439,16 @@ class FaultProxy:
             content = await reply.read()
             request_id = reply.headers.get("x-amzn-RequestId", uuid.uuid4().hex)
             return _Response(reply.status, content, request_id)
+
+    def _unprocessed(self, request: _Request, operation: str) -> _Response:
+        """Answer a whole batch as unprocessed, forwarding nothing."""
+        params: dict[str, Any] = orjson.loads(request.body)
+        self.injected.append(Injected(operation, "unprocessed_batch"))
+        field = "UnprocessedItems" if operation == "BatchWriteItem" else "UnprocessedKeys"
+        answer: dict[str, Any] = {field: params["RequestItems"]}
+        if operation == "BatchGetItem":
+            answer["Responses"] = {table: [] for table in params["RequestItems"]}
+        return _Response(200, orjson.dumps(answer), uuid.uuid4().hex)
 
     async def _partial(self, request: _Request, operation: str) -> _Response:
         """Forward about half of a batch; answer the rest as unprocessed."""

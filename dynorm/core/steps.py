@@ -20,11 +20,13 @@ from .requests import CollectionRead, Request
 __all__ = [
     "CANCELLED",
     "Fetch",
+    "FromRead",
     "Plan",
     "ReadAll",
     "Send",
     "SendAll",
     "Step",
+    "Unread",
     "WriteBatch",
     "read_all",
     "request_of",
@@ -80,6 +82,30 @@ class Fetch:
 
 Step: TypeAlias = Send | SendAll | ReadAll | WriteBatch | Fetch
 Plan: TypeAlias = Generator[Step, Any, T]
+
+
+class Unread(dict[str, Any]):
+    """What ``explain`` answers every step with: nothing is known of what the server holds.
+
+    It is an empty response (a plan reads it as "nothing returned"); a plan that takes values
+    from a read checks for it and leaves :class:`FromRead` placeholders where they would go,
+    so ``explain`` shows the writes as they will be sent.
+    """
+
+
+@attrs.frozen
+class FromRead:
+    """A value a write takes from a read sent before it, as ``explain`` shows the write.
+
+    It stands where the value goes: an attribute of a PutItem's ``Item``, an
+    ``ExpressionAttributeValues`` entry, a key of a BatchWriteItem's ``DeleteRequest``.
+    ``what`` says which value: ``"Author.birthdate"``, ``"the keys of the Book items read"``.
+    """
+
+    what: str
+
+    def __repr__(self) -> str:
+        return f"<{self.what}, from a read before>"
 
 
 def write_batch(writes: Iterable[dict[str, Any]]) -> Plan[None]:

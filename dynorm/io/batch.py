@@ -2,9 +2,12 @@
 
 DynamoDB may answer a BatchGetItem or BatchWriteItem having done only part of it (throttling,
 the 16 MB response cap) and returns the rest as ``UnprocessedKeys``/``UnprocessedItems``. The
-loops here resend exactly that rest, with exponential backoff and full jitter, and give up with a
-clear error after a bounded number of attempts. ``send`` and ``sleep`` are parameters, so the
-loops are tested without a server.
+loops here resend exactly that rest, with exponential backoff and full jitter. Only a round that
+stores (or reads) nothing counts against ``max_attempts``: a throttled bulk write that keeps
+making progress is never given up. A batch of n entries therefore takes at most
+``n + max_attempts - 1`` requests (each round with progress settles at least one entry), and is
+given up with a clear error after ``max_attempts`` rounds without progress. ``send`` and
+``sleep`` are parameters, so the loops are tested without a server.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ async def drain_get(
 ) -> list[Item]:
     """Every item found for ``keys`` (at most BATCH_GET_MAX), retrying unprocessed keys.
 
+    Only rounds that leave every key they were sent unprocessed count against
+    ``max_attempts``; at most ``len(keys) + max_attempts - 1`` requests are sent.
     ``decode`` parses the replies on the fast path (the table's typed structures).
     """
     found: list[Item] = []
@@ -47,18 +52,24 @@ async def drain_get(
         pending["ConsistentRead"] = True
     if projection:
         pending.update(projection)
-    for attempt in range(max_attempts):
+    stalls = rounds = 0
+    while True:
         response = await send(attrs.evolve(batch_get(table_name, pending), decode=decode))
+        rounds += 1
         found += response.get("Responses", {}).get(table_name, [])
         rest = response.get("UnprocessedKeys", {}).get(table_name)
         if not rest or not rest.get("Keys"):
             return found
+        if len(rest["Keys"]) >= len(pending["Keys"]):
+            stalls += 1
+            if stalls >= max_attempts:  # no pause before giving up
+                break
         pending = rest
-        if attempt + 1 < max_attempts:  # no pause before giving up
-            await sleep(backoff(attempt))
+        await sleep(backoff(rounds - 1))
     raise ThrottledError(
-        f"BatchGetItem left {len(pending['Keys'])} keys unprocessed after {max_attempts} "
-        "attempts; raise max_attempts or the table's read capacity",
+        f"BatchGetItem left {len(rest['Keys'])} keys unprocessed after {stalls} rounds that "
+        f"read none of them ({rounds} requests in all); raise max_attempts or the table's read "
+        "capacity",
         operation="BatchGetItem",
     )
 
@@ -71,17 +82,29 @@ async def drain_write(
     max_attempts: int = 8,
     sleep: Sleep,
 ) -> None:
-    """Send ``writes`` (at most BATCH_WRITE_MAX PutRequest/DeleteRequest), retrying the rest."""
+    """Send ``writes`` (at most BATCH_WRITE_MAX PutRequest/DeleteRequest), retrying the rest.
+
+    Only rounds that leave every write they were sent unprocessed count against
+    ``max_attempts``; at most ``len(writes) + max_attempts - 1`` requests are sent.
+    """
     pending = list(writes)
-    for attempt in range(max_attempts):
+    stalls = rounds = 0
+    while True:
         response = await send(batch_write(table_name, pending))
-        pending = response.get("UnprocessedItems", {}).get(table_name) or []
-        if not pending:
+        rounds += 1
+        rest = response.get("UnprocessedItems", {}).get(table_name) or []
+        if not rest:
             return
-        if attempt + 1 < max_attempts:  # no pause before giving up
-            await sleep(backoff(attempt))
+        if len(rest) >= len(pending):
+            stalls += 1
+            if stalls >= max_attempts:  # no pause before giving up
+                break
+        pending = rest
+        await sleep(backoff(rounds - 1))
     raise ThrottledError(
-        f"BatchWriteItem left {len(pending)} writes unprocessed after {max_attempts} attempts; "
-        "raise max_attempts or the table's write capacity",
+        f"BatchWriteItem left {len(rest)} writes unprocessed after {stalls} rounds that stored "
+        f"none of them ({rounds} requests in all; {len(writes) - len(rest)} of {len(writes)} "
+        "in this batch are stored, and writing them again is safe); raise max_attempts or the "
+        "table's write capacity",
         operation="BatchWriteItem",
     )

@@ -80,7 +80,8 @@ _NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClie
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
 DEFAULT_MAX_CONCURRENCY: Final = 64
-#: Attempts per request (the first and its retries), and per batch remainder.
+#: Attempts per request (the first and its retries), and rounds without progress per batch
+#: (a batch round that stores or reads anything does not count; see ``_batch``).
 DEFAULT_MAX_ATTEMPTS: Final = 5
 #: How many requests of one SendAll step (a fan-out of copy transactions) are in flight at once:
 #: after a failure, the ones not yet sent are not sent at all.
@@ -157,7 +158,11 @@ class Database:
         self.cursors: Final = CursorCodec(cursor_secret)
         self.writes: Final = WritePlanner(table, self.table_name)
         self.explain: Final = Explain(
-            table, self.table_name, self.writes, batch_write_size=batch_write_size
+            table,
+            self.table_name,
+            self.writes,
+            batch_write_size=batch_write_size,
+            batch_get_size=batch_get_size,
         )
 
     def __repr__(self) -> str:
@@ -254,7 +259,7 @@ class Database:
         for rel in embedded_of(info):
             codec = rel.embedded
             if codec is not None and codec.attribute in item:
-                state.loaded[rel.name] = Loaded(codec.decode(item), None)
+                state.loaded[rel.name] = Loaded(codec.decode(item, key=info.describe(item)), None)
         return state
 
     def read_page(
@@ -636,6 +641,11 @@ class Database:
 
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
+
+        Unprocessed items are sent again until every one is stored; only rounds that store
+        nothing count against ``max_attempts``, so a batch of n takes at most
+        n + max_attempts - 1 requests, and ThrottledError after max_attempts rounds without
+        progress says how many are stored (writing the same objects again completes it).
 
         Every object is checked before the first request, and the rules of its relationships
         hold as for ``db.put``. Objects with the same key are written once (the last one wins),

@@ -163,7 +163,7 @@ class RelationLoader(Generic[P, C]):
                 f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
                 operation="GetItem",
             )
-        children: list[C] = codec.decode(item)
+        children: list[C] = codec.decode(item, key=info.describe(info.key_of(self.parent)))
         reader.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
             list(children), None
         )

@@ -15,8 +15,9 @@ from dynorm.core.chunks import TRANSACT_MAX, key_id
 from dynorm.core.errors import LimitExceededError, ValidationError
 from dynorm.core.expressions import Condition
 from dynorm.core.limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
-from dynorm.core.requests import Request, transact_write
-from dynorm.core.steps import Plan, Send, run_sync
+from dynorm.core.requests import Request
+from dynorm.core.steps import Plan
+from dynorm.mapping.explain import Explain
 from dynorm.mapping.relations import relationships_of
 from dynorm.mapping.state import bind
 from dynorm.mapping.table import Table
@@ -39,6 +40,9 @@ class Host(Protocol):
 
     @property
     def writes(self) -> WritePlanner: ...
+
+    @property
+    def explain(self) -> Explain: ...
 
     def run(self, plan: Plan[T]) -> Awaitable[T]: ...
 
@@ -131,29 +135,16 @@ class Transaction:
         request = self._db.writes.check_request(obj, condition)
         self._add(Action("check", obj, condition=condition), request)
 
-    def explain(self) -> Request:
-        """The TransactWriteItems this would send, when no copy needs reading to plan it.
+    def explain(self) -> list[Request]:
+        """The requests committing would send, in order: the TransactWriteItems last.
 
-        A transaction that writes a denormalized parent (or a child that copies one) first
-        reads what its copies need; ``explain`` raises ``NotImplementedError`` naming it.
+        A transaction that writes a denormalized parent (or a child that copies one) reads
+        first what its copies need; those reads come first, and the values they give stand in
+        the transaction as placeholders (see ``db.explain.plan``). Empty when it holds no action.
         """
-
-        def refuse(step: object) -> Any:
-            raise NotImplementedError(
-                f"this transaction reads before it writes ({step}); explain shows transactions "
-                "whose actions need no read"
-            )
-
-        sent: list[Request] = []
-
-        def answer(step: object) -> Any:
-            if isinstance(step, Send) and step.request.operation == "TransactWriteItems":
-                sent.append(step.request)
-                return {}
-            return refuse(step)
-
-        run_sync(self._db.writes.transaction(self._actions), answer)
-        return sent[0] if sent else transact_write([])
+        if not self._actions:
+            return []
+        return self._db.explain.plan(self._db.writes.transaction(self._actions))
 
     async def commit(self) -> None:
         """Send the transaction (nothing when it holds no action)."""

@@ -17,7 +17,7 @@ import functools
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 
@@ -41,13 +41,12 @@ from dynorm.core.requests import (
     transact_write,
     update_item,
 )
-from dynorm.core.steps import CANCELLED, Fetch, Plan, Send, SendAll, read_all
-
-from .model import ModelInfo
-from .relations import HasManyRelation, relationships_of
-from .strategies import copy_changes
-from .table import Table
-from .writes import UpdateOps, plan_update, transact_action
+from dynorm.core.steps import CANCELLED, Fetch, FromRead, Plan, Send, SendAll, Unread, read_all
+from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.relations import HasManyRelation, relationships_of
+from dynorm.mapping.strategies import copy_changes
+from dynorm.mapping.table import Table
+from dynorm.mapping.writes import UpdateOps, plan_update, transact_action
 
 __all__ = [
     "COPY_ATTEMPTS",
@@ -112,6 +111,13 @@ class Filled:
 
     objs: list[object]
     basis: tuple[_Basis, ...]
+    #: For ``explain`` (the parents' read answered :class:`Unread`): per object's position,
+    #: the stored attributes its copies would take from the parents read, as placeholders.
+    unread: Mapping[int, Mapping[str, FromRead]] = attrs.field(factory=dict)
+
+    def placeholders(self, index: int) -> Mapping[str, FromRead]:
+        """The placeholders of the object at ``index`` (none outside ``explain``)."""
+        return self.unread.get(index, {}) if self.unread else {}
 
 
 class CopyPlanner:
@@ -199,7 +205,19 @@ class CopyPlanner:
             stored = yield Fetch(missing)
         out = list(objs)
         basis = []
+        unread: dict[int, dict[str, FromRead]] = {}
         for i, rel, key in wants:
+            if isinstance(stored, Unread) and key_id(key) not in given:
+                # Planned by explain: the copies are the parent's values, not known yet.
+                attributes = rel.target_info.codec.attributes
+                unread.setdefault(i, {}).update(
+                    {
+                        attributes[c]: FromRead(f"{rel.owner_name}.{p}")
+                        for p, c in rel.copies.items()
+                    }
+                )
+                basis.append(_Basis(i, rel, key, stored))
+                continue
             parent_values = _parent_values(rel, given.get(key_id(key)), stored.get(key_id(key)))
             if parent_values is None:
                 info = self.table.info(type(out[i]))
@@ -212,7 +230,7 @@ class CopyPlanner:
             out[i] = rel.via.prepare_child(rel, parent_values, out[i])
             if key_id(key) not in given:
                 basis.append(_Basis(i, rel, key, stored[key_id(key)]))
-        return Filled(out, tuple(basis))
+        return Filled(out, tuple(basis), unread)
 
     def recheck(self, filled: Filled) -> Plan[None]:
         """After children were written: rewrite any copy whose parent was renamed meanwhile.
@@ -227,6 +245,8 @@ class CopyPlanner:
             if not basis:
                 return
             stored = yield Fetch(tuple({key_id(b.key): b.key for b in basis}.values()))
+            if isinstance(stored, Unread):
+                return  # planned by explain: shown as the parents being unchanged
             moved = [
                 (b, stored.get(key_id(b.key))) for b in basis if stored.get(key_id(b.key)) != b.item
             ]
@@ -276,6 +296,10 @@ class CopyPlanner:
             if key is None:
                 continue  # out of every parent's collection: its copies stay as they were
             response = yield Send(consistent_get(key, self.table_name))
+            if isinstance(response, Unread):  # planned by explain: shown as placeholders
+                owner = rel.owner_name
+                changes.update({c: FromRead(f"{owner}.{p}") for p, c in rel.copies.items()})
+                continue
             parent_values = _parent_values(rel, None, response.get("Item"))
             if parent_values is None:
                 raise ItemNotFoundError(
@@ -445,15 +469,23 @@ def parent_holds(table_name: str, basis: _Basis) -> dict[str, Any]:
     """A ConditionCheck that a parent read for a child's copies still holds the copied values."""
     builder = ExpressionBuilder()
     stored = basis.rel.owner_info.codec.attributes
-    parts = [
-        part
-        for parent_field in basis.rel.copies
-        for part in equal_to(
-            builder,
-            builder.attribute(stored[parent_field]),
-            basis.item.get(stored[parent_field], _NULL),
-        )
-    ]
+    if isinstance(basis.item, Unread):  # planned by explain: the values read are not known
+        owner = basis.rel.owner_name
+        unknown = {f: cast("Any", FromRead(f"{owner}.{f}")) for f in basis.rel.copies}
+        parts = [
+            f"{builder.attribute(stored[f])} = {builder.value(value)}"
+            for f, value in unknown.items()
+        ]
+    else:
+        parts = [
+            part
+            for parent_field in basis.rel.copies
+            for part in equal_to(
+                builder,
+                builder.attribute(stored[parent_field]),
+                basis.item.get(stored[parent_field], _NULL),
+            )
+        ]
     return transact_action(
         condition_check(table_name, basis.key, " AND ".join(parts), **builder.params())
     )

@@ -12,13 +12,14 @@ from typing import Any
 
 import attrs
 
-from dynorm.core.codec.converter import AttributeValue, Item, converter, value_encoder
-from dynorm.core.errors import DefinitionError, LimitExceededError
+from dynorm.core.codec.converter import AttributeValue, Item, converter, type_text, value_encoder
+from dynorm.core.errors import CodecError, DefinitionError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, equal_to
+from dynorm.core.fields import stored_name
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import Request, get_item, update_item
-
-from .model import resolve_field_types
+from dynorm.core.steps import FromRead
+from dynorm.mapping.model import resolve_field_types
 
 __all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
 
@@ -73,14 +74,49 @@ class EmbeddedCodec:
     def encode_child(self, child: object) -> AttributeValue:
         return self._encode_child(child)
 
-    def decode(self, item: Mapping[str, AttributeValue]) -> list[Any]:
-        """The children stored in a parent item (a map's children ordered by key)."""
+    def decode(self, item: Mapping[str, AttributeValue], *, key: str = "") -> list[Any]:
+        """The children stored in a parent item (a map's children ordered by key).
+
+        ``key`` names the parent item in errors (``pk='C#1', sk='C#1'``): a child that does
+        not read as its class is a CodecError naming the parent, the child and the attribute.
+        """
         stored = item.get(self.attribute)
         if stored is None or "NULL" in stored:
             return []
         if "M" in stored:
-            return [self._decode_child(stored["M"][k], self.child) for k in sorted(stored["M"])]
-        return [self._decode_child(v, self.child) for v in stored["L"]]
+            entries = [(repr(k), stored["M"][k]) for k in sorted(stored["M"])]
+        else:
+            entries = [(f"[{i}]", v) for i, v in enumerate(stored["L"])]
+        children = []
+        for where, value in entries:
+            try:
+                children.append(self._decode_child(value, self.child))
+            except Exception as exc:  # any failure of a stored value is explained
+                raise self._unreadable(key, where, value, exc) from exc
+        return children
+
+    def _unreadable(self, key: str, where: str, value: object, exc: Exception) -> CodecError:
+        """The error for a stored child that does not read as its class, naming its attribute."""
+        about = f"{self.qualname}: item {key or '(key not read)'}: attribute {self.attribute!r}"
+        fields = value.get("M") if isinstance(value, Mapping) else None
+        if isinstance(fields, Mapping):
+            for field in attrs.fields(self.child):
+                name = stored_name(field)
+                if name not in fields or not field.init:
+                    continue
+                try:
+                    converter.structure(fields[name], field.type)
+                except Exception:  # noqa: BLE001 - this is the field that fails
+                    return CodecError(
+                        f"{about}, child {where}: attribute {name!r} (field "
+                        f"{self.child.__name__}.{field.name}) holds {fields[name]!r}, which does "
+                        f"not read as {type_text(field.type)}; correct the stored item"
+                    )
+        detail = "" if isinstance(exc, KeyError) else f" ({exc})"
+        return CodecError(
+            f"{about}, child {where} does not read as {self.child.__name__}{detail}; correct "
+            "the stored item"
+        )
 
     def encode(self, children: Sequence[Any]) -> AttributeValue:
         if self.key is None:
@@ -166,9 +202,12 @@ def plan_add(
 
 
 def plan_remove(
-    codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int
+    codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int | FromRead
 ) -> Request:
-    """UpdateItem that removes one embedded child (by key in a map, by position in a list)."""
+    """UpdateItem that removes one embedded child (by key in a map, by position in a list).
+
+    ``explain``, which does not read the list, gives the position as a placeholder.
+    """
     builder = ExpressionBuilder()
     attr = builder.attribute(codec.attribute)
     if codec.key is None:

@@ -3,24 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from dynorm.core.chunks import BATCH_WRITE_MAX, TRANSACT_MAX, chunked, key_id
+from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, chunked, key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import DefinitionError, KeyTemplateError, LimitExceededError
 from dynorm.core.expressions import Condition
 from dynorm.core.ranges import SortCondition, SortRange, sort_range
-from dynorm.core.requests import CollectionRead, Request, batch_write, transact_get
-from dynorm.core.steps import Plan, Step, WriteBatch, run_sync
+from dynorm.core.requests import CollectionRead, Request, batch_get, batch_write, transact_get
+from dynorm.core.steps import (
+    Fetch,
+    Plan,
+    SendAll,
+    Step,
+    Unread,
+    WriteBatch,
+    request_of,
+    run_sync,
+)
 
 from .model import ModelInfo, not_key_fields
 from .reading import Finished, finish_query
 from .readplan import GetPlan, normalize_options, plan_get, plan_query_load
-from .relations import LoadOption, Relationship, collection_read
+from .relations import HasManyRelation, LoadOption, Relationship, collection_read
 from .table import Table
 from .writeplan import WritePlanner
+from .writes import Returns, UpdateOps, UpdateOptions, return_values
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Explain", "TransactGetPlan"]
 
@@ -45,6 +58,7 @@ class Explain:
     table_name: str
     writes: WritePlanner
     batch_write_size: int = BATCH_WRITE_MAX
+    batch_get_size: int = BATCH_GET_MAX
 
     def get_plan(
         self,
@@ -103,43 +117,91 @@ class Explain:
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
-    ) -> Request:
-        """The write ``db.put`` sends for ``obj`` (without the copies it may have to rewrite)."""
-        return self.writes.put_request(obj, condition=condition, overwrite=overwrite)
+    ) -> list[Request]:
+        """The requests ``db.put`` sends for ``obj``, in order (see :meth:`plan`)."""
+        return self.plan(self.writes.put(obj, condition=condition, overwrite=overwrite))
+
+    def update(
+        self,
+        obj: object,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Returns = "new",
+        **ops: Unpack[UpdateOptions],
+    ) -> list[Request]:
+        """The requests ``db.update`` sends, in order (see :meth:`plan`)."""
+        update = UpdateOps(**ops)
+        wire = return_values(returns, update)
+        return self.plan(
+            self.writes.update(obj, update, condition=condition, upsert=upsert, returns=wire)
+        )
 
     def delete(
-        self, target: object, /, *, condition: Condition | None = None, **key: object
-    ) -> Request:
-        """The DeleteItem ``db.delete`` sends."""
-        return self.writes.delete_request(target, condition=condition, **key)
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        **key: object,
+    ) -> list[Request]:
+        """The requests ``db.delete`` sends (with ``cascade``: the children's reads and deletes)."""
+        return self.plan(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
 
     def put_all(self, objs: Iterable[object]) -> list[Request]:
-        """The BatchWriteItem requests ``db.put_all`` sends (25 writes a request).
-
-        Objects are shown as they are: ``db.put_all`` also fills a child's copies from its
-        stored parent, keeps the stored embedded children of objects built in code, and rewrites
-        the copies a parent's write changes, each of which needs a read first (see
-        docs/integrity.md).
-        """
-        return self._batches(self.writes.put_all(objs, reads=False))
+        """The requests ``db.put_all`` sends: reads it needs, then BatchWriteItems of 25."""
+        return self.plan(self.writes.put_all(objs))
 
     def delete_all(self, objs: Iterable[object]) -> list[Request]:
         """The BatchWriteItem requests ``db.delete_all`` sends (25 deletes a request)."""
-        return self._batches(self.writes.delete_all(objs))
+        return self.plan(self.writes.delete_all(objs))
 
-    def _batches(self, plan: Plan[int]) -> list[Request]:
-        batches: list[Request] = []
+    def add(self, parent: object, relationship: Relationship[Any], child: object) -> list[Request]:
+        """The requests ``db.add(parent, relationship, child)`` sends."""
+        return self.plan(self.writes.add(parent, _has_many(parent, relationship, "add"), child))
+
+    def remove(
+        self, parent: object, relationship: Relationship[Any], child: object
+    ) -> list[Request]:
+        """The requests ``db.remove(parent, relationship, child)`` sends."""
+        rel = _has_many(parent, relationship, "remove")
+        return self.plan(self.writes.remove(parent, rel, child))
+
+    def plan(self, plan: Plan[Any]) -> list[Request]:
+        """Every request a write plan sends, in order, planned without sending anything.
+
+        Each read is shown as sent, and answered :class:`~dynorm._steps.Unread`: the writes
+        after it are shown as they will be sent, with a :class:`~dynorm.FromRead` placeholder
+        wherever a value comes from that read (a copy of a parent's field, stored embedded
+        children, the keys of the children a cascade deletes). A write is shown on the path
+        where its conditions hold and the reads find the parents unchanged: what follows a
+        refusal (the children read and their copies rewritten, say) is not shown. Batches
+        are shown as sent (BatchWriteItem 25 writes a request, BatchGetItem 100 keys).
+        """
+        sent: list[Request] = []
 
         def answer(step: Step) -> Any:
-            if not isinstance(step, WriteBatch):  # pragma: no cover - planned without reads
-                raise TypeError(f"a batch plan without reads sent {step!r}")
-            batches.extend(
-                batch_write(self.table_name, chunk)
-                for chunk in chunked(step.writes, self.batch_write_size)
-            )
+            if isinstance(step, Fetch):
+                unique = list({key_id(k): k for k in step.keys}.values())
+                read = {"ConsistentRead": True} if step.consistent else {}
+                sent.extend(
+                    batch_get(self.table_name, {"Keys": list(chunk), **read})
+                    for chunk in chunked(unique, self.batch_get_size)
+                )
+                return Unread()
+            if isinstance(step, WriteBatch):
+                sent.extend(
+                    batch_write(self.table_name, chunk)
+                    for chunk in chunked(step.writes, self.batch_write_size)
+                )
+                return None
+            requests = request_of(step)
+            sent.extend(requests)
+            return [Unread() for _ in requests] if isinstance(step, SendAll) else Unread()
 
         run_sync(plan, answer)
-        return batches
+        return sent
 
     def query(
         self,
@@ -190,3 +252,18 @@ class Explain:
             info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
         )
         return finish_query(info, read)
+
+
+def _has_many(parent: object, relationship: Relationship[Any], verb: str) -> HasManyRelation[Any]:
+    """``relationship`` as a HasMany of ``parent``'s model; DefinitionError if it is not one."""
+    if getattr(relationship, "owner", None) is not type(parent):
+        raise DefinitionError(
+            f"{relationship!r} is not a relationship of {type(parent).__name__}; pass e.g. "
+            f"{type(parent).__name__}.<name>"
+        )
+    if not isinstance(relationship, HasManyRelation):
+        raise DefinitionError(
+            f"{relationship.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo "
+            "link by writing the child's fields with db.put"
+        )
+    return relationship

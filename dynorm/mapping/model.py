@@ -12,7 +12,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 import attrs
 
-from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, without_none
+from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, type_text, without_none
 from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError
 from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is
 from dynorm.core.fields import stored_name
@@ -297,8 +297,13 @@ class ModelInfo(Generic[T]):
     def describe(self, item: Mapping[str, AttributeValue]) -> str:
         """The item's table key, as errors name it (``PK='b#1', SK='l#7'``)."""
         pk_attr, sk_attr = self.table.key_attributes(None)
-        parts = [f"{a}={item[a].get('S')!r}" for a in (pk_attr, sk_attr) if a and a in item]
-        return ", ".join(parts) or "(no key)"
+        parts = [f"{a}={_key_text(item[a])}" for a in (pk_attr, sk_attr) if a and a in item]
+        if not parts:
+            # An item read without its table key (an index key, a key being rewritten): the
+            # index keys it holds name it instead.
+            held = dict.fromkeys(a for a in self.table.attribute_names() if a in item)
+            parts = [f"{a}={_key_text(item[a])}" for a in held]
+        return ", ".join(parts) or "(no key attribute)"
 
     # -- which items are this model's ----------------------------------------------------------
 
@@ -405,6 +410,27 @@ class _FieldRead:
     has_default: bool
     #: The empty collection a missing set field reads back as (None: not a set).
     empty: Callable[[], object] | None
+    #: The field's type as declared (``int``, ``list[Address] | None``), for errors.
+    declared: str = ""
+
+    def failure(
+        self, label: str, key: str, item: Mapping[str, AttributeValue], exc: Exception
+    ) -> str:
+        """Why the field could not be read: the item, the attribute, what it holds."""
+        # A missing type tag (KeyError 'N') says nothing a reader can use; others explain.
+        reason = "" if isinstance(exc, KeyError) else f" ({exc})"
+        if self.stored in item:
+            return (
+                f"{label}: item {key}: attribute {self.stored!r} (field {self.name!r}: "
+                f"{self.declared}) holds {_shown(item[self.stored])}, which does not read as "
+                f"{self.declared}{reason}; correct the stored item, or declare {self.name} "
+                "with a type that holds it"
+            )
+        holders = ", ".join(repr(h.attribute) for h in self.holders) or "no attribute"
+        return (
+            f"{label}: item {key}: field {self.name!r} ({self.declared}), read from key "
+            f"attribute {holders}, does not read as {self.declared}{reason}"
+        )
 
     def value(
         self, item: Mapping[str, AttributeValue], parsed: dict[str, dict[str, str] | None]
@@ -419,6 +445,23 @@ class _FieldRead:
             if texts is not None:
                 return source.parsers[self.name](texts[self.name])
         return _ABSENT
+
+
+def _key_text(value: object) -> str:
+    """A key attribute's value as errors show it: ``'ORG#a'``, ``7``, else the value itself."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        ((tag, text),) = value.items()
+        if tag == "S":
+            return repr(text)
+        if tag == "N":
+            return str(text)
+    return _shown(value)
+
+
+def _shown(value: object, limit: int = 80) -> str:
+    """A stored value in an error message, cut short when long."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + " ...}"
 
 
 def careful_decoder(
@@ -439,6 +482,7 @@ def careful_decoder(
             read=codec.decode_field[f.name],
             holders=tuple(k for k in info.key_fields.values() if f.name in k.parsers),
             has_default=f.default is not attrs.NOTHING,
+            declared=f.type if isinstance(f.type, str) else type_text(f.type),
             empty=(frozenset if typing.get_origin(f.type) is frozenset else set)
             if f.name in codec.sets
             else None,
@@ -454,8 +498,7 @@ def careful_decoder(
             try:
                 value = field.value(item, parsed)
             except (KeyError, TypeError, ValueError, CodecError) as exc:
-                where = f"{label}: cannot read item {info.describe(item)}"
-                raise CodecError(f"{where}: field {field.name!r}: {exc}") from exc
+                raise CodecError(field.failure(label, info.describe(item), item, exc)) from exc
             if value is _ABSENT:
                 if field.has_default:
                     continue  # attrs fills it in

@@ -17,9 +17,8 @@ import attrs
 
 from dynorm.core.errors import ConditionFailedError, DefinitionError, LimitExceededError
 from dynorm.core.requests import CollectionRead
-from dynorm.core.steps import Plan, Send
-
-from .embedded import EmbeddedCodec, plan_add, plan_remove
+from dynorm.core.steps import FromRead, Plan, Send, Unread
+from dynorm.mapping.embedded import EmbeddedCodec, plan_add, plan_remove
 
 if TYPE_CHECKING:
     from .model import ModelInfo
@@ -308,7 +307,13 @@ class Embedded(Strategy):
             children = held
             if children is None:
                 response = yield Send(codec.read_request(table_name, key))
-                children = codec.decode(response.get("Item") or {})
+                if isinstance(response, Unread):  # planned by explain: the list is not read
+                    where = FromRead(f"the position of the child in {codec.qualname}")
+                    yield Send(plan_remove(codec, table_name, key, child, where))
+                    return None
+                children = codec.decode(
+                    response.get("Item") or {}, key=rel.owner_info.describe(key)
+                )
             found = next((i for i, c in enumerate(children) if c == child), None)
             if found is None:
                 return None  # not there: removing is idempotent, as deleting a missing item is

@@ -87,8 +87,10 @@ def decode_change(
             new=None if new is None else info.decode(new),
             expired=expired,
         )
+    except CodecError:
+        raise  # it names the model, the item and the field already
     # The images were checked to be AttributeValues; these are a model's own decoding failing
-    # on a value that fits no field (the careful decoder names the field).
+    # on a value that fits no field.
     except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise CodecError(f"cannot read the record's item {_show(keys)}: {exc}") from exc
 

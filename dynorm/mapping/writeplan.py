@@ -45,12 +45,11 @@ from dynorm.core.errors import (
 from dynorm.core.expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from dynorm.core.requests import Request, consistent_get, transact_write
 from dynorm.core.stamps import VersionCheck, Write, utc_now
-from dynorm.core.steps import Fetch, Plan, Send, WriteBatch, read_all
+from dynorm.core.steps import Fetch, FromRead, Plan, Send, Unread, WriteBatch, read_all
 
 from .copies import (
     Copying,
     CopyPlanner,
-    Filled,
     check_fanout,
     parent_holds,
     transaction_actions,
@@ -174,11 +173,16 @@ class WritePlanner:
         ``parents`` are objects to take copied values from instead of reading them.
         """
         original = obj
+        if self.copier.incoming(self.table.info(type(obj))):
+            # Every value is checked before the parent is read for the copies: a value that
+            # fails a check sends nothing, not even that read.
+            self.put_request(obj, condition=condition, overwrite=overwrite)
         filled = yield from self.copier.fill([obj], parents)
         (obj,) = filled.objs
         info = self.table.info(type(obj))
         obj = self.stamped(obj)
         request = self._put_request(obj, condition=condition, overwrite=overwrite)
+        request = _placed(request, filled.placeholders(0))
         rels = self.copier.copying(info)
         count = 0
         try:
@@ -245,6 +249,8 @@ class WritePlanner:
             return None
         # Written in a transaction, which returns no item: read it back.
         found = yield Send(consistent_get(info.primary_key(current), self.table_name))
+        if isinstance(found, Unread):
+            return None  # planned by explain
         stored: Item | None = found.get("Item")
         if stored is None:  # pragma: no cover - deleted between the write and the read
             raise _not_found(info, info.primary_key(current), None)
@@ -279,6 +285,8 @@ class WritePlanner:
                 raise
             key_ = info.primary_key(values)
             raise (yield from self._refused(info, key_, check, exc, "delete")) from exc
+        if isinstance(response, Unread):
+            return (yield from self._explain_cascade(info, values))
         # The item as it was stored (asked for above) tells which children are its (the
         # object, or the key alone, may not: a stale object, or links through fields outside
         # the key).
@@ -299,6 +307,22 @@ class WritePlanner:
         if unique:
             yield WriteBatch(tuple(unique))
         return len(unique)
+
+    def _explain_cascade(self, info: ModelInfo[Any], values: Mapping[str, object]) -> Plan[int]:
+        """A cascade as explain shows it: each children's read, then their deletes (unknown)."""
+        deletes: list[dict[str, Any]] = []
+        for rel in relationships_of(info).values():
+            if not isinstance(rel, HasManyRelation):
+                continue
+            read = rel.via.cascade_read(rel, self.table_name, values)
+            if read is None:
+                continue
+            yield Send(read.request())  # the first page; as many more as the children fill
+            what = f"the keys of the {rel.target_name} items read"
+            deletes.append({"DeleteRequest": {"Key": FromRead(what)}})
+        if deletes:
+            yield WriteBatch(tuple(deletes))
+        return 0
 
     def delete_request(
         self, target: object, *, condition: Condition | None = None, **key: object
@@ -333,13 +357,11 @@ class WritePlanner:
 
     # -- many items --------------------------------------------------------------------------------
 
-    def put_all(self, objs: Iterable[object], *, reads: bool = True) -> Plan[int]:
+    def put_all(self, objs: Iterable[object]) -> Plan[int]:
         """Store many objects with BatchWriteItem; returns how many items were written.
 
         Every object is encoded and checked before the first request; objects with the same key
         are written once (the last one wins), as DynamoDB refuses a batch naming a key twice.
-        ``reads=False`` plans the batches alone, objects as they are (for ``explain``): no
-        parent read for copies, no stored embedded children kept, no copies rewritten.
         """
         now = utc_now()
         # What each model's rules ask, found once per model rather than once per object.
@@ -347,25 +369,27 @@ class WritePlanner:
         originals = list(objs)
         models = rules.check(originals)
         objs = [rules.stamped(o, now) for o in originals] if rules.stamps else list(originals)
-        checked = (yield from self.copier.fill(objs)) if reads else Filled(objs, ())
+        # Every item is encoded and checked before the first request of any kind (the reads
+        # of parents for copies included); an object whose copies are filled is encoded again.
+        items = [self._whole_item((models.get(type(o)) or rules.of(o)).info, o) for o in objs]
+        checked = yield from self.copier.fill(objs)
         filled = checked.objs
         key_names = sorted(self.table.primary_attributes)
         writes: dict[Any, dict[str, Any]] = {}
         # The object written for each key: the last one given, where the first one stood.
         winners: dict[Any, object] = {}
         parents: dict[Any, Copying] = {}
-        for obj in filled:
+        for position, (obj, given, encoded) in enumerate(zip(filled, objs, items, strict=True)):
             model = models.get(type(obj)) or rules.of(obj)
             info = model.info
-            item = self._whole_item(info, obj)
+            item = encoded if obj is given else self._whole_item(info, obj)
+            if checked.unread:
+                item = {**item, **checked.placeholders(position)}  # type: ignore[dict-item]
             ident = item_key_id(item, key_names)
             writes[ident] = {"PutRequest": {"Item": item}}
             winners[ident] = obj
             if model.copying:
                 parents[ident] = Copying(info, info.values_of(obj), model.copying)
-        if not reads:
-            yield WriteBatch(tuple(writes.values()))
-            return len(writes)
         yield from self._keep_embedded(list(winners.values()), writes)
         changed = yield from self.copier.changed_parents(list(parents.values()))
         tokens = {}
@@ -442,6 +466,13 @@ class WritePlanner:
             return
         keys = {key_id(self.table.info(type(o)).key_of(o)): o for o, _ in fresh}
         stored = yield Fetch(tuple(self.table.info(type(o)).key_of(o) for o in keys.values()))
+        if isinstance(stored, Unread):  # planned by explain: the stored children are not known
+            for obj, codec in fresh:
+                ident = key_id(self.table.info(type(obj)).key_of(obj))
+                if ident in writes:
+                    kept = FromRead(f"the {codec.qualname} stored, if any, else none")
+                    writes[ident]["PutRequest"]["Item"][codec.attribute] = kept
+            return
         for obj, codec in fresh:
             ident = key_id(self.table.info(type(obj)).key_of(obj))
             found = stored.get(ident, {}).get(codec.attribute)
@@ -484,10 +515,14 @@ class WritePlanner:
         items: list[dict[str, Any]] = []
         parents: list[tuple[int, Copying]] = []
         written: list[object] = []
+        puts_seen = 0
         for action in actions:
             obj = self.stamped(next(filled), now) if action.kind == "put" else action.obj
             written.append(obj)
             request, copying = yield from self._action_request(action, obj)
+            if action.kind == "put":
+                request = _placed(request, checked.placeholders(puts_seen))
+                puts_seen += 1
             if copying is not None:
                 parents.append((len(items), copying))
             items.append(transact_action(request))
@@ -559,6 +594,9 @@ class WritePlanner:
         info = self.table.info(type(action.obj))
         self._refuse_copies(info, action.ops.paths())
         values = info.values_of(action.obj)
+        if self.copier.incoming(info):
+            # Every value is checked before a new parent is read for the copies.
+            self.update_request(action)
         moved = yield from self.copier.moved(info, values, action.ops.set, action.ops.remove)
         return self.update_request(action, moved)
 
@@ -574,7 +612,12 @@ class WritePlanner:
         values = info.values_of(action.obj)
         paths = action.ops.paths()
         self._refuse_copies(info, paths)
-        ops = attrs.evolve(action.ops, set={**action.ops.set, **(moved or {})})
+        # Copies explain could not know (the new parent is not read): placed after building.
+        unknown = {
+            info.codec.attributes[f]: v for f, v in (moved or {}).items() if isinstance(v, FromRead)
+        }
+        moved = {f: v for f, v in (moved or {}).items() if not isinstance(v, FromRead)}
+        ops = attrs.evolve(action.ops, set={**action.ops.set, **moved})
         stamped, missing = info.stamps.update_values(action.obj, action.at or utc_now())
         request = plan_update(
             info,
@@ -587,6 +630,7 @@ class WritePlanner:
             stamped={**stamped, **missing},
             version=info.stamps.check("update", action.obj),
         )
+        request = _placed(request, unknown)
         rels = self.copier.copying(info)
         copied = {f for rel in rels for f in rel.copies}
         _refuse_paths_inside(info, paths, copied)
@@ -684,6 +728,36 @@ class _ItemWrites:
 
 
 # -- pure helpers -------------------------------------------------------------------------------
+
+
+def _placed(request: Request, values: Mapping[str, FromRead]) -> Request:
+    """``request`` with stored attributes set to values a read gives (for ``explain``).
+
+    A PutItem's item holds them; an UpdateItem sets them (``SET #dynorm_read0 = ...``).
+    """
+    if not values:
+        return request
+    params = dict(request.params)
+    if "Item" in params:
+        params["Item"] = {**params["Item"], **values}
+        return attrs.evolve(request, params=params)
+    names = dict(params.get("ExpressionAttributeNames", {}))
+    placed = dict(params.get("ExpressionAttributeValues", {}))
+    assignments = []
+    for i, (attribute, value) in enumerate(values.items()):
+        names[f"#dynorm_read{i}"] = attribute
+        placed[f":dynorm_read{i}"] = value
+        assignments.append(f"#dynorm_read{i} = :dynorm_read{i}")
+    expression = str(params.get("UpdateExpression", ""))
+    assignment = ", ".join(assignments)
+    params["UpdateExpression"] = (
+        expression.replace("SET ", f"SET {assignment}, ", 1)
+        if expression.startswith("SET ")
+        else f"SET {assignment} {expression}".strip()
+    )
+    params["ExpressionAttributeNames"] = names
+    params["ExpressionAttributeValues"] = placed
+    return attrs.evolve(request, params=params)
 
 
 def _not_found(info: ModelInfo[Any], key: Item, exc: DatabaseError | None) -> ItemNotFoundError:

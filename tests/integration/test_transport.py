@@ -216,7 +216,7 @@ async def test_a_refusal_returns_the_stored_item_where_the_server_supports_it(
     kinds_db: Database, dynorm_backend: str
 ) -> None:
     await kinds_db.put(Thing(thing_id="t2", text="stored"))
-    request = kinds_db.explain.put(Thing(thing_id="t2", text="mine"), overwrite=False)
+    (request,) = kinds_db.explain.put(Thing(thing_id="t2", text="mine"), overwrite=False)
     asked = Request(
         request.operation,
         {**request.params, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},

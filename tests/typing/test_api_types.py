@@ -112,6 +112,10 @@ async def _database(db: Database) -> None:
     many = await db.transact_get(*[(Org, {"name": n}) for n in "ABCD"])
     assert_type(many, tuple[Org | None, ...])
     assert_type(db.explain.get(Org, name="A"), list[Request])
+    assert_type(db.explain.put(Org(name="A")), list[Request])
+    assert_type(db.explain.update(Org(name="A"), set={"plan_type": "Pro"}), list[Request])
+    assert_type(db.explain.delete(Org, name="A", cascade=True), list[Request])
+    assert_type(db.explain.add(Org(name="A"), Org.users, User("A", "B")), list[Request])
 
 
 def _streams(record: dict[str, Any]) -> None:

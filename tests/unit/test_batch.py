@@ -222,7 +222,9 @@ async def test_drain_get_gives_up_after_max_attempts() -> None:
 
     send = FakeSend(respond)
     sleep = FakeSleep()
-    with pytest.raises(ThrottledError, match="left 2 keys unprocessed after 3 attempts") as info:
+    with pytest.raises(
+        ThrottledError, match=r"left 2 keys unprocessed after 3 rounds that read none of them"
+    ) as info:
         await drain_get(send, "app", [key(1), key(2)], max_attempts=3, sleep=sleep)
     assert info.value.operation == "BatchGetItem"
     assert "raise max_attempts or the table's read capacity" in str(info.value)
@@ -269,9 +271,56 @@ async def test_drain_write_gives_up_after_max_attempts() -> None:
 
     send = FakeSend(respond)
     sleep = FakeSleep()
-    with pytest.raises(ThrottledError, match="left 1 writes unprocessed after 4 attempts") as info:
+    with pytest.raises(
+        ThrottledError, match=r"left 1 writes unprocessed after 4 rounds that stored none"
+    ) as info:
         await drain_write(send, "app", [put(1), put(2)], max_attempts=4, sleep=sleep)
     assert info.value.operation == "BatchWriteItem"
-    assert [len(r.params["RequestItems"]["app"]) for r in send.requests] == [2, 1, 1, 1]
-    assert len(sleep.delays) == 3
+    assert "1 of 2 in this batch are stored" in str(info.value)
+    # The first round stored one write, so it does not count: 4 rounds without progress after it.
+    assert [len(r.params["RequestItems"]["app"]) for r in send.requests] == [2, 1, 1, 1, 1]
+    assert len(sleep.delays) == 4
     assert all(0 <= d <= min(2.0, 0.05 * 2**i) for i, d in enumerate(sleep.delays))
+
+
+def _half(field: str, members: str | None) -> Callable[[int, Request], dict[str, Any]]:
+    """Answers every batch of more than one with its second half unprocessed."""
+
+    def respond(call: int, request: Request) -> dict[str, Any]:
+        entry = request.params["RequestItems"]["app"]
+        sent = entry if members is None else entry[members]
+        if len(sent) < 2:
+            return {}
+        rest = sent[len(sent) // 2 :]
+        return {field: {"app": rest if members is None else {**entry, members: rest}}}
+
+    return respond
+
+
+async def test_drain_write_never_gives_up_while_every_round_stores_something() -> None:
+    send = FakeSend(_half("UnprocessedItems", None))
+    writes = [put(n) for n in range(BATCH_WRITE_MAX)]
+    await drain_write(send, "app", writes, max_attempts=2, sleep=FakeSleep())
+    # 25, 13, 7, 4, 2, 1: six rounds, each storing about half; none counts against the two.
+    assert [len(r.params["RequestItems"]["app"]) for r in send.requests] == [25, 13, 7, 4, 2, 1]
+
+
+async def test_drain_get_never_gives_up_while_every_round_reads_something() -> None:
+    send = FakeSend(_half("UnprocessedKeys", "Keys"))
+    keys = [key(n) for n in range(BATCH_GET_MAX)]
+    await drain_get(send, "app", keys, max_attempts=1, sleep=FakeSleep())
+    sizes = [len(r.params["RequestItems"]["app"]["Keys"]) for r in send.requests]
+    assert sizes == [100, 50, 25, 13, 7, 4, 2, 1]
+
+
+async def test_a_batch_takes_at_most_its_size_plus_the_attempts_less_one_requests() -> None:
+    # The worst case: one write stored per round, then nothing.
+    def respond(call: int, request: Request) -> dict[str, Any]:
+        sent = request.params["RequestItems"]["app"]
+        return {"UnprocessedItems": {"app": sent[1:] if call <= 4 else sent}}
+
+    send, sleep = FakeSend(respond), FakeSleep()
+    with pytest.raises(ThrottledError):
+        await drain_write(send, "app", [put(n) for n in range(5)], max_attempts=3, sleep=sleep)
+    # Four rounds stored one each, then three stored nothing: 5 + 3 - 1 requests, the bound.
+    assert len(send.requests) == 7 == 5 + 3 - 1

@@ -176,7 +176,11 @@ def test_a_key_that_does_not_fit_falls_back_to_the_careful_path() -> None:
     with pytest.raises(CodecError, match=r"Product: item PK='S#s', SK='P#k' lacks field 'sku'"):
         PRODUCT.decode(item)
     item["SK"] = {"S": "P#k#x"}  # not an int
-    with pytest.raises(CodecError, match=r"field 'size': invalid literal for int"):
+    with pytest.raises(
+        CodecError,
+        match=r"field 'size' \(int\), read from key attribute 'SK', does not read as int "
+        r"\(invalid literal for int",
+    ):
         PRODUCT.decode(item)
 
 
@@ -232,3 +236,21 @@ def test_a_view_reads_a_ttl_field_as_epoch_seconds_and_key_only_fields_from_keys
     view = view_of(info, DocExpiry)
     assert view.decode(item) == DocExpiry("d1", when, set())
     assert set(view.attributes) >= {"pk", "expires", "tags"}
+
+
+def test_an_item_read_without_its_table_key_is_named_by_its_index_key() -> None:
+    item = PRODUCT.encode(Product("s", "k", 1, "red"))
+    del item["PK"], item["SK"]
+    with pytest.raises(CodecError, match=r"Product: item G1PK='T#red', G1SK='N#0007' lacks field"):
+        PRODUCT.decode(item)
+
+
+def test_a_stored_value_of_another_type_names_the_attribute_and_what_it_holds() -> None:
+    item = PRODUCT.encode(Product("s", "k", 1, "red"))
+    item["title"] = {"N": "1"}  # another tool's number where the model keeps a str
+    with pytest.raises(
+        CodecError,
+        match=r"Product: item PK='S#s', SK='P#k#1': attribute 'title' \(field 'title': str\) "
+        r"holds \{'N': '1'\}, which does not read as str",
+    ):
+        PRODUCT.decode(item)

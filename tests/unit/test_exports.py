@@ -37,6 +37,7 @@ EXPECTED = {
     "DynormError",
     "Embedded",
     "ExpressionError",
+    "FromRead",
     "HasMany",
     "Index",
     "ItemNotFoundError",

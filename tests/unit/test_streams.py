@@ -183,7 +183,9 @@ def test_a_binary_value_that_is_not_base64_is_refused_naming_the_attribute(text:
 
 def test_a_wrong_type_for_a_field_names_the_model_and_the_field() -> None:
     image = {"PK": {"S": "ORDER#1"}, "SK": {"S": "LINE#002"}, "sku": {"L": []}}
-    with pytest.raises(CodecError, match=r"Line: cannot read item .*field 'sku'"):
+    with pytest.raises(
+        CodecError, match=r"Line: item PK='ORDER#1', SK='LINE#002': attribute 'sku' \(field 'sku'"
+    ):
         table.decode_record(record("INSERT", Keys={}, NewImage=image))
 
 
