@@ -92,7 +92,7 @@ class SortRange:
     excluded: str | None = None
 
 
-def sort_range(template: KeyTemplate, components: Mapping[str, object], where: str) -> SortRange:
+def sort_range(template: KeyTemplate, components: Mapping[str, object], call: str) -> SortRange:
     """The condition for ``components`` on the sort key ``template`` (None: the whole partition).
 
     ``where`` opens error messages (``"db.query(Reading)"``).
@@ -102,7 +102,7 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], where: s
         return SortRange(KeyRange.from_template(template, components))
     if len(marked) > 1:
         raise KeyTemplateError(
-            f"{where}: {', '.join(marked)} all have conditions; a sort key takes one, on the "
+            f"{call}: {', '.join(marked)} all have conditions; a sort key takes one, on the "
             "last component given: give the others values"
         )
     (name,) = marked
@@ -112,14 +112,14 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], where: s
     later = [f for f in template.fields[position + 1 :] if f in components]
     if later:
         raise KeyTemplateError(
-            f"{where}: {name}={marker!r} must be on the last sort key component given, but "
+            f"{call}: {name}={marker!r} must be on the last sort key component given, but "
             f"{', '.join(later)} follow{'s' if len(later) == 1 else ''}; drop "
             f"{', '.join(later)}, or give {name} a value"
         )
     missing = [f for f in template.fields[:position] if f not in components]
     if missing:
         raise KeyTemplateError(
-            f"{where}: {name}={marker!r} needs the components before it in "
+            f"{call}: {name}={marker!r} needs the components before it in "
             f"{template.source!r}: give {', '.join(missing)}"
         )
     earlier = {f: components[f] for f in template.fields[:position]}
@@ -132,7 +132,7 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], where: s
         return SortRange(KeyRange("begins_with", (value,)) if value else None)
     if segment is not template.segments[-1] or segment.suffix:
         raise KeyTemplateError(
-            f"{where}: {name}={marker!r}: a range compares whole sort keys, so it works on the "
+            f"{call}: {name}={marker!r}: a range compares whole sort keys, so it works on the "
             f"last component of {template.source!r} only ({template.fields[-1]}); use "
             f"begins_with for {name}, or give it a value and put the range on a later component"
         )
@@ -140,23 +140,23 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], where: s
     def key(value: object) -> str:
         return prefix + template.escaped(key_string(value, segment.spec))
 
-    return _bounds(marker, key, prefix, where, name)
+    return _bounds(marker, key, prefix, call, name)
 
 
 def _bounds(
-    marker: SortCondition, key: Callable[[object], str], prefix: str, where: str, name: str
+    marker: SortCondition, key: Callable[[object], str], prefix: str, call: str, name: str
 ) -> SortRange:
     keys = [key(v) for v in marker.values]
     if not all(keys):
         raise ExpressionError(
-            f"{where}: {name}={marker!r} bounds the sort key by an empty string, which "
+            f"{call}: {name}={marker!r} bounds the sort key by an empty string, which "
             "DynamoDB refuses; bound it by a non-empty value"
         )
     if marker.op == "between":
         low, high = keys
         if low > high:
             raise ExpressionError(
-                f"{where}: {name}={marker!r}: the low bound sorts after the high one "
+                f"{call}: {name}={marker!r}: the low bound sorts after the high one "
                 f"({low!r} > {high!r}); swap them"
             )
         return SortRange(KeyRange("between", (low, high)))

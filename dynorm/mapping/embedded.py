@@ -21,7 +21,7 @@ from dynorm.core.requests import Request, get_item, update_item
 from dynorm.core.steps import FromRead
 from dynorm.mapping.model import resolve_field_types
 
-__all__ = ["EmbeddedCodec", "plan_add", "plan_remove"]
+__all__ = ["EmbeddedCodec", "add_request", "remove_request"]
 
 
 @attrs.frozen(eq=False)
@@ -88,14 +88,14 @@ class EmbeddedCodec:
         else:
             entries = [(f"[{i}]", v) for i, v in enumerate(stored["L"])]
         children = []
-        for where, value in entries:
+        for which, value in entries:
             try:
                 children.append(self._decode_child(value, self.child))
             except Exception as exc:  # any failure of a stored value is explained
-                raise self._unreadable(key, where, value, exc) from exc
+                raise self._unreadable(key, which, value, exc) from exc
         return children
 
-    def _unreadable(self, key: str, where: str, value: object, exc: Exception) -> CodecError:
+    def _unreadable(self, key: str, which: str, value: object, exc: Exception) -> CodecError:
         """The error for a stored child that does not read as its class, naming its attribute."""
         about = f"{self.qualname}: item {key or '(key not read)'}: attribute {self.attribute!r}"
         fields = value.get("M") if isinstance(value, Mapping) else None
@@ -108,13 +108,13 @@ class EmbeddedCodec:
                     converter.structure(fields[name], field.type)
                 except Exception:  # noqa: BLE001 - this is the field that fails
                     return CodecError(
-                        f"{about}, child {where}: attribute {name!r} (field "
+                        f"{about}, child {which}: attribute {name!r} (field "
                         f"{self.child.__name__}.{field.name}) holds {fields[name]!r}, which does "
                         f"not read as {type_text(field.type)}; correct the stored item"
                     )
         detail = "" if isinstance(exc, KeyError) else f" ({exc})"
         return CodecError(
-            f"{about}, child {where} does not read as {self.child.__name__}{detail}; correct "
+            f"{about}, child {which} does not read as {self.child.__name__}{detail}; correct "
             "the stored item"
         )
 
@@ -159,7 +159,7 @@ class EmbeddedCodec:
             )
 
 
-def plan_add(
+def add_request(
     codec: EmbeddedCodec,
     table_name: str,
     key: Item,
@@ -201,7 +201,7 @@ def plan_add(
     )
 
 
-def plan_remove(
+def remove_request(
     codec: EmbeddedCodec, table_name: str, key: Item, child: object, position: int | FromRead
 ) -> Request:
     """UpdateItem that removes one embedded child (by key in a map, by position in a list).

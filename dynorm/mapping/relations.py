@@ -429,7 +429,7 @@ class BelongsToRelation(Relationship[C]):
 
 
 def link_to_parent(
-    where: str,
+    qualname: str,
     parent: ModelInfo[Any],
     child: ModelInfo[Any],
     key: Mapping[str, str] | None,
@@ -445,12 +445,12 @@ def link_to_parent(
     identity = parent.identity_fields()
     myself = parent.cls is child.cls
     if key is not None:
-        _check_key(where, parent, child, key)
+        _check_key(qualname, parent, child, key)
         found = dict(key)
     else:
-        found = _from_inverses(where, parent, child, inverses)
+        found = _from_inverses(qualname, parent, child, inverses)
         if not found and not myself:
-            found = _from_shapes(where, parent, child)
+            found = _from_shapes(qualname, parent, child)
     if found or not myself:
         found.update({f: f for f in identity if f not in found and f in child.field_types})
     missing = [f for f in identity if f not in found]
@@ -462,7 +462,7 @@ def link_to_parent(
             f"{child.name} field holds it)"
         )
         raise DefinitionError(
-            f"{where}: {child.name} has no field for {parent.name}'s key "
+            f"{qualname}: {child.name} has no field for {parent.name}'s key "
             f"{', '.join(missing)}{how}; pass key={_key_example(parent, child.name, missing)} "
             f"naming the {child.name} field that holds each"
         )
@@ -475,25 +475,25 @@ def _key_example(parent: ModelInfo[Any], child_name: str, fields: Sequence[str] 
 
 
 def _check_key(
-    where: str, parent: ModelInfo[Any], child: ModelInfo[Any], key: Mapping[str, str]
+    qualname: str, parent: ModelInfo[Any], child: ModelInfo[Any], key: Mapping[str, str]
 ) -> None:
     identity = parent.identity_fields()
     for parent_field, child_field in key.items():
         if parent_field not in identity:
             what = "a field" if parent_field not in parent.field_types else "a key field"
             raise DefinitionError(
-                f"{where}: key= maps {parent.name}'s key fields ({', '.join(identity)}) to "
+                f"{qualname}: key= maps {parent.name}'s key fields ({', '.join(identity)}) to "
                 f"{child.name}'s fields, and {parent_field!r} is not {what} of {parent.name}"
             )
         if child_field not in child.field_types:
             raise DefinitionError(
-                f"{where}: key= names {child_field!r} to hold {parent.name}.{parent_field}, but "
+                f"{qualname}: key= names {child_field!r} to hold {parent.name}.{parent_field}, but "
                 f"{child.name} has no field {child_field!r}; name one of its fields"
             )
 
 
 def _from_inverses(
-    where: str,
+    qualname: str,
     parent: ModelInfo[Any],
     child: ModelInfo[Any],
     inverses: Sequence[tuple[str, Mapping[str, str]]],
@@ -513,13 +513,13 @@ def _from_inverses(
             for pairs, names in distinct.items()
         )
         raise DefinitionError(
-            f"{where}: {parent.name} holds {child.name} in more than one way ({ways}), so which "
-            f"one {where} inverts is ambiguous; pass key={_key_example(parent, child.name)}"
+            f"{qualname}: {parent.name} holds {child.name} in more than one way ({ways}), so which "
+            f"one {qualname} inverts is ambiguous; pass key={_key_example(parent, child.name)}"
         )
     return dict(next(iter(distinct), ()))
 
 
-def _from_shapes(where: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> dict[str, str]:
+def _from_shapes(qualname: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> dict[str, str]:
     """Parent key field -> child field from every key template scope the models share."""
     scopes = [None, *(i for i in child.table.indexes if parent.in_index(i) and child.in_index(i))]
     found: dict[str, set[str]] = {}
@@ -539,7 +539,7 @@ def _from_shapes(where: str, parent: ModelInfo[Any], child: ModelInfo[Any]) -> d
     if clashes:
         detail = "; ".join(f"{p} by {' or '.join(c)}" for p, c in clashes.items())
         raise DefinitionError(
-            f"{where}: {child.name}'s key templates match {parent.name}'s in more than one way "
+            f"{qualname}: {child.name}'s key templates match {parent.name}'s in more than one way "
             f"({detail}); pass key={_key_example(parent, child.name)}"
         )
     return {p: next(iter(c)) for p, c in found.items() if p in identity}

@@ -18,7 +18,8 @@ import attrs
 from dynorm.core.errors import ConditionFailedError, DefinitionError, LimitExceededError
 from dynorm.core.requests import CollectionRead
 from dynorm.core.steps import FromRead, Plan, Send, Unread
-from dynorm.mapping.embedded import EmbeddedCodec, plan_add, plan_remove
+
+from .embedded import EmbeddedCodec, add_request, remove_request
 
 if TYPE_CHECKING:
     from .model import ModelInfo
@@ -130,7 +131,7 @@ class Strategy:
         yield from change.writes.delete(change.child)
         return None
 
-    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
+    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], qualname: str) -> dict[str, str]:
         """Child field -> parent field, from aligning the collection's partition key templates.
 
         When the parent is not in the children's collection, fields of the same name link them.
@@ -139,12 +140,12 @@ class Strategy:
         if self.index is not None and self.index not in child.table.indexes:
             declared = ", ".join(child.table.indexes) or "none"
             raise DefinitionError(
-                f"{where} via {self.describe()}: index {self.index!r} is not declared on Table "
+                f"{qualname} via {self.describe()}: index {self.index!r} is not declared on Table "
                 f"{child.table.name!r}; declared: {declared}"
             )
         if self.index is not None and not child.in_index(self.index):
             raise DefinitionError(
-                f"{where} via {self.describe()}: {child.name} has no key templates for "
+                f"{qualname} via {self.describe()}: {child.name} has no key templates for "
                 f"{self.index!r}; declare @table.model(..., {self.index}=(pk, sk))"
             )
         child_pk, child_sk = child.key_templates(self.index)
@@ -159,13 +160,13 @@ class Strategy:
         if mapping is None:
             parent_pk, _ = parent.key_templates(self.index)
             raise DefinitionError(
-                f"{where} via {self.describe()}: children must share the parent's partition in "
+                f"{qualname} via {self.describe()}: children must share the parent's partition in "
                 f"{scope}, but {child.name}'s template {child_pk.source!r} does not have the "
                 f"shape of {parent.name}'s {parent_pk.source!r}; make the literals match"
             )
         if child_sk is None:
             raise DefinitionError(
-                f"{where} via {self.describe()}: {scope} has no sort key, so a partition "
+                f"{qualname} via {self.describe()}: {scope} has no sort key, so a partition "
                 "holds one item and cannot hold children"
             )
         if parent.in_index(self.index) if self.index else True:
@@ -277,7 +278,7 @@ class Embedded(Strategy):
         replacing = any(codec.same_child(c, child) for c in current)
         after = [c for c in current if not codec.same_child(c, child)] + [child]
         codec.check_fits(info.encode(parent), after)
-        request = plan_add(
+        request = add_request(
             codec, change.table_name, info.key_of(parent), info.table.pk, child, replacing=replacing
         )
         try:
@@ -308,8 +309,8 @@ class Embedded(Strategy):
             if children is None:
                 response = yield Send(codec.read_request(table_name, key))
                 if isinstance(response, Unread):  # planned by explain: the list is not read
-                    where = FromRead(f"the position of the child in {codec.qualname}")
-                    yield Send(plan_remove(codec, table_name, key, child, where))
+                    unknown = FromRead(f"the position of the child in {codec.qualname}")
+                    yield Send(remove_request(codec, table_name, key, child, unknown))
                     return None
                 children = codec.decode(
                     response.get("Item") or {}, key=rel.owner_info.describe(key)
@@ -318,7 +319,7 @@ class Embedded(Strategy):
             if found is None:
                 return None  # not there: removing is idempotent, as deleting a missing item is
             position = found
-        yield Send(plan_remove(codec, table_name, key, child, position))
+        yield Send(remove_request(codec, table_name, key, child, position))
         return position
 
 
@@ -374,15 +375,15 @@ class Denormalized(Strategy):
         changes = copy_changes(self.copy.items(), parent_values, child)
         return attrs.evolve(child, **changes) if changes else child  # type: ignore[misc]
 
-    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], where: str) -> dict[str, str]:
+    def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], qualname: str) -> dict[str, str]:
         for parent_field, child_field in self.copy.items():
             if parent_field not in parent.field_types:
                 raise DefinitionError(
-                    f"{where} via {self.describe()}: {parent.name} has no field {parent_field!r}"
+                    f"{qualname} via {self.describe()}: {parent.name} has no field {parent_field!r}"
                 )
             if child_field not in child.field_types:
                 raise DefinitionError(
-                    f"{where} via {self.describe()}: {child.name} has no field {child_field!r} "
+                    f"{qualname} via {self.describe()}: {child.name} has no field {child_field!r} "
                     f"to hold the copy of {parent.name}.{parent_field}; add it (with a default)"
                 )
-        return self.where.link(parent, child, where)
+        return self.where.link(parent, child, qualname)

@@ -137,29 +137,29 @@ def _show(value: object) -> str:
 _SETS: Final = {"SS": "S", "NS": "N", "BS": "B"}
 
 
-def _check_value(av: object, where: str, depth: int) -> None:
+def _check_value(av: object, path: str, depth: int) -> None:
     """Refuse what is no DynamoDB AttributeValue, naming its place (``NewImage.a.b[2]``)."""
     if not isinstance(av, Mapping) or len(av) != 1:
-        raise CodecError(f"{where} is no attribute value (one type tag and its value): {_show(av)}")
+        raise CodecError(f"{path} is no attribute value (one type tag and its value): {_show(av)}")
     ((tag, value),) = av.items()
     if depth > MAX_DEPTH:
-        raise CodecError(f"{where} nests deeper than DynamoDB's {MAX_DEPTH} levels (MAX_DEPTH)")
+        raise CodecError(f"{path} nests deeper than DynamoDB's {MAX_DEPTH} levels (MAX_DEPTH)")
     if tag == "M" and isinstance(value, Mapping):
         for key, member in value.items():
-            _check_value(member, f"{where}.{key}", depth + 1)
+            _check_value(member, f"{path}.{key}", depth + 1)
     elif tag == "L" and isinstance(value, list):
         for i, member in enumerate(value):
-            _check_value(member, f"{where}[{i}]", depth + 1)
+            _check_value(member, f"{path}[{i}]", depth + 1)
     elif tag in _SETS and isinstance(value, list):
         for i, member in enumerate(value):
-            _check_scalar(_SETS[tag], member, f"{where}[{i}]")
+            _check_scalar(_SETS[tag], member, f"{path}[{i}]")
     elif tag in ("S", "N", "B", "BOOL", "NULL"):
-        _check_scalar(tag, value, where)
+        _check_scalar(tag, value, path)
     else:
-        raise CodecError(f"{where}: {_show(tag)} with {_show(value)} is no attribute value")
+        raise CodecError(f"{path}: {_show(tag)} with {_show(value)} is no attribute value")
 
 
-def _check_scalar(tag: str, value: object, where: str) -> None:
+def _check_scalar(tag: str, value: object, path: str) -> None:
     if tag == "S" and isinstance(value, str):
         return
     if tag in ("BOOL", "NULL") and isinstance(value, bool):
@@ -171,11 +171,11 @@ def _check_scalar(tag: str, value: object, where: str) -> None:
             number = None
         if number is not None and number.is_finite():
             return
-        raise CodecError(f"{where}: {_show(value)} is not a number")
+        raise CodecError(f"{path}: {_show(value)} is not a number")
     if tag == "B" and isinstance(value, str | bytes):
         try:
             decode_binary(value)
         except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+            raise CodecError(f"{path}: {exc}") from None
         return
-    raise CodecError(f"{where}: {_show(value)} is no {tag} value")
+    raise CodecError(f"{path}: {_show(value)} is no {tag} value")

@@ -20,7 +20,7 @@ from dynorm import (
 from dynorm.core.codec.converter import Item
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import Request
-from dynorm.mapping.embedded import EmbeddedCodec, plan_add, plan_remove
+from dynorm.mapping.embedded import EmbeddedCodec, add_request, remove_request
 from dynorm.mapping.model import info_of
 from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_put_keeping, plan_update
 from dynorm.wire.retry import (
@@ -143,10 +143,10 @@ def test_embedded_list_appends_carry_a_token_and_map_members_do_not() -> None:
     as_list = EmbeddedCodec.build("Page.lines", "lines", Line, None, None)
     as_map = EmbeddedCodec.build("Page.lines", "lines", Line, "text", 5)
     line = Line("a")
-    assert plan_add(as_list, "app", KEY, "pk", line, replacing=False).retry == "token"
-    assert plan_add(as_map, "app", KEY, "pk", line, replacing=False).retry == "safe"
-    assert plan_remove(as_list, "app", KEY, line, 0).retry == "token"
-    assert plan_remove(as_map, "app", KEY, line, 0).retry == "safe"
+    assert add_request(as_list, "app", KEY, "pk", line, replacing=False).retry == "token"
+    assert add_request(as_map, "app", KEY, "pk", line, replacing=False).retry == "safe"
+    assert remove_request(as_list, "app", KEY, line, 0).retry == "token"
+    assert remove_request(as_map, "app", KEY, line, 0).retry == "safe"
 
 
 def test_the_retry_mark_is_not_part_of_a_requests_equality() -> None:
