@@ -10,6 +10,7 @@ from dynorm._table import Table
 from dynorm.design import Design, EntityRow
 from dynorm.design import design as design_of
 
+from ._connection import TableNameParam
 from ._output import out
 from ._target import TableParam
 
@@ -26,7 +27,11 @@ __all__ = ["design"]
     show_default=True,
     help="text: tables for the terminal; markdown: for docs; json: for tools.",
 )
-@click.option("--table-name", help="Show requests for this table name instead of the Table's.")
+@click.option(
+    "--table-name",
+    type=TableNameParam(),
+    help="Show requests for this table name instead of the Table's.",
+)
 def design(table: Table, format_: str, table_name: str | None) -> None:
     """Show the entities of MODULE:TABLE and every access pattern with the requests it sends.
 

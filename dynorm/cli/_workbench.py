@@ -23,7 +23,7 @@ from dynorm.workbench import (
 )
 
 from ._connection import ConnectOptions, connection_options
-from ._output import err, out
+from ._output import Interrupted, err, out
 from ._tables import describe_keys
 from ._target import TableParam, TargetError, load_object
 
@@ -44,7 +44,13 @@ def _examples(target: str) -> list[object]:
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint="--examples") from exc
     if callable(found):
-        found = found()
+        try:
+            found = found()
+        except Exception as exc:  # noqa: BLE001  (the user's function: say what it raised)
+            raise click.BadParameter(
+                f"{target}() raised {type(exc).__name__}: {' '.join(str(exc).split())}",
+                param_hint="--examples",
+            ) from None
     if not isinstance(found, Iterable) or isinstance(found, str | bytes):
         raise click.BadParameter(
             f"{target} is a {type(found).__name__}; name a list of model objects (or a function "
@@ -110,7 +116,13 @@ def export(
                         "name the live table with --table-name"
                     ) from exc
 
-        raw = asyncio.run(read())
+        try:
+            raw = asyncio.run(read())
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"stopped while reading the live table; nothing was written to {str(output)!r}: "
+                "run the same command again"
+            ) from None
     data = export_model(
         table,
         items=items,
