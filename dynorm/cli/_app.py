@@ -78,9 +78,8 @@ class _Group(click.Group):
                 raise Interrupted("nothing was done") from None
             raise
         except KeyboardInterrupt:
-            command = " ".join(ctx.protected_args or [])
             raise Interrupted(
-                f"`dynorm {command}` stopped before it finished; run it again to complete it"
+                "the command stopped before it finished; run the same command again to complete it"
             ) from None
         except DynormError as exc:
             raise click.ClickException(
