@@ -63,11 +63,17 @@ class Cli:
         }
 
     def __call__(
-        self, *args: str, stdin: str = "", cwd: Path = ROOT, unset: Sequence[str] = ()
+        self,
+        *args: str,
+        stdin: str = "",
+        cwd: Path = ROOT,
+        unset: Sequence[str] = (),
+        columns: str = "200",
     ) -> Ran:
-        """The run, with the environment variables named by ``unset`` left out."""
+        """The run, ``columns`` wide, with the environment variables ``unset`` names left out."""
         command = [sys.executable, "-m", "dynorm", *args]
         environment = {k: v for k, v in self.environment(cwd).items() if k not in unset}
+        environment["COLUMNS"] = columns
         done = subprocess.run(  # noqa: S603  (our own command, fixed arguments)
             command,
             input=stdin,
