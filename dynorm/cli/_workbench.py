@@ -43,21 +43,23 @@ def _examples(target: str) -> list[object]:
         found = load_object(target, "OBJECTS")
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint="--examples") from exc
-    if callable(found):
-        try:
+    try:
+        if callable(found):
             found = found()
-        except Exception as exc:  # noqa: BLE001  (the user's function: say what it raised)
+        if not isinstance(found, Iterable) or isinstance(found, str | bytes):
             raise click.BadParameter(
-                f"{target}() raised {type(exc).__name__}: {' '.join(str(exc).split())}",
+                f"{target} is a {type(found).__name__}; name a list of model objects (or a "
+                "function returning one)",
                 param_hint="--examples",
-            ) from None
-    if not isinstance(found, Iterable) or isinstance(found, str | bytes):
+            )
+        return list(found)
+    except click.BadParameter:
+        raise
+    except Exception as exc:  # noqa: BLE001  (the user's code, called or iterated: say what it raised)
         raise click.BadParameter(
-            f"{target} is a {type(found).__name__}; name a list of model objects (or a function "
-            "returning one)",
+            f"reading {target} raised {type(exc).__name__}: {' '.join(str(exc).split())}",
             param_hint="--examples",
-        )
-    return list(found)
+        ) from None
 
 
 @workbench.command("export")

@@ -216,6 +216,7 @@ def test_a_strategy_that_is_not_one_is_a_usage_error_naming_the_flag(
         ["workbench", "export", "tests.seed_models:app", "--output", "/no/such/dir/out.json"],
         ["workbench", "export", "tests.seed_models:app", "-o", "-", "--examples", "nope:x"],
         ["workbench", "export", "tests.seed_models:app", "-o", "-", "--examples", "raises:boom"],
+        ["workbench", "export", "tests.seed_models:app", "-o", "-", "--examples", "raises:later"],
         ["workbench", "import", "not-json.json"],
         ["workbench", "import", "deep.json"],
         ["migrate", "tests.seed_models:app", "", "--copies", "--yes"],
@@ -228,7 +229,9 @@ def test_other_hostile_arguments_end_in_a_message(
     cli: Cli, tmp_path: Path, arguments: list[str]
 ) -> None:
     (tmp_path / "raises.py").write_text(
-        "def boom():\n    raise ValueError('no samples today')\n", encoding="utf-8"
+        "def boom():\n    raise ValueError('no samples today')\n\n\n"
+        "def later():\n    yield from ()\n    raise ValueError('no more samples')\n",
+        encoding="utf-8",
     )
     (tmp_path / "getattr_raises.py").write_text(
         "def __getattr__(name):\n    raise RuntimeError(name)\n", encoding="utf-8"
