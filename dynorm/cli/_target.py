@@ -84,12 +84,17 @@ def load_object(target: str, what: str = "TABLE") -> Any:
     for part in attribute.split("."):
         try:
             found = getattr(found, part)
-        except Exception:  # noqa: BLE001  (a module __getattr__ may raise anything)
+        except AttributeError:
             tables = sorted(n for n, v in vars(module).items() if isinstance(v, Table))
             hint = f"; its Tables: {', '.join(tables)}" if tables else "; it defines no Table"
             if what != "TABLE":
                 hint = ""
             raise TargetError(f"{where!r} has no attribute {attribute!r}{hint}") from None
+        except Exception as exc:  # noqa: BLE001  (a module __getattr__ may raise anything)
+            raise TargetError(
+                f"reading {attribute!r} from {where!r} raised {type(exc).__name__}: "
+                f"{_one_line(exc)}"
+            ) from None
     return found
 
 

@@ -243,3 +243,5 @@ def test_other_hostile_arguments_end_in_a_message(
 
     assert_handled(ran)
     assert "Error:" in ran.err
+    if arguments[1] == "getattr_raises:table":
+        assert "reading 'table' from 'getattr_raises' raised RuntimeError: table" in ran.err
