@@ -75,8 +75,8 @@ def create_table(
         created = asyncio.run(create())
     except KeyboardInterrupt:
         raise Interrupted(
-            f"table {name!r} at {connection.where()} may have been created, or be still being "
-            "created; run the same command with --exists-ok to finish"
+            f"CreateTable may have been sent: then table {name!r} at {connection.where()} exists "
+            "or is being created; run the same command again (with --exists-ok to accept it)"
         ) from None
     verb = "Created" if created else "Table exists already:"
     out.print(f"{verb} {name!r} ({describe_keys(table)}) at {connection.where()}")
