@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
+import math
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import attrs
 import click
@@ -13,7 +17,14 @@ import click
 from dynorm.io.database import DEFAULT_MAX_ATTEMPTS, Database, connect
 from dynorm.mapping.table import Table
 
-__all__ = ["ConnectOptions", "connection_options"]
+__all__ = [
+    "ConnectOptions",
+    "EndpointParam",
+    "RegionParam",
+    "Seconds",
+    "TableNameParam",
+    "connection_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,14 +64,110 @@ class ConnectOptions:
             yield db
 
 
+class EndpointParam(click.ParamType):  # type: ignore[type-arg]
+    """``--endpoint-url``: an http(s) URL with a host, as botocore accepts it."""
+
+    name = "URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = str(value)
+        example = "e.g. http://localhost:8000 or https://dynamodb.eu-west-1.amazonaws.com"
+        if not text.strip():
+            self.fail(f"the endpoint is empty; give a URL, {example}", param, ctx)
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+        except ValueError as exc:
+            self.fail(f"{text!r} is not a URL ({exc}); {example}", param, ctx)
+        if parts.scheme not in {"http", "https"}:
+            hint = f"; write http://{text}" if "://" not in text else ""
+            self.fail(f"{text!r} is not an http:// or https:// URL{hint} ({example})", param, ctx)
+        if not _is_host(parts.hostname or "") or any(c.isspace() for c in text):
+            self.fail(f"{text!r} does not name a host; {example}", param, ctx)
+        return text
+
+
+#: A host name as botocore accepts it: dot-separated labels of letters, digits and hyphens.
+_HOST = re.compile(r"^((?!-)[A-Z\d-]{1,63}(?<!-)\.)*((?!-)[A-Z\d-]{1,63}(?<!-))\.?$", re.IGNORECASE)
+
+
+def _is_host(host: str) -> bool:
+    if _HOST.match(host) and len(host) <= 255:
+        return True
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
+
+
+#: A region is a host label: eu-west-1 (botocore's check, so that it is refused up front).
+_REGION = re.compile(r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{1,63}(?<!-)$")
+
+
+class RegionParam(click.ParamType):  # type: ignore[type-arg]
+    """``--region``: a region name such as eu-west-1."""
+
+    name = "REGION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = str(value)
+        if not _REGION.match(text):
+            self.fail(f"{text!r} is not a region name; give one such as eu-west-1", param, ctx)
+        return text
+
+
+#: DynamoDB's table names: 3 to 255 of letters, digits, _ - and .
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+
+
+class TableNameParam(click.ParamType):  # type: ignore[type-arg]
+    """``--table-name``: a name DynamoDB accepts for a table."""
+
+    name = "NAME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = str(value)
+        if not _TABLE_NAME.match(text):
+            shown = text if len(text) <= 40 else f"{text[:40]}…"
+            self.fail(
+                f"{shown!r} ({len(text)} characters) is not a DynamoDB table name: "
+                "3 to 255 letters, digits, '_', '-' or '.'",
+                param,
+                ctx,
+            )
+        return text
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds, 0 or more; not nan."""
+
+    name = "SECONDS"
+
+    def __init__(self) -> None:
+        super().__init__(min=0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return seconds
+
+
 _OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--endpoint-url",
+        type=EndpointParam(),
         envvar="DYNORM_ENDPOINT_URL",
         help="DynamoDB endpoint, e.g. http://localhost:8000 (env: DYNORM_ENDPOINT_URL; "
         "default: AWS's, from your configuration).",
     ),
-    click.option("--region", "region_name", help="AWS region (default: your configuration's)."),
+    click.option(
+        "--region",
+        "region_name",
+        type=RegionParam(),
+        help="AWS region (default: your configuration's).",
+    ),
     click.option("--profile", help="AWS profile of your shared configuration files."),
     click.option("--aws-access-key-id", help="Access key id (default: your configuration's)."),
     click.option("--aws-secret-access-key", help="Secret access key."),
@@ -69,6 +176,7 @@ _OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         "--table-name",
         "--table",
         "table_name",
+        type=TableNameParam(),
         help="Work on this table instead of the name the Table (or file) gives.",
     ),
     click.option(
@@ -81,10 +189,8 @@ _OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--max-concurrency", type=click.IntRange(min=1), help="Requests in flight at most."
     ),
-    click.option("--connect-timeout", type=click.FloatRange(min=0), help="Seconds to connect."),
-    click.option(
-        "--read-timeout", type=click.FloatRange(min=0), help="Seconds to wait for a reply."
-    ),
+    click.option("--connect-timeout", type=Seconds(), help="Seconds to connect."),
+    click.option("--read-timeout", type=Seconds(), help="Seconds to wait for a reply."),
     click.option(
         "--fast-path/--no-fast-path",
         default=True,

@@ -198,7 +198,7 @@ def migrate(
     yes: bool,
     connection: ConnectOptions,
 ) -> None:
-    r"""Rewrite the stored data of SUBJECT in MODULE:TABLE into the layout its declaration writes.
+    """Rewrite the stored data of SUBJECT in MODULE:TABLE into the layout its declaration writes.
 
     \b
     dynorm migrate app:table User.tickets --from "Partition()"     the strategy changed
@@ -211,7 +211,7 @@ def migrate(
     saved, so an interrupted run resumes when run again. Running it twice changes nothing the
     second time.
     A verification pass re-reads the table at the end; a failure exits with status 1.
-    """
+    """  # noqa: D301  (click's \b, a backspace, keeps the examples' lines as they are)
     chosen = [
         flag
         for flag, on in (("--from", from_), ("--copies", copies), ("--backfill", backfill))

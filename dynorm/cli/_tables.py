@@ -11,8 +11,8 @@ import click
 from dynorm.core.errors import DatabaseError, TableNotFoundError
 from dynorm.mapping.table import GSI, Table
 
-from ._connection import ConnectOptions, connection_options
-from ._output import out
+from ._connection import ConnectOptions, Seconds, TableNameParam, connection_options
+from ._output import Interrupted, out
 from ._target import TableParam, TargetError, load_table
 
 __all__ = ["create_table", "delete_table"]
@@ -36,7 +36,7 @@ def describe_keys(table: Table) -> str:
 def _timeout(waits_for: str) -> Callable[[F], F]:
     return click.option(
         "--timeout",
-        type=click.FloatRange(min=0),
+        type=Seconds(),
         default=60.0,
         show_default=True,
         help=f"Seconds to wait for the table to {waits_for}.",
@@ -71,7 +71,13 @@ def create_table(
                 raise
             return True
 
-    created = asyncio.run(create())
+    try:
+        created = asyncio.run(create())
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"CreateTable may have been sent: then table {name!r} at {connection.where()} exists "
+            "or is being created; run the same command again (with --exists-ok to accept it)"
+        ) from None
     verb = "Created" if created else "Table exists already:"
     out.print(f"{verb} {name!r} ({describe_keys(table)}) at {connection.where()}")
 
@@ -92,6 +98,11 @@ def delete_table(target: str, *, yes: bool, timeout: float, connection: ConnectO
         except TargetError as exc:
             raise click.BadParameter(str(exc), param_hint="MODULE:TABLE|NAME") from exc
     else:
+        try:
+            TableNameParam().convert(target, None, None)
+        except click.BadParameter as exc:
+            exc.param_hint = "MODULE:TABLE|NAME"
+            raise
         table = Table(target)
     name = connection.name_of(table)
     if not yes:
@@ -110,5 +121,11 @@ def delete_table(target: str, *, yes: bool, timeout: float, connection: ConnectO
                     f"there is no table {name!r} at {connection.where()} to delete"
                 ) from exc
 
-    asyncio.run(delete())
+    try:
+        asyncio.run(delete())
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"DeleteTable may have been sent: then table {name!r} at {connection.where()} is "
+            "gone or going (DynamoDB finishes on its own); run the same command again to check"
+        ) from None
     out.print(f"Deleted {name!r} at {connection.where()}")

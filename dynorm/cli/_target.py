@@ -13,6 +13,8 @@ import click
 from dynorm.core.errors import DynormError
 from dynorm.mapping.table import Table
 
+from ._output import Interrupted
+
 __all__ = ["TableParam", "TargetError", "load_object", "load_table"]
 
 
@@ -64,9 +66,20 @@ def load_object(target: str, what: str = "TABLE") -> Any:
     except TargetError:
         raise
     except DynormError as exc:
-        raise TargetError(f"importing {where!r} failed: {exc}") from exc
-    except Exception as exc:
-        raise TargetError(f"importing {where!r} failed: {type(exc).__name__}: {exc}") from exc
+        raise TargetError(f"importing {where!r} failed: {_one_line(exc)}") from exc
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"importing {where!r} raised KeyboardInterrupt; nothing was done"
+        ) from None
+    except SystemExit as exc:
+        raise TargetError(
+            f"importing {where!r} failed: it called sys.exit({exc.code!r}) while being "
+            "imported; keep script code under `if __name__ == '__main__':`"
+        ) from None
+    except BaseException as exc:  # noqa: BLE001  (whatever a module raises is reported)
+        raise TargetError(
+            f"importing {where!r} failed: {type(exc).__name__}: {_one_line(exc)}"
+        ) from None
     found: Any = module
     for part in attribute.split("."):
         try:
@@ -77,6 +90,11 @@ def load_object(target: str, what: str = "TABLE") -> Any:
             if what != "TABLE":
                 hint = ""
             raise TargetError(f"{where!r} has no attribute {attribute!r}{hint}") from None
+        except Exception as exc:  # noqa: BLE001  (a module __getattr__ may raise anything)
+            raise TargetError(
+                f"reading {attribute!r} from {where!r} raised {type(exc).__name__}: "
+                f"{_one_line(exc)}"
+            ) from None
     return found
 
 
@@ -94,7 +112,16 @@ def load_table(target: str) -> Table:
         found.check()
     except DynormError as exc:
         raise TargetError(f"{target}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001  (a model's own code: say what it raised)
+        raise TargetError(
+            f"{target}: checking it raised {type(exc).__name__}: {_one_line(exc)}"
+        ) from None
     return found
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's message on one line."""
+    return " ".join(str(exc).split())
 
 
 class TableParam(click.ParamType):  # type: ignore[type-arg]

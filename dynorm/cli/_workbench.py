@@ -23,7 +23,7 @@ from dynorm.workbench import (
 )
 
 from ._connection import ConnectOptions, connection_options
-from ._output import err, out
+from ._output import Interrupted, err, out
 from ._tables import describe_keys
 from ._target import TableParam, TargetError, load_object
 
@@ -43,15 +43,23 @@ def _examples(target: str) -> list[object]:
         found = load_object(target, "OBJECTS")
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint="--examples") from exc
-    if callable(found):
-        found = found()
-    if not isinstance(found, Iterable) or isinstance(found, str | bytes):
+    try:
+        if callable(found):
+            found = found()
+        if not isinstance(found, Iterable) or isinstance(found, str | bytes):
+            raise click.BadParameter(
+                f"{target} is a {type(found).__name__}; name a list of model objects (or a "
+                "function returning one)",
+                param_hint="--examples",
+            )
+        return list(found)
+    except click.BadParameter:
+        raise
+    except Exception as exc:  # noqa: BLE001  (the user's code, called or iterated: say what it raised)
         raise click.BadParameter(
-            f"{target} is a {type(found).__name__}; name a list of model objects (or a function "
-            "returning one)",
+            f"reading {target} raised {type(exc).__name__}: {' '.join(str(exc).split())}",
             param_hint="--examples",
-        )
-    return list(found)
+        ) from None
 
 
 @workbench.command("export")
@@ -110,7 +118,13 @@ def export(
                         "name the live table with --table-name"
                     ) from exc
 
-        raw = asyncio.run(read())
+        try:
+            raw = asyncio.run(read())
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"stopped while reading the live table; nothing was written to {str(output)!r}: "
+                "run the same command again"
+            ) from None
     data = export_model(
         table,
         items=items,

@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -61,15 +62,25 @@ class Cli:
             "COLUMNS": "200",
         }
 
-    def __call__(self, *args: str, stdin: str = "", cwd: Path = ROOT) -> Ran:
+    def __call__(
+        self,
+        *args: str,
+        stdin: str = "",
+        cwd: Path = ROOT,
+        unset: Sequence[str] = (),
+        columns: str = "200",
+    ) -> Ran:
+        """The run, ``columns`` wide, with the environment variables ``unset`` names left out."""
         command = [sys.executable, "-m", "dynorm", *args]
+        environment = {k: v for k, v in self.environment(cwd).items() if k not in unset}
+        environment["COLUMNS"] = columns
         done = subprocess.run(  # noqa: S603  (our own command, fixed arguments)
             command,
             input=stdin,
             capture_output=True,
             text=True,
             cwd=cwd,
-            env=self.environment(cwd),
+            env=environment,
             timeout=120,
             check=False,
         )

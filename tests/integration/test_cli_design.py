@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
 import orjson
 import pytest
 
@@ -71,3 +81,79 @@ def test_the_help_lists_every_command(cli: Cli) -> None:
     assert ran.code == 0
     for command in ("design", "create-table", "delete-table"):
         assert command in ran.out
+
+
+# -- layout: no template or name is broken, piped or in a terminal of any width -------------------
+
+SEEDS = [
+    ("tests.seed_models:app", ROOT),
+    *(
+        (f"{path.stem}:table", ROOT / "examples")
+        for path in sorted(ROOT.glob("examples/seed_*.py"))
+    ),
+]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def in_terminal(cli: Cli, columns: int, *args: str, cwd: Path) -> str:
+    """What ``dynorm *args`` shows in a terminal ``columns`` wide (a pseudo-terminal)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    environment = {**cli.environment(cwd), "COLUMNS": str(columns), "TERM": "xterm"}
+    process = subprocess.Popen(  # noqa: S603  (our own command)
+        [sys.executable, "-m", "dynorm", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        cwd=cwd,
+        env=environment,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the command ended and closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert process.wait(timeout=120) == 0, shown.decode()
+    return ANSI.sub("", shown.decode()).replace("\r\n", "\n")
+
+
+def tokens(cli: Cli, target: str, cwd: Path) -> set[str]:
+    """Every key template, attribute and word of every call and request of the design."""
+    ran = cli("design", target, "--format", "json", cwd=cwd)
+    assert ran.code == 0, ran.output
+    data = orjson.loads(ran.out)
+    found = {t for e in data["entities"] for t in e["keys"].values() if t}
+    found |= {a for e in data["entities"] for a in e["attributes"]}
+    for pattern in data["patterns"]:
+        for text in (pattern["call"], *pattern["requests"]):
+            found |= set(text.split())
+    return found
+
+
+def assert_whole(shown: str, expected: set[str], where: str) -> None:
+    lines = shown.splitlines()
+    broken = sorted(t for t in expected if not any(t in line for line in lines))
+    assert not broken, f"{where}: broken across lines: {broken}\n{shown}"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+@pytest.mark.parametrize(("target", "cwd"), SEEDS, ids=[t for t, _ in SEEDS])
+def test_design_never_breaks_a_template_or_a_name(cli: Cli, target: str, cwd: Path) -> None:
+    expected = tokens(cli, target, cwd)
+    assert any("#{" in t for t in expected)
+
+    for columns in ("80", "200"):
+        piped = cli("design", target, cwd=cwd, columns=columns)
+        assert piped.code == 0, piped.output
+        assert_whole(piped.out, expected, f"piped, COLUMNS={columns}")
+    for width in (40, 80, 120, 200):
+        shown = in_terminal(cli, width, "design", target, cwd=cwd)
+        assert_whole(shown, expected, f"in a terminal {width} wide")
+        if width >= 80:
+            assert max(len(line) for line in shown.splitlines()) <= width, shown
