@@ -185,7 +185,7 @@ def variants() -> dict[str, tuple[str, Decode]]:
             for r in any_page.decode(body).Items
         ]
 
-    wire_decode = table.decoder("Query")
+    wire_decode = table.parser("Query")
     is_item = table.info(OrderItem).sort_key_matcher(None)
 
     def dynorm_wire(body: bytes) -> list[Any]:

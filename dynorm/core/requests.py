@@ -15,9 +15,9 @@ from .keys import KeyTemplate
 __all__ = [
     "PENDING",
     "CollectionRead",
-    "Decode",
     "KeyRange",
     "Page",
+    "Parse",
     "ReadOptions",
     "Rendered",
     "Request",
@@ -36,8 +36,8 @@ T = TypeVar("T")
 
 #: How the transport may repeat a write whose earlier attempt got no reply (see Request.retry).
 Retry = Literal["safe", "verify", "token"]
-#: Parses a successful response body (see Request.decode).
-Decode = Callable[[bytes], dict[str, Any]]
+#: Parses a successful response body (see Request.parse).
+Parse = Callable[[bytes], dict[str, Any]]
 
 #: The attribute a parent carries while the copies its write changed are being rewritten in
 #: batches after it (``_copies``); removed once they all are. A write of the parent while it is
@@ -56,7 +56,7 @@ class Request:
     item to see whether the first attempt stored it; ``"token"`` (ADD, list appends) also writes
     a token unique to the call and refuses a second application of it.
 
-    ``decode``, when given, parses a successful response body in the fast response path instead
+    ``parse``, when given, parses a successful response body in the fast response path instead
     of ``orjson.loads``: reads of items parse them into typed wire structures
     (``dynorm.wire.structs``); the result is the same response, items readable as mappings.
     """
@@ -64,7 +64,7 @@ class Request:
     operation: str
     params: Mapping[str, Any]
     retry: Retry = attrs.field(default="safe", eq=False, kw_only=True)
-    decode: Decode | None = attrs.field(default=None, eq=False, kw_only=True, repr=False)
+    parse: Parse | None = attrs.field(default=None, eq=False, kw_only=True, repr=False)
 
     def __str__(self) -> str:
         return f"{self.operation} {dict(self.params)}"
@@ -207,8 +207,8 @@ class ReadOptions:
     projection: tuple[str, ...] | None = attrs.field(default=None, kw_only=True)
     #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
     capacity: bool = attrs.field(default=False, kw_only=True)
-    #: parses the responses' bodies (Request.decode; None: orjson.loads).
-    decode: Decode | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+    #: parses the responses' bodies (Request.parse; None: orjson.loads).
+    parse: Parse | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
 
     @property
     def filtered(self) -> bool:
@@ -228,13 +228,13 @@ class ReadOptions:
 
     def _with_options(self, operation: str, params: dict[str, Any]) -> Request:
         if self.filter is None and self.projection is None and not self.capacity:
-            return Request(operation, params, decode=self.decode)
+            return Request(operation, params, parse=self.parse)
         return Request(
             operation,
             _read_options(
                 params, filter_=self.filter, projection=self.projection, capacity=self.capacity
             ),
-            decode=self.decode,
+            parse=self.parse,
         )
 
 
@@ -329,11 +329,11 @@ def get_item(
     *,
     consistent: bool = False,
     attribute: str | None = None,
-    decode: Decode | None = None,
+    parse: Parse | None = None,
 ) -> Request:
     """GetItem of the item with ``key`` (only ``attribute`` of it, when given).
 
-    ``decode`` parses the response body (see Request.decode).
+    ``parse`` parses the response body (see Request.parse).
     """
     params: dict[str, Any] = {"TableName": table_name, "Key": key}
     if consistent:
@@ -341,7 +341,7 @@ def get_item(
     if attribute is not None:
         params["ProjectionExpression"] = "#a"
         params["ExpressionAttributeNames"] = {"#a": attribute}
-    return Request("GetItem", params, decode=decode)
+    return Request("GetItem", params, parse=parse)
 
 
 def consistent_get(key: Item, table_name: str) -> Request:

@@ -20,7 +20,7 @@ import attrs
 from dynorm.core.chunks import backoff
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ThrottledError
-from dynorm.core.requests import Decode, batch_get, batch_write
+from dynorm.core.requests import Parse, batch_get, batch_write
 
 from .paging import Sender
 
@@ -38,13 +38,13 @@ async def drain_get(
     consistent: bool = False,
     max_attempts: int = 8,
     sleep: Sleep,
-    decode: Decode | None = None,
+    parse: Parse | None = None,
 ) -> list[Item]:
     """Every item found for ``keys`` (at most BATCH_GET_MAX), retrying unprocessed keys.
 
     Only rounds that leave every key they were sent unprocessed count against
     ``max_attempts``; at most ``len(keys) + max_attempts - 1`` requests are sent.
-    ``decode`` parses the replies on the fast path (the table's typed structures).
+    ``parse`` parses the replies on the fast path (the table's typed structures).
     """
     found: list[Item] = []
     pending: dict[str, Any] = {"Keys": list(keys)}
@@ -54,7 +54,7 @@ async def drain_get(
         pending.update(projection)
     stalls = rounds = 0
     while True:
-        response = await send(attrs.evolve(batch_get(table_name, pending), decode=decode))
+        response = await send(attrs.evolve(batch_get(table_name, pending), parse=parse))
         rounds += 1
         found += response.get("Responses", {}).get(table_name, [])
         rest = response.get("UnprocessedKeys", {}).get(table_name)

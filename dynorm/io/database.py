@@ -399,7 +399,7 @@ class Database:
         Raises ItemNotFoundError when there is no such item.
         """
         info = self.table.info(model)
-        plan = self.explain.get_plan(model, load=load, consistent=consistent, **key)
+        plan = self.explain.get_reads(model, load=load, consistent=consistent, **key)
         return await execute_get(self, info, plan, key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
@@ -629,7 +629,7 @@ class Database:
                     consistent=consistent,
                     max_attempts=self._max_attempts,
                     sleep=asyncio.sleep,
-                    decode=self.table.decoder("BatchGetItem"),
+                    parse=self.table.parser("BatchGetItem"),
                 )
                 for chunk in chunks
             )
@@ -710,8 +710,8 @@ class Database:
         checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
         two of the reads; it costs twice the read capacity.
         """
-        plan = self.explain.transact_get_plan(wanted)
-        request = attrs.evolve(plan.request, decode=self.table.decoder("TransactGetItems"))
+        plan = self.explain.transact_get_reads(wanted)
+        request = attrs.evolve(plan.request, parse=self.table.parser("TransactGetItems"))
         responses = (await self.send(request)).get("Responses", [])
         request_keys = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
         found = {
@@ -768,7 +768,7 @@ class Database:
     ) -> Query[T]:
         read = finished.read
         # With load=, the children a Query shares are read whole too.
-        whole = finished.fetches if loads is None else partial_of(self.table, read.index, ())
+        whole = finished.partial if loads is None else partial_of(self.table, read.index, ())
         accept = self.acceptor(info, read.index)
         return Query(
             send=self.send,
@@ -831,7 +831,7 @@ class Database:
             table=self.table,
             info=info,
             where=finished.entity,
-            whole=self.reader(index, finished.fetches) if finished.fetches else None,
+            whole=self.reader(index, finished.partial) if finished.partial else None,
         )
 
     def _scan_acceptor(

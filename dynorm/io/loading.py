@@ -21,7 +21,7 @@ from dynorm.core.requests import (
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.readplan import (
     CollectionLoad,
-    GetPlan,
+    GetReads,
     PageShare,
     belongs_to,
     parent_get,
@@ -256,7 +256,7 @@ def _not_found(info: ModelInfo[Any], key_values: Mapping[str, object]) -> ItemNo
 
 
 async def execute_get(
-    reader: Reader, info: ModelInfo[P], plan: GetPlan, key_values: Mapping[str, object]
+    reader: Reader, info: ModelInfo[P], plan: GetReads, key_values: Mapping[str, object]
 ) -> P:
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
     runs = [_run_collection(reader, info, c, plan.parent_key, key_values) for c in plan.collections]

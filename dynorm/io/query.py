@@ -28,8 +28,8 @@ from dynorm.mapping.reading import (
     narrowed,
     render_filter,
     scan_match,
-    view_fetches,
     view_of,
+    view_reads_whole,
 )
 from dynorm.mapping.table import Table
 
@@ -160,10 +160,8 @@ class Query(Generic[T]):
             return decode(raw) if matches(raw) else None
 
         # A view is read by the careful decoder, which would take wire items the slow way.
-        read = attrs.evolve(
-            self.read, projection=found.projection(self.read.key_attrs), decode=None
-        )
-        fetches = view_fetches(info, view, read.index)
+        read = attrs.evolve(self.read, projection=found.projection(self.read.key_attrs), parse=None)
+        reads_whole = view_reads_whole(info, view, read.index)
         return Query(
             send=self._send,
             read=read,
@@ -172,7 +170,7 @@ class Query(Generic[T]):
             info=info,
             where=self._where,
             filtered=self._filtered,
-            whole=self._whole if fetches else None,
+            whole=self._whole if reads_whole else None,
         )
 
     def with_capacity(self) -> Query[T]:
@@ -336,7 +334,7 @@ class Scan(Generic[T]):
         return Scan(
             send=self._send,
             read=attrs.evolve(
-                self.read, projection=found.projection(self.read.key_attrs), decode=None
+                self.read, projection=found.projection(self.read.key_attrs), parse=None
             ),
             accept=accept,
             cursors=self._cursors,
@@ -344,7 +342,7 @@ class Scan(Generic[T]):
             info=info,
             where=self._where,
             only=self._only,
-            whole=self._whole if view_fetches(info, view, index) else None,
+            whole=self._whole if view_reads_whole(info, view, index) else None,
         )
 
     def with_capacity(self) -> Scan[T]:

@@ -25,7 +25,7 @@ from dynorm.core.codec.converter import Item
 from dynorm.core.requests import CollectionRead, Tally, upper_bound
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.reading import narrowed
-from dynorm.mapping.readplan import QueryLoadPlan, plan_query_load, share_of_page
+from dynorm.mapping.readplan import QueryLoadReads, plan_query_load, share_of_page
 from dynorm.mapping.relations import HasManyRelation, LoadOption
 from dynorm.mapping.state import Loaded
 
@@ -50,13 +50,13 @@ class QueryLoad(Generic[P]):
     components: Mapping[str, object]
     options: tuple[LoadOption, ...]
 
-    def plan(self, read: CollectionRead, *, filtered: bool = False) -> QueryLoadPlan:
+    def plan(self, read: CollectionRead, *, filtered: bool = False) -> QueryLoadReads:
         return plan_query_load(self.info, read, self.components, self.options, filtered=filtered)
 
     async def page(
         self,
         send: Sender,
-        plan: QueryLoadPlan,
+        plan: QueryLoadReads,
         *,
         limit: int | None,
         start: Item | None,
@@ -89,7 +89,7 @@ class QueryLoad(Generic[P]):
 
     def _give(
         self,
-        plan: QueryLoadPlan,
+        plan: QueryLoadReads,
         *,
         option: LoadOption,
         parents: Sequence[tuple[P, Item]],
@@ -167,7 +167,7 @@ async def _read(
     reader: Reader,
     send: Sender,
     info: ModelInfo[P],
-    plan: QueryLoadPlan,
+    plan: QueryLoadReads,
     *,
     limit: int | None,
     start: Item | None,

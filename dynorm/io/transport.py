@@ -404,7 +404,7 @@ class _FastSender:
             # A read names its own parser (typed structures per table; see dynorm.wire.structs),
             # which falls back to orjson by itself when a body does not fit.
             try:
-                return (request.decode or orjson.loads)(payload)
+                return (request.parse or orjson.loads)(payload)
             except ValueError as exc:  # orjson.JSONDecodeError: an HTML page from a proxy, say
                 raise TransportError(
                     f"{operation}: the reply from {self._endpoint} (HTTP {status}) is not "

@@ -26,7 +26,7 @@ from dynorm.core.steps import (
 
 from .model import ModelInfo, not_key_fields
 from .reading import Finished, finish_query
-from .readplan import GetPlan, normalize_options, plan_get, plan_query_load
+from .readplan import GetReads, normalize_options, plan_get, plan_query_load
 from .relations import HasManyRelation, LoadOption, Relationship, collection_read
 from .table import Table
 from .writeplan import WritePlanner
@@ -35,14 +35,14 @@ from .writes import Returns, UpdateOps, UpdateOptions, return_values
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Explain", "TransactGetPlan"]
+__all__ = ["Explain", "TransactGetReads"]
 
 #: One item ``db.transact_get`` reads: its model and its key fields.
 KeyOf = tuple[type[Any], Mapping[str, object]]
 
 
 @attrs.frozen
-class TransactGetPlan:
+class TransactGetReads:
     """A TransactGetItems and, for each item asked for, its model and key (in order)."""
 
     request: Request
@@ -60,14 +60,14 @@ class Explain:
     batch_write_size: int = BATCH_WRITE_MAX
     batch_get_size: int = BATCH_GET_MAX
 
-    def get_plan(
+    def get_reads(
         self,
         model: type[Any],
         *,
         load: Sequence[Relationship[Any] | LoadOption] = (),
         consistent: bool = False,
         **key: object,
-    ) -> GetPlan:
+    ) -> GetReads:
         info = self.table.info(model)
         return plan_get(
             info, key, normalize_options(info, load), self.table_name, consistent=consistent
@@ -82,9 +82,9 @@ class Explain:
         **key: object,
     ) -> list[Request]:
         """The first round of requests ``db.get`` would send (sent concurrently)."""
-        return self.get_plan(model, load=load, consistent=consistent, **key).requests
+        return self.get_reads(model, load=load, consistent=consistent, **key).requests
 
-    def transact_get_plan(self, wanted: Sequence[KeyOf]) -> TransactGetPlan:
+    def transact_get_reads(self, wanted: Sequence[KeyOf]) -> TransactGetReads:
         """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
         infos: list[ModelInfo[Any]] = []
         keys: list[Item] = []
@@ -109,11 +109,11 @@ class Explain:
                 f"(TRANSACT_MAX); got {len(unique)}: split them, or use db.get_many when the "
                 "items need not be read at one point in time"
             )
-        return TransactGetPlan(transact_get(self.table_name, unique), tuple(infos), tuple(keys))
+        return TransactGetReads(transact_get(self.table_name, unique), tuple(infos), tuple(keys))
 
     def transact_get(self, *wanted: KeyOf) -> Request:
         """The TransactGetItems ``db.transact_get`` sends."""
-        return self.transact_get_plan(wanted).request
+        return self.transact_get_reads(wanted).request
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True

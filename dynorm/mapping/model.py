@@ -24,8 +24,8 @@ from dynorm.core.limits import (
     check_item,
     check_key,
 )
+from dynorm.core.requests import Parse
 from dynorm.core.stamps import Stamps
-from dynorm.wire.structs import Decode
 
 from .itemtests import OUTSIDE, ModelTests, model_tests
 
@@ -84,7 +84,7 @@ class ModelTable(Protocol):
 
     def attribute_names(self) -> list[str]: ...
 
-    def decoder(self, operation: str, index: str | None = None) -> Decode: ...
+    def parser(self, operation: str, index: str | None = None) -> Parse: ...
 
     def model_of(
         self, item: Mapping[str, AttributeValue], index: str | None = None

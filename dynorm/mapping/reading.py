@@ -32,8 +32,8 @@ __all__ = [
     "render_filter",
     "scan_match",
     "scan_read",
-    "view_fetches",
     "view_of",
+    "view_reads_whole",
 ]
 
 T = TypeVar("T")
@@ -195,7 +195,7 @@ def scan_read(
         consistent=consistent and index is None,
         key_attrs=table.start_key_attributes(index),
         models=models,
-        decode=table.decoder("Scan", index),
+        parse=table.parser("Scan", index),
     )
 
 
@@ -211,7 +211,7 @@ class Finished(Generic[R]):
     #: the filter on the type attribute the read carries (None: none needed).
     entity: Condition | None
     #: the models whose items the index holds only in part, read whole after each page.
-    fetches: frozenset[str]
+    partial: frozenset[str]
 
 
 def finish_query(info: ModelInfo[Any], read: CollectionRead) -> Finished[CollectionRead]:
@@ -239,7 +239,7 @@ def partial_of(table: ModelTable, index: str | None, models: tuple[str, ...]) ->
     return partial if not models else partial & frozenset(models)
 
 
-def view_fetches(info: ModelInfo[Any], view: type[Any], index: str | None) -> bool:
+def view_reads_whole(info: ModelInfo[Any], view: type[Any], index: str | None) -> bool:
     """Whether reading ``view``'s fields through ``index`` needs the whole items.
 
     Not when the index copies each field's own attribute or a key attribute it is parsed from.

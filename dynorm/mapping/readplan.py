@@ -36,9 +36,9 @@ from .relations import (
 
 __all__ = [
     "CollectionLoad",
-    "GetPlan",
+    "GetReads",
     "PageShare",
-    "QueryLoadPlan",
+    "QueryLoadReads",
     "belongs_to",
     "normalize_options",
     "parent_get",
@@ -79,11 +79,11 @@ class CollectionLoad:
     #: where the parent sits in read order when this Query carries it, else None.
     parent_at: Position | None
     #: the index holds some of the items in part: each page is followed by a BatchGetItem.
-    fetches: bool = False
+    reads_whole: bool = False
 
 
 @attrs.frozen
-class GetPlan:
+class GetReads:
     """Everything ``db.get`` will send: at most one GetItem plus one Query per collection."""
 
     parent_key: Item
@@ -110,14 +110,14 @@ class GetPlan:
             first.append(_batch_get(self.fetch_keys, table_name, consistent=self.consistent))
         for c in self.collections:
             first.append(c.read.request())
-            if c.fetches:
+            if c.reads_whole:
                 first.append(whole_item_reads(c.read.table_name))
         return first
 
 
 def parent_get(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:
     # The item parsed into the table's wire structures (the fast path's; see dynorm.wire.structs).
-    return get_item(table_name, key, consistent=consistent, decode=info.table.decoder("GetItem"))
+    return get_item(table_name, key, consistent=consistent, parse=info.table.parser("GetItem"))
 
 
 def plan_get(
@@ -127,7 +127,7 @@ def plan_get(
     table_name: str,
     *,
     consistent: bool = False,
-) -> GetPlan:
+) -> GetReads:
     info.check_key_values(key_values)
     parent_key = info.primary_key(key_values)
     groups: dict[tuple[str | None, bool], list[LoadOption]] = {}
@@ -178,7 +178,7 @@ def plan_get(
         fetch_keys = (parent_key, *fetch_keys)
         get_parent = _batch_get(fetch_keys, table_name, consistent=consistent)
     late = [o for o in belongs if o not in early]
-    return GetPlan(
+    return GetReads(
         parent_key,
         get_parent,
         tuple(collections),
@@ -303,7 +303,7 @@ def range_passed(read: CollectionRead, prefix: str, after: Item) -> bool:
 
 
 @attrs.frozen
-class QueryLoadPlan:
+class QueryLoadReads:
     """What a page of ``db.query(..., load=[...])`` sends."""
 
     #: The Query: the parents' read, its range widened to their shared children.
@@ -338,7 +338,7 @@ def plan_query_load(
     options: Sequence[LoadOption],
     *,
     filtered: bool = False,
-) -> QueryLoadPlan:
+) -> QueryLoadReads:
     """Which relationships share the parents' Query, and the range that reads them all (pure).
 
     ``filtered``: the query has a filter of the caller's, which would drop the children of a
@@ -347,7 +347,7 @@ def plan_query_load(
     shared = [o for o in options if _shares(o.relationship, read, components)]
     separate = tuple(o for o in options if o not in shared)
     if not shared:
-        return QueryLoadPlan(read, None, (), separate)
+        return QueryLoadReads(read, None, (), separate)
     if filtered:
         names = ", ".join(o.relationship.qualname for o in shared)
         raise ExpressionError(
@@ -369,8 +369,8 @@ def plan_query_load(
         widened = KeyRange("between", (min(lows), max(highs)))
     own = bounds[0]
     if widened == (None if own is None else KeyRange("between", own)):
-        return QueryLoadPlan(read, None, tuple(shared), separate)
-    return QueryLoadPlan(attrs.evolve(read, range=widened), read.range, tuple(shared), separate)
+        return QueryLoadReads(read, None, tuple(shared), separate)
+    return QueryLoadReads(attrs.evolve(read, range=widened), read.range, tuple(shared), separate)
 
 
 def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) -> bool:

@@ -570,7 +570,7 @@ def collection_read(
         consistent=consistent and index is None,  # indexes have no strong reads
         key_attrs=table.start_key_attributes(index),
         models=(info.name,),
-        decode=table.decoder("Query", index),
+        parse=table.parser("Query", index),
     )
 
 

@@ -13,10 +13,10 @@ from dynorm.core.codec.converter import AttributeValue, build_codec
 from dynorm.core.errors import DefinitionError
 from dynorm.core.fields import field, stored_name
 from dynorm.core.keys import KeyTemplate
-from dynorm.core.requests import PENDING
+from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
-from dynorm.wire.structs import Decode, Wire, build_wire
+from dynorm.wire.structs import Wire, build_wire
 
 from .classify import Classifier
 from .model import (
@@ -140,7 +140,7 @@ class Table:
         self._classifiers: dict[str | None, Classifier] = {}
         #: index name (None: the table) -> its wire decoding, once asked; reset with classifiers.
         self._wires: dict[str | None, Wire] = {}
-        self._decoders: dict[tuple[str, str | None], Decode] = {}
+        self._parsers: dict[tuple[str, str | None], Parse] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
@@ -519,7 +519,7 @@ class Table:
             found = self._wires[index] = build_wire(name, specs, generic)
         return found
 
-    def decoder(self, operation: str, index: str | None = None) -> Decode:
+    def parser(self, operation: str, index: str | None = None) -> Parse:
         """How the fast path parses a response body of ``operation`` reading this scope.
 
         The structures are looked up when a body arrives, not when the request is built: a
@@ -527,13 +527,13 @@ class Table:
         attributes.
         """
         key = (operation, index)
-        found = self._decoders.get(key)
+        found = self._parsers.get(key)
         if found is None:
 
             def decode(body: bytes) -> dict[str, Any]:
-                return self.wire(index).decoder(operation)(body)
+                return self.wire(index).parser(operation)(body)
 
-            found = self._decoders[key] = decode
+            found = self._parsers[key] = decode
         return found
 
     def model_of(

@@ -329,7 +329,7 @@ def _query_patterns(
         except (DefinitionError, KeyTemplateError):
             continue
         # What db.query sends: the Query, then whole items when the index holds them in part.
-        then = [whole_item_reads(explain.table_name)] if finished.fetches else []
+        then = [whole_item_reads(explain.table_name)] if finished.partial else []
         requests = [finished.read.request(), *then]
         found.append(_query_pattern(info, index, components, requests, samples))
         # A hierarchical sort key (``{state}#{city}#{zip}``) is queried at every level.

@@ -346,7 +346,7 @@ async def _read_raw(
             return None
         return None if obj is None else (_plain(raw), obj)
 
-    found = [f async for f in db.iterate(attrs.evolve(read, decode=None), keyed)]
+    found = [f async for f in db.iterate(attrs.evolve(read, parse=None), keyed)]
     if read.index is None or not found:
         return found
     whole = await fetch_whole(db, [_primary(table, raw) for raw, _ in found])

@@ -57,12 +57,12 @@ from dynorm.core.codec.decoders import (
     key_value,
 )
 from dynorm.core.fields import stored_name
+from dynorm.core.requests import Parse
 
-__all__ = ["Decode", "Wire", "WireItem", "build_wire"]
+__all__ = ["Wire", "WireItem", "build_wire"]
 
 #: Parses a successful response body into the response (``orjson.loads``'s result, with typed
 #: items where they fit).
-Decode = Callable[[bytes], dict[str, Any]]
 
 #: An attribute decoded as a generic AttributeValue dict.
 _GENERIC: Final[Any] = dict[str, Any]
@@ -391,17 +391,17 @@ class Wire:
 
     item: type[WireItem]
     converters: Mapping[type, Callable[[Any], Any]]
-    _decoders: dict[str, Decode] = attrs.field(factory=dict, alias="decoders")
+    _parsers: dict[str, Parse] = attrs.field(factory=dict, alias="parsers")
 
-    def decoder(self, operation: str) -> Decode:
-        """The body decoder for a response of ``operation`` (Query, Scan, GetItem, ...)."""
-        found = self._decoders.get(operation)
+    def parser(self, operation: str) -> Parse:
+        """The body parser for a response of ``operation`` (Query, Scan, GetItem, ...)."""
+        found = self._parsers.get(operation)
         if found is None:
-            found = self._decoders[operation] = _body_decoder(self.item, operation)
+            found = self._parsers[operation] = _body_parser(self.item, operation)
         return found
 
 
-def _body_decoder(item: type[WireItem], operation: str) -> Decode:
+def _body_parser(item: type[WireItem], operation: str) -> Parse:
     unset: Any = msgspec.UnsetType
     others = _OUTPUT_FIELDS[operation]
     spec: list[Any] = [(name, Any, msgspec.UNSET) for name in others]

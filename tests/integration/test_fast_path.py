@@ -148,7 +148,7 @@ async def _collection(db: Database) -> dict[str, Any]:
         "KeyConditionExpression": "pk = :p",
         "ExpressionAttributeValues": {":p": {"S": "BOX#b1"}},
     }
-    return await db.send(Request("Query", params, decode=table.decoder("Query")))
+    return await db.send(Request("Query", params, parse=table.parser("Query")))
 
 
 async def test_a_page_with_an_item_that_does_not_fit_is_read_the_generic_way(

@@ -198,7 +198,7 @@ def _paths(info: Any, obj: object) -> dict[str, Any]:
     item = info.encode(obj)
     reply = _as_sent_back({"Items": [item], "Count": 1, "ScannedCount": 1})
     body = orjson.dumps(reply)
-    wire = table.decoder("Query")(body)["Items"][0]
+    wire = table.parser("Query")(body)["Items"][0]
     converted = (
         type(wire).__dynorm_converters__[info.cls](wire) if not isinstance(wire, dict) else None
     )
@@ -250,7 +250,7 @@ def test_an_enum_of_any_stored_values_reads_back(values: list[object]) -> None:
         reply = orjson.dumps(_as_sent_back({"Items": [item]}))
         assert info.codec.decode(item).value is member
         assert info.codec.decode(orjson.loads(reply)["Items"][0]).value is member
-        wire = local.decoder("Query")(reply)["Items"][0]
+        wire = local.parser("Query")(reply)["Items"][0]
         assert info.codec.decode(wire).value is member
 
 
@@ -290,7 +290,7 @@ def test_binary_text_that_is_not_base64_is_refused_naming_the_field(text: str) -
         info.decode(item)
     body = orjson.dumps({"Items": [item]})
     with pytest.raises(CodecError, match=r"field 'value': .* is not base64 text"):
-        info.decode(table.decoder("Query")(body)["Items"][0])
+        info.decode(table.parser("Query")(body)["Items"][0])
 
 
 # -- values kept only inside keys -----------------------------------------------------------------

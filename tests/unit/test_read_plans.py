@@ -11,7 +11,7 @@ from dynorm import TRANSACT_MAX, DefinitionError, KeyTemplateError, LimitExceede
 from dynorm.core.requests import KeyRange, transact_get
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import info_of
-from dynorm.mapping.readplan import QueryLoadPlan, normalize_options, plan_query_load
+from dynorm.mapping.readplan import QueryLoadReads, normalize_options, plan_query_load
 from dynorm.mapping.writeplan import WritePlanner
 from tests.seed_models import Org, User, app
 
@@ -32,7 +32,7 @@ def test_transact_get_builds_one_get_per_item() -> None:
 
 def test_transact_get_plan_keeps_order_and_sends_each_item_once() -> None:
     bill = (User, {"org_name": "A", "username": "BILL"})
-    plan = explain().transact_get_plan([(Org, {"name": "A"}), bill, (Org, {"name": "A"})])
+    plan = explain().transact_get_reads([(Org, {"name": "A"}), bill, (Org, {"name": "A"})])
     assert [info.name for info in plan.infos] == ["Org", "User", "Org"]
     assert plan.keys[0] == plan.keys[2] == {"pk": {"S": "ORG#A"}, "sk": {"S": "METADATA#A"}}
     sent = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
@@ -52,13 +52,13 @@ def test_transact_get_refuses_bad_pairs_and_partial_keys() -> None:
     with pytest.raises(KeyTemplateError, match="username"):
         explain().transact_get((User, {"org_name": "A"}))
     with pytest.raises(DefinitionError, match=r"\(Model, \{key field: value\}\) pairs"):
-        explain().transact_get_plan([Org])  # type: ignore[list-item]
+        explain().transact_get_reads([Org])  # type: ignore[list-item]
 
 
 # -- db.query(..., load=[...]) --------------------------------------------------------------------
 
 
-def query_plan(model: type[Any], load: list[Any], **components: object) -> QueryLoadPlan:
+def query_plan(model: type[Any], load: list[Any], **components: object) -> QueryLoadReads:
     info = info_of(model)
     read = explain().query_read(info, None, components).read
     return plan_query_load(info, read, components, normalize_options(info, load))

@@ -186,7 +186,7 @@ def test_wire_items_read_as_the_dict_path_reads_them(objs: list[Any]) -> None:
     last = {a: items[-1][a] for a in ("PK", "SK")}
     body = _body({"Items": items, "Count": len(items), "ScannedCount": 9, "LastEvaluatedKey": last})
     generic = orjson.loads(body)
-    wire = table.decoder("Query")(body)
+    wire = table.parser("Query")(body)
     assert all(isinstance(item, WireItem) for item in wire["Items"])
     assert {k: v for k, v in wire.items() if k != "Items"} == {
         "Count": len(items),
@@ -204,7 +204,7 @@ def test_wire_items_read_as_the_dict_path_reads_them(objs: list[Any]) -> None:
 def test_an_index_scope_has_its_own_structures(objs: list[Rich]) -> None:
     items = [RICH.encode(o) for o in objs]
     body = _body({"Items": items})
-    wire = table.decoder("Query", "GSI1")(body)
+    wire = table.parser("Query", "GSI1")(body)
     assert type(wire["Items"][0]) is table.wire("GSI1").item
     assert _converted(wire["Items"], "GSI1") == objs
 
@@ -242,7 +242,7 @@ def test_missing_attributes_take_defaults_and_empty_sets() -> None:
     item = _rich()
     for name in ("note", "anything", "labels", "expires"):
         item.pop(name, None)
-    (wire,) = table.decoder("GetItem")(_body({"Item": item})).values()
+    (wire,) = table.parser("GetItem")(_body({"Item": item})).values()
     assert isinstance(wire, WireItem)
     (obj,) = _converted([wire])
     assert (obj.note, obj.anything, obj.labels, obj.expires) == ("none", None, set(), None)
@@ -253,29 +253,29 @@ def test_an_item_that_does_not_fit_sends_the_whole_body_the_generic_way() -> Non
     # Another tool wrote `the name` as a number: the page is parsed as dicts, as before.
     stray = _rich(**{"the name": {"N": "5"}})
     body = _body({"Items": [_rich(), stray], "Count": 2})
-    response = table.decoder("Query")(body)
+    response = table.parser("Query")(body)
     assert response == orjson.loads(body)
     assert all(type(item) is dict for item in response["Items"])
     # An unknown tag does not fit either.
     odd = _rich(flag={"S": "yes"})
-    assert type(table.decoder("Scan")(_body({"Items": [odd]}))["Items"][0]) is dict
+    assert type(table.parser("Scan")(_body({"Items": [odd]}))["Items"][0]) is dict
 
 
 def test_a_body_without_items_and_an_unprocessed_batch_come_through() -> None:
-    assert table.decoder("GetItem")(b"{}") == {}
+    assert table.parser("GetItem")(b"{}") == {}
     body = _body({"Responses": {"wire": [_rich()]}, "UnprocessedKeys": {"wire": {"Keys": []}}})
-    response = table.decoder("BatchGetItem")(body)
+    response = table.parser("BatchGetItem")(body)
     assert response["UnprocessedKeys"] == {"wire": {"Keys": []}}
     assert isinstance(response["Responses"]["wire"][0], WireItem)
     body = _body({"Responses": [{"Item": _rich()}, {}]})
-    got = table.decoder("TransactGetItems")(body)["Responses"]
+    got = table.parser("TransactGetItems")(body)["Responses"]
     assert got[1] == {}
     assert isinstance(got[0]["Item"], WireItem)
 
 
 def test_wire_items_are_mappings_for_every_reader_of_raw_items() -> None:
     item = _rich()
-    (wire,) = table.decoder("GetItem")(_body({"Item": item})).values()
+    (wire,) = table.parser("GetItem")(_body({"Item": item})).values()
     expected = orjson.loads(_body(item))
     assert wire["PK"] == expected["PK"]
     assert wire.get("the name") == {"S": "n"}
@@ -301,7 +301,7 @@ def test_a_decoder_taken_before_another_model_is_declared_reads_that_model_too()
         id: str
         v: int = 0
 
-    decode = late.decoder("Query")
+    decode = late.parser("Query")
 
     @late.model(pk="B#{id}", sk="B")
     @attrs.define
@@ -314,7 +314,7 @@ def test_a_decoder_taken_before_another_model_is_declared_reads_that_model_too()
     )
     (item,) = decode(body)["Items"]
     assert info_of(Second).decode(item) == Second("1", 4)
-    assert late.decoder("Query") is decode
+    assert late.parser("Query") is decode
     assert First("x") == First("x", 0)
 
 
@@ -342,7 +342,7 @@ def test_dynorm_bookkeeping_attributes_survive_typed_parsing() -> None:
             }
         }
     )
-    (item,) = book.decoder("BatchGetItem")(body)["Responses"]["bookkeeping"]
+    (item,) = book.parser("BatchGetItem")(body)["Responses"]["bookkeeping"]
     assert info_of(Parent).decode(item) == Parent("1")
     assert isinstance(item, WireItem)
     assert item["dynorm:copies"] == {"S": "t1"}
