@@ -3,16 +3,6 @@
 The implementation lives in ``dynorm/tools/design.py``; this module is its public name.
 """
 
-from .tools.design import (
-    AccessPattern,
-    Design,
-    EntityRow,
-    design,
-)
-
-__all__ = [
-    "AccessPattern",
-    "Design",
-    "EntityRow",
-    "design",
-]
+# Every public name of the tool, and no other: its __all__ is this module's.
+from .tools.design import *  # noqa: F403
+from .tools.design import __all__ as __all__  # noqa: PLC0414 - the re-export of its names

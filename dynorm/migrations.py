@@ -3,36 +3,6 @@
 The implementation lives in ``dynorm/tools/migrations.py``; this module is its public name.
 """
 
-from .tools.migrations import (
-    CHECKPOINT_VERSION,
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
-    MAX_PROBLEMS,
-    CheckpointError,
-    MigrationError,
-    MigrationKind,
-    MigrationProgress,
-    MigrationReport,
-    ProgressCallback,
-    Verification,
-    backfill_index,
-    migrate,
-    repair_copies,
-)
-
-__all__ = [
-    "CHECKPOINT_VERSION",
-    "DEFAULT_PAGE_SIZE",
-    "MAX_PAGE_SIZE",
-    "MAX_PROBLEMS",
-    "CheckpointError",
-    "MigrationError",
-    "MigrationKind",
-    "MigrationProgress",
-    "MigrationReport",
-    "ProgressCallback",
-    "Verification",
-    "backfill_index",
-    "migrate",
-    "repair_copies",
-]
+# Every public name of the tool, and no other: its __all__ is this module's.
+from .tools.migrations import *  # noqa: F403
+from .tools.migrations import __all__ as __all__  # noqa: PLC0414 - the re-export of its names

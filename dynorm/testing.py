@@ -6,40 +6,8 @@ registered from this module.
 The implementation lives in ``dynorm/tools/testing.py``; this module is its public name.
 """
 
-from .tools.testing import (
-    BACKEND_ENV,
-    ENDPOINT_ENV,
-    FAST_PATH_ENV,
-    TEST_ACCESS_KEY_ID,
-    TEST_REGION,
-    TEST_SECRET_ACCESS_KEY,
-    Connect,
-    RequestLog,
-    RunningServer,
-    count_requests,
-    dynorm_backend,
-    dynorm_connect,
-    dynorm_server,
-    fast_path_selected,
-    fresh_table,
-    start_server,
-)
+# Every public name of the tool, and no other: its __all__ is this module's.
+from .tools.testing import *  # noqa: F403
+from .tools.testing import __all__ as __all__  # noqa: PLC0414 - the re-export of its names
 
-__all__ = [
-    "BACKEND_ENV",
-    "ENDPOINT_ENV",
-    "FAST_PATH_ENV",
-    "TEST_ACCESS_KEY_ID",
-    "TEST_REGION",
-    "TEST_SECRET_ACCESS_KEY",
-    "Connect",
-    "RequestLog",
-    "RunningServer",
-    "count_requests",
-    "dynorm_backend",
-    "dynorm_connect",
-    "dynorm_server",
-    "fast_path_selected",
-    "fresh_table",
-    "start_server",
-]
+# pytest finds a plugin's hooks by name on the module it loads; they are in no __all__.

@@ -3,46 +3,6 @@
 The implementation lives in ``dynorm/tools/workbench.py``; this module is its public name.
 """
 
-from .tools.workbench import (
-    AWS_SERVICE,
-    WORKBENCH_VERSION,
-    Attribute,
-    Facet,
-    ImportedItem,
-    ImportIncompleteError,
-    ImportReport,
-    WorkbenchError,
-    WorkbenchIndex,
-    WorkbenchModel,
-    WorkbenchTable,
-    dump_model,
-    export_model,
-    import_model,
-    load_model,
-    read_model,
-    scan_items,
-    stored_type,
-    table_from_model,
-)
-
-__all__ = [
-    "AWS_SERVICE",
-    "WORKBENCH_VERSION",
-    "Attribute",
-    "Facet",
-    "ImportIncompleteError",
-    "ImportReport",
-    "ImportedItem",
-    "WorkbenchError",
-    "WorkbenchIndex",
-    "WorkbenchModel",
-    "WorkbenchTable",
-    "dump_model",
-    "export_model",
-    "import_model",
-    "load_model",
-    "read_model",
-    "scan_items",
-    "stored_type",
-    "table_from_model",
-]
+# Every public name of the tool, and no other: its __all__ is this module's.
+from .tools.workbench import *  # noqa: F403
+from .tools.workbench import __all__ as __all__  # noqa: PLC0414 - the re-export of its names

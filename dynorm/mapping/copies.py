@@ -203,12 +203,13 @@ class CopyPlanner:
         stored: dict[Any, Item] = {}
         if missing:
             stored = yield Fetch(missing)
+        # Planned by explain: nothing was read, the copies are the parents' values, unknown yet.
+        explained = isinstance(stored, Unread)
         out = list(objs)
         basis = []
         unread: dict[int, dict[str, FromRead]] = {}
         for i, rel, key in wants:
-            if isinstance(stored, Unread) and key_id(key) not in given:
-                # Planned by explain: the copies are the parent's values, not known yet.
+            if explained and key_id(key) not in given:
                 attributes = rel.target_info.codec.attributes
                 unread.setdefault(i, {}).update(
                     {
@@ -216,7 +217,7 @@ class CopyPlanner:
                         for p, c in rel.copies.items()
                     }
                 )
-                basis.append(_Basis(i, rel, key, stored))
+                basis.append(_Basis(i, rel, key, Unread()))
                 continue
             parent_values = _parent_values(rel, given.get(key_id(key)), stored.get(key_id(key)))
             if parent_values is None:

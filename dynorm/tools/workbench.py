@@ -1008,12 +1008,12 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(found) == len(pairs):
         return found
     seen: set[str] = set()
+    marked = _Repeated(found)
     for name, _ in pairs:  # pragma: no branch - a name is repeated
         if name in seen:
+            marked.repeated = name
             break
         seen.add(name)
-    marked = _Repeated(found)
-    marked.repeated = name
     return marked
 
 
