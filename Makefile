@@ -57,26 +57,28 @@ typecheck: .venv
 	$(BIN)/mypy
 	$(BIN)/pyright --pythonpath $(BIN)/python
 
-# Lint and types first (fast, and a type error explains many test failures), then the whole
-# suite on the embedded moto server (fast request path), the integration tests again on moto
-# through botocore's request path, then on dynalite.
+# Lint and types first (fast, and a type error explains many test failures), then three runs
+# at once, each with its own server: the whole suite on the embedded moto server (fast request
+# path), the integration tests again on moto through botocore's request path, and on dynalite.
+# Much of a run is waiting on its server and on the `dynorm` command in subprocesses, so the
+# three together take about as long as the longest; each run's output is printed whole when it
+# ends (--output-sync), and any failure fails `make test`.
 test: .venv dynalite
 	$(MAKE) lint
 	$(MAKE) typecheck
-	$(MAKE) test-moto
-	$(MAKE) test-slow-path
-	$(MAKE) test-dynalite
+	$(MAKE) -j3 --output-sync=target test-moto test-slow-path test-dynalite
 
 test-moto: .venv
 	$(BIN)/pytest
 
 # The integration tests again with botocore building, signing and parsing every request
-# (connect(fast_path=False)): both request paths must give the same results.
+# (connect(fast_path=False)): both request paths must give the same results. No cache: it may run
+# beside test-moto, which keeps pytest's cache.
 test-slow-path: .venv
-	DYNORM_TEST_FAST_PATH=0 $(BIN)/pytest -m integration
+	DYNORM_TEST_FAST_PATH=0 $(BIN)/pytest -m integration -p no:cacheprovider
 
 test-dynalite: .venv dynalite
-	DYNORM_TEST_BACKEND=dynalite $(BIN)/pytest -m integration
+	DYNORM_TEST_BACKEND=dynalite $(BIN)/pytest -m integration -p no:cacheprovider
 
 # Installs only the package and moto's server (not the dev toolchain), then tours every seed
 # access pattern on the embedded server (or on DYNORM_ENDPOINT_URL when set).
