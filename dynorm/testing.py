@@ -11,3 +11,8 @@ from .tools.testing import *  # noqa: F403
 from .tools.testing import __all__ as __all__  # noqa: PLC0414 - the re-export of its names
 
 # pytest finds a plugin's hooks by name on the module it loads; they are in no __all__.
+from .tools.testing import (  # noqa: F401 - found by name by pytest, not used here
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_report_header,
+)

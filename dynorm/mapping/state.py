@@ -7,6 +7,7 @@ Only models that declare relationships ever get an entry.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, TypeVar
 
@@ -58,6 +59,10 @@ def state_of(obj: object) -> InstanceState | None:
     return None
 
 
+def _forget(states: dict[int, Any], key: int, _ref: object) -> None:
+    states.pop(key, None)
+
+
 def bind(obj: object, database: object) -> InstanceState:
     """Attach ``obj`` to the Database that read or wrote it, so its loaders can send requests."""
     key = id(obj)
@@ -66,7 +71,10 @@ def bind(obj: object, database: object) -> InstanceState:
         entry[1].database = database
         return entry[1]
     state = InstanceState(database)
-    _states[key] = (weakref.ref(obj, lambda _ref: _states.pop(key, None)), state)
+    # The dict is bound into the callback: objects that die while the interpreter shuts down
+    # (module globals already None) must not raise from it.
+    forget = functools.partial(_forget, _states, key)
+    _states[key] = (weakref.ref(obj, forget), state)
     return state
 
 

@@ -171,3 +171,10 @@ def test_each_public_module_is_its_tool_and_nothing_more() -> None:
         assert module.__all__ == implementation.__all__, public
         for name in module.__all__:
             assert getattr(module, name) is getattr(implementation, name), f"{public}.{name}"
+
+
+def test_the_pytest_plugin_module_carries_its_hooks() -> None:
+    # pytest registers a plugin's hooks by their names on the module the entry point names.
+    plugin = importlib.import_module("dynorm.testing")
+    for hook in ("pytest_configure", "pytest_report_header", "pytest_collection_modifyitems"):
+        assert callable(getattr(plugin, hook, None)), hook
