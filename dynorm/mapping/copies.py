@@ -42,11 +42,12 @@ from dynorm.core.requests import (
     update_item,
 )
 from dynorm.core.steps import CANCELLED, Fetch, FromRead, Plan, Send, SendAll, Unread, read_all
-from dynorm.mapping.model import ModelInfo
-from dynorm.mapping.relations import HasManyRelation, relationships_of
-from dynorm.mapping.strategies import copy_changes
-from dynorm.mapping.table import Table
-from dynorm.mapping.writes import UpdateOps, plan_update, transact_action
+
+from .model import ModelInfo
+from .relations import HasManyRelation, relationships_of
+from .strategies import copy_changes
+from .table import Table
+from .writes import UpdateOps, plan_update, transact_action
 
 __all__ = [
     "COPY_ATTEMPTS",

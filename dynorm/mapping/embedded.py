@@ -19,7 +19,8 @@ from dynorm.core.fields import stored_name
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import Request, get_item, update_item
 from dynorm.core.steps import FromRead
-from dynorm.mapping.model import resolve_field_types
+
+from .model import resolve_field_types
 
 __all__ = ["EmbeddedCodec", "add_request", "remove_request"]
 

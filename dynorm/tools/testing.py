@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 import attrs
 import pytest
 
-from dynorm.tools.servers import BACKENDS, RunningServer, start_server
+from .servers import BACKENDS, RunningServer, start_server
 
 if TYPE_CHECKING:
     from dynorm import Database, RequestEvent, Table
