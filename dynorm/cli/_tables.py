@@ -44,16 +44,32 @@ def _timeout(waits_for: str) -> Callable[[F], F]:
 
 
 @click.command("create-table")
-@click.argument("table", type=TableParam())
+@click.argument("tables", type=TableParam(), nargs=-1, required=True, metavar="MODULE:TABLE...")
 @click.option(
-    "--exists-ok", is_flag=True, help="Succeed without changes when the table exists already."
+    "--exists-ok", is_flag=True, help="Succeed without changes when a table exists already."
 )
 @_timeout("become active")
 @connection_options
 def create_table(
+    tables: tuple[Table, ...], *, exists_ok: bool, timeout: float, connection: ConnectOptions
+) -> None:
+    """Create the tables MODULE:TABLE... declare: keys and indexes, on-demand, TTL if declared.
+
+    Several tables (``dynorm create-table app.models:main app.models:audit``) are created one
+    after another, each reported on its own line; --table-name renames a single table.
+    """
+    tables = tuple(dict.fromkeys(tables))  # one table named twice is created once
+    if connection.table_name is not None and len(tables) > 1:
+        raise click.UsageError(
+            "--table-name renames one table; create the tables one at a time to rename each"
+        )
+    for table in tables:
+        _create_one(table, exists_ok=exists_ok, timeout=timeout, connection=connection)
+
+
+def _create_one(
     table: Table, *, exists_ok: bool, timeout: float, connection: ConnectOptions
 ) -> None:
-    """Create the table MODULE:TABLE declares: its keys and indexes, on-demand, TTL if declared."""
     name = connection.name_of(table)
 
     async def create() -> bool:
