@@ -138,6 +138,11 @@ class Connected:
     explain: Explain
 
 
+def _nothing_planned() -> Plan[None]:
+    """The plan of no writes: it sends nothing."""
+    yield from ()
+
+
 def _table_of(info: ModelInfo[Any]) -> Table:
     """The Table a model is declared on (models name it through the ModelTable port)."""
     return cast("Table", info.table)
@@ -200,7 +205,7 @@ class Database:
 
     def __init__(
         self,
-        tables: Table | Sequence[Table],
+        table: Table | Sequence[Table],
         client: Any,
         *,
         table_name: str | None = None,
@@ -221,21 +226,21 @@ class Database:
             raise LimitExceededError(
                 f"batch_write_size must be 1..{BATCH_WRITE_MAX}; got {batch_write_size}"
             )
-        given = (tables,) if isinstance(tables, Table) else tuple(tables)
+        given = (table,) if isinstance(table, Table) else tuple(table)
         named = _named(given, table_name, table_names)
-        for table, _ in named:
-            table.check()
+        for each, _ in named:
+            each.check()
         connected = []
-        for table, name in named:
-            writes = WritePlanner(table, name)
+        for each, name in named:
+            writes = WritePlanner(each, name)
             explain = Explain(
-                table,
+                each,
                 name,
                 writes,
                 batch_write_size=batch_write_size,
                 batch_get_size=batch_get_size,
             )
-            connected.append(Connected(table, name, writes, explain))
+            connected.append(Connected(each, name, writes, explain))
         #: The tables of this connection, in the order given.
         self.tables: Final = tuple(t for t, _ in named)
         self._connected: Final = {c.table: c for c in connected}
@@ -1032,7 +1037,7 @@ class Database:
         objs = list(objs)
         groups = self._by_table(objs)
         if not groups:
-            return await self.run(self._only("put_all").writes.put_all([]))
+            return 0
         plan, table = self._together_plan([(c, c.writes.put_all(o)) for c, o in groups])
         counts = await self.run(plan, table)
         count = counts if table is not None else sum(counts)
@@ -1134,7 +1139,7 @@ class Database:
     def transaction_plan(self, actions: Sequence[Action]) -> Plan[None]:
         """The plan of a transaction's actions, of whichever tables they write."""
         if not actions:
-            return self._only("transaction").writes.transaction(actions)
+            return _nothing_planned()
         first = self.planner(type(actions[0].obj))
         return first.transaction(actions, lambda obj: self.planner(type(obj)))
 
@@ -1335,6 +1340,7 @@ class Database:
 @contextlib.asynccontextmanager
 async def connect(
     *tables: Table,
+    table: Table | None = None,
     endpoint_url: str | None = None,
     region_name: str | None = None,
     aws_access_key_id: str | None = None,
@@ -1356,7 +1362,8 @@ async def connect(
     ``connect(app, audit)``: every call routes by its model's table, and transactions,
     ``transact_get``, ``get_many`` and ``put_all`` span the tables. ``table_name`` overrides
     the name of a connection's one table (one table per test, per stage …); ``table_names``
-    those of several, by Table: ``table_names={app: "app-test", audit: "audit-test"}``.
+    those of several, by Table: ``table_names={app: "app-test", audit: "audit-test"}``;
+    ``connect(table=app)`` is ``connect(app)``.
     ``fast_path=False`` sends and parses every request with botocore instead of dynorm's own
     signed JSON requests (slower; the results are the same, except that binary values in raw
     :meth:`Database.send` replies are bytes rather than base64 text). ``cursor_secret``
@@ -1368,6 +1375,8 @@ async def connect(
     failing is raised as a DynormError subclass: ``TransportError`` for the network.
     """
     cursor_secret = secret_from(cursor_secret, os.environ)
+    if table is not None:  # connect(table=app), as before several tables
+        tables = (*tables, table)
     # Checked before a client is opened: a mix-up of tables sends nothing.
     _named(tables, table_name, table_names)
     async with open_client(

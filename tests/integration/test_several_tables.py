@@ -153,6 +153,13 @@ async def test_put_all_and_get_many_share_their_requests_across_tables(db: Datab
     assert found == [*orders, *entries, None]
 
     with count_requests(db) as log:
+        assert await db.put_all([]) == 0
+        assert await db.delete_all([]) == 0
+        async with db.transaction():
+            pass
+    assert len(log) == 0
+
+    with count_requests(db) as log:
         assert await db.delete_all([*orders[:3], *entries[:3]]) == 6
     assert log.operations == ["BatchWriteItem"]
     assert await db.get_many(wanted[:1]) == [None]
@@ -257,3 +264,29 @@ async def test_connect_refuses_a_mix_up_of_tables_before_connecting() -> None:
     with pytest.raises(DefinitionError, match="at least one Table"):
         async with connect():
             pass
+
+
+async def test_one_table_connections_keep_every_call_shape(
+    dynorm_server: RunningServer, names: dict[dynorm.Table, str]
+) -> None:
+    entry = AuditEntry(order_id="o1", what="placed")
+    async with connect(
+        table=audit,
+        endpoint_url=dynorm_server.url,
+        region_name=TEST_REGION,
+        aws_access_key_id=TEST_ACCESS_KEY_ID,
+        aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+        table_name=names[audit],
+        fast_path=fast_path_selected(),
+    ) as db:
+        assert db.table is audit
+        assert db.table_name == names[audit]
+        assert repr(db) == f"<Database table={names[audit]!r}>"
+        await db.create_table()
+        try:
+            await db.put(entry)
+            assert await db.get_many(AuditEntry, [{"order_id": "o1", "what": "placed"}]) == [entry]
+            assert (await db.describe_table() or {})["TableName"] == names[audit]
+            assert await db.scan(None).all() == [entry]
+        finally:
+            await db.delete_table()
