@@ -20,6 +20,7 @@ from dynorm.testing import (
     count_requests,
     fast_path_selected,
 )
+from tests.faultproxy import FaultPlan, FaultProxy
 
 from .tables_models import AuditEntry, Customer, Invoice, Order, audit, billing, shop
 
@@ -290,3 +291,35 @@ async def test_one_table_connections_keep_every_call_shape(
             assert await db.scan(None).all() == [entry]
         finally:
             await db.delete_table()
+
+
+async def test_each_tables_unprocessed_rest_is_sent_again(
+    db: Database, dynorm_server: RunningServer
+) -> None:
+    """Through a proxy that leaves part of every batch unprocessed, in each table."""
+    orders = [Order(customer_id="c1", order_id=f"o{i:03d}") for i in range(60)]
+    entries = [AuditEntry(order_id=f"o{i:03d}", what="placed") for i in range(60)]
+    wanted = [
+        *((Order, {"customer_id": "c1", "order_id": o.order_id}) for o in orders),
+        *((AuditEntry, {"order_id": e.order_id, "what": "placed"}) for e in entries),
+    ]
+    async with (
+        FaultProxy.running(dynorm_server.url) as proxy,
+        connect(
+            shop,
+            audit,
+            endpoint_url=proxy.url,
+            region_name=TEST_REGION,
+            aws_access_key_id=TEST_ACCESS_KEY_ID,
+            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+            table_names={shop: db.name_of(shop), audit: db.name_of(audit)},
+            fast_path=fast_path_selected(),
+        ) as faulty,
+    ):
+        proxy.use(FaultPlan(seed=11, rates={"partial_batch": 0.7}))
+        assert await faulty.put_all([*orders, *entries]) == 120
+        assert await faulty.get_many(wanted) == [*orders, *entries]
+        injected = {(e.operation, e.fault) for e in proxy.injected}
+    assert ("BatchWriteItem", "partial_batch") in injected
+    assert ("BatchGetItem", "partial_batch") in injected
+    assert await db.get_many(wanted) == [*orders, *entries]
