@@ -1004,12 +1004,17 @@ class Database:
     def _by_table(self, objs: Iterable[object]) -> list[tuple[Connected, list[object]]]:
         """``objs`` grouped by their tables (in the order first seen); checked before any I/O."""
         groups: dict[Table, tuple[Connected, list[object]]] = {}
-        tables: dict[type, Connected] = {}
+        # Per class, the list its objects go to: one lookup per object on the hot path.
+        lists: dict[type, list[object]] = {}
         for obj in objs:
-            connected = tables.get(type(obj))
-            if connected is None:
-                connected = tables[type(obj)] = self.connected(type(obj))
-            groups.setdefault(connected.table, (connected, []))[1].append(obj)
+            found = lists.get(type(obj))
+            if found is None:
+                connected = self.connected(type(obj))
+                group = groups.get(connected.table)
+                if group is None:
+                    group = groups[connected.table] = (connected, [])
+                found = lists[type(obj)] = group[1]
+            found.append(obj)
         return list(groups.values())
 
     def _together_plan(
