@@ -268,13 +268,13 @@ class Database:
 
     # -- which table -----------------------------------------------------------------------------
 
-    def _only(self, what: str) -> Connected:
+    def _only(self, what: str, advice: str | None = None) -> Connected:
         if len(self._connected) == 1:
             return next(iter(self._connected.values()))
         raise DefinitionError(
             f"db.{what} names the one table of a connection, and this one has "
-            f"{len(self.tables)} ({', '.join(map(repr, self._by_name))}); use "
-            "db.tables, db.name_of(table) or db.connected(Model)"
+            f"{len(self.tables)} ({', '.join(map(repr, self._by_name))}); "
+            + (advice or "use db.tables, db.name_of(table) or db.connected(Model)")
         )
 
     @property
@@ -550,7 +550,10 @@ class Database:
 
         ``table``: which table of the connection (None: the only one).
         """
-        name = self._only("describe_table()").name if table is None else self.name_of(table)
+        if table is None:
+            name = self._only("describe_table()", "name one: db.describe_table(table)").name
+        else:
+            name = self.name_of(table)
         return await self._describe(name)
 
     async def _describe(self, name: str) -> dict[str, Any] | None:
@@ -1239,7 +1242,7 @@ class Database:
         if model is not None:
             connected = self.connected(model)
         elif table is None:
-            connected = self._only("scan(None)")
+            connected = self._only("scan(None)", "name one: db.scan(None, table=table)")
         else:
             connected = self._table(table)
         info = None if model is None else connected.table.info(model)

@@ -222,8 +222,10 @@ async def test_a_model_of_a_table_not_connected_is_refused_before_sending(db: Da
 async def test_one_table_names_are_refused_on_a_connection_of_several(db: Database) -> None:
     with pytest.raises(DefinitionError, match=r"db\.tables"):
         _ = db.table_name
-    with pytest.raises(DefinitionError, match=r"db\.tables"):
+    with pytest.raises(DefinitionError, match=r"db\.scan\(None, table=table\)"):
         db.scan(None)
+    with pytest.raises(DefinitionError, match=r"db\.describe_table\(table\)"):
+        await db.describe_table()
     assert [type(o) for o in await db.scan(None, table=audit).all()] == []
 
 
