@@ -99,3 +99,21 @@ def test_design_shows_each_table_in_turn(cli: Cli) -> None:
     renamed = cli("design", shop, audit, "--table-name", "renamed")
     assert renamed.code == 2
     assert "--table-name renames one table" in renamed.err
+
+
+async def test_delete_table_deletes_every_table_named_after_one_confirmation(
+    cli: Cli, db: Database, models: Path, suffix: str
+) -> None:
+    app, audit = db.tables
+    await db.create_table()
+    refused = cli("delete-table", f"{models}:app", f"audit-{suffix}", stdin="n\n")
+    assert refused.code == 1
+    assert f"Delete tables 'app-{suffix}', 'audit-{suffix}'" in refused.err
+    assert await db.describe_table(app) is not None
+
+    ran = cli("delete-table", f"{models}:app", f"audit-{suffix}", stdin="y\n")
+    assert ran.code == 0, ran.output
+    assert f"Deleted 'app-{suffix}'" in ran.out
+    assert f"Deleted 'audit-{suffix}'" in ran.out
+    assert await db.describe_table(app) is None
+    assert await db.describe_table(audit) is None
