@@ -7,7 +7,7 @@ The ``dynorm`` command tests import this module in a subprocess (``MODULE:TABLE`
 
 from __future__ import annotations
 
-from dynorm import GSI, BelongsTo, HasMany, Partition, Table
+from dynorm import GSI, BelongsTo, Denormalized, HasMany, Partition, Table
 
 shop = Table("shop", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 audit = Table("audit", pk="pk", sk="sk")
@@ -31,6 +31,20 @@ class Order:
     order_id: str
     total: int = 0
     customer = BelongsTo(Customer)
+
+
+@shop.model(pk="STORE#{store_id}", sk="#STORE#{store_id}")
+class Store:
+    store_id: str
+    name: str
+    items = HasMany["StoreItem"](via=Denormalized(copy={"name": "store_name"}))
+
+
+@shop.model(pk="STORE#{store_id}", sk="ITEM#{sku}")
+class StoreItem:
+    store_id: str
+    sku: str
+    store_name: str | None = None
 
 
 @audit.model(pk="ORDER#{order_id}", sk="EVENT#{what}")

@@ -22,7 +22,17 @@ from dynorm.testing import (
 )
 from tests.faultproxy import FaultPlan, FaultProxy
 
-from .tables_models import AuditEntry, Customer, Invoice, Order, audit, billing, shop
+from .tables_models import (
+    AuditEntry,
+    Customer,
+    Invoice,
+    Order,
+    Store,
+    StoreItem,
+    audit,
+    billing,
+    shop,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -119,6 +129,29 @@ async def test_a_failed_condition_in_one_table_writes_nothing_in_either(db: Data
 
     assert await db.get_many(Order, [{"customer_id": "c1", "order_id": "o1"}]) == [None]
     assert (await db.get(AuditEntry, order_id="o1", what="placed")).note == "first"
+
+
+@pytest.mark.transactions
+async def test_a_transaction_across_tables_keeps_the_copies_of_the_parent_it_renames(
+    db: Database,
+) -> None:
+    store = Store(store_id="s1", name="Old")
+    await db.put(store)
+    await db.add(store, Store.items, StoreItem(store_id="s1", sku="a"))
+    await db.add(store, Store.items, StoreItem(store_id="s1", sku="b"))
+
+    with count_requests(db) as log:
+        async with db.transaction() as tx:
+            tx.put(Store(store_id="s1", name="New"))
+            tx.put(AuditEntry(order_id="s1", what="renamed"))
+    # The stored parent is read (its copied field changed), then its children, then one
+    # transaction writes the parent, both copies and the audit entry.
+    assert log.operations == ["BatchGetItem", "Query", "TransactWriteItems"]
+    assert log.events[0].tables == (db.name_of(shop),)
+    assert set(log.events[2].tables) == {db.name_of(shop), db.name_of(audit)}
+    items = await db.query(StoreItem, store_id="s1").all()
+    assert [i.store_name for i in items] == ["New", "New"]
+    assert await db.get(AuditEntry, order_id="s1", what="renamed") == AuditEntry("s1", "renamed")
 
 
 @pytest.mark.transactions
