@@ -1,4 +1,4 @@
-"""Sort key conditions on the last component a query gives: ``due=between(a, b)``, ``time=gt(t)``.
+"""Sort key conditions on the last component a query gives: ``due=between(a, b)``, ``year=gt(y)``.
 
 A marker stands in for a component's value in ``db.query(Model, ..., field=marker)``. The value
 is formatted through the key template (format specs apply, the delimiter is escaped) and the
@@ -9,6 +9,10 @@ compares whole sort keys and stays inside the model's own key prefix: ``gt("5")`
 DynamoDB takes one sort key condition, so a bound on one side and the prefix on the other make
 a BETWEEN; an exclusive bound (``gt``, ``lt``) inside a prefix is sent inclusive and the one key
 it excludes is dropped when the items arrive (:attr:`SortRange.excluded`).
+
+The component may be an inner one, the components after it left free (``year=2025,
+month=between(3, 5)`` on ``"REVIEW#{year}#{month:02d}#{id}"``): the bounds then end at
+component boundaries, so ``2025#1`` never reaches ``2025#10`` (see :func:`_inner_bounds`).
 """
 
 from __future__ import annotations
@@ -130,17 +134,75 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], call: st
         (text,) = marker.values
         value = prefix + template.escaped(str(text))
         return SortRange(KeyRange("begins_with", (value,)) if value else None)
-    if segment is not template.segments[-1] or segment.suffix:
+    if segment is not template.segments[-1]:
+        return _inner_bounds(
+            marker,
+            template,
+            prefix,
+            spec=segment.spec,
+            suffix=segment.suffix,
+            call=f"{call}: {name}",
+        )
+    if segment.suffix:
         raise KeyTemplateError(
-            f"{call}: {name}={marker!r}: a range compares whole sort keys, so it works on the "
-            f"last component of {template.source!r} only ({template.fields[-1]}); use "
-            f"begins_with for {name}, or give it a value and put the range on a later component"
+            f"{call}: {name}={marker!r}: a range on the last component of {template.source!r} "
+            f"compares whole sort keys, and the text {segment.suffix!r} after {{{name}}} would "
+            "sort with it; use begins_with, or end the template with the placeholder"
         )
 
     def key(value: object) -> str:
         return prefix + template.escaped(key_string(value, segment.spec))
 
     return _bounds(marker, key, prefix, call, name)
+
+
+def _inner_bounds(
+    marker: SortCondition,
+    template: KeyTemplate,
+    prefix: str,
+    *,
+    spec: str,
+    suffix: str,
+    call: str,
+) -> SortRange:
+    """A range on a component that later components follow: bounds at component boundaries.
+
+    ``year=gt(2023)`` on ``"REVIEW#{year}#{month:02d}#{id}"``, ``call`` naming the query and
+    the field (``"db.query(Review): year"``).
+
+    The keys whose component is ``v`` all start with ``prefix + v + delimiter`` (the *start* of
+    v's block) and sort below ``prefix + v + next(delimiter)`` (its *end*), so ``2025#1`` never
+    reaches ``2025#10#...``. No key equals a start or an end (a delimiter and another component
+    follow every inner component), so no key needs dropping afterwards. Components compare as
+    their key text: numbers need a width (``{month:02d}``) to sort as numbers.
+    """
+    texts = [key_string(v, spec) for v in marker.values]
+    if not all(texts):
+        raise ExpressionError(
+            f"{call}={marker!r} bounds the component by an empty string; bound it "
+            "by a non-empty value"
+        )
+    blocks = [prefix + template.escaped(t) + suffix for t in texts]
+    start = [b + template.delimiter for b in blocks]
+    end = [upper_bound(b + template.delimiter) for b in blocks]
+    if marker.op == "between":
+        if blocks[0] > blocks[1]:
+            raise ExpressionError(
+                f"{call}={marker!r}: the low bound sorts after the high one "
+                f"({texts[0]!r} > {texts[1]!r} as key text); swap them"
+            )
+        return SortRange(KeyRange("between", (start[0], end[1])))
+    if marker.op in ("ge", "gt"):
+        low = start[0] if marker.op == "ge" else end[0]
+        if not prefix:
+            return SortRange(KeyRange("ge", (low,)))
+        return SortRange(KeyRange("between", (low, upper_bound(prefix))))
+    # lt: below the block of v (the block itself, without a delimiter, sorts below its keys);
+    # le: below the end of v's block.
+    high = blocks[0] if marker.op == "lt" else end[0]
+    if not prefix:
+        return SortRange(KeyRange("lt", (high,)))
+    return SortRange(KeyRange("between", (prefix, high)))
 
 
 def _bounds(

@@ -245,7 +245,7 @@ class Explain:
             raise KeyTemplateError(
                 f"{call}: {marked[0]}={components[marked[0]]!r} is part of the partition key "
                 f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
-                "(conditions go on the sort key's last component given)"
+                "(conditions go on a sort key component)"
             )
         sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
         read = collection_read(
