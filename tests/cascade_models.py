@@ -70,6 +70,25 @@ class Favourite:
     listing_id: str
 
 
+# -- a versioned root: its version is checked before anything under it is deleted ---------------
+
+
+@market.model(pk="SHOP#{shop_id}", sk="SHOP#{shop_id}", version="version")
+@attrs.define
+class Shop:
+    shop_id: str
+    name: str = ""
+    version: int = 0
+    shelves = HasMany["Shelf"]("Shelf", via=Partition())
+
+
+@market.model(pk="SHOP#{shop_id}", sk="SHELF#{n}")
+@attrs.define
+class Shelf:
+    shop_id: str
+    n: int
+
+
 # -- a cycle: people follow people (both ways through one index) --------------------------------
 
 social = Table("social", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])

@@ -22,6 +22,7 @@ from dynorm import (
     FromRead,
     LimitExceededError,
     ThrottledError,
+    VersionConflictError,
 )
 from dynorm.core.expressions import Attr
 from dynorm.testing import Connect, count_requests
@@ -34,6 +35,8 @@ from tests.cascade_models import (
     Photo,
     Review,
     Seller,
+    Shelf,
+    Shop,
     market,
     social,
 )
@@ -160,6 +163,23 @@ async def test_a_root_whose_condition_fails_keeps_its_whole_tree(shop: Database)
     assert await raw_scan(shop) == before
     report = await shop.delete(Seller("s1"), cascade=True, condition=Attr("name") == "Ann")
     assert report.total == 9
+
+
+async def test_a_stale_versioned_root_keeps_its_whole_tree(shop: Database) -> None:
+    stale = await shop.put(Shop("a", "A"))
+    await shop.put_all([Shelf("a", n) for n in range(3)])
+    fresh = await shop.get(Shop, shop_id="a")
+    await shop.put(fresh)  # version 2; `stale` was read with 1
+    before = await raw_scan(shop)
+    stale.version = 1
+    with count_requests(shop) as log, pytest.raises(VersionConflictError) as caught:
+        await shop.delete(stale, cascade=True)
+    assert (caught.value.expected, caught.value.stored) == (1, 2)
+    assert "BatchWriteItem" not in log.operations
+    assert await raw_scan(shop) == before
+    report = await shop.delete(fresh, cascade=True)
+    assert report == CascadeReport({Shop: 1, Shelf: 3})
+    assert await raw_scan(shop) == []
 
 
 async def test_a_root_not_stored_deletes_nothing(shop: Database) -> None:
