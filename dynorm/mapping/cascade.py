@@ -97,7 +97,7 @@ def _cascading(info: ModelInfo[Any]) -> list[HasManyRelation[Any]]:
     return [
         rel
         for rel in relationships_of(info).values()
-        if isinstance(rel, HasManyRelation) and rel.embedded is None
+        if isinstance(rel, HasManyRelation) and rel.via.cascades
     ]
 
 
@@ -178,12 +178,11 @@ def _read_tree(
                 follow = bool(_cascading(child))
                 base = read.request()
                 items: list[Item] = yield ReadAll(Request(base.operation, base.params))
-                mine = [item for item in items if child.primary_key_of_item(item) is not None]
                 new = []
-                for item in mine:
-                    ident = key_id(child.primary_key_of_item(item) or {})
-                    if ident not in seen:
-                        seen.add(ident)
+                for item in items:
+                    found = child.primary_key_of_item(item)  # None: another model's item
+                    if found is not None and key_id(found) not in seen:
+                        seen.add(key_id(found))
                         new.append(item)
                 if max_items is not None and len(seen) > max_items:
                     raise _too_many(info, values, len(seen), max_items)
@@ -214,7 +213,9 @@ def _marked_delete(
     request = plan_delete(info, key, table_name, version=check)
     params = dict(request.params)
     extend_condition(params, lambda b: f"attribute_exists({b.attribute(MARK)})")
-    return Request(request.operation, params, retry="safe")
+    # Conditional: refused after an attempt whose reply was lost, the item's absence says the
+    # delete went through.
+    return Request(request.operation, params, retry="verify")
 
 
 def _ordered(
