@@ -279,3 +279,17 @@ async def test_explain_shows_what_a_one_listing_tree_sends(shop: Database) -> No
     reviews = explained[2]
     assert isinstance(reviews.params["ExpressionAttributeValues"][":pk"], FromRead)
     assert reviews.params["KeyConditionExpression"] == "#pk = :pk AND begins_with(#sk, :sk)"
+
+
+async def test_a_lost_reply_to_the_roots_delete_is_settled_by_its_absence(
+    faulty_connect: FaultyConnect,
+) -> None:
+    async with faulty_connect(market) as faulty:
+        await fill(faulty.direct)
+        # Applied by the server, then the connection closes: the retry finds no item (and no
+        # mark), which is what the delete would have left.
+        faulty.proxy.inject("lost_reply", operation="DeleteItem")
+        report = await faulty.db.delete(Seller("s1"), cascade=True)
+        assert [i.operation for i in faulty.proxy.injected] == ["DeleteItem"]
+        assert report.total == 9
+        assert keys(await raw_scan(faulty.direct)) == SIBLING
