@@ -30,6 +30,7 @@ from dynorm.core.errors import (
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import CollectionRead, Request, delete_table, describe_table
 from dynorm.core.steps import CANCELLED, Fetch, Plan, ReadAll, Send, SendAll, Step, WriteBatch
+from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo, info_of
 from dynorm.mapping.reading import (
@@ -424,7 +425,12 @@ class Database:
 
     @overload
     async def delete(
-        self, target: object, /, *, condition: Condition | None = None, cascade: bool = False
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: Literal[False] = False,
     ) -> None: ...
     @overload
     async def delete(
@@ -433,9 +439,51 @@ class Database:
         /,
         *,
         condition: Condition | None = None,
-        cascade: bool = False,
+        cascade: Literal[False] = False,
         **key: object,
     ) -> None: ...
+    @overload
+    async def delete(
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: Literal[True],
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+    ) -> CascadeReport: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: Literal[True],
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+        **key: object,
+    ) -> CascadeReport: ...
+    @overload
+    async def delete(
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+    ) -> CascadeReport | None: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+        **key: object,
+    ) -> CascadeReport | None: ...
     async def delete(
         self,
         target: object,
@@ -443,14 +491,29 @@ class Database:
         *,
         condition: Condition | None = None,
         cascade: bool = False,
+        max_items: Any = DEFAULT_MAX_ITEMS,
         **key: object,
-    ) -> None:
-        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``.
+    ) -> CascadeReport | None:
+        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``; returns None.
 
-        ``cascade=True`` also deletes the children stored as items of their own (Partition,
-        Index and Denormalized relationships), in batches, after the parent.
+        ``cascade=True`` deletes the whole tree under the item too and returns a
+        :class:`~dynorm.CascadeReport` (how many items of each model went): every child its
+        ``Partition``, ``Index`` and ``Denormalized`` relationships store as an item of its
+        own, their children in turn, and so on (``Embedded`` children go with their parent's
+        item). The tree is read first (one Query per parent per relationship); more than
+        ``max_items`` items (root included; None: no bound) is refused with nothing deleted.
+        The root's ``condition`` and version are checked before anything is deleted; then the
+        items go in batches, deepest level first, and the root last, so an interrupted
+        cascade leaves no item its surviving parent cannot reach, and calling it again
+        finishes the job. See docs/integrity.md, "Cascading deletes".
         """
-        await self.run(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
+        if not cascade and max_items is not DEFAULT_MAX_ITEMS:
+            raise TypeError("max_items= bounds a cascade; pass it with cascade=True")
+        return await self.run(
+            self.writes.delete(
+                target, condition=condition, cascade=cascade, key=key, max_items=max_items
+            )
+        )
 
     @overload
     async def update(

@@ -24,6 +24,7 @@ from dynorm.core.steps import (
     run_sync,
 )
 
+from .cascade import DEFAULT_MAX_ITEMS
 from .model import ModelInfo, not_key_fields
 from .reading import Finished, finish_query
 from .readplan import GetReads, normalize_options, plan_get, plan_query_load
@@ -144,10 +145,19 @@ class Explain:
         *,
         condition: Condition | None = None,
         cascade: bool = False,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
         **key: object,
     ) -> list[Request]:
-        """The requests ``db.delete`` sends (with ``cascade``: the children's reads and deletes)."""
-        return self.plan(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
+        """The requests ``db.delete`` sends.
+
+        With ``cascade``: the root's read, the tree's reads level by level (one Query per
+        relationship shown per level; one is sent per parent read), the root's condition check,
+        the deletes deepest level first, and the root's delete.
+        """
+        plan = self.writes.delete(
+            target, condition=condition, cascade=cascade, key=key, max_items=max_items
+        )
+        return self.plan(plan)
 
     def put_all(self, objs: Iterable[object]) -> list[Request]:
         """The requests ``db.put_all`` sends: reads it needs, then BatchWriteItems of 25."""
