@@ -247,7 +247,8 @@ class Explain:
                 f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
                 "(conditions go on the sort key's last component given)"
             )
-        sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
+        sk_kind = info.key_type(info.table.key_attributes(index)[1] or "")
+        sorted_ = sort_range(sk, components, call, sk_kind) if sk is not None else SortRange(None)
         read = collection_read(
             info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
         )

@@ -29,6 +29,7 @@ from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
+from dynorm.core.keys import key_text
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.io.batch import drain_get
@@ -234,9 +235,7 @@ class Kind(Protocol):
 def _text(item: Mapping[str, AttributeValue], attr: str | None) -> str | None:
     if attr is None:
         return None
-    value = item.get(attr)
-    text = None if value is None else value.get("S")
-    return text if isinstance(text, str) else None
+    return key_text(item.get(attr))
 
 
 def _primary(table: ModelTable, item: Mapping[str, AttributeValue]) -> Item:
