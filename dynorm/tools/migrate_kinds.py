@@ -40,6 +40,7 @@ from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import plan_delete, plan_put
+from dynorm.wire.retry import same_value
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -284,7 +285,13 @@ def _index_drift(
     if not attributes:
         return {}, []
     encoded = info.encode(info.decode(raw))
-    to_set = {a: encoded[a] for a in attributes if a in encoded and raw.get(a) != encoded[a]}
+    # Compared as stored values: a number key reads back normalised ("1.5" for "1.50"), a
+    # binary one as base64 text on the fast path.
+    to_set = {
+        a: encoded[a]
+        for a in attributes
+        if a in encoded and (a not in raw or not same_value(raw[a], encoded[a]))
+    }
     to_remove = [a for a in attributes if a not in encoded and a in raw]
     return to_set, to_remove
 
