@@ -448,3 +448,46 @@ async def test_workbench_round_trip_keeps_number_keys(dynorm_server: RunningServ
             await db.delete_table()
     again = export_model(scores, raw_items=live, table_name="GameScores", when=None)
     assert again["DataModel"] == exported["DataModel"]
+
+
+# -- one partition, several models: told apart by the type attribute -------------------------------
+
+feed = Table("Feed", pk="pk", sk="at", key_types={"at": "N"}, type_attribute="type")
+
+
+@feed.model(pk="DEVICE#{device_id}", sk="{at}", entity="device")
+class Device:
+    device_id: str
+    at: int = 0  # the device's own item sorts first: no event is at 0
+    name: str = ""
+    events = dynorm.HasMany["Reading"](via=dynorm.Partition())
+
+
+@feed.model(pk="DEVICE#{device_id}", sk="{at}", entity="reading")
+class Reading:
+    device_id: str
+    at: int
+    value: int = 0
+
+
+async def test_a_parent_and_its_number_keyed_children_in_one_query(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(feed) as db:
+        await db.put_all(
+            [Device("d1", name="pump"), *(Reading("d1", 1_700_000_000 + i, i) for i in range(5))]
+        )
+        with count_requests(db) as log:
+            device = await db.get(Device, device_id="d1", at=0, load=[Device.events])
+        assert log.operations == ["Query"]
+        assert device.name == "pump"
+        assert [r.value for r in device.events.loaded] == [0, 1, 2, 3, 4]
+        page = await device.events.page(limit=2)
+        rest = await device.events.page(limit=10, cursor=page.cursor)
+        assert [r.value for r in page.items + rest.items] == [0, 1, 2, 3, 4]
+        later = await db.query(Reading, device_id="d1", at=gt(1_700_000_002)).all()
+        assert [r.value for r in later] == [3, 4]
+        assert await db.query(Device, device_id="d1").all() == [device]
+        await db.add(device, Device.events, Reading("d1", 1_600_000_000, 9))
+        found = await db.query(Reading, device_id="d1").all()
+        assert [r.value for r in found] == [9, 0, 1, 2, 3, 4]
