@@ -161,9 +161,14 @@ class ModelInfo(Generic[T]):
     def primary_key(self, values: Mapping[str, object]) -> Item:
         """The table key (``{"pk": {"S": ...}, "sk": {"S": ...}}``) for field values."""
         pk_attr, sk_attr = self.table.key_attributes(None)
-        key = {pk_attr: self.key_attribute(pk_attr, values)}
+        if self._kinds:  # a number or binary key attribute
+            key = {pk_attr: self.key_attribute(pk_attr, values)}
+            if sk_attr is not None:
+                key[sk_attr] = self.key_attribute(sk_attr, values)
+            return key
+        key = {pk_attr: {"S": self.key_value(pk_attr, values)}}
         if sk_attr is not None:
-            key[sk_attr] = self.key_attribute(sk_attr, values)
+            key[sk_attr] = {"S": self.key_value(sk_attr, values)}
         return key
 
     def identity_fields(self) -> tuple[str, ...]:
