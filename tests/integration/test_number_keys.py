@@ -491,3 +491,29 @@ async def test_a_parent_and_its_number_keyed_children_in_one_query(
         await db.add(device, Device.events, Reading("d1", 1_600_000_000, 9))
         found = await db.query(Reading, device_id="d1").all()
         assert [r.value for r in found] == [9, 0, 1, 2, 3, 4]
+
+
+@pytest.mark.transactions
+async def test_transactions_write_and_read_number_and_binary_keys(
+    game: tuple[Database, Tool], blobs: tuple[Database, Tool]
+) -> None:
+    db, tool = game
+    async with db.transaction() as tx:
+        tx.put(Score("u3", 7, "Galaxy", 7))
+        tx.delete(Score("u2", 5, "Galaxy", 5, 0))
+    assert await tool.get({"UserId": {"S": "u2"}, "Score": {"N": "5"}}) is None
+    got = await db.transact_get((Score, {"user_id": "u3", "score": 7}))
+    assert got == (Score("u3", 7, "Galaxy", 7),)
+
+    async def write() -> None:
+        async with db.transaction() as tx:
+            tx.put(Score("u4", 1, "Galaxy", 1))
+            tx.put(Score("u3", 7, "Galaxy", 8), condition=Attr("top") == 0)  # it is 7
+
+    with pytest.raises(dynorm.TransactionCanceledError):
+        await write()
+    assert await tool.get({"UserId": {"S": "u4"}, "Score": {"N": "1"}}) is None
+    chunks_db, _ = blobs
+    (chunk,) = await chunks_db.transact_get((Chunk, {"digest": OTHER, "part": 1}))
+    assert chunk is not None
+    assert chunk.data == b"x"
