@@ -292,6 +292,15 @@ async def test_cursors_page_across_number_keys(
         first = await index.page(limit=3)
         rest = await index.page(limit=3, cursor=first.cursor)
         assert [s.top for s in first.items + rest.items] == [5, 99, 100, 1000]
+        scan = db.scan(Score)
+        scanned: list[Score] = []
+        cursor = None
+        while True:
+            page = await scan.page(limit=4, cursor=cursor)
+            scanned += page.items
+            if (cursor := page.cursor) is None:
+                break
+        assert sorted(numbers(scanned)) == [5, 99, 100, 150, 200, 1000]
 
 
 async def test_get_update_delete_by_number_key(game: tuple[Database, Tool]) -> None:

@@ -339,3 +339,15 @@ def test_cursors_carry_number_and_binary_keys_signed_and_checked() -> None:
         plain.decode(edited({"pk": {"B": "AQ=="}, "sk": {"N": "1"}}), read)
     with pytest.raises(CursorError, match="another partition"):
         plain.decode(edited({"pk": {"B": "Ag=="}, "sk": {"N": "5"}}), read)
+
+
+# -- stream records -------------------------------------------------------------------------------
+
+
+def test_stream_records_with_number_and_binary_keys_decode() -> None:
+    keys = {"pk": {"B": base64.b64encode(b"\x01").decode()}, "sk": {"N": "3"}}  # as Lambda gets
+    image = {**keys, "data": {"B": "eA=="}}
+    body = {"SequenceNumber": "1", "StreamViewType": "NEW_IMAGE", "Keys": keys, "NewImage": image}
+    change = blobs.decode_record({"eventName": "INSERT", "dynamodb": body})
+    assert change.model is Chunk
+    assert change.new == Chunk(b"\x01", decimal.Decimal(3), b"x")
