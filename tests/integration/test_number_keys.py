@@ -30,6 +30,7 @@ from dynorm.testing import (
     Connect,
     RunningServer,
     count_requests,
+    fast_path_selected,
 )
 from dynorm.workbench import export_model, import_model, read_model, scan_items
 
@@ -204,6 +205,7 @@ async def written_by_tool(
             aws_access_key_id=TEST_ACCESS_KEY_ID,
             aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
             table_name=name,
+            fast_path=fast_path_selected(),  # DYNORM_TEST_FAST_PATH=0: botocore's path
             **options,
         ) as db:
             yield db, Tool(client, name)
@@ -345,6 +347,14 @@ async def test_binary_keys_read_query_page_and_write_back(blobs: tuple[Database,
     assert log.operations == ["GetItem"]
     parts = await db.query(Chunk, digest=DIGEST).all()
     assert [c.part for c in parts] == [1, 2, 10]
+    # BatchGetItem's items are matched to the keys asked for by value: base64 text or bytes,
+    # "10" for 10.0
+    asked = [(DIGEST, "2"), (DIGEST, "10.0"), (OTHER, "5"), (OTHER, "1")]
+    keys = [{"digest": d, "part": decimal.Decimal(p)} for d, p in asked]
+    with count_requests(db) as log:
+        many = await db.get_many(Chunk, keys)
+    assert log.operations == ["BatchGetItem"]
+    assert [c and (c.digest, c.part) for c in many] == [(DIGEST, 2), (DIGEST, 10), None, (OTHER, 1)]
     assert [c.part for c in await db.query(Chunk, digest=DIGEST, part=gt(1)).all()] == [2, 10]
     first = await db.query(Chunk, digest=DIGEST).page(limit=2)
     rest = await db.query(Chunk, digest=DIGEST).page(limit=2, cursor=first.cursor)
@@ -446,6 +456,7 @@ async def test_workbench_round_trip_keeps_number_keys(dynorm_server: RunningServ
         aws_access_key_id=TEST_ACCESS_KEY_ID,
         aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
         table_name=name,
+        fast_path=fast_path_selected(),
     ) as db:
         try:
             report = await import_model(db, model, models=scores)  # creates the table, N keys
