@@ -21,7 +21,7 @@ import boto3  # type: ignore[import-untyped]
 import pytest
 
 import dynorm
-from dynorm import GSI, Attr, Database, ExpressionError, Table, between, gt, le, lt
+from dynorm import GSI, Attr, Database, ExpressionError, Table, between, ge, gt, le, lt
 from dynorm.migrations import backfill_index
 from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
@@ -354,7 +354,8 @@ async def test_binary_keys_read_query_page_and_write_back(blobs: tuple[Database,
     with count_requests(db) as log:
         many = await db.get_many(Chunk, keys)
     assert log.operations == ["BatchGetItem"]
-    assert [c and (c.digest, c.part) for c in many] == [(DIGEST, 2), (DIGEST, 10), None, (OTHER, 1)]
+    found = [None if c is None else (c.digest, int(c.part)) for c in many]
+    assert found == [(DIGEST, 2), (DIGEST, 10), None, (OTHER, 1)]
     assert [c.part for c in await db.query(Chunk, digest=DIGEST, part=gt(1)).all()] == [2, 10]
     first = await db.query(Chunk, digest=DIGEST).page(limit=2)
     rest = await db.query(Chunk, digest=DIGEST).page(limit=2, cursor=first.cursor)
@@ -537,3 +538,55 @@ async def test_transactions_write_and_read_number_and_binary_keys(
     (chunk,) = await chunks_db.transact_get((Chunk, {"digest": OTHER, "part": 1}))
     assert chunk is not None
     assert chunk.data == b"x"
+
+
+# -- copies: a parent's field copied into children found through a number-sorted index -----------
+
+ledger = Table(
+    "Ledger",
+    pk="pk",
+    sk="sk",
+    indexes=[GSI("ByAccount", pk="apk", sk="seq")],
+    key_types={"seq": "N"},
+)
+
+
+@ledger.model(pk="ACCOUNT#{account}", sk="ACCOUNT#{account}")
+class Account:
+    account: str
+    owner: str = ""
+    entries = dynorm.HasMany["Entry"](
+        via=dynorm.Denormalized(copy={"owner": "owner"}, where=dynorm.Index("ByAccount"))
+    )
+
+
+@ledger.model(
+    pk="ENTRY#{entry_id}", sk="ENTRY#{entry_id}", ByAccount=("ACCOUNT#{account}", "{seq}")
+)
+class Entry:
+    entry_id: str
+    account: str
+    seq: int  # the entry's place in its account: the index's number sort key
+    amount: decimal.Decimal = decimal.Decimal(0)
+    owner: str | None = None  # the copy
+
+
+@pytest.mark.transactions
+async def test_copies_in_children_of_a_number_sorted_index_are_rewritten(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(ledger) as db:
+        account = await db.put(Account("a1", owner="ada"))
+        for seq in (1, 2, 10):
+            await db.add(account, Account.entries, Entry(f"e{seq}", "a1", seq))
+        with count_requests(db) as log:
+            await db.put(attrs.evolve(account, owner="grace"))
+        assert "TransactWriteItems" in log.operations
+        entries = await db.query(Entry, index="ByAccount", account="a1", seq=ge(2)).all()
+        assert [(e.seq, e.owner) for e in entries] == [(2, "grace"), (10, "grace")]
+        loaded = await db.get(Account, account="a1", load=[Account.entries])
+        assert [(e.seq, e.owner) for e in loaded.entries.loaded] == [
+            (1, "grace"),
+            (2, "grace"),
+            (10, "grace"),
+        ]
