@@ -309,8 +309,12 @@ class ModelInfo(Generic[T]):
             return {"S": self.key_value(attr, values)}
         name = self.templates[attr].fields[0]
         value = values.get(name)
-        if not isinstance(value, _TYPED_KEY_FIELDS[kind]) or isinstance(value, bool):
-            wanted = "an int or a Decimal" if kind == "N" else "bytes"
+        if (
+            not isinstance(value, _TYPED_KEY_FIELDS[kind])
+            or isinstance(value, bool)
+            or (isinstance(value, decimal.Decimal) and not value.is_finite())
+        ):
+            wanted = "a finite int or Decimal" if kind == "N" else "bytes"
             raise KeyTemplateError(
                 f"{self.name}.{name} fills the {'number' if kind == 'N' else 'binary'} key "
                 f"attribute {attr!r}: give {wanted}, not {value!r}"

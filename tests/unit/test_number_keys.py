@@ -230,10 +230,10 @@ def test_binary_keys_are_bytes_and_read_from_bytes_or_base64() -> None:
     assert key_text(item["pk"]) == key_text(text["pk"]) == base64.b64encode(digest).decode()
 
 
-@pytest.mark.parametrize("value", ["100", 100.0, True, None])
+@pytest.mark.parametrize("value", ["100", 100.0, True, None, decimal.Decimal("NaN")])
 def test_a_number_key_looked_up_by_another_type_is_refused(value: object) -> None:
     with pytest.raises(
-        KeyTemplateError, match="number key attribute 'Score': give an int or a Decimal"
+        KeyTemplateError, match="number key attribute 'Score': give a finite int or Decimal"
     ):
         info_of(Score).primary_key({"user_id": "u1", "score": value})
 
