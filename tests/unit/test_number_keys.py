@@ -9,6 +9,8 @@ from typing import Any
 import attrs
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dynorm
 from dynorm import (
@@ -351,3 +353,32 @@ def test_stream_records_with_number_and_binary_keys_decode() -> None:
     change = blobs.decode_record({"eventName": "INSERT", "dynamodb": body})
     assert change.model is Chunk
     assert change.new == Chunk(b"\x01", decimal.Decimal(3), b"x")
+
+
+# -- round trips ----------------------------------------------------------------------------------
+
+
+@given(
+    score=st.integers(min_value=-(10**37), max_value=10**37),
+    digest=st.binary(min_size=1, max_size=64),
+    part=st.decimals(allow_nan=False, allow_infinity=False, places=3, max_value=10**9),
+)
+def test_number_and_binary_keys_round_trip(
+    score: int, digest: bytes, part: decimal.Decimal
+) -> None:
+    info = info_of(Score)
+    obj = Score("u", score, "g", score)
+    assert info.decode(info.encode(obj)) == obj
+    chunk = info_of(Chunk)
+    item = chunk.encode(Chunk(digest, part, b""))
+    as_fast_path = {**item, "pk": {"B": base64.b64encode(digest).decode()}}
+    for stored in (item, as_fast_path):
+        back = chunk.decode(stored)
+        assert (back.digest, back.part) == (digest, part)
+
+
+@given(st.integers(-1000, 1000), st.integers(-1000, 1000), st.integers(-1000, 1000))
+def test_number_ranges_order_as_numbers(low: int, high: int, key: int) -> None:
+    span = KeyRange("between", (str(low), str(high)), "N")
+    assert span.contains(str(key)) == (low <= key <= high)
+    assert KeyRange("gt", (str(low),), "N").contains(str(key)) == (key > low)
