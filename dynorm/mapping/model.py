@@ -619,7 +619,8 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 f"is exactly {'{' + name + '}'!r}: change one of the two names"
             )
         # Without a template the field still fills the attribute (an index the model is not
-        # read through); either way the value must be a string, as every key attribute is.
+        # read through); either way the value must be of the attribute's type (S unless the
+        # table's key_types say N or B).
         tp = info.field_types[name]
         kind = info.table.key_type(stored)
         if kind != "S":
@@ -627,10 +628,15 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 check_typed_key(info.name, stored, kind, KeyTemplate("{" + name + "}"), {name: tp})
             continue
         if without_none(tp) is not str:
+            hint = ""
+            if without_none(tp) in (*_TYPED_KEY_FIELDS["N"], *_TYPED_KEY_FIELDS["B"]):
+                kind = "B" if without_none(tp) is bytes else "N"
+                named = "binary" if kind == "B" else "number"
+                hint = f", or make it a {named} key: Table(..., key_types={{{stored!r}: {kind!r}}})"
             raise DefinitionError(
-                f"{info.name}.{name} is stored as the key attribute {stored!r}, and dynorm's key "
-                f"attributes hold strings; declare it as str (it is {tp!r}), or store it under "
-                "another name"
+                f"{info.name}.{name} is stored as the key attribute {stored!r}, a string (S) key "
+                f"attribute; declare it as str (it is {tp!r}), or store it under another "
+                f"name{hint}"
             )
     for attr, name in info.identity.items():
         field = attrs.fields_dict(info.cls)[name]

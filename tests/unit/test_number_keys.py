@@ -382,3 +382,18 @@ def test_number_ranges_order_as_numbers(low: int, high: int, key: int) -> None:
     span = KeyRange("between", (str(low), str(high)), "N")
     assert span.contains(str(key)) == (low <= key <= high)
     assert KeyRange("gt", (str(low),), "N").contains(str(key)) == (key > low)
+
+
+def test_an_int_field_on_a_string_key_attribute_is_told_about_key_types() -> None:
+    table = Table("t", pk="pk", sk="Score")
+    with pytest.raises(
+        DefinitionError,
+        match=r"M\.score is stored as the key attribute 'Score', a string \(S\) key attribute; "
+        r"declare it as str \(it is <class 'int'>\), or store it under another name, or make it "
+        r"a number key: Table\(\.\.\., key_types=\{'Score': 'N'\}\)",
+    ):
+
+        @table.model(pk="{user}", sk="{score}")
+        class M:
+            user: str
+            score: int = dynorm.field(name="Score")
