@@ -297,6 +297,13 @@ def test_bad_conditions_on_a_number_key(marker: object, message: str) -> None:
         query_params(scores, Score, user_id="u1", score=marker)
 
 
+def test_a_binary_partition_key_given_as_text_is_refused() -> None:
+    with pytest.raises(
+        KeyTemplateError, match=r"Chunk\.digest fills the binary key attribute 'pk'"
+    ):
+        query_params(blobs, Chunk, digest="AAE=")
+
+
 def test_ranges_on_a_binary_partition_and_number_sort_key() -> None:
     params = query_params(blobs, Chunk, digest=b"\x00\xff", part=between(1, 10))
     assert params["ExpressionAttributeValues"] == {
