@@ -17,13 +17,16 @@ component boundaries, so ``2025#1`` never reaches ``2025#10`` (see :func:`_inner
 
 from __future__ import annotations
 
+import base64
+import decimal
+import math
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
 from .errors import ExpressionError, KeyTemplateError
-from .keys import KeyTemplate, key_string
+from .keys import KeyTemplate, KeyType, key_string, number_order, typed_key_text
 from .requests import KeyRange, upper_bound
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "le",
     "lt",
     "sort_range",
+    "typed_range",
 ]
 
 Op = Literal["between", "begins_with", "gt", "ge", "lt", "le"]
@@ -96,11 +100,16 @@ class SortRange:
     excluded: str | None = None
 
 
-def sort_range(template: KeyTemplate, components: Mapping[str, object], call: str) -> SortRange:
+def sort_range(
+    template: KeyTemplate, components: Mapping[str, object], call: str, kind: KeyType = "S"
+) -> SortRange:
     """The condition for ``components`` on the sort key ``template`` (None: the whole partition).
 
-    ``where`` opens error messages (``"db.query(Reading)"``).
+    ``call`` opens error messages (``"db.query(Reading)"``). ``kind`` is the sort key
+    attribute's type: a number (N) or binary (B) key is one field, compared by value.
     """
+    if kind != "S":
+        return typed_range(template, components, call, kind)
     marked = [f for f in template.fields if isinstance(components.get(f), SortCondition)]
     if not marked:
         return SortRange(KeyRange.from_template(template, components))
@@ -230,3 +239,61 @@ def _bounds(
     if marker.op in ("gt", "ge"):
         return SortRange(KeyRange("between", (bound, upper_bound(prefix))), excluded)
     return SortRange(KeyRange("between", (prefix, bound)), excluded)
+
+
+# -- number and binary sort keys -----------------------------------------------------------------
+
+
+def typed_range(
+    template: KeyTemplate, components: Mapping[str, object], call: str, kind: KeyType
+) -> SortRange:
+    """The condition on a number (N) or binary (B) sort key: its one field, compared by value.
+
+    The bounds are sent as numbers (or bytes), so DynamoDB compares them as it orders the keys
+    (99 < 100 < 1000); no prefix is involved, since such a key holds nothing but the value.
+    """
+    (name,) = template.fields
+    if name not in components:
+        return SortRange(None)
+    marker = components[name]
+    if not isinstance(marker, SortCondition):
+        return SortRange(KeyRange("eq", (_typed_text(marker, kind, call, name),), kind))
+    if marker.op == "begins_with":
+        what = "number (N)" if kind == "N" else "binary (B)"
+        raise ExpressionError(
+            f"{call}: {name}={marker!r}: the sort key holds {name} as a {what}, which DynamoDB "
+            "compares by value, not as text, so it has no prefix to begin with; use between, "
+            "gt, ge, lt or le"
+        )
+    texts = tuple(_typed_text(v, kind, call, name) for v in marker.values)
+    if marker.op == "between":
+        order: Callable[[str], Any] = number_order if kind == "N" else _binary_order
+        if order(texts[0]) > order(texts[1]):
+            raise ExpressionError(
+                f"{call}: {name}={marker!r}: the low bound is greater than the high one; swap them"
+            )
+    return SortRange(KeyRange(marker.op, texts, kind))
+
+
+def _binary_order(text: str) -> bytes:
+    return base64.b64decode(text)
+
+
+def _typed_text(value: object, kind: KeyType, call: str, name: str) -> str:
+    """A bound's key text: a number's digits (N) or base64 (B); ExpressionError for other values."""
+    if kind == "N":
+        if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
+            if isinstance(value, float | decimal.Decimal) and not math.isfinite(value):
+                raise ExpressionError(
+                    f"{call}: {name} bounds a number key by {value!r}; give a finite number"
+                )
+            return key_string(value)
+        wanted = "a number (int, Decimal or float)"
+    elif isinstance(value, bytes | bytearray):
+        return typed_key_text(bytes(value))
+    else:
+        wanted = "bytes"
+    raise ExpressionError(
+        f"{call}: {name} is a {'number (N)' if kind == 'N' else 'binary (B)'} sort key: give "
+        f"{wanted}, not {value!r} ({type(value).__name__})"
+    )

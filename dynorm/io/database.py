@@ -333,9 +333,11 @@ class Database:
     ) -> None:
         """Create the table with every declared index (on-demand billing) and wait until active.
 
-        Key attributes (of the table and its indexes) are strings (``S``); ``key_types`` gives
-        others their type, attribute name -> ``"S"``, ``"N"`` or ``"B"`` (for a table that
-        holds items written by other programs; dynorm's models write string keys). When a model
+        Key attributes (of the table and its indexes) have the types the Table declares
+        (``Table(..., key_types={"Score": "N"})``; strings, ``S``, by default), which its models
+        write. ``key_types`` here may give further attributes, that no model fills, their type
+        (attribute name -> ``"S"``, ``"N"`` or ``"B"``); declaring them on the Table is better,
+        and one contradicting the Table's is a DefinitionError. When a model
         declares ``ttl=``, time to live is then enabled on that attribute (a server without
         UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
         """

@@ -257,7 +257,11 @@ class Explain:
                 f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
                 "(conditions go on a sort key component)"
             )
-        sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
+        pk_attr, sk_attr = info.table.key_attributes(index)
+        if info.key_type(pk_attr) != "S":
+            info.key_attribute(pk_attr, components)  # a number or binary given as such
+        sk_kind = info.key_type(sk_attr or "")
+        sorted_ = sort_range(sk, components, call, sk_kind) if sk is not None else SortRange(None)
         read = collection_read(
             info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
         )

@@ -398,9 +398,7 @@ def _key_changes(
     partners = {a for a in info.table.index_partners(unfillable) if a not in own}
     raw_remove = sorted(partners | {*unfillable})
     raw_set: dict[str, Any] = {
-        attr: {"S": info.key_value(attr, after)}
-        for attr in sorted(touched)
-        if attr not in raw_remove
+        attr: info.key_attribute(attr, after) for attr in sorted(touched) if attr not in raw_remove
     }
     return raw_set, raw_remove
 
