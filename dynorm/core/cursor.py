@@ -94,7 +94,7 @@ def _jsonable(key: Item) -> dict[str, Any]:
     for name, av in key.items():
         ((tag, value),) = av.items()
         # A binary is bytes from botocore, base64 text already from dynorm's fast path.
-        binary = tag == "B" and not isinstance(value, str)
+        binary = tag == "B" and isinstance(value, bytes | bytearray)
         out[name] = {tag: base64.b64encode(value).decode() if binary else value}
     return out
 

@@ -268,7 +268,8 @@ def typed_range(
     texts = tuple(_typed_text(v, kind, call, name) for v in marker.values)
     if marker.op == "between":
         order: Callable[[str], Any] = number_order if kind == "N" else _binary_order
-        if order(texts[0]) > order(texts[1]):
+        low: Any = order(texts[0])
+        if low > order(texts[1]):
             raise ExpressionError(
                 f"{call}: {name}={marker!r}: the low bound is greater than the high one; swap them"
             )

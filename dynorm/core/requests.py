@@ -126,7 +126,8 @@ class KeyRange:
     def _contains_typed(self, value: str) -> bool:
         order: Callable[[str], Any] = number_order if self.kind == "N" else base64.b64decode
         try:
-            key, bounds = order(value), [order(v) for v in self.values]
+            key: Any = order(value)
+            bounds: list[Any] = [order(v) for v in self.values]
         except (ValueError, ArithmeticError):  # binascii.Error is a ValueError
             return False
         if self.op == "between":

@@ -240,8 +240,12 @@ class ModelInfo(Generic[T]):
     @functools.cached_property
     def _kinds(self) -> dict[str, KeyType]:
         """Key attribute -> its type, for this model's number and binary key attributes."""
-        found = {a: self.table.key_type(a) for a in self.templates}
-        return {a: kind for a, kind in found.items() if kind != "S"}
+        kinds: dict[str, KeyType] = {}
+        for attr in self.templates:
+            kind = self.table.key_type(attr)
+            if kind != "S":
+                kinds[attr] = kind
+        return kinds
 
     @functools.cached_property
     def _typed_plan(self) -> tuple[tuple[str, str, KeyType], ...]:

@@ -409,7 +409,9 @@ class Table:
             if template.source == "{" + "".join(template.fields[:1]) + "}"
             and owned.get(template.fields[0]) == attr
         }
-        typed = {a: self.key_type(a) for a in templates if self.key_type(a) != "S"}
+        typed: dict[str, KeyType] = {
+            a: self.key_type(a) for a in templates if self.key_type(a) != "S"
+        }
         for attr, kind in typed.items():
             check_typed_key(cls.__name__, attr, kind, templates[attr], field_types)
         for attr in {*identity, *typed}:
