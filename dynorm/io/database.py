@@ -29,7 +29,17 @@ from dynorm.core.errors import (
 )
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import CollectionRead, Request, delete_table, describe_table
-from dynorm.core.steps import CANCELLED, Fetch, Plan, ReadAll, Send, SendAll, Step, WriteBatch
+from dynorm.core.steps import (
+    CANCELLED,
+    Fetch,
+    Plan,
+    ReadAll,
+    ReadEach,
+    Send,
+    SendAll,
+    Step,
+    WriteBatch,
+)
 from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo, info_of
@@ -624,17 +634,34 @@ class Database:
         if isinstance(step, SendAll):
             return await self._send_all(step.requests)
         if isinstance(step, ReadAll):
-            return [
-                item
-                async for page in pages(self.send, step.request)
-                for item in page.get("Items", [])
-            ]
+            return await self._read_all(step.request)
+        if isinstance(step, ReadEach):
+            return await self._read_each(step.requests)
         if isinstance(step, WriteBatch):
             await self._write_batches(list(step.writes))
             return None
         if isinstance(step, Fetch):
             return await self.fetch(step.keys, consistent=step.consistent)
         raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
+
+    async def _read_all(self, request: Request) -> list[Item]:
+        return [item async for page in pages(self.send, request) for item in page.get("Items", [])]
+
+    async def _read_each(self, requests: Sequence[Request]) -> list[list[Item]]:
+        """Each read whole, concurrently; a failure cancels the others (reads change nothing)."""
+        window = asyncio.Semaphore(SEND_ALL_WINDOW)
+
+        async def one(request: Request) -> list[Item]:
+            async with window:
+                return await self._read_all(request)
+
+        tasks = [asyncio.ensure_future(one(r)) for r in requests]
+        try:
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
         """Send concurrently; after the first failure nothing more is sent (see SendAll)."""

@@ -6,9 +6,9 @@ children's children, and items found through an index relationship (the mapping 
 many-to-many link). ``Embedded`` children are inside their parent's item and go with it. The plan:
 
 1. a consistent GetItem of the root (the values its relationships link by, as stored);
-2. the tree, level by level: one Query per parent per relationship (every page, through the
-   paging loop), the items of a model an index holds in part read whole (BatchGetItem) when
-   their own relationships need their fields; keys already seen are skipped (cycles end), and
+2. the tree, level by level: one Query per parent per relationship, a level's Queries sent
+   concurrently (every page, through the paging loop), the items of a model an index holds in
+   part read whole (BatchGetItem) when their own relationships need their fields; keys already seen are skipped (cycles end), and
    past ``max_items`` the cascade is refused with nothing written;
 3. the root's conditions (the caller's ``condition``, its version, its model) checked by an
    UpdateItem that marks the root and deletes nothing: refused, nothing is deleted;
@@ -31,9 +31,9 @@ from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ConditionFailedError, DatabaseError, LimitExceededError
 from dynorm.core.expressions import Condition, extend_condition
-from dynorm.core.requests import Request, consistent_get
+from dynorm.core.requests import CollectionRead, Request, consistent_get
 from dynorm.core.stamps import VersionCheck, Write
-from dynorm.core.steps import Fetch, FromRead, Plan, ReadAll, Send, Unread, WriteBatch
+from dynorm.core.steps import Fetch, FromRead, Plan, ReadAll, ReadEach, Send, Unread, WriteBatch
 
 from .model import ModelInfo
 from .relations import HasManyRelation, relationships_of
@@ -169,37 +169,46 @@ def _read_tree(
     while frontier:
         level: list[_Found] = []
         below: list[tuple[ModelInfo[Any], Mapping[str, object]]] = []
-        for parent, parent_values in frontier:
-            for rel in _cascading(parent):
-                read = rel.via.cascade_read(rel, table_name, parent_values)
-                if read is None:
-                    continue
-                child = rel.target_info
-                follow = bool(_cascading(child))
-                base = read.request()
-                items: list[Item] = yield ReadAll(Request(base.operation, base.params))
-                new = []
-                for item in items:
-                    found = child.primary_key_of_item(item)  # None: another model's item
-                    if found is not None and key_id(found) not in seen:
-                        seen.add(key_id(found))
-                        new.append(item)
-                if max_items is not None and len(seen) > max_items:
-                    raise _too_many(info, values, len(seen), max_items)
-                index = rel.via.index
-                if follow and index is not None and child.name in table.partial_models(index):
-                    # The index holds these items in part: read them whole by key.
-                    keys = tuple(_key(child, item) for item in new)
-                    whole = (yield Fetch(keys)) if keys else {}
-                    new = [whole[key_id(k)] for k in keys if key_id(k) in whole]
-                for item in new:
-                    level.append(_Found(child, _key(child, item)))
-                    if follow:
-                        below.append((child, child.values_of(child.decode(item))))
+        # The level's Queries (one per parent per relationship) go out at once.
+        reads = [
+            (rel, read)
+            for parent, parent_values in frontier
+            for rel in _cascading(parent)
+            if (read := rel.via.cascade_read(rel, table_name, parent_values)) is not None
+        ]
+        requests = tuple(_raw(read) for _, read in reads)
+        answers: list[list[Item]] = (yield ReadEach(requests)) if requests else []
+        for (rel, _), items in zip(reads, answers, strict=True):
+            child = rel.target_info
+            follow = bool(_cascading(child))
+            new = []
+            for item in items:
+                found = child.primary_key_of_item(item)  # None: another model's item
+                if found is not None and key_id(found) not in seen:
+                    seen.add(key_id(found))
+                    new.append(item)
+            if max_items is not None and len(seen) > max_items:
+                raise _too_many(info, values, len(seen), max_items)
+            index = rel.via.index
+            if follow and index is not None and child.name in table.partial_models(index):
+                # The index holds these items in part: read them whole by key.
+                keys = tuple(_key(child, item) for item in new)
+                whole = (yield Fetch(keys)) if keys else {}
+                new = [whole[key_id(k)] for k in keys if key_id(k) in whole]
+            for item in new:
+                level.append(_Found(child, _key(child, item)))
+                if follow:
+                    below.append((child, child.values_of(child.decode(item))))
         if level:
             levels.append(level)
         frontier = below
     return levels
+
+
+def _raw(read: CollectionRead) -> Request:
+    """The read's Query, answered with raw items (the typed page structures are for decoders)."""
+    base = read.request()
+    return Request(base.operation, base.params)
 
 
 def _key(info: ModelInfo[Any], item: Item) -> Item:

@@ -27,7 +27,7 @@ from dynorm import (
 from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.expressions import Attr
-from dynorm.core.steps import Fetch, Plan, ReadAll, Send, WriteBatch
+from dynorm.core.steps import Fetch, Plan, ReadAll, ReadEach, Send, WriteBatch
 from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, MARK
 from dynorm.mapping.explain import Explain
 from dynorm.mapping.table import Table
@@ -89,6 +89,9 @@ class FakeTable:
         if isinstance(step, ReadAll):
             self.log.append("Query")
             return self.query(step.request.params)
+        if isinstance(step, ReadEach):
+            self.log.extend("Query" for _ in step.requests)
+            return [self.query(r.params) for r in step.requests]
         if isinstance(step, WriteBatch):
             self.log.append("BatchWriteItem")
             keys = [w["DeleteRequest"]["Key"] for w in step.writes]
@@ -186,6 +189,20 @@ def test_a_tree_is_read_level_by_level_then_deleted_leaves_first() -> None:
     assert report.total == 9
     assert report[Buyer] == 0
     assert str(report) == "deleted 9 items (1 Seller, 2 Listing, 4 Review, 2 Favourite)"
+
+
+def test_each_level_is_read_in_one_step_of_concurrent_queries() -> None:
+    fake = FakeTable(market, marketplace())
+    reads: list[int] = []
+
+    def answer(step: Any) -> Any:
+        if isinstance(step, ReadEach):
+            reads.append(len(step.requests))
+        return fake.answer(step)
+
+    drive(WritePlanner(market, "market").delete(Seller("s1"), cascade=True), answer)
+    # the seller's listings; then both listings' reviews and favourites at once
+    assert reads == [1, 4]
 
 
 def test_more_items_than_max_items_is_refused_before_anything_is_written() -> None:
@@ -320,8 +337,13 @@ def test_items_an_index_holds_in_part_are_read_whole_when_their_children_are_nee
 
     def keys_only(step: Any) -> Any:
         out = answer(step)
-        if isinstance(step, ReadAll) and step.request.params.get("IndexName") == "GSI1":
-            return [{a: i[a] for a in ("pk", "sk", "GSI1PK", "GSI1SK")} for i in out]
+        if isinstance(step, ReadEach):
+            return [
+                [{a: i[a] for a in ("pk", "sk", "GSI1PK", "GSI1SK")} for i in items]
+                if request.params.get("IndexName") == "GSI1"
+                else items
+                for request, items in zip(step.requests, out, strict=True)
+            ]
         return out
 
     report = drive(WritePlanner(partial, "partial").delete(Parent("a"), cascade=True), keys_only)
