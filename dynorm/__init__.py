@@ -12,6 +12,7 @@ from dynorm.io.database import Database, Transaction, connect
 from dynorm.io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
 from dynorm.io.paging import Page
 from dynorm.io.query import Query, Scan
+from dynorm.mapping.cascade import CascadeReport
 from dynorm.mapping.relations import LoadOption, Relationship
 from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 from dynorm.mapping.streams import Change
@@ -74,6 +75,7 @@ __all__ = [
     "Attr",
     "BelongsTo",
     "CancellationReason",
+    "CascadeReport",
     "Change",
     "CodecError",
     "Condition",

@@ -6,6 +6,9 @@ I/O layer (which sends them and retries what DynamoDB leaves unprocessed).
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import decimal
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
@@ -50,10 +53,20 @@ KeyId = tuple[tuple[str, object], ...]
 
 
 def _value_id(av: Mapping[str, Any]) -> object:
-    # A key attribute holds one S, N or B: its (type, text) pair is hashable and tells values
+    # A key attribute holds one S, N or B: its (type, value) pair is hashable and tells values
     # and types apart, as the repr of the whole dict (the fallback for anything else) does.
+    # Numbers by value ("10.0" is stored, and read back, as "10"), binaries as bytes (base64
+    # text on dynorm's fast path, bytes from botocore).
     if len(av) == 1:
         ((tag, value),) = av.items()
+        if tag == "S" and type(value) is str:
+            return (tag, value)
+        if tag == "N" and type(value) is str:
+            with contextlib.suppress(ArithmeticError):
+                return (tag, decimal.Decimal(value))
+        elif tag == "B" and type(value) is str:
+            with contextlib.suppress(ValueError):  # binascii.Error is one
+                return (tag, base64.b64decode(value, validate=True))
         if type(value) is str or type(value) is bytes:
             return (tag, value)
     return repr(av)

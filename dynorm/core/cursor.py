@@ -25,6 +25,7 @@ import orjson
 
 from .codec.converter import Item
 from .errors import CursorError
+from .keys import key_text, number_order
 from .requests import CollectionRead, ScanRead
 
 __all__ = ["CURSOR_SECRET_ENV", "CursorCodec", "scope_fingerprint", "secret_from"]
@@ -92,7 +93,9 @@ def _jsonable(key: Item) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, av in key.items():
         ((tag, value),) = av.items()
-        out[name] = {tag: base64.b64encode(value).decode() if tag == "B" else value}
+        # A binary is bytes from botocore, base64 text already from dynorm's fast path.
+        binary = tag == "B" and isinstance(value, bytes | bytearray)
+        out[name] = {tag: base64.b64encode(value).decode() if binary else value}
     return out
 
 
@@ -125,7 +128,7 @@ class CursorCodec:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
         body = self._open(cursor, read.fingerprint())
         key = _start_key(body.get("k"))
-        _check_names(key, read.key_attrs, "query")
+        _check_names(key, read.key_attrs, "query", dict(read.key_types))
         _check_position(key, read)
         return key
 
@@ -138,7 +141,7 @@ class CursorCodec:
     def decode_scan(self, cursor: str, read: ScanRead) -> Item:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
         key = _start_key(self._open(cursor, read.fingerprint()).get("k"))
-        _check_names(key, read.key_attrs, "scan")
+        _check_names(key, read.key_attrs, "scan", dict(read.key_types))
         return key
 
     # -- offsets into embedded children --------------------------------------------------------
@@ -231,11 +234,14 @@ def _start_key(key: object) -> Item:
     return start
 
 
-def _check_names(key: Item, key_attrs: tuple[str, ...], read: str) -> None:
-    """Refuse a key of other attributes than the read's, or of other types than strings.
+def _check_names(
+    key: Item, key_attrs: tuple[str, ...], read: str, types: Mapping[str, str]
+) -> None:
+    """Refuse a key of other attributes than the read's, or of other types than declared.
 
-    dynorm's models write every key attribute, of the table and of its indexes, as a string
-    (S), so a key the read produced holds only strings: anything else was edited.
+    dynorm's models write every key attribute, of the table and of its indexes, as the type the
+    table declares (``key_types``; a string, S, by default), so a key the read produced holds
+    those types only: anything else was edited.
     """
     if key_attrs and set(key) != set(key_attrs):
         raise CursorError(
@@ -243,23 +249,36 @@ def _check_names(key: Item, key_attrs: tuple[str, ...], read: str) -> None:
             f"{', '.join(sorted(key_attrs))}; {_RESTART}"
         )
     for name, av in key.items():
-        if "S" not in av:
+        kind = types.get(name, "S")
+        if kind not in av:
             raise CursorError(
-                f"this cursor's key holds {name} as {next(iter(av))}, but key attributes are "
-                f"strings (S); {_RESTART}"
+                f"this cursor's key holds {name} as {next(iter(av))}, but that key attribute "
+                f"is {_KIND_NAMES[kind]} ({kind}); {_RESTART}"
             )
+
+
+_KIND_NAMES: Final = {"S": "a string", "N": "a number", "B": "binary"}
+
+
+def _same_key(text: str | None, expected: str, kind: str) -> bool:
+    if kind != "N" or text is None:
+        return text == expected
+    try:  # DynamoDB gives numbers back in its own form ("1.5" for "1.50")
+        return number_order(text) == number_order(expected)
+    except ArithmeticError:
+        return False
 
 
 def _check_position(key: Item, read: CollectionRead) -> None:
     """Refuse a key that the read cannot have produced: the cursor was edited."""
-    if key.get(read.pk_attr) != {"S": read.pk_value}:
+    if not _same_key(key_text(key.get(read.pk_attr)), read.pk_value, read.pk_kind):
         raise CursorError(
             f"this cursor points into another partition than {read.pk_attr}={read.pk_value!r}; "
             f"{_RESTART}"
         )
     if read.sk_attr is None or read.range is None:
         return
-    sort = key.get(read.sk_attr, {}).get("S")
+    sort = key_text(key.get(read.sk_attr))
     if not isinstance(sort, str) or not read.range.contains(sort):
         raise CursorError(
             f"this cursor points outside its query ({read.sk_attr}={sort!r} is not in "

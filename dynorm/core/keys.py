@@ -12,6 +12,8 @@ a value can therefore never add a segment, which keeps three promises at once:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime
 import decimal
 import enum
@@ -19,13 +21,30 @@ import re
 import string
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import attrs
 
 from .errors import DefinitionError, KeyTemplateError
 
-__all__ = ["KeyFields", "KeyTemplate", "escape", "key_string", "key_value_parser", "unescape"]
+__all__ = [
+    "KEY_TYPES",
+    "KeyFields",
+    "KeyTemplate",
+    "KeyType",
+    "escape",
+    "key_attribute_value",
+    "key_string",
+    "key_text",
+    "key_value_parser",
+    "number_order",
+    "typed_key_text",
+    "unescape",
+]
+
+#: A key attribute's DynamoDB type: string, number or binary.
+KeyType = Literal["S", "N", "B"]
+KEY_TYPES: Final = ("S", "N", "B")
 
 _ESCAPE_CHAR: Final = "%"
 
@@ -79,8 +98,13 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"expected 'true' or 'false', got {text!r}")
 
 
-def key_value_parser(tp: object) -> Callable[[str], object]:
-    """A function turning key text back into a value of type ``tp`` (the reverse of key_string)."""
+def key_value_parser(tp: object, kind: KeyType = "S") -> Callable[[str], object]:
+    """A function turning key text back into a value of type ``tp`` (the reverse of key_string).
+
+    A binary (B) key's text is base64 (or, read by botocore, the bytes themselves).
+    """
+    if kind == "B" and tp is bytes:
+        return _parse_binary
     if tp is str or tp is Any:
         return str
     if tp is bool:
@@ -94,6 +118,60 @@ def key_value_parser(tp: object) -> Callable[[str], object]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return _enum_parser(tp)
     raise DefinitionError(f"a field of type {tp!r} cannot be part of a key template")
+
+
+def typed_key_text(value: object) -> str:
+    """The key text of a number (N) or binary (B) key attribute's value: digits, or base64."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(value).decode("ascii")
+    return key_string(value)
+
+
+def _parse_binary(text: str | bytes) -> bytes:
+    if isinstance(text, bytes):
+        return text
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        raise ValueError(f"{text!r} is not base64 text") from None
+
+
+def key_attribute_value(kind: KeyType, text: str) -> dict[str, Any]:
+    """The AttributeValue of a key attribute of type ``kind`` holding the key text ``text``.
+
+    Key text is what templates make and parse: the string itself for S, the number's text for
+    N, base64 for B (sent as bytes, which both request paths write as base64).
+    """
+    if kind == "S":
+        return {"S": text}
+    if kind == "N":
+        return {"N": text}
+    return {"B": base64.b64decode(text)}
+
+
+def key_text(value: Mapping[str, Any] | None) -> str | None:
+    """The key text of a stored key attribute (S, N or B), None if it is none of those.
+
+    A binary comes as bytes from botocore and as base64 text from dynorm's fast path; its key
+    text is base64 either way.
+    """
+    if value is None:
+        return None
+    text = value.get("S")
+    if text is not None:
+        return text if isinstance(text, str) else None
+    text = value.get("N")
+    if text is not None:
+        return text if isinstance(text, str) else None
+    binary = value.get("B")
+    if isinstance(binary, bytes | bytearray):
+        return base64.b64encode(binary).decode("ascii")
+    return binary if isinstance(binary, str) else None
+
+
+def number_order(text: str) -> decimal.Decimal:
+    """A number key's text as it sorts (DynamoDB compares N keys by value)."""
+    return decimal.Decimal(text)
 
 
 def _enum_parser(tp: type[enum.Enum]) -> Callable[[str], object]:
@@ -262,7 +340,12 @@ class KeyTemplate:
 
     def _text(self, segment: _Segment, value: object) -> str:
         # A str is the common case: it skips key_string's type tests.
-        text = value if type(value) is str and not segment.spec else key_string(value, segment.spec)
+        if type(value) is str and not segment.spec:
+            text = value
+        elif self.raw:  # one field alone: a binary key's value is written as base64
+            text = typed_key_text(value)
+        else:
+            text = key_string(value, segment.spec)
         if not self.raw and (_ESCAPE_CHAR in text or self.delimiter in text):
             text = escape(text, self.delimiter)
         return segment.prefix + text + segment.suffix
@@ -423,9 +506,10 @@ class KeyFields:
     template: KeyTemplate
     parsers: Mapping[str, Callable[[str], object]]
     always: bool = False
+    #: The key attribute's type (a number or binary key holds one field: ``"{score}"``).
+    kind: KeyType = "S"
 
     def texts(self, item: Mapping[str, Mapping[str, Any]]) -> dict[str, str] | None:
         """Each field's unescaped text in the item's key; None if it lacks it or it is unfit."""
-        value = item.get(self.attribute)
-        text = None if value is None else value.get("S")
+        text = key_text(item.get(self.attribute))
         return self.template.parse(text) if isinstance(text, str) else None

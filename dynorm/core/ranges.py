@@ -1,4 +1,4 @@
-"""Sort key conditions on the last component a query gives: ``due=between(a, b)``, ``time=gt(t)``.
+"""Sort key conditions on the last component a query gives: ``due=between(a, b)``, ``year=gt(y)``.
 
 A marker stands in for a component's value in ``db.query(Model, ..., field=marker)``. The value
 is formatted through the key template (format specs apply, the delimiter is escaped) and the
@@ -9,17 +9,24 @@ compares whole sort keys and stays inside the model's own key prefix: ``gt("5")`
 DynamoDB takes one sort key condition, so a bound on one side and the prefix on the other make
 a BETWEEN; an exclusive bound (``gt``, ``lt``) inside a prefix is sent inclusive and the one key
 it excludes is dropped when the items arrive (:attr:`SortRange.excluded`).
+
+The component may be an inner one, the components after it left free (``year=2025,
+month=between(3, 5)`` on ``"REVIEW#{year}#{month:02d}#{id}"``): the bounds then end at
+component boundaries, so ``2025#1`` never reaches ``2025#10`` (see :func:`_inner_bounds`).
 """
 
 from __future__ import annotations
 
+import base64
+import decimal
+import math
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
 from .errors import ExpressionError, KeyTemplateError
-from .keys import KeyTemplate, key_string
+from .keys import KeyTemplate, KeyType, key_string, number_order, typed_key_text
 from .requests import KeyRange, upper_bound
 
 __all__ = [
@@ -32,6 +39,7 @@ __all__ = [
     "le",
     "lt",
     "sort_range",
+    "typed_range",
 ]
 
 Op = Literal["between", "begins_with", "gt", "ge", "lt", "le"]
@@ -92,11 +100,16 @@ class SortRange:
     excluded: str | None = None
 
 
-def sort_range(template: KeyTemplate, components: Mapping[str, object], call: str) -> SortRange:
+def sort_range(
+    template: KeyTemplate, components: Mapping[str, object], call: str, kind: KeyType = "S"
+) -> SortRange:
     """The condition for ``components`` on the sort key ``template`` (None: the whole partition).
 
-    ``where`` opens error messages (``"db.query(Reading)"``).
+    ``call`` opens error messages (``"db.query(Reading)"``). ``kind`` is the sort key
+    attribute's type: a number (N) or binary (B) key is one field, compared by value.
     """
+    if kind != "S":
+        return typed_range(template, components, call, kind)
     marked = [f for f in template.fields if isinstance(components.get(f), SortCondition)]
     if not marked:
         return SortRange(KeyRange.from_template(template, components))
@@ -130,17 +143,75 @@ def sort_range(template: KeyTemplate, components: Mapping[str, object], call: st
         (text,) = marker.values
         value = prefix + template.escaped(str(text))
         return SortRange(KeyRange("begins_with", (value,)) if value else None)
-    if segment is not template.segments[-1] or segment.suffix:
+    if segment is not template.segments[-1]:
+        return _inner_bounds(
+            marker,
+            template,
+            prefix,
+            spec=segment.spec,
+            suffix=segment.suffix,
+            call=f"{call}: {name}",
+        )
+    if segment.suffix:
         raise KeyTemplateError(
-            f"{call}: {name}={marker!r}: a range compares whole sort keys, so it works on the "
-            f"last component of {template.source!r} only ({template.fields[-1]}); use "
-            f"begins_with for {name}, or give it a value and put the range on a later component"
+            f"{call}: {name}={marker!r}: a range on the last component of {template.source!r} "
+            f"compares whole sort keys, and the text {segment.suffix!r} after {{{name}}} would "
+            "sort with it; use begins_with, or end the template with the placeholder"
         )
 
     def key(value: object) -> str:
         return prefix + template.escaped(key_string(value, segment.spec))
 
     return _bounds(marker, key, prefix, call, name)
+
+
+def _inner_bounds(
+    marker: SortCondition,
+    template: KeyTemplate,
+    prefix: str,
+    *,
+    spec: str,
+    suffix: str,
+    call: str,
+) -> SortRange:
+    """A range on a component that later components follow: bounds at component boundaries.
+
+    ``year=gt(2023)`` on ``"REVIEW#{year}#{month:02d}#{id}"``, ``call`` naming the query and
+    the field (``"db.query(Review): year"``).
+
+    The keys whose component is ``v`` all start with ``prefix + v + delimiter`` (the *start* of
+    v's block) and sort below ``prefix + v + next(delimiter)`` (its *end*), so ``2025#1`` never
+    reaches ``2025#10#...``. No key equals a start or an end (a delimiter and another component
+    follow every inner component), so no key needs dropping afterwards. Components compare as
+    their key text: numbers need a width (``{month:02d}``) to sort as numbers.
+    """
+    texts = [key_string(v, spec) for v in marker.values]
+    if not all(texts):
+        raise ExpressionError(
+            f"{call}={marker!r} bounds the component by an empty string; bound it "
+            "by a non-empty value"
+        )
+    blocks = [prefix + template.escaped(t) + suffix for t in texts]
+    start = [b + template.delimiter for b in blocks]
+    end = [upper_bound(b + template.delimiter) for b in blocks]
+    if marker.op == "between":
+        if blocks[0] > blocks[1]:
+            raise ExpressionError(
+                f"{call}={marker!r}: the low bound sorts after the high one "
+                f"({texts[0]!r} > {texts[1]!r} as key text); swap them"
+            )
+        return SortRange(KeyRange("between", (start[0], end[1])))
+    if marker.op in ("ge", "gt"):
+        low = start[0] if marker.op == "ge" else end[0]
+        if not prefix:
+            return SortRange(KeyRange("ge", (low,)))
+        return SortRange(KeyRange("between", (low, upper_bound(prefix))))
+    # lt: below the block of v (the block itself, without a delimiter, sorts below its keys);
+    # le: below the end of v's block.
+    high = blocks[0] if marker.op == "lt" else end[0]
+    if not prefix:
+        return SortRange(KeyRange("lt", (high,)))
+    return SortRange(KeyRange("between", (prefix, high)))
 
 
 def _bounds(
@@ -168,3 +239,62 @@ def _bounds(
     if marker.op in ("gt", "ge"):
         return SortRange(KeyRange("between", (bound, upper_bound(prefix))), excluded)
     return SortRange(KeyRange("between", (prefix, bound)), excluded)
+
+
+# -- number and binary sort keys -----------------------------------------------------------------
+
+
+def typed_range(
+    template: KeyTemplate, components: Mapping[str, object], call: str, kind: KeyType
+) -> SortRange:
+    """The condition on a number (N) or binary (B) sort key: its one field, compared by value.
+
+    The bounds are sent as numbers (or bytes), so DynamoDB compares them as it orders the keys
+    (99 < 100 < 1000); no prefix is involved, since such a key holds nothing but the value.
+    """
+    (name,) = template.fields
+    if name not in components:
+        return SortRange(None)
+    marker = components[name]
+    if not isinstance(marker, SortCondition):
+        return SortRange(KeyRange("eq", (_typed_text(marker, kind, call, name),), kind))
+    if marker.op == "begins_with":
+        what = "number (N)" if kind == "N" else "binary (B)"
+        raise ExpressionError(
+            f"{call}: {name}={marker!r}: the sort key holds {name} as a {what}, which DynamoDB "
+            "compares by value, not as text, so it has no prefix to begin with; use between, "
+            "gt, ge, lt or le"
+        )
+    texts = tuple(_typed_text(v, kind, call, name) for v in marker.values)
+    if marker.op == "between":
+        order: Callable[[str], Any] = number_order if kind == "N" else _binary_order
+        low: Any = order(texts[0])
+        if low > order(texts[1]):
+            raise ExpressionError(
+                f"{call}: {name}={marker!r}: the low bound is greater than the high one; swap them"
+            )
+    return SortRange(KeyRange(marker.op, texts, kind))
+
+
+def _binary_order(text: str) -> bytes:
+    return base64.b64decode(text)
+
+
+def _typed_text(value: object, kind: KeyType, call: str, name: str) -> str:
+    """A bound's key text: a number's digits (N) or base64 (B); ExpressionError for other values."""
+    if kind == "N":
+        if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
+            if isinstance(value, float | decimal.Decimal) and not math.isfinite(value):
+                raise ExpressionError(
+                    f"{call}: {name} bounds a number key by {value!r}; give a finite number"
+                )
+            return key_string(value)
+        wanted = "a number (int, Decimal or float)"
+    elif isinstance(value, bytes | bytearray):
+        return typed_key_text(bytes(value))
+    else:
+        wanted = "bytes"
+    raise ExpressionError(
+        f"{call}: {name} is a {'number (N)' if kind == 'N' else 'binary (B)'} sort key: give "
+        f"{wanted}, not {value!r} ({type(value).__name__})"
+    )

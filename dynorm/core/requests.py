@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
@@ -10,7 +11,7 @@ import attrs
 
 from .codec.converter import AttributeValue, Item
 from .errors import DefinitionError, LimitExceededError
-from .keys import KeyTemplate
+from .keys import KeyTemplate, KeyType, key_attribute_value, number_order
 
 __all__ = [
     "PENDING",
@@ -93,21 +94,29 @@ class KeyRange:
     """A sort key condition as sent: equality, a prefix, an inclusive range or one bound."""
 
     op: Literal["eq", "begins_with", "between", "gt", "ge", "lt", "le"]
+    #: The bounds as key text: for a number (N) key the number's digits, for binary (B) base64.
     values: tuple[str, ...]
+    #: The sort key attribute's type, which the values are sent as and compared by.
+    kind: KeyType = "S"
 
     @classmethod
-    def from_template(cls, template: KeyTemplate, values: Mapping[str, object]) -> KeyRange | None:
+    def from_template(
+        cls, template: KeyTemplate, values: Mapping[str, object], kind: KeyType = "S"
+    ) -> KeyRange | None:
         """Equality when every field is given, a boundary-ending prefix when some are, or None."""
         if template.covers(values):
-            return cls("eq", (template.format(values),))
+            return cls("eq", (template.format(values),), kind)
         prefix = template.prefix(values)
         return cls("begins_with", (prefix,)) if prefix else None
 
     def contains(self, value: str) -> bool:
         """Whether a sort key ``value`` meets this condition (as DynamoDB compares strings).
 
-        Python orders strings by code point, which is the order of their UTF-8 bytes.
+        Python orders strings by code point, which is the order of their UTF-8 bytes. Number
+        keys compare by value, binary keys by their bytes.
         """
+        if self.kind != "S":
+            return self._contains_typed(value)
         low, high = self.span()
         if self.op == "begins_with":
             return value.startswith(low)
@@ -116,6 +125,19 @@ class KeyRange:
         if self.op == "lt":
             return value < high
         return low <= value <= high
+
+    def _contains_typed(self, value: str) -> bool:
+        order: Callable[[str], Any] = number_order if self.kind == "N" else base64.b64decode
+        try:
+            key: Any = order(value)
+            bounds: list[Any] = [order(v) for v in self.values]
+        except (ValueError, ArithmeticError):  # binascii.Error is a ValueError
+            return False
+        if self.op == "between":
+            return bool(bounds[0] <= key <= bounds[1])
+        compare = {"eq": key == bounds[0], "gt": key > bounds[0], "ge": key >= bounds[0]}
+        compare |= {"lt": key < bounds[0], "le": key <= bounds[0]}
+        return bool(compare.get(self.op, False))
 
     def span(self) -> tuple[str, str]:
         """The smallest and largest sort key the condition may let through (both included)."""
@@ -132,9 +154,10 @@ class KeyRange:
 
     def render(self) -> tuple[str, dict[str, AttributeValue]]:
         """The condition on ``#sk`` and the values it names."""
-        values = {":sk": {"S": self.values[0]}}
+        kind = self.kind
+        values = {":sk": key_attribute_value(kind, self.values[0])}
         if self.op == "between":
-            values[":sk2"] = {"S": self.values[1]}
+            values[":sk2"] = key_attribute_value(kind, self.values[1])
             return "#sk BETWEEN :sk AND :sk2", values
         if self.op == "begins_with":
             return "begins_with(#sk, :sk)", values
@@ -203,6 +226,8 @@ class ReadOptions:
 
     #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
     key_attrs: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    #: the types of those of ``key_attrs`` that are no strings (number or binary keys).
+    key_types: tuple[tuple[str, KeyType], ...] = attrs.field(default=(), kw_only=True)
     #: the models whose items the read returns (part of a cursor's fingerprint; () for all).
     models: tuple[str, ...] = attrs.field(default=(), kw_only=True)
     filter: Rendered | None = attrs.field(default=None, kw_only=True)
@@ -255,10 +280,13 @@ class CollectionRead(ReadOptions):
     consistent: bool = False
     #: a sort key ``range`` lets through that the query excludes (``gt``/``lt`` in a prefix).
     excluded: str | None = None
+    #: the partition key attribute's type (``pk_value`` is its key text).
+    pk_kind: KeyType = attrs.field(default="S", kw_only=True)
 
     def request(self) -> Request:
         names = {"#pk": self.pk_attr}
-        values: dict[str, Any] = {":pk": {"S": self.pk_value}}
+        pk = {"S": self.pk_value} if self.pk_kind == "S" else None
+        values: dict[str, Any] = {":pk": pk or key_attribute_value(self.pk_kind, self.pk_value)}
         condition = "#pk = :pk"
         if self.range is not None and self.sk_attr is not None:
             names["#sk"] = self.sk_attr

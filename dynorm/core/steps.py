@@ -24,6 +24,7 @@ __all__ = [
     "FromRead",
     "Plan",
     "ReadAll",
+    "ReadEach",
     "Send",
     "SendAll",
     "Step",
@@ -79,6 +80,17 @@ class ReadAll:
 
 
 @attrs.frozen
+class ReadEach:
+    """Read every page of each of several Queries or Scans, concurrently.
+
+    The plan receives each read's raw items, in the order of ``requests``: a level of a tree
+    (one Query per parent) costs the time of its slowest read rather than of all of them.
+    """
+
+    requests: tuple[Request, ...]
+
+
+@attrs.frozen
 class Fetch:
     """Read items by primary key with BatchGetItem; the plan receives ``{key_id: item}``."""
 
@@ -99,7 +111,7 @@ class Together:
     steps: tuple[tuple[str, Step], ...]
 
 
-Step: TypeAlias = Send | SendAll | ReadAll | WriteBatch | Fetch | Together
+Step: TypeAlias = Send | SendAll | ReadAll | ReadEach | WriteBatch | Fetch | Together
 Plan: TypeAlias = Generator[Step, Any, T]
 
 
@@ -145,7 +157,7 @@ def request_of(step: Step) -> list[Request]:
     """The requests a step stands for, as ``explain`` shows them (batches as planned)."""
     if isinstance(step, Send):
         return [step.request]
-    if isinstance(step, SendAll):
+    if isinstance(step, SendAll | ReadEach):
         return list(step.requests)
     if isinstance(step, ReadAll):
         return [step.request]

@@ -34,6 +34,7 @@ from dynorm.core.steps import (
     Fetch,
     Plan,
     ReadAll,
+    ReadEach,
     Send,
     SendAll,
     Step,
@@ -43,6 +44,7 @@ from dynorm.core.steps import (
     together_fetches,
     together_writes,
 )
+from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
 from dynorm.mapping.explain import Explain, KeyOf, TransactGetReads, transact_get_reads
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.reading import (
@@ -508,9 +510,11 @@ class Database:
         """Create every table of the connection (or only ``table``) and wait until each is active.
 
         Each table is created with every declared index, on-demand billing.
-        Key attributes (of the table and its indexes) are strings (``S``); ``key_types`` gives
-        others their type, attribute name -> ``"S"``, ``"N"`` or ``"B"`` (for a table that
-        holds items written by other programs; dynorm's models write string keys). When a model
+        Key attributes (of the table and its indexes) have the types the Table declares
+        (``Table(..., key_types={"Score": "N"})``; strings, ``S``, by default), which its models
+        write. ``key_types`` here may give further attributes, that no model fills, their type
+        (attribute name -> ``"S"``, ``"N"`` or ``"B"``); declaring them on the Table is better,
+        and one contradicting the Table's is a DefinitionError. When a model
         declares ``ttl=``, time to live is then enabled on that attribute (a server without
         UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
         """
@@ -632,7 +636,12 @@ class Database:
 
     @overload
     async def delete(
-        self, target: object, /, *, condition: Condition | None = None, cascade: bool = False
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: Literal[False] = False,
     ) -> None: ...
     @overload
     async def delete(
@@ -641,9 +650,51 @@ class Database:
         /,
         *,
         condition: Condition | None = None,
-        cascade: bool = False,
+        cascade: Literal[False] = False,
         **key: object,
     ) -> None: ...
+    @overload
+    async def delete(
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: Literal[True],
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+    ) -> CascadeReport: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: Literal[True],
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+        **key: object,
+    ) -> CascadeReport: ...
+    @overload
+    async def delete(
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+    ) -> CascadeReport | None: ...
+    @overload
+    async def delete(
+        self,
+        target: type[Any],
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+        **key: object,
+    ) -> CascadeReport | None: ...
     async def delete(
         self,
         target: object,
@@ -651,16 +702,29 @@ class Database:
         *,
         condition: Condition | None = None,
         cascade: bool = False,
+        max_items: Any = DEFAULT_MAX_ITEMS,
         **key: object,
-    ) -> None:
-        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``.
+    ) -> CascadeReport | None:
+        """Delete one item: ``db.delete(obj)`` or ``db.delete(Model, **key)``; returns None.
 
-        ``cascade=True`` also deletes the children stored as items of their own (Partition,
-        Index and Denormalized relationships), in batches, after the parent.
+        ``cascade=True`` deletes the whole tree under the item too and returns a
+        :class:`~dynorm.CascadeReport` (how many items of each model went): every child its
+        ``Partition``, ``Index`` and ``Denormalized`` relationships store as an item of its
+        own, their children in turn, and so on (``Embedded`` children go with their parent's
+        item). The tree is read first (one Query per parent per relationship); more than
+        ``max_items`` items (root included; None: no bound) is refused with nothing deleted.
+        The root's ``condition`` and version are checked before anything is deleted; then the
+        items go in batches, deepest level first, and the root last, so an interrupted
+        cascade leaves no item its surviving parent cannot reach, and calling it again
+        finishes the job. See docs/integrity.md, "Cascading deletes".
         """
+        if not cascade and max_items is not DEFAULT_MAX_ITEMS:
+            raise TypeError("max_items= bounds a cascade; pass it with cascade=True")
         connected = self.connected(target if isinstance(target, type) else type(target))
-        plan = connected.writes.delete(target, condition=condition, cascade=cascade, key=key)
-        await self.run(plan, connected.table)
+        plan = connected.writes.delete(
+            target, condition=condition, cascade=cascade, key=key, max_items=max_items
+        )
+        return await self.run(plan, connected.table)
 
     @overload
     async def update(
@@ -779,11 +843,9 @@ class Database:
         if isinstance(step, SendAll):
             return await self._send_all(step.requests)
         if isinstance(step, ReadAll):
-            return [
-                item
-                async for page in pages(self.send, step.request)
-                for item in page.get("Items", [])
-            ]
+            return await self._read_all(step.request)
+        if isinstance(step, ReadEach):
+            return await self._read_each(step.requests)
         if isinstance(step, WriteBatch):
             await self._write_batches(list(step.writes), self._plan_table(table))
             return None
@@ -855,6 +917,25 @@ class Database:
                     if (name, step.consistent, key_id(k)) in fetched
                 }
         return outcomes
+
+    async def _read_all(self, request: Request) -> list[Item]:
+        return [item async for page in pages(self.send, request) for item in page.get("Items", [])]
+
+    async def _read_each(self, requests: Sequence[Request]) -> list[list[Item]]:
+        """Each read whole, concurrently; a failure cancels the others (reads change nothing)."""
+        window = asyncio.Semaphore(SEND_ALL_WINDOW)
+
+        async def one(request: Request) -> list[Item]:
+            async with window:
+                return await self._read_all(request)
+
+        tasks = [asyncio.ensure_future(one(r)) for r in requests]
+        try:
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
         """Send concurrently; after the first failure nothing more is sent (see SendAll)."""
@@ -1486,11 +1567,14 @@ class DatabaseExplain:
         *,
         condition: Condition | None = None,
         cascade: bool = False,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
         **key: object,
     ) -> list[Request]:
-        """The requests ``db.delete`` sends (with ``cascade``: the children's reads and deletes)."""
+        """The requests ``db.delete`` sends (see :meth:`Explain.delete`)."""
         explain = self._of(target if isinstance(target, type) else type(target))
-        return explain.delete(target, condition=condition, cascade=cascade, **key)
+        return explain.delete(
+            target, condition=condition, cascade=cascade, max_items=max_items, **key
+        )
 
     def put_all(self, objs: Iterable[object]) -> list[Request]:
         """The requests ``db.put_all`` sends: reads it needs, then BatchWriteItems of 25."""

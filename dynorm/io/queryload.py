@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from dynorm.core.codec.converter import Item
+from dynorm.core.keys import key_text
 from dynorm.core.requests import CollectionRead, Tally, upper_bound
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.reading import narrowed
@@ -182,9 +183,11 @@ async def _read(
     in_range = plan.parents.contains if plan.parents is not None else None
     sk_attr = read.sk_attr or ""
     found: _Found[P] = _Found([], [[] for _ in accepts])
+    typed = plan.parents is not None and plan.parents.kind != "S"
 
     def sort(raw: Item) -> None:
-        sk = raw.get(sk_attr, {}).get("S", "")
+        # A number or binary sort key is tested by value, from its key text.
+        sk = (key_text(raw.get(sk_attr)) or "") if typed else raw.get(sk_attr, {}).get("S", "")
         parent = accept_parent(raw) if in_range is None or in_range(sk) else None
         if parent is not None:
             found.parents.append((parent, raw))

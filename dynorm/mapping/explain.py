@@ -35,6 +35,7 @@ from dynorm.core.steps import (
     together_writes,
 )
 
+from .cascade import DEFAULT_MAX_ITEMS
 from .model import ModelInfo, not_key_fields
 from .reading import Finished, finish_query
 from .readplan import GetReads, normalize_options, plan_get, plan_query_load
@@ -132,10 +133,19 @@ class Explain:
         *,
         condition: Condition | None = None,
         cascade: bool = False,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
         **key: object,
     ) -> list[Request]:
-        """The requests ``db.delete`` sends (with ``cascade``: the children's reads and deletes)."""
-        return self.plan(self.writes.delete(target, condition=condition, cascade=cascade, key=key))
+        """The requests ``db.delete`` sends.
+
+        With ``cascade``: the root's read, the tree's reads level by level (one Query per
+        relationship shown per level; one is sent per parent read), the root's condition check,
+        the deletes deepest level first, and the root's delete.
+        """
+        plan = self.writes.delete(
+            target, condition=condition, cascade=cascade, key=key, max_items=max_items
+        )
+        return self.plan(plan)
 
     def put_all(self, objs: Iterable[object]) -> list[Request]:
         """The requests ``db.put_all`` sends: reads it needs, then BatchWriteItems of 25."""
@@ -260,9 +270,13 @@ class Explain:
             raise KeyTemplateError(
                 f"{call}: {marked[0]}={components[marked[0]]!r} is part of the partition key "
                 f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
-                "(conditions go on the sort key's last component given)"
+                "(conditions go on a sort key component)"
             )
-        sorted_ = sort_range(sk, components, call) if sk is not None else SortRange(None)
+        pk_attr, sk_attr = info.table.key_attributes(index)
+        if info.key_type(pk_attr) != "S":
+            info.key_attribute(pk_attr, components)  # a number or binary given as such
+        sk_kind = info.key_type(sk_attr or "")
+        sorted_ = sort_range(sk, components, call, sk_kind) if sk is not None else SortRange(None)
         read = collection_read(
             info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
         )

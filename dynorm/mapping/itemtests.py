@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from dynorm.core.codec.converter import AttributeValue
-from dynorm.core.keys import KeyTemplate
+from dynorm.core.keys import KeyTemplate, KeyType, key_text
 
 __all__ = ["OUTSIDE", "ItemTest", "ModelTests", "model_tests"]
 
@@ -44,7 +44,9 @@ class ModelTests:
 OUTSIDE = ModelTests()
 
 
-def _key_test(attr: str, template: KeyTemplate) -> ItemTest:
+def _key_test(attr: str, template: KeyTemplate, kind: KeyType = "S") -> ItemTest:
+    if kind != "S":
+        return _typed_key_test(attr, template, kind)
     shape = template.tail_only_shape()
     if shape is not None:
         prefix, delimiter, count = shape
@@ -63,6 +65,18 @@ def _key_test(attr: str, template: KeyTemplate) -> ItemTest:
         return text is not None and matches(text)
 
     return fits
+
+
+def _typed_key_test(attr: str, template: KeyTemplate, kind: KeyType) -> ItemTest:
+    """A number or binary key attribute holds one field: any value of its type fits."""
+    matches = template.matches
+
+    def fits_typed(item: Mapping[str, AttributeValue]) -> bool:
+        value = item.get(attr)
+        text = key_text(value) if value is not None and kind in value else None
+        return text is not None and matches(text)
+
+    return fits_typed
 
 
 def _both(first: ItemTest, second: ItemTest) -> ItemTest:
@@ -84,22 +98,31 @@ def model_tests(
     keys: tuple[str, str | None],
     type_attr: str | None,
     entity: str | None,
+    kinds: Mapping[str, KeyType] | None = None,
 ) -> ModelTests:
-    """The tests of a model with ``templates`` in a scope keyed by ``keys`` (pk, sk attributes)."""
+    """The tests of a model with ``templates`` in a scope keyed by ``keys`` (pk, sk attributes).
+
+    ``kinds`` gives the types of number and binary key attributes (the others are strings).
+    """
+    kinds = kinds or {}
     pk_attr, sk_attr = keys
     pk = templates[pk_attr]
     sk = templates.get(sk_attr) if sk_attr is not None else None
     # The sort key first: it is what usually tells models of one collection apart.
     last_attr, last = (sk_attr, sk) if sk_attr is not None and sk is not None else (pk_attr, pk)
-    in_collection = _key_test(last_attr, last)
-    whole = in_collection if last is pk else _both(in_collection, _key_test(pk_attr, pk))
+    in_collection = _key_test(last_attr, last, kinds.get(last_attr, "S"))
+    whole = (
+        in_collection
+        if last is pk
+        else _both(in_collection, _key_test(pk_attr, pk, kinds.get(pk_attr, "S")))
+    )
     if entity is not None and type_attr is not None:
         return ModelTests(
             whole=_by_entity(type_attr, entity, whole),
             in_collection=_by_entity(type_attr, entity, in_collection),
             keys=whole,
         )
-    shape = last.tail_only_shape()
+    shape = None if last_attr in kinds else last.tail_only_shape()
     return ModelTests(
         whole=whole,
         in_collection=in_collection,

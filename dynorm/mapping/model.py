@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import decimal
 import difflib
 import functools
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Generic, Protocol, TypeVar, cast
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 import attrs
 
@@ -16,7 +17,14 @@ from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, type_t
 from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError
 from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is
 from dynorm.core.fields import stored_name
-from dynorm.core.keys import KeyFields, KeyTemplate, key_value_parser
+from dynorm.core.keys import (
+    KeyFields,
+    KeyTemplate,
+    KeyType,
+    key_attribute_value,
+    key_value_parser,
+    typed_key_text,
+)
 from dynorm.core.limits import (
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
@@ -35,10 +43,12 @@ __all__ = [
     "ModelTable",
     "careful_decoder",
     "check_layout",
+    "check_typed_key",
     "fields_in_keys",
     "info_of",
     "is_model",
     "not_key_fields",
+    "typed_keys",
 ]
 
 T = TypeVar("T")
@@ -73,6 +83,8 @@ class ModelTable(Protocol):
     def primary_attributes(self) -> tuple[str, ...]: ...
 
     def key_attributes(self, index: str | None) -> tuple[str, str | None]: ...
+
+    def key_type(self, attr: str) -> KeyType: ...
 
     def start_key_attributes(self, index: str | None) -> tuple[str, ...]: ...
 
@@ -149,6 +161,11 @@ class ModelInfo(Generic[T]):
     def primary_key(self, values: Mapping[str, object]) -> Item:
         """The table key (``{"pk": {"S": ...}, "sk": {"S": ...}}``) for field values."""
         pk_attr, sk_attr = self.table.key_attributes(None)
+        if self._kinds:  # a number or binary key attribute
+            key = {pk_attr: self.key_attribute(pk_attr, values)}
+            if sk_attr is not None:
+                key[sk_attr] = self.key_attribute(sk_attr, values)
+            return key
         key = {pk_attr: {"S": self.key_value(pk_attr, values)}}
         if sk_attr is not None:
             key[sk_attr] = {"S": self.key_value(sk_attr, values)}
@@ -215,8 +232,25 @@ class ModelInfo(Generic[T]):
                 if len(text) > SHORT_KEY:
                     check_key(text, limit, attr, self.name)
                 item[attr] = {"S": text}
+            for attr, name, kind in self._typed_plan:
+                item[attr] = key_attribute_value(kind, typed_key_text(values[name]))
         check_item(item, self.name, deep=self.codec.deep)
         return item
+
+    @functools.cached_property
+    def _kinds(self) -> dict[str, KeyType]:
+        """Key attribute -> its type, for this model's number and binary key attributes."""
+        kinds: dict[str, KeyType] = {}
+        for attr in self.templates:
+            kind = self.table.key_type(attr)
+            if kind != "S":
+                kinds[attr] = kind
+        return kinds
+
+    @functools.cached_property
+    def _typed_plan(self) -> tuple[tuple[str, str, KeyType], ...]:
+        """Each number or binary key attribute with the one field it holds, and its type."""
+        return tuple((a, self.templates[a].fields[0], kind) for a, kind in self._kinds.items())
 
     @functools.cached_property
     def _key_field_names(self) -> tuple[str, ...]:
@@ -225,7 +259,9 @@ class ModelInfo(Generic[T]):
     @functools.cached_property
     def _key_plan(self) -> tuple[tuple[str, KeyTemplate, int], ...]:
         """Each key attribute with its template and size limit, in template order."""
-        return tuple((a, t, self._key_limit(a)) for a, t in self.templates.items())
+        return tuple(
+            (a, t, self._key_limit(a)) for a, t in self.templates.items() if a not in self._kinds
+        )
 
     def _add_sparse_keys(self, item: Item, values: Mapping[str, object]) -> None:
         """Add the key attributes whose fields are all set; a None leaves an index key out."""
@@ -239,6 +275,12 @@ class ModelInfo(Generic[T]):
             if len(text) > SHORT_KEY:
                 check_key(text, limit, attr, self.name)
             item[attr] = {"S": text}
+        for attr, name, kind in self._typed_plan:
+            if values[name] is None:
+                self._check_key_fields(values)
+                unfilled.append(attr)
+            else:
+                item[attr] = key_attribute_value(kind, typed_key_text(values[name]))
         # An index entry needs all of its key attributes: leave out the others of its key too,
         # but not a field's own attribute that holds its value (the index is then just sparse).
         # A None identity field leaves its attribute out: a key attribute cannot hold NULL.
@@ -264,8 +306,34 @@ class ModelInfo(Generic[T]):
         """Refuse an item of this model DynamoDB would not store (size, text, nesting)."""
         check_item(item, self.name, deep=self.codec.deep)
 
+    def key_attribute(self, attr: str, values: Mapping[str, object]) -> AttributeValue:
+        """The AttributeValue of key attribute ``attr`` for ``values``, of the attribute's type."""
+        kind = self._kinds.get(attr)
+        if kind is None:
+            return {"S": self.key_value(attr, values)}
+        name = self.templates[attr].fields[0]
+        value = values.get(name)
+        if (
+            not isinstance(value, _TYPED_KEY_FIELDS[kind])
+            or isinstance(value, bool)
+            or (isinstance(value, decimal.Decimal) and not value.is_finite())
+        ):
+            wanted = "a finite int or Decimal" if kind == "N" else "bytes"
+            raise KeyTemplateError(
+                f"{self.name}.{name} fills the {'number' if kind == 'N' else 'binary'} key "
+                f"attribute {attr!r}: give {wanted}, not {value!r}"
+            )
+        return key_attribute_value(kind, typed_key_text(value))
+
+    def key_type(self, attr: str) -> KeyType:
+        """The DynamoDB type of the key attribute ``attr`` (``"S"``, ``"N"`` or ``"B"``)."""
+        return self._kinds.get(attr, "S")
+
     def key_value(self, attr: str, values: Mapping[str, object]) -> str:
-        """The key attribute ``attr`` made from ``values``, within DynamoDB's key size limits."""
+        """The key attribute ``attr`` made from ``values``, within DynamoDB's key size limits.
+
+        The key's text: a number's digits for a number (N) key, base64 for a binary (B) one.
+        """
         text = self.templates[attr].format(values)
         if len(text) > SHORT_KEY:
             check_key(text, self._key_limit(attr), attr, self.name)
@@ -318,7 +386,9 @@ class ModelInfo(Generic[T]):
                 found = OUTSIDE
             else:
                 keys = self.table.key_attributes(index)
-                found = model_tests(self.templates, keys, self.table.type_attribute, self.entity)
+                found = model_tests(
+                    self.templates, keys, self.table.type_attribute, self.entity, self._kinds
+                )
             self._tests[index] = found
         return found
 
@@ -374,6 +444,7 @@ def fields_in_keys(
     templates: Mapping[str, KeyTemplate],
     key_parsers: Mapping[str, Callable[[str], object]],
     primary: Sequence[str],
+    kinds: Mapping[str, KeyType] | None = None,
 ) -> dict[str, KeyFields]:
     """Key attribute -> the fields its template holds, each with its parser (table keys first).
 
@@ -387,6 +458,7 @@ def fields_in_keys(
             template,
             {name: key_parsers[name] for name in template.fields},
             always=attr in primary,
+            kind=(kinds or {}).get(attr, "S"),
         )
         for attr, template in templates.items()
         if template.fields
@@ -551,13 +623,24 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 f"is exactly {'{' + name + '}'!r}: change one of the two names"
             )
         # Without a template the field still fills the attribute (an index the model is not
-        # read through); either way the value must be a string, as every key attribute is.
+        # read through); either way the value must be of the attribute's type (S unless the
+        # table's key_types say N or B).
         tp = info.field_types[name]
+        kind = info.table.key_type(stored)
+        if kind != "S":
+            if without_none(tp) not in _TYPED_KEY_FIELDS[kind]:
+                check_typed_key(info.name, stored, kind, KeyTemplate("{" + name + "}"), {name: tp})
+            continue
         if without_none(tp) is not str:
+            hint = ""
+            if without_none(tp) in (*_TYPED_KEY_FIELDS["N"], *_TYPED_KEY_FIELDS["B"]):
+                kind = "B" if without_none(tp) is bytes else "N"
+                named = "binary" if kind == "B" else "number"
+                hint = f", or make it a {named} key: Table(..., key_types={{{stored!r}: {kind!r}}})"
             raise DefinitionError(
-                f"{info.name}.{name} is stored as the key attribute {stored!r}, and dynorm's key "
-                f"attributes hold strings; declare it as str (it is {tp!r}), or store it under "
-                "another name"
+                f"{info.name}.{name} is stored as the key attribute {stored!r}, a string (S) key "
+                f"attribute; declare it as str (it is {tp!r}), or store it under another "
+                f"name{hint}"
             )
     for attr, name in info.identity.items():
         field = attrs.fields_dict(info.cls)[name]
@@ -576,6 +659,56 @@ def check_layout(info: ModelInfo[Any]) -> None:
                 f"{info.name}.{name} is key_only, but no key template of {info.name} holds it; "
                 f"add {'{' + name + '}'!r} to a template or drop key_only=True"
             )
+
+
+#: The field types a number (N) or binary (B) key attribute can hold.
+_TYPED_KEY_FIELDS: Final = {"N": (int, decimal.Decimal), "B": (bytes,)}
+
+
+def typed_keys(table: ModelTable, names: Iterable[str]) -> tuple[tuple[str, KeyType], ...]:
+    """Those of the key attributes ``names`` that are numbers or binary, with their types."""
+    return tuple((a, table.key_type(a)) for a in names if table.key_type(a) != "S")
+
+
+def check_typed_key(
+    model: str, attr: str, kind: KeyType, template: KeyTemplate, field_types: Mapping[str, Any]
+) -> None:
+    """Refuse a number or binary key attribute that is not one int/Decimal (N) or bytes (B) field.
+
+    Such an attribute holds a value, not text: no literals, no second field, no format spec.
+    """
+    named = "number" if kind == "N" else "binary"
+    segment = template.segments[0]
+    if (
+        len(template.segments) != 1
+        or segment.field is None
+        or segment.prefix
+        or segment.suffix
+        or segment.spec
+    ):
+        example = "{" + (template.fields[-1] if template.fields else "score") + "}"
+        raise DefinitionError(
+            f"{model}: key attribute {attr!r} is a {named} ({kind}), so its template must be "
+            f"one field alone, like {example!r}; {template.source!r} is not. Keep literals, "
+            "several fields and format specs for string (S) key attributes: declare "
+            f"key_types={{{attr!r}: 'S'}} (or leave it out), or use a template of one field"
+        )
+    name = segment.field
+    tp = without_none(field_types.get(name, str))
+    allowed = _TYPED_KEY_FIELDS[kind]
+    if tp in allowed:
+        return
+    if kind == "N" and tp is float:
+        hint = "declare it as int, or as Decimal (floats do not round-trip exactly)"
+    elif kind == "N":
+        hint = "declare it as int or Decimal"
+    else:
+        hint = "declare it as bytes"
+    what = getattr(tp, "__name__", repr(tp))
+    raise DefinitionError(
+        f"{model}.{name} ({what}) fills the {named} key attribute {attr!r} ({kind}); {hint}, "
+        f"or make {attr!r} a string key (key_types={{{attr!r}: 'S'}})"
+    )
 
 
 def _check_nested_names(types: Iterable[object], seen: set[type]) -> None:
@@ -704,7 +837,10 @@ def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> 
 
 
 def key_parsers_for(
-    cls: type, field_types: Mapping[str, Any], templates: Iterable[KeyTemplate]
+    cls: type,
+    field_types: Mapping[str, Any],
+    templates: Iterable[KeyTemplate],
+    binary: Collection[str] = (),
 ) -> dict[str, Callable[[str], object]]:
     parsers: dict[str, Callable[[str], object]] = {}
     for template in templates:
@@ -716,7 +852,8 @@ def key_parsers_for(
                 )
             try:
                 # ``X | None``: the key holds an X (an index key is left out while it is None).
-                parsers[name] = key_value_parser(without_none(field_types[name]))
+                kind: KeyType = "B" if name in binary else "S"
+                parsers[name] = key_value_parser(without_none(field_types[name]), kind)
             except DefinitionError as exc:
                 raise DefinitionError(f"{cls.__name__}.{name}: {exc}") from None
     return parsers

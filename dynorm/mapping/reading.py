@@ -16,7 +16,7 @@ from dynorm.core.errors import DefinitionError, ExpressionError, LimitExceededEr
 from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is, path_steps
 from dynorm.core.requests import CollectionRead, Rendered, ScanRead, upper_bound
 
-from .model import ModelInfo, ModelTable, careful_decoder, resolve_field_types
+from .model import ModelInfo, ModelTable, careful_decoder, resolve_field_types, typed_keys
 from .table import Table
 
 __all__ = [
@@ -194,6 +194,7 @@ def scan_read(
         segments=segments,
         consistent=consistent and index is None,
         key_attrs=table.start_key_attributes(index),
+        key_types=typed_keys(table, table.start_key_attributes(index)),
         models=models,
         parse=table.parser("Scan", index),
     )

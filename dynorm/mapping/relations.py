@@ -25,7 +25,15 @@ from dynorm.core.ranges import SortRange, sort_range
 from dynorm.core.requests import CollectionRead, KeyRange, check_limit
 
 from .embedded import EmbeddedCodec
-from .model import LocalScope, ModelInfo, ModelTable, info_of, is_model, not_key_fields
+from .model import (
+    LocalScope,
+    ModelInfo,
+    ModelTable,
+    info_of,
+    is_model,
+    not_key_fields,
+    typed_keys,
+)
 from .strategies import Partition, Strategy
 
 __all__ = [
@@ -322,10 +330,11 @@ class HasManyRelation(Relationship[C]):
         child = self.target_info
         pk, sk = child.key_templates(self.via.index)
         link = self.link_values(parent_values)
-        if where:
-            values = {**link, **self._sort_components(sk, link, where)}
+        sk_kind = child.key_type(child.table.key_attributes(self.via.index)[1] or "")
+        if where or (sk is not None and sk_kind != "S"):
+            values = {**link, **self._sort_components(sk, link, where or {})}
             assert sk is not None  # noqa: S101 - checked by _sort_components
-            sorted_ = sort_range(sk, values, f"{self.qualname}.query()")
+            sorted_ = sort_range(sk, values, f"{self.qualname}.query()", sk_kind)
         else:
             prefix = self.child_prefix(parent_values)
             sorted_ = SortRange(KeyRange("begins_with", (prefix,)) if prefix else None)
@@ -573,17 +582,20 @@ def collection_read(
     """The Query of ``info``'s items in one collection, within the sort key range ``sorted_``."""
     table = info.table
     pk_attr, sk_attr = table.key_attributes(index)
+    key_attrs = table.start_key_attributes(index)
     return CollectionRead(
         table_name=table_name,
         index=index,
         pk_attr=pk_attr,
         pk_value=pk_value,
+        pk_kind=table.key_type(pk_attr),
         sk_attr=sk_attr,
         range=sorted_.range,
         excluded=sorted_.excluded,
         forward=forward,
         consistent=consistent and index is None,  # indexes have no strong reads
-        key_attrs=table.start_key_attributes(index),
+        key_attrs=key_attrs,
+        key_types=typed_keys(table, key_attrs),
         models=(info.name,),
         parse=table.parser("Query", index),
     )

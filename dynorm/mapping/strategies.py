@@ -113,6 +113,11 @@ class Strategy:
         """The child as it must be stored under this parent (its copies filled, say)."""
         return child
 
+    @property
+    def cascades(self) -> bool:
+        """Whether a cascading delete of the parent reads children to delete (and theirs)."""
+        return True
+
     def cascade_read(
         self, rel: Children, table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead | None:
@@ -264,6 +269,10 @@ class Embedded(Strategy):
                 f"{owner.name}; pass Embedded(attribute=...) to store children elsewhere"
             )
         return codec
+
+    @property
+    def cascades(self) -> bool:
+        return False  # the children go with the parent item
 
     def cascade_read(
         self, rel: Children, table_name: str, parent_values: Mapping[str, object]

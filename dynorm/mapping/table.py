@@ -12,7 +12,7 @@ import attrs
 from dynorm.core.codec.converter import AttributeValue, build_codec
 from dynorm.core.errors import DefinitionError
 from dynorm.core.fields import field, stored_name
-from dynorm.core.keys import KeyTemplate
+from dynorm.core.keys import KEY_TYPES, KeyTemplate, KeyType
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
@@ -24,6 +24,7 @@ from .model import (
     ModelInfo,
     attach_info,
     check_layout,
+    check_typed_key,
     fields_in_keys,
     info_of,
     key_parsers_for,
@@ -92,6 +93,10 @@ class Table:
     ``Table("app", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])``
 
     Key attributes may have any name (``"PK"``, ``"GSI1-PK"``, ``"State#Date"``).
+    ``key_types`` declares key attributes of the table and its indexes that are numbers
+    (``"N"``) or binary (``"B"``) rather than strings (``"S"``, the default):
+    ``key_types={"Score": "N"}``. A model fills such an attribute with one int or Decimal
+    (N) or bytes (B) field, ``sk="{score}"``, and ranges on it compare numerically.
     ``type_attribute``: an attribute in which every model's items store the model's entity
     name (``@table.model(..., entity="order")``, by default the class name); reads tell
     models apart by it first, by key templates second.
@@ -106,6 +111,7 @@ class Table:
         indexes: Sequence[Index] = (),
         delimiter: str = "#",
         type_attribute: str | None = None,
+        key_types: Mapping[str, KeyType] | None = None,
     ) -> None:
         self.name = name
         self.pk = pk
@@ -132,6 +138,8 @@ class Table:
                 f"Table {name!r}: type_attribute {type_attribute!r} is a key attribute; the "
                 "type attribute needs an attribute of its own"
             )
+        #: Key attribute -> its DynamoDB type, for those declared (the others are S).
+        self.key_types: dict[str, KeyType] = self._check_key_types(key_types or {})
         self.models: dict[str, ModelInfo[Any]] = {}
         self._pending: list[Relationship[Any]] = []
         #: index name -> the models it holds only in part (see partial_models), once asked.
@@ -144,6 +152,28 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
+
+    def _check_key_types(self, declared: Mapping[str, object]) -> dict[str, KeyType]:
+        names = self.attribute_names()
+        found: dict[str, KeyType] = {}
+        for attr, kind in declared.items():
+            if attr not in names:
+                raise DefinitionError(
+                    f"Table {self.name!r}: key_types names {attr!r}, which is no key attribute "
+                    f"of the table or its indexes ({', '.join(names)}); correct the name, or "
+                    "declare the index that has it"
+                )
+            if kind not in KEY_TYPES:
+                raise DefinitionError(
+                    f"Table {self.name!r}: key_types[{attr!r}] is {kind!r}; a key attribute is "
+                    "'S' (string), 'N' (number) or 'B' (binary)"
+                )
+            found[attr] = kind
+        return found
+
+    def key_type(self, attr: str) -> KeyType:
+        """The DynamoDB type of key attribute ``attr``: ``"S"`` unless ``key_types`` says else."""
+        return self.key_types.get(attr, "S")
 
     @property
     def primary_attributes(self) -> tuple[str, ...]:
@@ -379,10 +409,16 @@ class Table:
             if template.source == "{" + "".join(template.fields[:1]) + "}"
             and owned.get(template.fields[0]) == attr
         }
-        for attr in identity:
+        typed: dict[str, KeyType] = {
+            a: self.key_type(a) for a in templates if self.key_type(a) != "S"
+        }
+        for attr, kind in typed.items():
+            check_typed_key(cls.__name__, attr, kind, templates[attr], field_types)
+        for attr in {*identity, *typed}:
             templates[attr] = KeyTemplate(templates[attr].source, self.delimiter, raw=True)
-        key_parsers = key_parsers_for(cls, field_types, templates.values())
-        in_keys = fields_in_keys(templates, key_parsers, self.primary_attributes)
+        binary = {templates[a].fields[0] for a, kind in typed.items() if kind == "B"}
+        key_parsers = key_parsers_for(cls, field_types, templates.values(), binary)
+        in_keys = fields_in_keys(templates, key_parsers, self.primary_attributes, typed)
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,

@@ -22,10 +22,21 @@ def create_table_request(
 ) -> Request:
     """CreateTable of ``table`` as ``table_name``: its keys, every index, billed per request.
 
-    Key attributes are strings unless ``key_types`` says N or B.
+    Key attributes have the types the Table declares (``Table(..., key_types=...)``; strings
+    by default). ``key_types`` here may add types for attributes the Table leaves as strings
+    (kept for tables made before Table took them); it may not contradict the Table's.
     """
     names = table.attribute_names()
-    types = dict(key_types or {})
+    types: dict[str, str] = dict(table.key_types)
+    for name, given in (key_types or {}).items():
+        declared = table.key_types.get(name)
+        if declared is not None and declared != given:
+            raise DefinitionError(
+                f"key_types[{name!r}] is {given!r}, but Table {table.name!r} declares {name!r} "
+                f"as {declared!r}, which its models write; drop create_table's key_types (the "
+                "Table's are used), or change the Table's"
+            )
+        types[name] = given
     for name, type_ in types.items():
         if name not in names:
             raise DefinitionError(

@@ -15,7 +15,8 @@ What a strategy requires of a write is asked of the strategy (:mod:`dynorm.mappi
 - a **child** written on its own (``put``, ``put_all``, an ``update`` that moves it to another
   parent) gets its copies from its parent, read by key;
 - **embedded** children are kept by ``put`` and written whole by ``put_all``;
-- a **cascading delete** removes the children its strategies store as items of their own.
+- a **cascading delete** removes the tree under an item: the children its strategies store as
+  items of their own, recursively (:mod:`dynorm.mapping.cascade`).
 
 Plans are generators of steps (:mod:`dynorm.core.steps`); the Database runs them.
 """
@@ -45,17 +46,9 @@ from dynorm.core.errors import (
 from dynorm.core.expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from dynorm.core.requests import Request, consistent_get, transact_write
 from dynorm.core.stamps import VersionCheck, Write, utc_now
-from dynorm.core.steps import (
-    Fetch,
-    FromRead,
-    Plan,
-    Send,
-    Unread,
-    WriteBatch,
-    on_table,
-    read_all,
-)
+from dynorm.core.steps import Fetch, FromRead, Plan, Send, Unread, WriteBatch, on_table
 
+from .cascade import DEFAULT_MAX_ITEMS, CascadeReport, plan_cascade
 from .copies import (
     Copying,
     CopyPlanner,
@@ -67,7 +60,7 @@ from .copies import (
     with_pending,
 )
 from .model import ModelInfo, info_of
-from .relations import HasManyRelation, embedded_of, relationships_of
+from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
@@ -273,66 +266,37 @@ class WritePlanner:
         condition: Condition | None = None,
         cascade: bool = False,
         key: Mapping[str, object] | None = None,
-    ) -> Plan[int]:
-        """Delete one item (and with ``cascade``, its children); returns how many children went."""
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+    ) -> Plan[CascadeReport | None]:
+        """Delete one item; with ``cascade``, the whole tree under it (see mapping/cascade.py).
+
+        Returns what a cascade deleted (None without ``cascade``).
+        """
         info, values, check = self._target(target, key)
+        if cascade:
+            return (
+                yield from plan_cascade(
+                    self.table,
+                    self.table_name,
+                    info,
+                    values,
+                    condition=condition,
+                    check=check,
+                    max_items=max_items,
+                    refused=self._refused,
+                )
+            )
         request = plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
         try:
-            if not cascade:
-                yield Send(request)
-                return 0
-            response = yield Send(
-                Request(
-                    request.operation,
-                    {**request.params, "ReturnValues": "ALL_OLD"},
-                    retry=request.retry,
-                )
-            )
+            yield Send(request)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise
             key_ = info.primary_key(values)
             raise (yield from self._refused(info, key_, check, exc, "delete")) from exc
-        if isinstance(response, Unread):
-            return (yield from self._explain_cascade(info, values))
-        # The item as it was stored (asked for above) tells which children are its (the
-        # object, or the key alone, may not: a stale object, or links through fields outside
-        # the key).
-        old = response.get("Attributes")
-        if old is None:
-            return 0  # nothing was stored under this key, so no child of it either
-        values = info.values_of(info.decode(old))
-        deletes: list[dict[str, Any]] = []
-        for rel in relationships_of(info).values():
-            if not isinstance(rel, HasManyRelation):
-                continue
-            read = rel.via.cascade_read(rel, self.table_name, values)
-            if read is None:
-                continue
-            keys = yield from read_all(read, rel.target_info.primary_key_of_item)
-            deletes += [{"DeleteRequest": {"Key": k}} for k in keys]
-        unique = list({key_id(d["DeleteRequest"]["Key"]): d for d in deletes}.values())
-        if unique:
-            yield WriteBatch(tuple(unique))
-        return len(unique)
-
-    def _explain_cascade(self, info: ModelInfo[Any], values: Mapping[str, object]) -> Plan[int]:
-        """A cascade as explain shows it: each children's read, then their deletes (unknown)."""
-        deletes: list[dict[str, Any]] = []
-        for rel in relationships_of(info).values():
-            if not isinstance(rel, HasManyRelation):
-                continue
-            read = rel.via.cascade_read(rel, self.table_name, values)
-            if read is None:
-                continue
-            yield Send(read.request())  # the first page; as many more as the children fill
-            what = f"the keys of the {rel.target_name} items read"
-            deletes.append({"DeleteRequest": {"Key": FromRead(what)}})
-        if deletes:
-            yield WriteBatch(tuple(deletes))
-        return 0
+        return None
 
     def delete_request(
         self, target: object, *, condition: Condition | None = None, **key: object

@@ -24,6 +24,7 @@ __all__ = [
     "UpdateOptions",
     "plan_check",
     "plan_delete",
+    "plan_mark",
     "plan_put",
     "plan_put_keeping",
     "plan_update",
@@ -148,6 +149,37 @@ def plan_delete(
         ),
         retry=_retry_for(condition, version=version),
     )
+
+
+def plan_mark(
+    info: ModelInfo[Any],
+    key: Item,
+    table_name: str,
+    attribute: str,
+    *,
+    condition: Condition | None = None,
+    version: VersionCheck | None = None,
+) -> Request:
+    """UpdateItem setting ``attribute`` to true on the stored item ``key``, and nothing else.
+
+    It is refused (nothing written) unless the item exists and the caller's ``condition``, the
+    ``version`` check and the model's entity guard hold: a delete's conditions, checked by a
+    write that deletes nothing.
+    """
+    params: dict[str, Any] = {"TableName": table_name, "Key": key}
+    builder = info.builder()
+    assignment = f"SET {builder.attribute(attribute)} = {builder.value({'BOOL': True})}"
+    params = _conditioned(
+        params,
+        builder,
+        condition,
+        key_attr=info.table.pk,
+        require="attribute_exists",
+        version=version,
+        entity=info.entity_guard(),
+    )
+    params["UpdateExpression"] = assignment
+    return Request("UpdateItem", params, retry="safe")
 
 
 def plan_check(info: ModelInfo[Any], key: Item, table_name: str, condition: Condition) -> Request:
@@ -366,9 +398,7 @@ def _key_changes(
     partners = {a for a in info.table.index_partners(unfillable) if a not in own}
     raw_remove = sorted(partners | {*unfillable})
     raw_set: dict[str, Any] = {
-        attr: {"S": info.key_value(attr, after)}
-        for attr in sorted(touched)
-        if attr not in raw_remove
+        attr: info.key_attribute(attr, after) for attr in sorted(touched) if attr not in raw_remove
     }
     return raw_set, raw_remove
 

@@ -8,9 +8,10 @@ Each access pattern is planned by the planner that sends requests (``db.get(...,
 
 from __future__ import annotations
 
+import decimal
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -119,6 +120,8 @@ _SAMPLE_TEXTS = (
 def _sample(field: str, tp: object) -> object | None:
     if tp is str or tp is Any:
         return "{" + field + "}"  # a str placeholder renders as the template's own text
+    if tp is bytes:  # a binary key's field: shown back by its bytes
+        return ("{" + field + "}").encode()
     try:
         parse = key_value_parser(tp)
     except DefinitionError:
@@ -143,6 +146,7 @@ class _Samples:
     def __init__(self, delimiter: str) -> None:
         self.delimiter = delimiter
         self.shown: dict[str, str] = {}
+        self.binary: dict[bytes, str] = {}
 
     def of(self, info: ModelInfo[Any]) -> dict[str, object]:
         values: dict[str, object] = {}
@@ -150,15 +154,27 @@ class _Samples:
             value = _sample(field, tp)
             if value is None:
                 continue
+            if type(value) in (int, decimal.Decimal):  # not a bool, nor an IntEnum member
+                # each number field its own, to be shown back by it
+                value = cast("int", value) + len(self.shown)
             values[field] = value
-            if not isinstance(value, str):
+            if isinstance(value, bytes):
+                self.binary[value] = "{" + field + "}"
+            elif not isinstance(value, str):
                 self.shown[key_string(value)] = "{" + field + "}"
         return values
 
     def value(self, value: Any) -> str:
-        """One attribute value of a request, quoted, placeholders shown as ``{field}``."""
+        """One attribute value of a request, quoted, placeholders shown as ``{field}``.
+
+        A number (N) or binary (B) value is shown unquoted: ``Score = {score}``.
+        """
         if isinstance(value, Mapping) and len(value) == 1:
-            value = next(iter(value.values()))
+            ((tag, value),) = value.items()
+            if tag == "N" and isinstance(value, str):
+                return self.shown.get(value, value)
+            if tag == "B" and isinstance(value, bytes):
+                return self.binary.get(value, repr(value))
         if not isinstance(value, str):
             return repr(value)
         parts = [self.shown.get(part, part) for part in value.split(self.delimiter)]

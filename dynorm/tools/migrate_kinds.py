@@ -29,6 +29,7 @@ from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
+from dynorm.core.keys import key_text
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.io.batch import drain_get
@@ -39,6 +40,7 @@ from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import plan_delete, plan_put
+from dynorm.wire.retry import same_value
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -234,9 +236,7 @@ class Kind(Protocol):
 def _text(item: Mapping[str, AttributeValue], attr: str | None) -> str | None:
     if attr is None:
         return None
-    value = item.get(attr)
-    text = None if value is None else value.get("S")
-    return text if isinstance(text, str) else None
+    return key_text(item.get(attr))
 
 
 def _primary(table: ModelTable, item: Mapping[str, AttributeValue]) -> Item:
@@ -285,7 +285,13 @@ def _index_drift(
     if not attributes:
         return {}, []
     encoded = info.encode(info.decode(raw))
-    to_set = {a: encoded[a] for a in attributes if a in encoded and raw.get(a) != encoded[a]}
+    # Compared as stored values: a number key reads back normalised ("1.5" for "1.50"), a
+    # binary one as base64 text on the fast path.
+    to_set = {
+        a: encoded[a]
+        for a in attributes
+        if a in encoded and (a not in raw or not same_value(raw[a], encoded[a]))
+    }
     to_remove = [a for a in attributes if a not in encoded and a in raw]
     return to_set, to_remove
 

@@ -313,7 +313,7 @@ def _model_attributes(info: ModelInfo[Any]) -> dict[str, str | None]:
     found = {a: t for a, t in _field_types(info).items() if a not in primary}
     for attr in info.templates:
         if attr not in primary:
-            found.setdefault(attr, "S")
+            found.setdefault(attr, table.key_type(attr))
     if table.type_attribute is not None and info.entity is not None:
         found.setdefault(table.type_attribute, "S")
     return found
@@ -400,10 +400,11 @@ def _key_attribute(name: str, type_: str = "S") -> dict[str, str]:
     return {"AttributeName": name, "AttributeType": type_}
 
 
-def _key_attributes(pk: str, sk: str | None) -> dict[str, Any]:
-    keys = {"PartitionKey": _key_attribute(pk)}
+def _key_attributes(table: Table, pk: str, sk: str | None) -> dict[str, Any]:
+    """The key attributes as the Table declares their types (``key_types``; S by default)."""
+    keys = {"PartitionKey": _key_attribute(pk, table.key_type(pk))}
     if sk is not None:
-        keys["SortKey"] = _key_attribute(sk)
+        keys["SortKey"] = _key_attribute(sk, table.key_type(sk))
     return keys
 
 
@@ -491,7 +492,7 @@ def export_model(
     for index in gsis:
         for key in (index.pk, index.sk):
             if key is not None and key not in primary:
-                types.setdefault(key, "S")
+                types.setdefault(key, table.key_type(key))
     seen: dict[str, str] = {}
     for item in ordered:
         for attr, av in item.items():
@@ -520,13 +521,13 @@ def export_model(
         "DataModel": [
             {
                 "TableName": table_name or table.name,
-                "KeyAttributes": _key_attributes(table.pk, table.sk),
+                "KeyAttributes": _key_attributes(table, table.pk, table.sk),
                 "NonKeyAttributes": non_key,
                 "TableFacets": facets,
                 "GlobalSecondaryIndexes": [
                     {
                         "IndexName": index.name,
-                        "KeyAttributes": _key_attributes(index.pk, index.sk),
+                        "KeyAttributes": _key_attributes(table, index.pk, index.sk),
                         "Projection": _projection(index.projection),
                     }
                     for index in gsis
@@ -1088,6 +1089,8 @@ def table_from_model(model: WorkbenchModel | WorkbenchTable, *, source: str | No
                 GSI(i.name, pk=i.pk.name, sk=i.sk.name if i.sk else None, projection=i.projection)
                 for i in found.indexes
             ],
+            # read_model allows S, N and B only.
+            key_types={k.name: cast("KeyType", k.type) for k in found.key_attributes},
         )
     except DefinitionError as exc:
         raise WorkbenchError(f"table {found.name!r}: {exc}") from None

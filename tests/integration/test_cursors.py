@@ -304,13 +304,19 @@ async def test_a_cursor_key_of_the_right_names_but_other_types_is_refused_before
     assert notes_page.cursor is not None
     with count_requests(db) as log:
         for attr, value in (("pk", {"N": "1"}), ("sk", {"B": "YQ=="})):
-            with pytest.raises(CursorError, match=rf"holds {attr} as ., but key attributes"):
+            with pytest.raises(
+                CursorError, match=rf"holds {attr} as ., but that key attribute is a string"
+            ):
                 await scan.page(limit=2, cursor=edit(scan_page.cursor, set_typed(**{attr: value})))
-            with pytest.raises(CursorError, match=rf"holds {attr} as ., but key attributes"):
+            with pytest.raises(
+                CursorError, match=rf"holds {attr} as ., but that key attribute is a string"
+            ):
                 await query.page(
                     limit=2, cursor=edit(query_page.cursor, set_typed(**{attr: value}))
                 )
-            with pytest.raises(CursorError, match=rf"holds {attr} as ., but key attributes"):
+            with pytest.raises(
+                CursorError, match=rf"holds {attr} as ., but that key attribute is a string"
+            ):
                 await a0.notes.page(
                     limit=2, cursor=edit(notes_page.cursor, set_typed(**{attr: value}))
                 )

@@ -45,6 +45,7 @@ from dynorm.testing import (
     Connect,
     RunningServer,
     count_requests,
+    fast_path_selected,
 )
 
 pytestmark = pytest.mark.integration
@@ -305,6 +306,7 @@ async def written_by_tool(
             aws_access_key_id=TEST_ACCESS_KEY_ID,
             aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
             table_name=name,
+            fast_path=fast_path_selected(),  # DYNORM_TEST_FAST_PATH=0: botocore's path
         ) as db:
             yield db, Tool(client, name)
     finally:

@@ -323,7 +323,7 @@ CASES: dict[str, tuple[Explained, Call, list[str]]] = {
     "delete cascade (Partition)": (
         lambda db: db.explain.delete(Org("acme"), cascade=True),
         lambda db: db.delete(Org("acme"), cascade=True),
-        ["DeleteItem", "Query", "BatchWriteItem"],
+        ["GetItem", "Query", "UpdateItem", "BatchWriteItem", "DeleteItem"],
     ),
     "delete_all": (
         lambda db: db.explain.delete_all([User("acme", "wile"), Org("initech")]),

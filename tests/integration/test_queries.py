@@ -160,8 +160,8 @@ async def test_bad_markers_are_refused_before_sending(db: Database) -> None:
     with count_requests(db) as log:
         with pytest.raises(KeyTemplateError, match="last sort key component given"):
             db.query(Reading, sensor_id="s1", status=gt("A"), time="x")
-        with pytest.raises(KeyTemplateError, match="last component"):
-            db.query(Reading, sensor_id="s1", status=gt("A"))
+        with pytest.raises(KeyTemplateError, match="give sensor_id"):
+            db.query(Reading, status=gt("A"))
         with pytest.raises(KeyTemplateError, match="partition key"):
             db.query(Reading, sensor_id=gt("s"))
         with pytest.raises(ExpressionError, match="a str"):

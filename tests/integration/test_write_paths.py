@@ -349,8 +349,18 @@ async def test_delete_with_cascade_removes_partition_children_in_batches(
         await seed.put(Org("OTHER"))
         await seed.put(User("OTHER", "keep"))
         with count_requests(seed) as log:
-            await seed.delete(org, cascade=True)
-        assert log.operations == ["DeleteItem", "Query", "BatchWriteItem", "BatchWriteItem"]
+            report = await seed.delete(org, cascade=True)
+        assert report.total == 31
+        # The org's users, then each user's tickets (none here); 30 deletes, then the org.
+        assert log.operations == [
+            "GetItem",
+            "Query",
+            *["Query"] * 30,
+            "UpdateItem",
+            "BatchWriteItem",
+            "BatchWriteItem",
+            "DeleteItem",
+        ]
         assert await seed.query(User, org_name="ACME").all() == []
         assert await seed.query(User, org_name="OTHER").all() == [User("OTHER", "keep")]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 
-from dynorm import BelongsTo, HasMany, Partition, Table
+from dynorm import BelongsTo, Database, HasMany, Partition, Table
 
 table = Table("rejected", pk="pk", sk="sk")
 
@@ -68,3 +68,7 @@ def no_such_attribute_on_a_model(org: Org) -> None:
 
 def relationships_are_not_constructor_arguments() -> None:
     Org(name="A", users=[])  # type: ignore[call-arg]
+
+
+async def max_items_bounds_a_cascade_only(db: Database, org: Org) -> None:
+    await db.delete(org, max_items=5)  # type: ignore[call-overload]

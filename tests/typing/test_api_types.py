@@ -15,6 +15,7 @@ import dynorm
 from dynorm import (
     Attr,
     BelongsTo,
+    CascadeReport,
     Change,
     Database,
     HasMany,
@@ -115,6 +116,13 @@ async def _database(db: Database) -> None:
     assert_type(db.explain.put(Org(name="A")), list[Request])
     assert_type(db.explain.update(Org(name="A"), set={"plan_type": "Pro"}), list[Request])
     assert_type(db.explain.delete(Org, name="A", cascade=True), list[Request])
+    assert_type(await db.delete(org), None)
+    assert_type(await db.delete(Org, name="A"), None)
+    assert_type(await db.delete(org, cascade=True), CascadeReport)
+    assert_type(await db.delete(Org, name="A", cascade=True, max_items=None), CascadeReport)
+    flag: bool = bool(org.name)
+    assert_type(await db.delete(org, cascade=flag, max_items=50), CascadeReport | None)
+    assert_type((await db.delete(org, cascade=True)).total, int)
     assert_type(db.explain.add(Org(name="A"), Org.users, User("A", "B")), list[Request])
 
 

@@ -177,3 +177,35 @@ def test_a_relationship_to_an_undeclared_model_is_reported() -> None:
 
     with pytest.raises(DefinitionError, match=r"Parent.kids -> 'Missing'"):
         design(broken)
+
+
+def test_number_and_binary_keys_show_their_fields_unquoted() -> None:
+    scores = Table(
+        "GameScores",
+        pk="UserId",
+        sk="Score",
+        indexes=[GSI("ByGame", pk="GameTitle", sk="TopScore")],
+        key_types={"Score": "N", "TopScore": "N"},
+    )
+
+    @scores.model(pk="{user_id}", sk="{score}", ByGame=("{game}", "{top}"))
+    @attrs.define
+    class Score:
+        user_id: str
+        score: int  # each number field has its own placeholder, so none shows as another
+        game: str
+        top: int
+        wins: int = 0
+
+    chunks = Table("Chunks", pk="Digest", sk="Part", key_types={"Digest": "B", "Part": "N"})
+
+    @chunks.model(pk="{digest}", sk="{part}")
+    @attrs.define
+    class Chunk:
+        digest: bytes
+        part: int
+
+    by_key = {p.name: p.requests for p in design(scores).patterns}["Score by key"]
+    assert by_key == ('GetItem: UserId = "{user_id}", Score = {score}',)
+    chunk = {p.name: p.requests for p in design(chunks).patterns}["Chunk by key"]
+    assert chunk == ("GetItem: Digest = {digest}, Part = {part}",)

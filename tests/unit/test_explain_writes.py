@@ -75,18 +75,21 @@ def test_put_all_reads_parents_in_batches_of_the_get_size() -> None:
 
 
 def test_a_cascade_shows_the_childrens_reads_and_deletes() -> None:
-    delete, *reads, batch = explain.delete(
+    get, *reads, mark, batch, delete = explain.delete(
         Author("Le Guin", datetime.date(1929, 10, 21)), cascade=True
     )
-    assert delete.operation == "DeleteItem"
-    assert delete.params["ReturnValues"] == "ALL_OLD"
+    assert get.operation == "GetItem"
+    assert get.params["ConsistentRead"] is True
     assert [r.operation for r in reads] == ["Query", "Query"]
+    assert mark.operation == "UpdateItem"
     assert batch.operation == "BatchWriteItem"
     deletes = batch.params["RequestItems"]["explained"]
     assert [d["DeleteRequest"]["Key"] for d in deletes] == [
         FromRead("the keys of the Book items read"),
         FromRead("the keys of the Note items read"),
     ]
+    assert delete.operation == "DeleteItem"
+    assert delete.params["Key"] == AUTHOR_KEY
 
 
 def test_a_write_that_reads_nothing_is_one_request() -> None:

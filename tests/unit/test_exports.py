@@ -23,6 +23,7 @@ EXPECTED = {
     "Attr",
     "BelongsTo",
     "CancellationReason",
+    "CascadeReport",
     "Change",
     "CodecError",
     "Condition",

@@ -97,7 +97,7 @@ def test_format_spec_and_earlier_components() -> None:
     ("components", "error", "message"),
     [
         ({"state": gt("A"), "city": "X"}, KeyTemplateError, "last sort key component given"),
-        ({"state": "WA", "city": gt("A")}, KeyTemplateError, "last component of"),
+        ({"state": "WA", "city": between("B", "A")}, ExpressionError, "swap"),
         ({"city": begins_with("S")}, KeyTemplateError, "give state"),
         ({"state": begins_with("W"), "city": begins_with("S")}, KeyTemplateError, "takes one"),
         ({"state": "W", "city": "S", "zip": between("9", "1")}, ExpressionError, "swap"),
@@ -106,6 +106,53 @@ def test_format_spec_and_earlier_components() -> None:
 def test_bad_conditions(components: dict[str, object], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         sort_range(HIER, components, "q")
+
+
+REVIEWS = KeyTemplate("REVIEW#{year}#{month:02d}#{review_id}")
+
+
+@pytest.mark.parametrize(
+    ("components", "expected"),
+    [
+        # the bounds end at component boundaries: "#" opens a block, "$" (next after "#") ends it
+        (
+            {"year": 2025, "month": between(3, 5)},
+            KeyRange("between", ("REVIEW#2025#03#", "REVIEW#2025#05$")),
+        ),
+        ({"year": gt(2023)}, KeyRange("between", ("REVIEW#2023$", "REVIEW$"))),
+        ({"year": ge(2023)}, KeyRange("between", ("REVIEW#2023#", "REVIEW$"))),
+        ({"year": lt(2023)}, KeyRange("between", ("REVIEW#", "REVIEW#2023"))),
+        ({"year": le(2023)}, KeyRange("between", ("REVIEW#", "REVIEW#2023$"))),
+        ({"year": 2025, "month": begins_with("1")}, KeyRange("begins_with", ("REVIEW#2025#1",))),
+    ],
+)
+def test_ranges_on_an_inner_component(components: dict[str, object], expected: KeyRange) -> None:
+    assert sort_range(REVIEWS, components, "q") == SortRange(expected)
+
+
+@pytest.mark.parametrize(
+    ("marker", "inside", "outside"),
+    [
+        (between("2025#1", "2025#1"), ["2025%231#z"], ["2025%2310#z", "2025%231"]),
+        (gt("1"), ["10#z", "2#z", "1%23#z"], ["1#z", "0#z", "1#"]),
+        (ge("1"), ["1#z", "1#", "10#z"], ["0#z", "09#z"]),
+        (lt("10"), ["1#z", "0#z"], ["10#z", "100#z", "2#z"]),
+        (le("1"), ["1#z", "0#z"], ["10#z", "2#z"]),
+    ],
+)
+def test_inner_bounds_never_cross_a_component_boundary(
+    marker: object, inside: list[str], outside: list[str]
+) -> None:
+    # No prefix before the component: the ranges use DynamoDB's own comparisons.
+    found = sort_range(KeyTemplate("{a}#{b}"), {"a": marker}, "q").range
+    assert found is not None
+    assert [k for k in inside if not found.contains(k)] == []
+    assert [k for k in outside if found.contains(k)] == []
+
+
+def test_a_range_on_a_last_component_with_text_after_it_is_refused() -> None:
+    with pytest.raises(KeyTemplateError, match="end the template with the placeholder"):
+        sort_range(KeyTemplate("A#{x}X"), {"x": gt("1")}, "q")
 
 
 def test_an_empty_bound_without_a_prefix_is_refused() -> None:

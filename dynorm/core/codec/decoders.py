@@ -213,11 +213,11 @@ def key_texts(
             parse = _parse_lines(builder, source, var)
             required, optional = access(attr)
             if source.always:
-                lines += [f"{var} = {required}['S']", *parse]
+                lines += [f"{var} = {required}[{source.kind!r}]", *parse]
             else:
                 # An index key is absent while a field in it is None (a sparse index).
                 lines += [f"{var} = {optional}", f"if {var} is not None:"]
-                lines += [f"    {var} = {var}['S']", *(f"    {line}" for line in parse)]
+                lines += [f"    {var} = {var}[{source.kind!r}]", *(f"    {line}" for line in parse)]
         held[name] = (source, var)
     return lines, held
 

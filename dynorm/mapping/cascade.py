@@ -1,0 +1,364 @@
+"""A cascading delete: a whole tree of items, read first, deleted leaves first, bounded.
+
+``db.delete(obj, cascade=True)`` follows every ``HasMany`` relationship whose strategy stores
+children as items of their own (``Partition``, ``Index``, ``Denormalized``), recursively: the
+children's children, and items found through an index relationship (the mapping items of a
+many-to-many link). ``Embedded`` children are inside their parent's item and go with it. The plan:
+
+1. a consistent GetItem of the root (the values its relationships link by, as stored);
+2. the tree, level by level: one Query per parent per relationship, a level's Queries sent
+   concurrently (every page, through the paging loop), the items of a model an index holds in
+   part read whole (BatchGetItem) when their own relationships need their fields; keys already seen are skipped (cycles end), and
+   past ``max_items`` the cascade is refused with nothing written;
+3. the root's conditions (the caller's ``condition``, its version, its model) checked by an
+   UpdateItem that marks the root and deletes nothing: refused, nothing is deleted;
+4. the levels deleted deepest first (BatchWriteItem, 25 a request, unprocessed ones retried),
+   each level whole before the one above it, so every item left after an interruption is still
+   reachable from its surviving parent, and running the cascade again finishes the job;
+5. the root last, on condition that it still carries the mark (a put of the root meanwhile
+   keeps it) and its version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import attrs
+
+from dynorm.core.chunks import key_id
+from dynorm.core.codec.converter import Item
+from dynorm.core.errors import ConditionFailedError, DatabaseError, LimitExceededError
+from dynorm.core.expressions import Condition, extend_condition
+from dynorm.core.requests import CollectionRead, Request, consistent_get
+from dynorm.core.stamps import VersionCheck, Write
+from dynorm.core.steps import Fetch, FromRead, Plan, ReadAll, ReadEach, Send, Unread, WriteBatch
+
+from .model import ModelInfo
+from .relations import HasManyRelation, relationships_of
+from .table import Table
+from .writes import plan_delete, plan_mark
+
+__all__ = ["DEFAULT_MAX_ITEMS", "MARK", "CascadeReport", "plan_cascade"]
+
+#: How many items (the root included) ``db.delete(obj, cascade=True)`` deletes at most by default.
+DEFAULT_MAX_ITEMS: Final = 1000
+#: The attribute that marks a root whose cascade has checked its conditions (see step 3 above).
+MARK: Final = "dynorm:cascade"
+
+#: Why a single-item write was refused (``WritePlanner._refused``).
+Refused = Callable[
+    [ModelInfo[Any], Item, VersionCheck | None, ConditionFailedError, Write],
+    Generator[Any, Any, DatabaseError],
+]
+
+
+def _counts(value: Mapping[type[Any], int]) -> Mapping[type[Any], int]:
+    return MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class CascadeReport:
+    """What ``db.delete(obj, cascade=True)`` deleted: how many items of each model.
+
+    ``report[Listing]`` is the number of listings deleted (0 for a model it deleted none of),
+    ``report.total`` every item, the root included.
+    """
+
+    deleted: Mapping[type[Any], int] = attrs.field(converter=_counts, factory=dict, hash=False)
+
+    @property
+    def total(self) -> int:
+        """How many items were deleted, the root included."""
+        return sum(self.deleted.values())
+
+    def __getitem__(self, model: type[Any]) -> int:
+        return self.deleted.get(model, 0)
+
+    def __iter__(self) -> Iterator[type[Any]]:
+        return iter(self.deleted)
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{n} {cls.__name__}" for cls, n in self.deleted.items())
+        return f"deleted {self.total} items" + (f" ({parts})" if parts else "")
+
+
+@attrs.frozen
+class _Found:
+    """One item of the tree: its model and key (its values, if its relationships need them)."""
+
+    info: ModelInfo[Any]
+    key: Item
+
+
+def _cascading(info: ModelInfo[Any]) -> list[HasManyRelation[Any]]:
+    """The relationships of ``info`` whose children a cascade deletes as items of their own."""
+    return [
+        rel
+        for rel in relationships_of(info).values()
+        if isinstance(rel, HasManyRelation) and rel.via.cascades
+    ]
+
+
+def plan_cascade(
+    table: Table,
+    table_name: str,
+    info: ModelInfo[Any],
+    values: Mapping[str, object],
+    *,
+    condition: Condition | None,
+    check: VersionCheck | None,
+    max_items: int | None,
+    refused: Refused,
+) -> Plan[CascadeReport]:
+    """Delete the item ``values`` names and every item under it (see the module docstring)."""
+    if max_items is not None and (type(max_items) is not int or max_items < 1):
+        raise ValueError(f"max_items must be a positive int or None; got {max_items!r}")
+    key = info.primary_key(values)
+    delete = plan_delete(info, key, table_name, condition=condition, version=check)
+    found = yield Send(consistent_get(key, table_name))
+    if isinstance(found, Unread):  # planned by explain
+        return (yield from _explain(table_name, info, values, condition=condition, check=check))
+    stored = found.get("Item")
+    if stored is None or (check is not None and check.new) or not info.matches(stored):
+        # Nothing of this model is stored under the key, so nothing under it either: the
+        # delete alone says what a delete of that key does (nothing, or why it is refused).
+        try:
+            yield Send(delete)
+        except ConditionFailedError as exc:
+            raise (yield from refused(info, key, check, exc, "delete")) from exc
+        return CascadeReport()
+    # The item as stored tells which children are its (the object given, or the key alone,
+    # may not: a stale object, or links through fields outside the key).
+    levels = yield from _read_tree(
+        table, table_name, info, info.values_of(info.decode(stored)), max_items
+    )
+    try:
+        yield Send(plan_mark(info, key, table_name, MARK, condition=condition, version=check))
+    except ConditionFailedError as exc:
+        error = yield from refused(info, key, check, exc, "delete")
+        if error is exc:
+            error = _condition_failed(info, key, exc)
+        raise error from exc
+    counts: dict[type[Any], int] = {}
+    for level in reversed(levels):
+        if level:
+            yield WriteBatch(tuple({"DeleteRequest": {"Key": f.key}} for f in level))
+        for f in level:
+            counts[f.info.cls] = counts.get(f.info.cls, 0) + 1
+    try:
+        yield Send(_marked_delete(info, key, table_name, check))
+    except ConditionFailedError as exc:
+        raise _root_changed(info, key, counts, exc) from exc
+    counts[info.cls] = counts.get(info.cls, 0) + 1
+    return CascadeReport(_ordered(counts, info, levels))
+
+
+def _read_tree(
+    table: Table,
+    table_name: str,
+    info: ModelInfo[Any],
+    values: Mapping[str, object],
+    max_items: int | None,
+) -> Plan[list[list[_Found]]]:
+    """Every item under the root, by level (the root's children first); refused past the bound."""
+    seen = {key_id(info.primary_key(values))}
+    levels: list[list[_Found]] = []
+    frontier: list[tuple[ModelInfo[Any], Mapping[str, object]]] = [(info, values)]
+    while frontier:
+        level: list[_Found] = []
+        below: list[tuple[ModelInfo[Any], Mapping[str, object]]] = []
+        # The level's Queries (one per parent per relationship) go out at once.
+        reads = [
+            (rel, read)
+            for parent, parent_values in frontier
+            for rel in _cascading(parent)
+            if (read := rel.via.cascade_read(rel, table_name, parent_values)) is not None
+        ]
+        requests = tuple(_raw(read) for _, read in reads)
+        answers: list[list[Item]] = (yield ReadEach(requests)) if requests else []
+        for (rel, _), items in zip(reads, answers, strict=True):
+            child = rel.target_info
+            follow = bool(_cascading(child))
+            new = []
+            for item in items:
+                found = child.primary_key_of_item(item)  # None: another model's item
+                if found is not None and key_id(found) not in seen:
+                    seen.add(key_id(found))
+                    new.append(item)
+            if max_items is not None and len(seen) > max_items:
+                raise _too_many(info, values, len(seen), max_items)
+            index = rel.via.index
+            if follow and index is not None and child.name in table.partial_models(index):
+                # The index holds these items in part: read them whole by key.
+                keys = tuple(_key(child, item) for item in new)
+                whole = (yield Fetch(keys)) if keys else {}
+                new = [whole[key_id(k)] for k in keys if key_id(k) in whole]
+            for item in new:
+                level.append(_Found(child, _key(child, item)))
+                if follow:
+                    below.append((child, child.values_of(child.decode(item))))
+        if level:
+            levels.append(level)
+        frontier = below
+    return levels
+
+
+def _raw(read: CollectionRead) -> Request:
+    """The read's Query, answered with raw items (the typed page structures are for decoders)."""
+    base = read.request()
+    return Request(base.operation, base.params)
+
+
+def _key(info: ModelInfo[Any], item: Item) -> Item:
+    return {a: item[a] for a in info.table.primary_attributes}
+
+
+def _marked_delete(
+    info: ModelInfo[Any], key: Item, table_name: str, check: VersionCheck | None
+) -> Request:
+    """The root's DeleteItem: only while it holds the mark (and its version)."""
+    request = plan_delete(info, key, table_name, version=check)
+    params = dict(request.params)
+    extend_condition(params, lambda b: f"attribute_exists({b.attribute(MARK)})")
+    # Conditional: refused after an attempt whose reply was lost, the item's absence says the
+    # delete went through.
+    return Request(request.operation, params, retry="verify")
+
+
+def _ordered(
+    counts: Mapping[type[Any], int], root: ModelInfo[Any], levels: list[list[_Found]]
+) -> dict[type[Any], int]:
+    """The counts in tree order: the root's model, then each level's models as found."""
+    order = [root.cls, *(f.info.cls for level in levels for f in level)]
+    return {cls: counts[cls] for cls in dict.fromkeys(order) if cls in counts}
+
+
+def _describe(info: ModelInfo[Any], values: Mapping[str, object]) -> str:
+    return f"{info.name} {info.describe(info.primary_key(values))}"
+
+
+def _too_many(
+    info: ModelInfo[Any], values: Mapping[str, object], found: int, max_items: int
+) -> LimitExceededError:
+    return LimitExceededError(
+        f"delete of {_describe(info, values)} with cascade=True refused, nothing was deleted: "
+        f"the tree holds more than max_items={max_items} items ({found} found so far, the "
+        "root included; reading stopped there). Pass a larger max_items=, or max_items=None "
+        "for no bound"
+    )
+
+
+def _condition_failed(
+    info: ModelInfo[Any], key: Item, exc: ConditionFailedError
+) -> ConditionFailedError:
+    error = ConditionFailedError(
+        f"delete of {info.name} {key!r} (cascade): the condition did not hold, or the item is "
+        "gone; nothing was deleted",
+        code=exc.code,
+        operation="UpdateItem",
+    )
+    error.item = exc.item
+    return error
+
+
+def _root_changed(
+    info: ModelInfo[Any], key: Item, counts: Mapping[type[Any], int], exc: ConditionFailedError
+) -> ConditionFailedError:
+    done = sum(counts.values())
+    error = ConditionFailedError(
+        f"delete of {info.name} {key!r} (cascade): the {done} items under it are deleted, but "
+        "the item itself was written by someone else meanwhile (replaced, or its version "
+        "changed), so it was kept. Read it again and delete it if you still mean to",
+        code=exc.code,
+        operation="DeleteItem",
+    )
+    error.item = exc.item
+    return error
+
+
+# -- explain ------------------------------------------------------------------------------------
+
+
+class _Sample(str):
+    """A parent's field value not known when explaining: formats as itself under any spec."""
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+_OPEN, _CLOSE = "\x02", "\x03"
+
+
+def _sample_values(info: ModelInfo[Any]) -> dict[str, object]:
+    return {f: _Sample(f"{_OPEN}{info.name}.{f}{_CLOSE}") for f in info.field_types}
+
+
+def _placed(value: object, parent: ModelInfo[Any]) -> object:
+    """``value`` with every text holding a sample value replaced by a FromRead placeholder."""
+    if isinstance(value, dict):
+        if set(value) == {"S"} and isinstance(value["S"], str) and _OPEN in value["S"]:
+            text = value["S"].replace(_OPEN, "<").replace(_CLOSE, ">")
+            return FromRead(f"{text!r} for each {parent.name} read")
+        return {k: _placed(v, parent) for k, v in value.items()}
+    return value
+
+
+def _explain(
+    table_name: str,
+    info: ModelInfo[Any],
+    values: Mapping[str, object],
+    *,
+    condition: Condition | None,
+    check: VersionCheck | None,
+) -> Plan[CascadeReport]:
+    """The cascade as explain shows it: one Query per relationship and level, then the deletes.
+
+    Below the root's children the parents are not known: each level's Query is shown once per
+    relationship, its key values ``FromRead`` placeholders (one is sent per parent read).
+    """
+    key = info.primary_key(values)
+    shown: set[tuple[str, str]] = set()
+    levels: list[list[HasManyRelation[Any]]] = []
+    frontier: list[tuple[ModelInfo[Any], Mapping[str, object] | None]] = [(info, values)]
+    while frontier:
+        level: list[HasManyRelation[Any]] = []
+        below: list[tuple[ModelInfo[Any], Mapping[str, object] | None]] = []
+        for parent, parent_values in frontier:
+            for rel in _cascading(parent):
+                if (parent.name, rel.name) in shown:
+                    continue  # a cycle: this relationship's reads are shown already
+                shown.add((parent.name, rel.name))
+                read = rel.via.cascade_read(
+                    rel, table_name, parent_values or _sample_values(parent)
+                )
+                if read is None:
+                    continue
+                request = read.request()
+                params: dict[str, Any] = dict(request.params)
+                if parent_values is None:
+                    values_ = params["ExpressionAttributeValues"]
+                    params["ExpressionAttributeValues"] = _placed(values_, parent)
+                yield ReadAll(Request(request.operation, params))
+                level.append(rel)
+                below.append((rel.target_info, None))
+        if level:
+            levels.append(level)
+        frontier = below
+    yield Send(plan_mark(info, key, table_name, MARK, condition=condition, version=check))
+    for level in reversed(levels):
+        yield WriteBatch(
+            tuple(
+                {
+                    "DeleteRequest": {
+                        "Key": FromRead(f"the keys of the {rel.target_name} items read")
+                    }
+                }
+                for rel in level
+            )
+        )
+    yield Send(_marked_delete(info, key, table_name, check))
+    return CascadeReport()
