@@ -519,7 +519,23 @@ class Database:
         UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
         """
         chosen = self._chosen(table)
-        await asyncio.gather(*(self._create(c, timeout, key_types) for c in chosen))
+        if key_types is None or len(chosen) == 1:
+            await asyncio.gather(*(self._create(c, timeout, key_types) for c in chosen))
+            return
+        # Several tables: each takes the entries that name its own key attributes.
+        held = {c.table: set(c.table.attribute_names()) for c in chosen}
+        strays = [name for name in key_types if not any(name in h for h in held.values())]
+        if strays:
+            raise DefinitionError(
+                f"key_types names {strays[0]!r}, which is no key attribute of the tables "
+                f"created ({', '.join(repr(c.table.name) for c in chosen)})"
+            )
+        await asyncio.gather(
+            *(
+                self._create(c, timeout, {k: v for k, v in key_types.items() if k in held[c.table]})
+                for c in chosen
+            )
+        )
 
     def _chosen(self, table: Table | None) -> list[Connected]:
         return list(self._connected.values()) if table is None else [self._table(table)]

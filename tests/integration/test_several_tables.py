@@ -285,7 +285,11 @@ async def test_create_table_creates_every_table_or_the_one_named(
         assert await db.describe_table(audit) is not None
         assert await db.describe_table(shop) is None
         await db.delete_table(audit)
-        await db.create_table()
+        with count_requests(db) as log, pytest.raises(DefinitionError, match="'nope'"):
+            await db.create_table(key_types={"nope": "N"})
+        assert len(log) == 0
+        # An entry goes to the tables whose key attributes it names (GSI1SK: shop's index).
+        await db.create_table(key_types={"GSI1SK": "S"})
         assert await db.describe_table(shop) is not None
         assert await db.describe_table(audit) is not None
         await db.delete_table()
