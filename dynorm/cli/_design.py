@@ -26,7 +26,7 @@ _UNLIMITED = 1_000_000
 
 
 @click.command()
-@click.argument("table", type=TableParam())
+@click.argument("tables", type=TableParam(), nargs=-1, required=True, metavar="MODULE:TABLE...")
 @click.option(
     "--format",
     "format_",
@@ -40,20 +40,28 @@ _UNLIMITED = 1_000_000
     type=TableNameParam(),
     help="Show requests for this table name instead of the Table's.",
 )
-def design(table: Table, format_: str, table_name: str | None) -> None:
+def design(tables: tuple[Table, ...], format_: str, table_name: str | None) -> None:
     """Show the entities of MODULE:TABLE and every access pattern with the requests it sends.
 
     Each entity's key templates, then each get, relationship load and query. Nothing is sent:
     the requests are planned by the planner that sends them, with {field} standing for the
-    values a call gives.
+    values a call gives. Several tables are shown one after another (JSON: a list).
     """
-    found = design_of(table, table_name=table_name)
+    tables = tuple(dict.fromkeys(tables))
+    if table_name is not None and len(tables) > 1:
+        raise click.UsageError("--table-name renames one table; show the tables one at a time")
+    found = [design_of(table, table_name=table_name) for table in tables]
     if format_ == "json":
-        click.echo(orjson.dumps(found.as_dict(), option=orjson.OPT_INDENT_2).decode())
-    elif format_ == "markdown":
-        click.echo(found.markdown(), nl=False)
-    else:
-        _print(found)
+        shown = found[0].as_dict() if len(found) == 1 else [f.as_dict() for f in found]
+        click.echo(orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode())
+        return
+    for i, one in enumerate(found):
+        if i:
+            click.echo()
+        if format_ == "markdown":
+            click.echo(one.markdown(), nl=False)
+        else:
+            _print(one)
 
 
 def _print(found: Design) -> None:

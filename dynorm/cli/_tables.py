@@ -44,16 +44,32 @@ def _timeout(waits_for: str) -> Callable[[F], F]:
 
 
 @click.command("create-table")
-@click.argument("table", type=TableParam())
+@click.argument("tables", type=TableParam(), nargs=-1, required=True, metavar="MODULE:TABLE...")
 @click.option(
-    "--exists-ok", is_flag=True, help="Succeed without changes when the table exists already."
+    "--exists-ok", is_flag=True, help="Succeed without changes when a table exists already."
 )
 @_timeout("become active")
 @connection_options
 def create_table(
+    tables: tuple[Table, ...], *, exists_ok: bool, timeout: float, connection: ConnectOptions
+) -> None:
+    """Create the tables MODULE:TABLE... declare: keys and indexes, on-demand, TTL if declared.
+
+    Several tables (``dynorm create-table app.models:main app.models:audit``) are created one
+    after another, each reported on its own line; --table-name renames a single table.
+    """
+    tables = tuple(dict.fromkeys(tables))  # one table named twice is created once
+    if connection.table_name is not None and len(tables) > 1:
+        raise click.UsageError(
+            "--table-name renames one table; create the tables one at a time to rename each"
+        )
+    for table in tables:
+        _create_one(table, exists_ok=exists_ok, timeout=timeout, connection=connection)
+
+
+def _create_one(
     table: Table, *, exists_ok: bool, timeout: float, connection: ConnectOptions
 ) -> None:
-    """Create the table MODULE:TABLE declares: its keys and indexes, on-demand, TTL if declared."""
     name = connection.name_of(table)
 
     async def create() -> bool:
@@ -83,34 +99,54 @@ def create_table(
 
 
 @click.command("delete-table")
-@click.argument("target", metavar="MODULE:TABLE|NAME")
+@click.argument("targets", metavar="MODULE:TABLE|NAME...", nargs=-1, required=True)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @_timeout("be gone")
 @connection_options
-def delete_table(target: str, *, yes: bool, timeout: float, connection: ConnectOptions) -> None:
-    """Delete a table and every item in it: named by MODULE:TABLE, or by its name.
+def delete_table(
+    targets: tuple[str, ...], *, yes: bool, timeout: float, connection: ConnectOptions
+) -> None:
+    """Delete tables and every item in them: each named by MODULE:TABLE, or by its name.
 
     Asks for confirmation unless --yes is given (a non-interactive run without --yes aborts).
+    Several tables are deleted one after another; --table-name renames a single table.
     """
-    if ":" in target:
-        try:
-            table = load_table(target)
-        except TargetError as exc:
-            raise click.BadParameter(str(exc), param_hint="MODULE:TABLE|NAME") from exc
-    else:
-        try:
-            TableNameParam().convert(target, None, None)
-        except click.BadParameter as exc:
-            exc.param_hint = "MODULE:TABLE|NAME"
-            raise
-        table = Table(target)
-    name = connection.name_of(table)
+    # A table named twice is deleted once.
+    tables = list({connection.name_of(t): t for t in map(_table_of, targets)}.values())
+    if connection.table_name is not None and len(tables) > 1:
+        raise click.UsageError(
+            "--table-name renames one table; delete the tables one at a time to rename each"
+        )
+    names = [connection.name_of(table) for table in tables]
     if not yes:
+        said = ", ".join(map(repr, names))
         click.confirm(
-            f"Delete table {name!r} at {connection.where()}, with every item in it?",
+            f"Delete table{'s' if len(names) > 1 else ''} {said} at {connection.where()}, with "
+            f"every item in {'them' if len(names) > 1 else 'it'}?",
             abort=True,
             err=True,
         )
+    for table in tables:
+        _delete_one(table, timeout=timeout, connection=connection)
+
+
+def _table_of(target: str) -> Table:
+    """The Table ``target`` names: ``MODULE:TABLE``, or a table name (a Table of no models)."""
+    if ":" in target:
+        try:
+            return load_table(target)
+        except TargetError as exc:
+            raise click.BadParameter(str(exc), param_hint="MODULE:TABLE|NAME") from exc
+    try:
+        TableNameParam().convert(target, None, None)
+    except click.BadParameter as exc:
+        exc.param_hint = "MODULE:TABLE|NAME"
+        raise
+    return Table(target)
+
+
+def _delete_one(table: Table, *, timeout: float, connection: ConnectOptions) -> None:
+    name = connection.name_of(table)
 
     async def delete() -> None:
         async with connection.open(table) as db:

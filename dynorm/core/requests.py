@@ -25,10 +25,13 @@ __all__ = [
     "Retry",
     "ScanRead",
     "Tally",
+    "batch_get_tables",
+    "batch_write_tables",
     "check_limit",
     "consistent_get",
     "time_to_live",
     "transact_get",
+    "transact_get_items",
     "upper_bound",
     "whole_item_reads",
 ]
@@ -397,8 +400,23 @@ def batch_write(table_name: str, writes: Sequence[Mapping[str, Any]]) -> Request
 
 def transact_get(table_name: str, keys: Sequence[Item]) -> Request:
     """TransactGetItems of whole items by primary key (at most TRANSACT_MAX, each key once)."""
-    items = [{"Get": {"TableName": table_name, "Key": key}} for key in keys]
+    return transact_get_items([(table_name, key) for key in keys])
+
+
+def transact_get_items(keys: Sequence[tuple[str, Item]]) -> Request:
+    """TransactGetItems of (table name, primary key) pairs: one point in time across tables."""
+    items = [{"Get": {"TableName": name, "Key": key}} for name, key in keys]
     return Request("TransactGetItems", {"TransactItems": items})
+
+
+def batch_get_tables(entries: Mapping[str, Mapping[str, Any]]) -> Request:
+    """BatchGetItem of several tables' entries (table name -> ``{"Keys": [...], ...}``)."""
+    return Request("BatchGetItem", {"RequestItems": {n: dict(e) for n, e in entries.items()}})
+
+
+def batch_write_tables(writes: Mapping[str, Sequence[Mapping[str, Any]]]) -> Request:
+    """BatchWriteItem of several tables' PutRequest/DeleteRequest entries (table name -> list)."""
+    return Request("BatchWriteItem", {"RequestItems": {n: list(w) for n, w in writes.items()}})
 
 
 def time_to_live(table_name: str, attributes: Mapping[str, str]) -> Request | None:

@@ -9,11 +9,12 @@ condition, say) the same way it reacts to a response.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Final, TypeAlias, TypeVar
 
 import attrs
 
+from .chunks import KeyId, chunked, key_id
 from .codec.converter import Item
 from .requests import CollectionRead, Request
 
@@ -27,10 +28,15 @@ __all__ = [
     "Send",
     "SendAll",
     "Step",
+    "Together",
     "Unread",
     "WriteBatch",
+    "on_table",
     "read_all",
     "request_of",
+    "together",
+    "together_fetches",
+    "together_writes",
     "write_batch",
 ]
 
@@ -92,7 +98,20 @@ class Fetch:
     consistent: bool = True
 
 
-Step: TypeAlias = Send | SendAll | ReadAll | ReadEach | WriteBatch | Fetch
+@attrs.frozen
+class Together:
+    """Steps of plans of several tables, run at once; the plan receives one outcome per step.
+
+    Each entry is (table name, step). The WriteBatch entries of every table share
+    BatchWriteItem requests (BATCH_WRITE_MAX entries a request, across tables), the Fetch keys
+    share BatchGetItem requests (BATCH_GET_MAX keys a request); other steps are sent as they
+    are. An outcome is the step's result, or the DynormError it raised. See :func:`together`.
+    """
+
+    steps: tuple[tuple[str, Step], ...]
+
+
+Step: TypeAlias = Send | SendAll | ReadAll | ReadEach | WriteBatch | Fetch | Together
 Plan: TypeAlias = Generator[Step, Any, T]
 
 
@@ -153,6 +172,115 @@ def read_all(
     # Raw items, as stored: the typed page structures of the read path are for its own decoders.
     items: list[Item] = yield ReadAll(Request(base.operation, base.params))
     return [obj for obj in map(decode, items) if obj is not None]
+
+
+def together(plans: Sequence[tuple[str, Plan[Any]]]) -> Plan[list[Any]]:
+    """Run plans of several tables side by side; returns their results, in order.
+
+    Every plan is advanced to its first step before any step is yielded, so a plan that refuses
+    its input (a check before its first request) stops all of them before anything is sent. The
+    steps the plans are at are yielded as one :class:`Together`, and each outcome goes back to
+    its plan (an error is thrown into it), so batches of different tables share requests.
+    """
+    results: list[Any] = [None] * len(plans)
+    answers: list[tuple[bool, Any]] = [(False, None)] * len(plans)
+    running = dict(enumerate(plans))
+    try:
+        while running:
+            steps: list[tuple[int, str, Step]] = []
+            for i, (name, plan) in list(running.items()):
+                failed, value = answers[i]
+                try:
+                    step = plan.throw(value) if failed else plan.send(value)
+                except StopIteration as stop:
+                    results[i] = stop.value
+                    del running[i]
+                    continue
+                steps.append((i, name, step))
+            if not steps:
+                break
+            outcomes = yield Together(tuple((name, step) for _, name, step in steps))
+            for (i, _, _), outcome in zip(steps, outcomes, strict=True):
+                answers[i] = (isinstance(outcome, BaseException), outcome)
+    finally:
+        for _, plan in running.values():
+            plan.close()
+    return results
+
+
+def together_writes(
+    steps: Sequence[tuple[str, Step]], size: int
+) -> list[dict[str, list[dict[str, Any]]]]:
+    """The BatchWriteItem requests of a Together's WriteBatch steps, in the order given.
+
+    Each is table name -> writes, ``size`` writes a request in all.
+    """
+    entries = [
+        (name, write)
+        for name, step in steps
+        if isinstance(step, WriteBatch)
+        for write in step.writes
+    ]
+    out: list[dict[str, list[dict[str, Any]]]] = []
+    for chunk in chunked(entries, size):
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for name, write in chunk:
+            grouped.setdefault(name, []).append(write)
+        out.append(grouped)
+    return out
+
+
+def together_fetches(
+    steps: Sequence[tuple[str, Step]], size: int, *, consistent: bool
+) -> list[dict[str, list[Item]]]:
+    """The BatchGetItem requests of a Together's Fetch steps that read ``consistent``.
+
+    Each is table name -> keys, each key once, ``size`` keys a request in all.
+    """
+    unique: dict[tuple[str, KeyId], tuple[str, Item]] = {}
+    for name, step in steps:
+        if isinstance(step, Fetch) and step.consistent == consistent:
+            for key in step.keys:
+                unique.setdefault((name, key_id(key)), (name, key))
+    out: list[dict[str, list[Item]]] = []
+    for chunk in chunked(list(unique.values()), size):
+        grouped: dict[str, list[Item]] = {}
+        for name, key in chunk:
+            grouped.setdefault(name, []).append(key)
+        out.append(grouped)
+    return out
+
+
+def on_table(name: str, plan: Plan[T]) -> Plan[T]:
+    """``plan`` with its batch steps (Fetch, WriteBatch) bound to the table named ``name``.
+
+    A plan planned for one table leaves its batches' table to whoever runs it; inside a plan
+    of several tables (a transaction across tables) each is yielded as a :class:`Together` of
+    one step, which names its table. Every other step names its table in its request.
+    """
+    value: Any = None
+    error: Exception | None = None
+    try:
+        while True:
+            try:
+                step = plan.send(value) if error is None else plan.throw(error)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            value, error = None, None
+            if isinstance(step, Fetch | WriteBatch):
+                (outcome,) = yield Together(((name, step),))
+                if isinstance(outcome, Exception):
+                    error = outcome
+                else:
+                    value = outcome
+                continue
+            try:
+                value = yield step
+            except Exception as exc:  # noqa: BLE001 - handed to the plan, as the runner does
+                error = exc
+    finally:
+        plan.close()
 
 
 def run_sync(plan: Plan[T], answer: Callable[[Step], Any]) -> T:

@@ -20,11 +20,17 @@ import attrs
 from dynorm.core.chunks import backoff
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ThrottledError
-from dynorm.core.requests import Parse, batch_get, batch_write
+from dynorm.core.requests import (
+    Parse,
+    batch_get,
+    batch_get_tables,
+    batch_write,
+    batch_write_tables,
+)
 
 from .paging import Sender
 
-__all__ = ["Sleep", "drain_get", "drain_write"]
+__all__ = ["Sleep", "drain_get", "drain_get_tables", "drain_write", "drain_write_tables"]
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -106,5 +112,82 @@ async def drain_write(
         f"none of them ({rounds} requests in all; {len(writes) - len(rest)} of {len(writes)} "
         "in this batch are stored, and writing them again is safe); raise max_attempts or the "
         "table's write capacity",
+        operation="BatchWriteItem",
+    )
+
+
+async def drain_get_tables(
+    send: Sender,
+    keys: dict[str, list[Item]],
+    *,
+    consistent: bool = False,
+    max_attempts: int = 8,
+    sleep: Sleep,
+) -> dict[str, list[Item]]:
+    """Every item found for ``keys`` of several tables (at most BATCH_GET_MAX in all).
+
+    One BatchGetItem carries every table; the unprocessed keys of each table are sent again
+    together, with the same rule as :func:`drain_get` for rounds without progress.
+    """
+    found: dict[str, list[Item]] = {name: [] for name in keys}
+    extra = {"ConsistentRead": True} if consistent else {}
+    pending: dict[str, dict[str, Any]] = {
+        name: {"Keys": list(k), **extra} for name, k in keys.items() if k
+    }
+    stalls = rounds = 0
+    while True:
+        response = await send(batch_get_tables(pending))
+        rounds += 1
+        for name, items in response.get("Responses", {}).items():
+            found.setdefault(name, []).extend(items)
+        rest = {n: e for n, e in (response.get("UnprocessedKeys") or {}).items() if e.get("Keys")}
+        if not rest:
+            return found
+        left = sum(len(e["Keys"]) for e in rest.values())
+        if left >= sum(len(e["Keys"]) for e in pending.values()):
+            stalls += 1
+            if stalls >= max_attempts:  # no pause before giving up
+                break
+        pending = rest
+        await sleep(backoff(rounds - 1))
+    raise ThrottledError(
+        f"BatchGetItem left {left} keys unprocessed after {stalls} rounds that read none of "
+        f"them ({rounds} requests in all); raise max_attempts or the tables' read capacity",
+        operation="BatchGetItem",
+    )
+
+
+async def drain_write_tables(
+    send: Sender,
+    writes: dict[str, list[dict[str, Any]]],
+    *,
+    max_attempts: int = 8,
+    sleep: Sleep,
+) -> None:
+    """Send the writes of several tables (at most BATCH_WRITE_MAX in all) in one BatchWriteItem.
+
+    Each table's unprocessed writes are sent again (together), as :func:`drain_write` does.
+    """
+    pending = {name: list(w) for name, w in writes.items() if w}
+    total = sum(len(w) for w in pending.values())
+    stalls = rounds = 0
+    while True:
+        response = await send(batch_write_tables(pending))
+        rounds += 1
+        rest = {n: list(w) for n, w in (response.get("UnprocessedItems") or {}).items() if w}
+        if not rest:
+            return
+        left = sum(len(w) for w in rest.values())
+        if left >= sum(len(w) for w in pending.values()):
+            stalls += 1
+            if stalls >= max_attempts:  # no pause before giving up
+                break
+        pending = rest
+        await sleep(backoff(rounds - 1))
+    raise ThrottledError(
+        f"BatchWriteItem left {left} writes unprocessed after {stalls} rounds that stored none "
+        f"of them ({rounds} requests in all; {total - left} of {total} in this batch are "
+        "stored, and writing them again is safe); raise max_attempts or the tables' write "
+        "capacity",
         operation="BatchWriteItem",
     )

@@ -38,11 +38,15 @@ from dynorm.core.steps import (
     Send,
     SendAll,
     Step,
+    Together,
     WriteBatch,
+    together,
+    together_fetches,
+    together_writes,
 )
 from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
-from dynorm.mapping.explain import Explain
-from dynorm.mapping.model import ModelInfo, info_of
+from dynorm.mapping.explain import Explain, KeyOf, TransactGetReads, transact_get_reads
+from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.reading import (
     Finished,
     finish_query,
@@ -51,7 +55,7 @@ from dynorm.mapping.reading import (
     partial_of,
     scan_read,
 )
-from dynorm.mapping.readplan import normalize_options
+from dynorm.mapping.readplan import GetReads, normalize_options
 from dynorm.mapping.relations import (
     HasManyRelation,
     LoadOption,
@@ -62,11 +66,11 @@ from dynorm.mapping.relations import (
 from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
 from dynorm.mapping.table import Table
 from dynorm.mapping.tabledef import create_table_request, time_to_live_request
-from dynorm.mapping.writeplan import WritePlanner, returned_fields
+from dynorm.mapping.writeplan import Action, WritePlanner, returned_fields
 from dynorm.mapping.writes import Returns, UpdateOps, UpdateOptions, return_values
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
-from .batch import drain_get, drain_write
+from .batch import drain_get, drain_get_tables, drain_write, drain_write_tables
 from .loading import execute_get, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
@@ -77,7 +81,7 @@ from .transport import RequestListener, Transport, open_client
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Database", "Returns", "Transaction", "connect"]
+__all__ = ["Connected", "Database", "DatabaseExplain", "Returns", "Transaction", "connect"]
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -126,15 +130,88 @@ def _update_loaded(
     loaded.items = [*kept, child] if adding else kept
 
 
+@attrs.frozen(eq=False)
+class Connected:
+    """One table of a connection: its name there, and the planners of its writes and explains."""
+
+    table: Table
+    name: str
+    writes: WritePlanner
+    explain: Explain
+
+
+def _nothing_planned() -> Plan[None]:
+    """The plan of no writes: it sends nothing."""
+    yield from ()
+
+
+def _table_of(info: ModelInfo[Any]) -> Table:
+    """The Table a model is declared on (models name it through the ModelTable port)."""
+    return cast("Table", info.table)
+
+
+def _named(
+    tables: Sequence[Table],
+    table_name: str | None,
+    table_names: Mapping[Table, str] | None,
+) -> list[tuple[Table, str]]:
+    """Each table with the name it has on this connection; DefinitionError for a mix-up."""
+    if not tables:
+        raise DefinitionError("connect() takes at least one Table: connect(table, ...)")
+    for given in tables:
+        if not isinstance(given, Table):
+            raise DefinitionError(
+                f"connect() takes Tables as its positional arguments; got {given!r} (its options "
+                "are keywords)"
+            )
+    if len(set(tables)) != len(tables):
+        raise DefinitionError(
+            f"connect() was given one Table twice ({', '.join(t.name for t in tables)}); "
+            "pass each table once"
+        )
+    names = dict(table_names or {})
+    if table_name is not None:
+        if len(tables) > 1:
+            raise DefinitionError(
+                "table_name= renames the one table of a connection; with several, give "
+                "table_names={table: 'name', ...}"
+            )
+        if names:
+            raise DefinitionError("give table_name= or table_names=, not both")
+        names = {tables[0]: table_name}
+    strays = [t for t in names if t not in tables]
+    if strays:
+        raise DefinitionError(
+            f"table_names= names Table {strays[0].name!r}, which is not among the tables "
+            f"given to connect() ({', '.join(repr(t.name) for t in tables)}); pass it too"
+        )
+    named = [(t, names.get(t) or t.name) for t in tables]
+    seen: dict[str, Table] = {}
+    for table, name in named:
+        if name in seen:
+            raise DefinitionError(
+                f"two tables of this connection are named {name!r} (Table {seen[name].name!r} "
+                f"and Table {table.name!r}); give one another name with "
+                "table_names={table: 'name'}"
+            )
+        seen[name] = table
+    return named
+
+
 class Database:
-    """A connection to one table. Create it with :func:`connect`."""
+    """A connection to one table, or to several. Create it with :func:`connect`.
+
+    Every call routes by the model's table: ``db.get(AuditEntry, ...)`` reads the audit table,
+    and transactions, ``transact_get``, ``get_many`` and ``put_all`` span tables.
+    """
 
     def __init__(
         self,
-        table: Table,
+        table: Table | Sequence[Table],
         client: Any,
         *,
         table_name: str | None = None,
+        table_names: Mapping[Table, str] | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         batch_get_size: int = BATCH_GET_MAX,
@@ -151,13 +228,29 @@ class Database:
             raise LimitExceededError(
                 f"batch_write_size must be 1..{BATCH_WRITE_MAX}; got {batch_write_size}"
             )
-        table.check()
-        self.table = table
-        self.table_name = table_name or table.name
+        given = (table,) if isinstance(table, Table) else tuple(table)
+        named = _named(given, table_name, table_names)
+        for each, _ in named:
+            each.check()
+        connected = []
+        for each, name in named:
+            writes = WritePlanner(each, name)
+            explain = Explain(
+                each,
+                name,
+                writes,
+                batch_write_size=batch_write_size,
+                batch_get_size=batch_get_size,
+            )
+            connected.append(Connected(each, name, writes, explain))
+        #: The tables of this connection, in the order given.
+        self.tables: Final = tuple(t for t, _ in named)
+        self._connected: Final = {c.table: c for c in connected}
+        self._by_name: Final = {c.name: c for c in connected}
         self._transport = Transport.for_client(
             client,
             fast_path=fast_path,
-            key_attributes=table.primary_attributes,
+            key_attributes={c.name: c.table.primary_attributes for c in connected},
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
             quota=None if retry_quota is None else RetryQuota(retry_quota),
@@ -167,17 +260,80 @@ class Database:
         self._batch_write_size = batch_write_size
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
-        self.writes: Final = WritePlanner(table, self.table_name)
-        self.explain: Final = Explain(
-            table,
-            self.table_name,
-            self.writes,
-            batch_write_size=batch_write_size,
-            batch_get_size=batch_get_size,
-        )
+        #: The exact requests a call would send (``db.explain.put(obj)``), without sending them.
+        self.explain: Final = DatabaseExplain(self)
 
     def __repr__(self) -> str:
-        return f"<Database table={self.table_name!r}>"
+        if len(self.tables) == 1:
+            return f"<Database table={self.table_name!r}>"
+        return f"<Database tables={list(self._by_name)!r}>"
+
+    # -- which table -----------------------------------------------------------------------------
+
+    def _only(self, what: str, advice: str | None = None) -> Connected:
+        if len(self._connected) == 1:
+            return next(iter(self._connected.values()))
+        raise DefinitionError(
+            f"db.{what} names the one table of a connection, and this one has "
+            f"{len(self.tables)} ({', '.join(map(repr, self._by_name))}); "
+            + (advice or "use db.tables, db.name_of(table) or db.connected(Model)")
+        )
+
+    @property
+    def table(self) -> Table:
+        """The table of a one-table connection (DefinitionError with several: see ``tables``)."""
+        return self._only("table").table
+
+    @property
+    def table_name(self) -> str:
+        """The table's name on a one-table connection (``connect(table_name=...)`` or its own)."""
+        return self._only("table_name").name
+
+    @property
+    def writes(self) -> WritePlanner:
+        """The write planner of a one-table connection's table."""
+        return self._only("writes").writes
+
+    def name_of(self, table: ModelTable) -> str:
+        """The name ``table`` has on this connection (``table_names=``, else its own)."""
+        return self._table(table).name
+
+    def _table(self, table: ModelTable) -> Connected:
+        found = self._connected.get(cast("Table", table))
+        if found is None:
+            names = ", ".join(repr(t.name) for t in self.tables)
+            raise DefinitionError(
+                f"Table {table.name!r} is not a table of this connection (it has {names}); "
+                "pass it to connect() beside them"
+            )
+        return found
+
+    def connected(self, model: type[Any]) -> Connected:
+        """The table ``model`` is declared on, as this connection holds it.
+
+        DefinitionError, before anything is sent, when that table was not passed to
+        :func:`connect`.
+        """
+        info = info_of(model)
+        found = self._connected.get(cast("Table", info.table))
+        if found is None:
+            names = ", ".join(repr(t.name) for t in self.tables)
+            raise DefinitionError(
+                f"{info.name} is a model of Table {info.table.name!r}, which this connection "
+                f"was not given (it has {names}); pass that Table to connect() too: "
+                f"connect({', '.join(t.name for t in self.tables)}, {info.table.name}, ...)"
+            )
+        return found
+
+    def connected_tables(self) -> list[Connected]:
+        """Every table of this connection, in the order given to :func:`connect`."""
+        return list(self._connected.values())
+
+    def _of_name(self, name: str) -> Connected:
+        found = self._by_name.get(name)
+        if found is None:  # pragma: no cover - every read names a table of this connection
+            raise DefinitionError(f"table {name!r} is not a table of this connection")
+        return found
 
     @property
     def fast_path(self) -> bool:
@@ -284,41 +440,49 @@ class Database:
         ahead: int = 0,
     ) -> Awaitable[tuple[list[T], Item | None]]:
         """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        send = self.reader(read.index)
+        send = self.reader(read.index, table=self._of_name(read.table_name).table)
         return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
 
     def iterate(
         self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
     ) -> AsyncIterator[T]:
         """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        return iterate(self.reader(read.index), read, accept, start=start)
+        send = self.reader(read.index, table=self._of_name(read.table_name).table)
+        return iterate(send, read, accept, start=start)
 
-    def reader(self, index: str | None, partial: frozenset[str] | None = None) -> Sender:
+    def reader(
+        self,
+        index: str | None,
+        partial: frozenset[str] | None = None,
+        *,
+        table: Table | None = None,
+    ) -> Sender:
         """What sends reads of ``index``, reading whole items where it holds them in part.
 
         Each page's items of the ``partial`` models (None: every model the index holds only in
         part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
-        a request), in the page's order.
+        a request), in the page's order. ``table``: whose index (None: the only table's).
         """
+        table = self._only("reader()").table if table is None else table
         if partial is None:
-            partial = partial_of(self.table, index, ())
+            partial = partial_of(table, index, ())
         if index is None or not partial:
             return self.send
-        return functools.partial(self._send_whole, index, partial)
+        return functools.partial(self._send_whole, table, index, partial)
 
     async def _send_whole(
-        self, index: str, partial: frozenset[str], request: Request
+        self, table: Table, index: str, partial: frozenset[str], request: Request
     ) -> dict[str, Any]:
         response = await self.send(request)
         items: list[Item] = response.get("Items") or []
-        classify = self.table.classifier(index)
+        classify = table.classifier(index)
         wanted = [(info := classify(raw)) is not None and info.name in partial for raw in items]
-        primary = self.table.primary_attributes
+        primary = table.primary_attributes
         keys = [{a: raw[a] for a in primary} for raw, w in zip(items, wanted, strict=True) if w]
         if not keys:
             return response
-        found = await self.fetch(keys)
-        index_keys = [a for a in self.table.key_attributes(index) if a]
+        found = await self.fetch(keys, table=table)
+        index_keys = [a for a in table.key_attributes(index) if a]
         whole = []
         for raw, fetch in zip(items, wanted, strict=True):
             full = found.get(key_id({a: raw[a] for a in primary})) if fetch else raw
@@ -337,12 +501,15 @@ class Database:
 
     async def create_table(
         self,
+        table: Table | None = None,
+        /,
         *,
         timeout: float = 60.0,
         key_types: Mapping[str, Literal["S", "N", "B"]] | None = None,
     ) -> None:
-        """Create the table with every declared index (on-demand billing) and wait until active.
+        """Create every table of the connection (or only ``table``) and wait until each is active.
 
+        Each table is created with every declared index, on-demand billing.
         Key attributes (of the table and its indexes) have the types the Table declares
         (``Table(..., key_types={"Score": "N"})``; strings, ``S``, by default), which its models
         write. ``key_types`` here may give further attributes, that no model fills, their type
@@ -351,9 +518,37 @@ class Database:
         declares ``ttl=``, time to live is then enabled on that attribute (a server without
         UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
         """
-        ttl = time_to_live_request(self.table, self.table_name)
-        await self.send(create_table_request(self.table, self.table_name, key_types))
-        await self._wait_for(lambda status: status == "ACTIVE", timeout)
+        chosen = self._chosen(table)
+        if key_types is None or len(chosen) == 1:
+            await asyncio.gather(*(self._create(c, timeout, key_types) for c in chosen))
+            return
+        # Several tables: each takes the entries that name its own key attributes.
+        held = {c.table: set(c.table.attribute_names()) for c in chosen}
+        strays = [name for name in key_types if not any(name in h for h in held.values())]
+        if strays:
+            raise DefinitionError(
+                f"key_types names {strays[0]!r}, which is no key attribute of the tables "
+                f"created ({', '.join(repr(c.table.name) for c in chosen)})"
+            )
+        await asyncio.gather(
+            *(
+                self._create(c, timeout, {k: v for k, v in key_types.items() if k in held[c.table]})
+                for c in chosen
+            )
+        )
+
+    def _chosen(self, table: Table | None) -> list[Connected]:
+        return list(self._connected.values()) if table is None else [self._table(table)]
+
+    async def _create(
+        self,
+        connected: Connected,
+        timeout: float,
+        key_types: Mapping[str, Literal["S", "N", "B"]] | None,
+    ) -> None:
+        ttl = time_to_live_request(connected.table, connected.name)
+        await self.send(create_table_request(connected.table, connected.name, key_types))
+        await self._wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
         if ttl is not None:
             try:
                 await self.send(ttl)
@@ -361,25 +556,41 @@ class Database:
                 if exc.code not in _NO_TTL_CODES:
                     raise
 
-    async def delete_table(self, *, timeout: float = 60.0) -> None:
-        """Delete the table and wait until it is gone."""
-        await self.send(delete_table(self.table_name))
-        await self._wait_for(lambda status: status is None, timeout)
+    async def delete_table(self, table: Table | None = None, /, *, timeout: float = 60.0) -> None:
+        """Delete every table of the connection (or only ``table``) and wait until it is gone."""
 
-    async def describe_table(self) -> dict[str, Any] | None:
-        """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing."""
+        async def delete(name: str) -> None:
+            await self.send(delete_table(name))
+            await self._wait_for(name, lambda status: status is None, timeout)
+
+        await asyncio.gather(*(delete(c.name) for c in self._chosen(table)))
+
+    async def describe_table(self, table: Table | None = None, /) -> dict[str, Any] | None:
+        """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing.
+
+        ``table``: which table of the connection (None: the only one).
+        """
+        if table is None:
+            name = self._only("describe_table()", "name one: db.describe_table(table)").name
+        else:
+            name = self.name_of(table)
+        return await self._describe(name)
+
+    async def _describe(self, name: str) -> dict[str, Any] | None:
         try:
-            described = await self.send(describe_table(self.table_name))
+            described = await self.send(describe_table(name))
         except TableNotFoundError:
             return None
-        table: dict[str, Any] = described["Table"]
-        return table
+        found: dict[str, Any] = described["Table"]
+        return found
 
-    async def _wait_for(self, done: Callable[[str | None], bool], timeout: float) -> None:
+    async def _wait_for(
+        self, name: str, done: Callable[[str | None], bool], timeout: float
+    ) -> None:
         delay = 0.01
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            table = await self.describe_table()
+            table = await self._describe(name)
             status: str | None = None if table is None else table["TableStatus"]
             if (
                 table is not None
@@ -393,7 +604,7 @@ class Database:
             if done(status):
                 return
             if asyncio.get_running_loop().time() > deadline:
-                raise DatabaseError(f"table {self.table_name!r} is still {status} after {timeout}s")
+                raise DatabaseError(f"table {name!r} is still {status} after {timeout}s")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
@@ -411,8 +622,9 @@ class Database:
 
         Raises ItemNotFoundError when there is no such item.
         """
-        info = self.table.info(model)
-        plan = self.explain.get_reads(model, load=load, consistent=consistent, **key)
+        connected = self.connected(model)
+        info = connected.table.info(model)
+        plan = connected.explain.get_reads(model, load=load, consistent=consistent, **key)
         return await execute_get(self, info, plan, key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
@@ -422,8 +634,10 @@ class Database:
         reads no child when no copied field changed); a child of one gets its copies filled from
         its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
-        stored, _ = await self.run(self.writes.put(obj, condition=condition, overwrite=overwrite))
-        if relationships_of(self.table.info(type(obj))):
+        connected = self.connected(type(obj))
+        plan = connected.writes.put(obj, condition=condition, overwrite=overwrite)
+        stored, _ = await self.run(plan, connected.table)
+        if relationships_of(connected.table.info(type(obj))):
             bind(stored, self)
         return cast("T", stored)
 
@@ -433,7 +647,8 @@ class Database:
         The repair after a :class:`~dynorm.CopiesIncompleteError` (``db.put`` rewrites copies
         itself). Returns how many children were rewritten (also logged on the ``dynorm`` logger).
         """
-        return await self.run(self.writes.sync_copies(parent))
+        connected = self.connected(type(parent))
+        return await self.run(connected.writes.sync_copies(parent), connected.table)
 
     @overload
     async def delete(
@@ -521,11 +736,11 @@ class Database:
         """
         if not cascade and max_items is not DEFAULT_MAX_ITEMS:
             raise TypeError("max_items= bounds a cascade; pass it with cascade=True")
-        return await self.run(
-            self.writes.delete(
-                target, condition=condition, cascade=cascade, key=key, max_items=max_items
-            )
+        connected = self.connected(target if isinstance(target, type) else type(target))
+        plan = connected.writes.delete(
+            target, condition=condition, cascade=cascade, key=key, max_items=max_items
         )
+        return await self.run(plan, connected.table)
 
     @overload
     async def update(
@@ -591,11 +806,14 @@ class Database:
         the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
         fields after/before, None nothing (the cheapest reply).
         """
-        info = self.table.info(type(obj))
+        connected = self.connected(type(obj))
+        info = connected.table.info(type(obj))
         update = UpdateOps(**ops)
         wire = return_values(returns, update)
-        plan = self.writes.update(obj, update, condition=condition, upsert=upsert, returns=wire)
-        item = await self.run(plan)
+        plan = connected.writes.update(
+            obj, update, condition=condition, upsert=upsert, returns=wire
+        )
+        item = await self.run(plan, connected.table)
         if returns is None:
             return None
         if returns in ("updated_new", "updated_old"):
@@ -609,8 +827,13 @@ class Database:
 
     # -- running plans -------------------------------------------------------------------------
 
-    async def run(self, plan: Plan[T]) -> T:
-        """Run a write plan: send each step it yields and hand it the result (or the error)."""
+    async def run(self, plan: Plan[T], table: Table | None = None) -> T:
+        """Run a write plan: send each step it yields and hand it the result (or the error).
+
+        ``table``: the table of the plan's batch steps (Fetch, WriteBatch), for a plan of one
+        table's planner (None: the only table's). Steps of several tables come as
+        :class:`~dynorm.core.steps.Together`, which names each step's table.
+        """
         result: Any = None
         error: DynormError | None = None
         try:
@@ -622,13 +845,15 @@ class Database:
                     return value
                 result, error = None, None
                 try:
-                    result = await self._step(step)
+                    result = await self._step(step, table)
                 except DynormError as exc:
                     error = exc
         finally:
             plan.close()  # cancelled, or failed outside dynorm: the plan's own cleanup runs
 
-    async def _step(self, step: Step) -> Any:
+    async def _step(self, step: Step, table: Table | None = None) -> Any:
+        if isinstance(step, Together):
+            return await self._together(step)
         if isinstance(step, Send):
             return await self.send(step.request)
         if isinstance(step, SendAll):
@@ -638,11 +863,76 @@ class Database:
         if isinstance(step, ReadEach):
             return await self._read_each(step.requests)
         if isinstance(step, WriteBatch):
-            await self._write_batches(list(step.writes))
+            await self._write_batches(list(step.writes), self._plan_table(table))
             return None
         if isinstance(step, Fetch):
-            return await self.fetch(step.keys, consistent=step.consistent)
+            return await self.fetch(step.keys, consistent=step.consistent, table=table)
         raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
+
+    def _plan_table(self, table: Table | None) -> str:
+        if table is None:
+            return self._only("run(plan) of a batch step").name
+        return self.name_of(table)
+
+    async def _together(self, together: Together) -> list[Any]:
+        """Run steps of several tables at once: their batches share requests (see Together)."""
+        steps = together.steps
+        outcomes: list[Any] = [None] * len(steps)
+        fetched: dict[tuple[str, bool, Any], Item] = {}
+
+        async def write(chunk: dict[str, list[dict[str, Any]]]) -> None:
+            await drain_write_tables(
+                self.send, chunk, max_attempts=self._max_attempts, sleep=asyncio.sleep
+            )
+
+        async def read(chunk: dict[str, list[Item]], *, consistent: bool) -> None:
+            found = await drain_get_tables(
+                self.send,
+                chunk,
+                consistent=consistent,
+                max_attempts=self._max_attempts,
+                sleep=asyncio.sleep,
+            )
+            for name, items in found.items():
+                primary = self._of_name(name).table.primary_attributes
+                for raw in items:
+                    fetched[(name, consistent, key_id({a: raw[a] for a in primary}))] = raw
+
+        async def batches() -> None:
+            jobs = [write(c) for c in together_writes(steps, self._batch_write_size)]
+            jobs += [
+                read(c, consistent=consistent)
+                for consistent in (True, False)
+                for c in together_fetches(steps, self._batch_get_size, consistent=consistent)
+            ]
+            await asyncio.gather(*jobs)
+
+        async def other(i: int, name: str, step: Step) -> None:
+            try:
+                outcomes[i] = await self._step(step, self._of_name(name).table)
+            except DynormError as exc:
+                outcomes[i] = exc
+
+        batched = [i for i, (_, s) in enumerate(steps) if isinstance(s, Fetch | WriteBatch)]
+        error: DynormError | None = None
+        try:
+            await asyncio.gather(
+                batches(),
+                *(other(i, n, s) for i, (n, s) in enumerate(steps) if i not in batched),
+            )
+        except DynormError as exc:
+            error = exc
+        for i in batched:
+            name, step = steps[i]
+            if error is not None:
+                outcomes[i] = error
+            elif isinstance(step, Fetch):
+                outcomes[i] = {
+                    key_id(k): fetched[(name, step.consistent, key_id(k))]
+                    for k in step.keys
+                    if (name, step.consistent, key_id(k)) in fetched
+                }
+        return outcomes
 
     async def _read_all(self, request: Request) -> list[Item]:
         return [item async for page in pages(self.send, request) for item in page.get("Items", [])]
@@ -695,41 +985,146 @@ class Database:
 
     # -- many items ----------------------------------------------------------------------------
 
+    @overload
     async def get_many(
         self, model: type[T], keys: Sequence[Mapping[str, object]], *, consistent: bool = False
-    ) -> list[T | None]:
-        """Items for ``keys`` in order, None where missing (BatchGetItem, 100 keys a request)."""
-        info = self.table.info(model)
-        wanted = []
-        for values in keys:
-            info.check_key_values(values)
-            wanted.append(info.primary_key(values))
-        found = await self.fetch(wanted, consistent=consistent)
-        accept = self.acceptor(info, None)
-        return [accept(found[key_id(k)]) if key_id(k) in found else None for k in wanted]
+    ) -> list[T | None]: ...
+    @overload
+    async def get_many(
+        self,
+        model: Sequence[tuple[type[Any], Mapping[str, object]]],
+        /,
+        *,
+        consistent: bool = False,
+    ) -> list[Any]: ...
+    async def get_many(
+        self,
+        model: type[Any] | Sequence[tuple[type[Any], Mapping[str, object]]],
+        keys: Sequence[Mapping[str, object]] | None = None,
+        *,
+        consistent: bool = False,
+    ) -> list[Any]:
+        """Items for ``keys`` in order, None where missing (BatchGetItem, 100 keys a request).
 
-    async def fetch(self, keys: Sequence[Item], *, consistent: bool = False) -> dict[Any, Item]:
-        """Raw items for primary keys, by ``key_id`` (BatchGetItem, unprocessed keys retried)."""
+        ``db.get_many(Org, [{"name": "A"}, {"name": "B"}])`` reads one model's items;
+        ``db.get_many([(Order, {...}), (AuditEntry, {...})])`` reads items of any models, of
+        any tables of the connection, sharing requests (100 keys a request in all).
+        """
+        if isinstance(model, type):
+            pairs: list[tuple[type[Any], Mapping[str, object]]] = [(model, k) for k in keys or ()]
+        else:
+            if keys is not None:
+                raise TypeError(
+                    "db.get_many takes (Model, keys) or a list of (Model, key) pairs, not both"
+                )
+            pairs = list(model)
+        wanted: list[tuple[Connected, ModelInfo[Any], Item]] = []
+        for i, entry in enumerate(pairs):
+            shape: object = entry  # callers without a type checker pass anything
+            if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
+                raise DefinitionError(
+                    "db.get_many takes (Model, [key, ...]) or [(Model, {key field: value}), "
+                    f"...]; item {i} is {entry!r}"
+                )
+            connected = self.connected(entry[0])
+            info = connected.table.info(entry[0])
+            info.check_key_values(entry[1])
+            wanted.append((connected, info, info.primary_key(entry[1])))
+        found = await self._fetch_tables(
+            [(c.table, k) for c, _, k in wanted], consistent=consistent
+        )
+        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
+        out: list[Any] = []
+        for connected, info, key in wanted:
+            raw = found.get((connected.name, key_id(key)))
+            if raw is None:
+                out.append(None)
+                continue
+            accept = accepts.get(info)
+            if accept is None:
+                accept = accepts[info] = self.acceptor(info, None)
+            out.append(accept(raw))
+        return out
+
+    async def _fetch_tables(
+        self, keys: Sequence[tuple[Table, Item]], *, consistent: bool = False
+    ) -> dict[tuple[str, Any], Item]:
+        """Raw items of several tables by (table name, ``key_id``): BatchGetItem, keys shared."""
+        tables = {t for t, _ in keys}
+        if len(tables) == 1:
+            (table,) = tables
+            name = self.name_of(table)
+            one = await self.fetch([k for _, k in keys], consistent=consistent, table=table)
+            return {(name, ident): raw for ident, raw in one.items()}
+        steps = tuple(
+            (self.name_of(t), Fetch(tuple(k for u, k in keys if u is t), consistent=consistent))
+            for t in tables
+        )
+        outcomes = await self._together(Together(steps))
+        found: dict[tuple[str, Any], Item] = {}
+        for (name, _), outcome in zip(steps, outcomes, strict=True):
+            if isinstance(outcome, DynormError):
+                raise outcome
+            found.update({(name, ident): raw for ident, raw in outcome.items()})
+        return found
+
+    async def fetch(
+        self,
+        keys: Sequence[Item],
+        *,
+        consistent: bool = False,
+        table: ModelTable | None = None,
+    ) -> dict[Any, Item]:
+        """Raw items for primary keys, by ``key_id`` (BatchGetItem, unprocessed keys retried).
+
+        ``table``: whose keys (None: the only table's).
+        """
+        connected = self._only("fetch()") if table is None else self._table(table)
         unique = list({key_id(k): k for k in keys}.values())
         chunks = list(chunked(unique, self._batch_get_size))
         found_chunks = await asyncio.gather(
             *(
                 drain_get(
                     self.send,
-                    self.table_name,
+                    connected.name,
                     chunk,
                     consistent=consistent,
                     max_attempts=self._max_attempts,
                     sleep=asyncio.sleep,
-                    parse=self.table.parser("BatchGetItem"),
+                    parse=connected.table.parser("BatchGetItem"),
                 )
                 for chunk in chunks
             )
         )
-        primary = self.table.primary_attributes
+        primary = connected.table.primary_attributes
         return {
             key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
         }
+
+    def _by_table(self, objs: Iterable[object]) -> list[tuple[Connected, list[object]]]:
+        """``objs`` grouped by their tables (in the order first seen); checked before any I/O."""
+        groups: dict[Table, tuple[Connected, list[object]]] = {}
+        # Per class, the list its objects go to: one lookup per object on the hot path.
+        lists: dict[type, list[object]] = {}
+        for obj in objs:
+            found = lists.get(type(obj))
+            if found is None:
+                connected = self.connected(type(obj))
+                group = groups.get(connected.table)
+                if group is None:
+                    group = groups[connected.table] = (connected, [])
+                found = lists[type(obj)] = group[1]
+            found.append(obj)
+        return list(groups.values())
+
+    def _together_plan(
+        self, groups: Sequence[tuple[Connected, Plan[int]]]
+    ) -> tuple[Plan[Any], Table | None]:
+        """One plan for plans of several tables (their batches shared), or the one plan."""
+        if len(groups) == 1:
+            ((connected, plan),) = groups
+            return plan, connected.table
+        return together([(c.name, p) for c, p in groups]), None
 
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
@@ -741,29 +1136,43 @@ class Database:
 
         Every object is checked before the first request, and the rules of its relationships
         hold as for ``db.put``. Objects with the same key are written once (the last one wins),
-        since DynamoDB rejects a batch that names a key twice. Returns how many items were written.
+        since DynamoDB rejects a batch that names a key twice. Objects of several tables share
+        the requests (25 writes a request in all). Returns how many items were written.
         """
         objs = list(objs)
-        count = await self.run(self.writes.put_all(objs))
+        groups = self._by_table(objs)
+        if not groups:
+            return 0
+        plan, table = self._together_plan([(c, c.writes.put_all(o)) for c, o in groups])
+        counts = await self.run(plan, table)
+        count = counts if table is not None else sum(counts)
         related: dict[type, bool] = {}  # per class: whether its objects are bound
         for obj in objs:
             cls = type(obj)
             if related.get(cls) is None:
-                related[cls] = bool(relationships_of(self.table.info(cls)))
+                related[cls] = bool(relationships_of(info_of(cls)))
             if related[cls]:
                 bind(obj, self)
-        return count
+        return int(count)
 
     async def delete_all(self, objs: Iterable[object]) -> int:
-        """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted."""
-        return await self.run(self.writes.delete_all(objs))
+        """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted.
 
-    async def _write_batches(self, writes: list[dict[str, Any]]) -> None:
+        Items of several tables share the requests (25 deletes a request in all).
+        """
+        groups = self._by_table(objs)
+        if not groups:
+            return 0
+        plan, table = self._together_plan([(c, c.writes.delete_all(o)) for c, o in groups])
+        counts = await self.run(plan, table)
+        return int(counts if table is not None else sum(counts))
+
+    async def _write_batches(self, writes: list[dict[str, Any]], table_name: str) -> None:
         await asyncio.gather(
             *(
                 drain_write(
                     self.send,
-                    self.table_name,
+                    table_name,
                     chunk,
                     max_attempts=self._max_attempts,
                     sleep=asyncio.sleep,
@@ -795,7 +1204,7 @@ class Database:
     async def transact_get(
         self, *wanted: tuple[type[Any], Mapping[str, object]]
     ) -> tuple[Any, ...]:
-        """Read items of any models at one point in time (one TransactGetItems).
+        """Read items of any models, of any tables, at one point in time (one TransactGetItems).
 
         ``org, user = await db.transact_get((Org, {"name": "ACME"}), (User, {...}))``: the
         items in the order given, None where missing; at most TRANSACT_MAX (100) distinct items,
@@ -803,23 +1212,41 @@ class Database:
         two of the reads; it costs twice the read capacity.
         """
         plan = self.explain.transact_get_reads(wanted)
-        request = attrs.evolve(plan.request, parse=self.table.parser("TransactGetItems"))
+        gets = [e["Get"] for e in plan.request.params["TransactItems"]]
+        names = {g["TableName"] for g in gets}
+        request = plan.request
+        if len(names) == 1:  # typed parsing is per table
+            parse = self._of_name(names.pop()).table.parser("TransactGetItems")
+            request = attrs.evolve(request, parse=parse)
         responses = (await self.send(request)).get("Responses", [])
-        request_keys = [e["Get"]["Key"] for e in plan.request.params["TransactItems"]]
         found = {
-            key_id(k): r["Item"]
-            for k, r in zip(request_keys, responses, strict=True)
+            (g["TableName"], key_id(g["Key"])): r["Item"]
+            for g, r in zip(gets, responses, strict=True)
             if r.get("Item")
         }
         result: list[Any] = []
         for info, key in zip(plan.infos, plan.keys, strict=True):
-            raw = found.get(key_id(key))
+            raw = found.get((self.connected(info.cls).name, key_id(key)))
             result.append(None if raw is None else self.acceptor(info, None)(raw))
         return tuple(result)
 
     def transaction(self) -> Transaction:
-        """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing."""
+        """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing.
+
+        Its writes may be of any tables of the connection: one TransactWriteItems carries them.
+        """
         return Transaction(self)
+
+    def planner(self, model: type[Any]) -> WritePlanner:
+        """The write planner of ``model``'s table (DefinitionError when not connected)."""
+        return self.connected(model).writes
+
+    def transaction_plan(self, actions: Sequence[Action]) -> Plan[None]:
+        """The plan of a transaction's actions, of whichever tables they write."""
+        if not actions:
+            return _nothing_planned()
+        first = self.planner(type(actions[0].obj))
+        return first.transaction(actions, lambda obj: self.planner(type(obj)))
 
     # -- queries and relationships -------------------------------------------------------------
 
@@ -839,8 +1266,9 @@ class Database:
         relationships of every item returned: children in the same collection come with the
         same Query, others are read per page (see docs/relationships.md).
         """
-        info = self.table.info(model)
-        finished = self.explain.query_read(info, index, components, consistent=consistent)
+        connected = self.connected(model)
+        info = connected.table.info(model)
+        finished = connected.explain.query_read(info, index, components, consistent=consistent)
         loads = None
         if load:
             loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
@@ -860,7 +1288,7 @@ class Database:
     ) -> Query[T]:
         read = finished.read
         # With load=, the children a Query shares are read whole too.
-        whole = finished.partial if loads is None else partial_of(self.table, read.index, ())
+        whole = finished.partial if loads is None else partial_of(info.table, read.index, ())
         accept = self.acceptor(info, read.index)
         return Query(
             send=self.send,
@@ -870,7 +1298,7 @@ class Database:
             info=info,
             where=finished.entity,
             loads=loads,
-            whole=self.reader(read.index, whole) if whole else None,
+            whole=self.reader(read.index, whole, table=_table_of(info)) if whole else None,
         )
 
     @overload
@@ -881,6 +1309,7 @@ class Database:
         segments: int = 1,
         index: str | None = None,
         consistent: bool = False,
+        table: Table | None = None,
     ) -> Scan[T]: ...
     @overload
     def scan(
@@ -890,6 +1319,7 @@ class Database:
         segments: int = 1,
         index: str | None = None,
         consistent: bool = False,
+        table: Table | None = None,
     ) -> Scan[object]: ...
     def scan(
         self,
@@ -898,40 +1328,49 @@ class Database:
         segments: int = 1,
         index: str | None = None,
         consistent: bool = False,
+        table: Table | None = None,
     ) -> Scan[Any]:
-        """Every item of ``model`` in the table (or ``index``); ``None``: of every model.
+        """Every item of ``model`` in its table (or ``index``); ``None``: of every model.
 
         ``segments=N`` reads N parallel segments. Items that belong to no declared model are
-        skipped. Nothing is sent until the scan is iterated, paged or counted.
+        skipped. Nothing is sent until the scan is iterated, paged or counted. ``table``
+        names the table a scan of every model reads, on a connection of several tables.
         """
-        info = None if model is None else self.table.info(model)
+        if model is not None:
+            connected = self.connected(model)
+        elif table is None:
+            connected = self._only("scan(None)", "name one: db.scan(None, table=table)")
+        else:
+            connected = self._table(table)
+        info = None if model is None else connected.table.info(model)
         models = () if info is None else (info.name,)
         read = scan_read(
-            self.table,
-            self.table_name,
+            connected.table,
+            connected.name,
             index,
             segments=segments,
             consistent=consistent,
             models=models,
         )
-        finished = finish_scan(self.table, info, read)
+        finished = finish_scan(connected.table, info, read)
+        whole = finished.partial
         return Scan(
             send=self.send,
             read=finished.read,
-            accept=self._scan_acceptor(info, index),
+            accept=self._scan_acceptor(connected.table, info, index),
             cursors=self.cursors,
-            table=self.table,
+            table=connected.table,
             info=info,
             where=finished.entity,
-            whole=self.reader(index, finished.partial) if finished.partial else None,
+            whole=self.reader(index, whole, table=connected.table) if whole else None,
         )
 
     def _scan_acceptor(
-        self, info: ModelInfo[Any] | None, index: str | None
+        self, table: Table, info: ModelInfo[Any] | None, index: str | None
     ) -> Callable[[Item], Any]:
         if info is not None:
             return self.acceptor(info, index, items="any")
-        classify = self.table.classifier(index)
+        classify = table.classifier(index)
         accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
 
         def accept_any(raw: Item) -> Any:
@@ -963,7 +1402,7 @@ class Database:
             raise TypeError(
                 f"db.load takes objects of one model; got {model.__name__} and {strays}"
             )
-        info = self.table.info(model)
+        info = self.connected(model).table.info(model)
         options = normalize_options(info, relationships)
         await load_all(self, info, objs, options)
         return objs
@@ -971,14 +1410,16 @@ class Database:
     async def add(self, parent: object, relationship: Relationship[T], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
         rel = self._has_many(parent, relationship, "add")
-        stored = await self.run(self.writes.add(parent, rel, child))
+        connected = self.connected(type(parent))
+        stored = await self.run(connected.writes.add(parent, rel, child), connected.table)
         _update_loaded(parent, rel, stored, adding=True, position=None)
         return cast("T", stored)
 
     async def remove(self, parent: object, relationship: Relationship[T], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
         rel = self._has_many(parent, relationship, "remove")
-        position = await self.run(self.writes.remove(parent, rel, child))
+        connected = self.connected(type(parent))
+        position = await self.run(connected.writes.remove(parent, rel, child), connected.table)
         _update_loaded(parent, rel, child, adding=False, position=position)
 
     def _has_many(
@@ -1003,8 +1444,8 @@ class Database:
 
 @contextlib.asynccontextmanager
 async def connect(
-    table: Table,
-    *,
+    *tables: Table,
+    table: Table | None = None,
     endpoint_url: str | None = None,
     region_name: str | None = None,
     aws_access_key_id: str | None = None,
@@ -1012,6 +1453,7 @@ async def connect(
     aws_session_token: str | None = None,
     profile: str | None = None,
     table_name: str | None = None,
+    table_names: Mapping[Table, str] | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     connect_timeout: float = 5.0,
@@ -1020,9 +1462,13 @@ async def connect(
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
 ) -> AsyncIterator[Database]:
-    """Open a Database for ``table``. Unset arguments follow the standard AWS configuration.
+    """Open a Database for one table or several. Unset arguments follow the AWS configuration.
 
-    ``table_name`` overrides the table's name (one table per test, per stage …).
+    ``connect(app, audit)``: every call routes by its model's table, and transactions,
+    ``transact_get``, ``get_many`` and ``put_all`` span the tables. ``table_name`` overrides
+    the name of a connection's one table (one table per test, per stage …); ``table_names``
+    those of several, by Table: ``table_names={app: "app-test", audit: "audit-test"}``;
+    ``connect(table=app)`` is ``connect(app)``.
     ``fast_path=False`` sends and parses every request with botocore instead of dynorm's own
     signed JSON requests (slower; the results are the same, except that binary values in raw
     :meth:`Database.send` replies are bytes rather than base64 text). ``cursor_secret``
@@ -1034,6 +1480,10 @@ async def connect(
     failing is raised as a DynormError subclass: ``TransportError`` for the network.
     """
     cursor_secret = secret_from(cursor_secret, os.environ)
+    if table is not None:  # connect(table=app), as before several tables
+        tables = (*tables, table)
+    # Checked before a client is opened: a mix-up of tables sends nothing.
+    _named(tables, table_name, table_names)
     async with open_client(
         endpoint_url=endpoint_url,
         region_name=region_name,
@@ -1046,12 +1496,167 @@ async def connect(
         read_timeout=read_timeout,
     ) as client:
         yield Database(
-            table,
+            tables,
             client,
             table_name=table_name,
+            table_names=table_names,
             max_concurrency=max_concurrency,
             max_attempts=max_attempts,
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
             fast_path=fast_path,
         )
+
+
+class DatabaseExplain:
+    """``db.explain``: the exact requests a call would send, without sending anything.
+
+    Each call is planned by the explain of its model's table; calls that span tables
+    (``put_all``, ``delete_all``, ``transact_get``, a transaction's ``explain()``) show the
+    shared requests they send.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def _of(self, model: type[Any]) -> Explain:
+        return self._db.connected(model).explain
+
+    def get_reads(
+        self,
+        model: type[Any],
+        *,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> GetReads:
+        """The reads ``db.get`` plans (see :meth:`get`)."""
+        return self._of(model).get_reads(model, load=load, consistent=consistent, **key)
+
+    def get(
+        self,
+        model: type[Any],
+        *,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        consistent: bool = False,
+        **key: object,
+    ) -> list[Request]:
+        """The first round of requests ``db.get`` would send (sent concurrently)."""
+        return self._of(model).get(model, load=load, consistent=consistent, **key)
+
+    def transact_get_reads(self, wanted: Sequence[KeyOf]) -> TransactGetReads:
+        """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
+
+        def locate(model: type[Any]) -> tuple[ModelInfo[Any], str]:
+            connected = self._db.connected(model)
+            return connected.table.info(model), connected.name
+
+        return transact_get_reads(wanted, locate)
+
+    def transact_get(self, *wanted: KeyOf) -> Request:
+        """The TransactGetItems ``db.transact_get`` sends."""
+        return self.transact_get_reads(wanted).request
+
+    def put(
+        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
+    ) -> list[Request]:
+        """The requests ``db.put`` sends for ``obj``, in order (see :meth:`plan`)."""
+        return self._of(type(obj)).put(obj, condition=condition, overwrite=overwrite)
+
+    def update(
+        self,
+        obj: object,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Returns = "new",
+        **ops: Unpack[UpdateOptions],
+    ) -> list[Request]:
+        """The requests ``db.update`` sends, in order (see :meth:`plan`)."""
+        explain = self._of(type(obj))
+        return explain.update(obj, upsert=upsert, condition=condition, returns=returns, **ops)
+
+    def delete(
+        self,
+        target: object,
+        /,
+        *,
+        condition: Condition | None = None,
+        cascade: bool = False,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+        **key: object,
+    ) -> list[Request]:
+        """The requests ``db.delete`` sends (see :meth:`Explain.delete`)."""
+        explain = self._of(target if isinstance(target, type) else type(target))
+        return explain.delete(
+            target, condition=condition, cascade=cascade, max_items=max_items, **key
+        )
+
+    def put_all(self, objs: Iterable[object]) -> list[Request]:
+        """The requests ``db.put_all`` sends: reads it needs, then BatchWriteItems of 25."""
+        groups = self._db._by_table(objs)
+        if not groups:
+            return []
+        return self._plan([(c, c.writes.put_all(o)) for c, o in groups])
+
+    def delete_all(self, objs: Iterable[object]) -> list[Request]:
+        """The BatchWriteItem requests ``db.delete_all`` sends (25 deletes a request)."""
+        groups = self._db._by_table(objs)
+        if not groups:
+            return []
+        return self._plan([(c, c.writes.delete_all(o)) for c, o in groups])
+
+    def _plan(self, groups: Sequence[tuple[Connected, Plan[int]]]) -> list[Request]:
+        plan, table = self._db._together_plan(groups)
+        explain = groups[0][0].explain if table is not None else self._any()
+        return explain.plan(plan)
+
+    def _any(self) -> Explain:
+        # Steps of several tables name their tables: any table's explain shows them.
+        return self._db.connected_tables()[0].explain
+
+    def add(self, parent: object, relationship: Relationship[Any], child: object) -> list[Request]:
+        """The requests ``db.add(parent, relationship, child)`` sends."""
+        return self._of(type(parent)).add(parent, relationship, child)
+
+    def remove(
+        self, parent: object, relationship: Relationship[Any], child: object
+    ) -> list[Request]:
+        """The requests ``db.remove(parent, relationship, child)`` sends."""
+        return self._of(type(parent)).remove(parent, relationship, child)
+
+    def plan(self, plan: Plan[Any], table: Table | None = None) -> list[Request]:
+        """Every request a write plan sends, in order (see :meth:`Explain.plan`).
+
+        ``table``: the table of the plan's batch steps, for a plan of one table's planner
+        (None: the only table's; steps of several tables name theirs).
+        """
+        if table is None:
+            tables = self._db.connected_tables()
+            return (tables[0].explain if len(tables) == 1 else self._any()).plan(plan)
+        return self._db._table(table).explain.plan(plan)
+
+    def query(
+        self,
+        model: type[Any],
+        index: str | None = None,
+        *,
+        consistent: bool = False,
+        load: Sequence[Relationship[Any] | LoadOption] = (),
+        **components: object,
+    ) -> Request:
+        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
+        explain = self._of(model)
+        return explain.query(model, index, consistent=consistent, load=load, **components)
+
+    def query_read(
+        self,
+        info: ModelInfo[Any],
+        index: str | None,
+        components: Mapping[str, object],
+        *,
+        consistent: bool = False,
+    ) -> Finished[CollectionRead]:
+        """The collection read behind ``db.query``, as it is sent (see ``finish_query``)."""
+        explain = self._of(info.cls)
+        return explain.query_read(info, index, components, consistent=consistent)

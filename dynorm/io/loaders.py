@@ -82,7 +82,7 @@ class ParentLoader(Generic[P, C]):
             )
         key = rel.parent_key(self.child)
         if rel.name not in state.loaded and key is not None:
-            request = get_item(reader.table_name, key)
+            request = get_item(reader.name_of(rel.owner_info.table), key)
             raw = (await reader.send(request)).get("Item")
             accept = reader.acceptor(rel.target_info, None)
             found = accept(raw) if raw is not None else None
@@ -148,7 +148,7 @@ class RelationLoader(Generic[P, C]):
     def _read(self, reader: Reader) -> CollectionRead:
         rel = self._has_many()
         values = rel.owner_info.values_of(self.parent)
-        return rel.children_read(reader.table_name, values)
+        return rel.children_read(reader.name_of(rel.owner_info.table), values)
 
     async def _embedded_children(self, reader: Reader, codec: EmbeddedCodec) -> list[C]:
         """Embedded children come with the parent item; a parent built in code reads them."""
@@ -156,7 +156,8 @@ class RelationLoader(Generic[P, C]):
         if state is not None and self.relationship.name in state.loaded:
             return list(state.loaded[self.relationship.name].items)
         info = self.relationship.owner_info
-        request = get_item(reader.table_name, info.key_of(self.parent), attribute=codec.attribute)
+        name = reader.name_of(info.table)
+        request = get_item(name, info.key_of(self.parent), attribute=codec.attribute)
         item = (await reader.send(request)).get("Item")
         if item is None:
             raise ItemNotFoundError(
@@ -214,7 +215,7 @@ class RelationLoader(Generic[P, C]):
                 f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
             )
         values = rel.owner_info.values_of(self.parent)
-        read = rel.children_read(reader.table_name, values, where=where)
+        read = rel.children_read(reader.name_of(rel.owner_info.table), values, where=where)
         return reader.query_collection(rel.target_info, read)
 
     async def all(self) -> list[C]:
@@ -233,7 +234,8 @@ class RelationLoader(Generic[P, C]):
         if loaded is not None and isinstance(loaded.read_by, HasManyRelation):
             # Loaded through a per-call override: the rest is read the same way.
             rel = loaded.read_by
-        read = rel.children_read(reader.table_name, rel.owner_info.values_of(self.parent))
+        owner = rel.owner_info
+        read = rel.children_read(reader.name_of(owner.table), owner.values_of(self.parent))
         accept = reader.acceptor(rel.target_info, read.index)
         if loaded is None:
             async for child in reader.iterate(read, accept):

@@ -98,7 +98,8 @@ async def _fetch_parent(
     into: list[Item],
 ) -> None:
     """The parent sorts beyond a page that was cut short: read it directly."""
-    request = parent_get(info, parent_key, reader.table_name, consistent=read.consistent)
+    name = reader.name_of(info.table)
+    request = parent_get(info, parent_key, name, consistent=read.consistent)
     item = (await reader.send(request)).get("Item")
     if item is not None:
         into.append(item)
@@ -147,7 +148,8 @@ async def _run_shared(
         entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, read_by=rel)
         loaded[rel.name] = entry
         if share.more:
-            own = rel.children_read(reader.table_name, key_values, consistent=read.consistent)
+            name = reader.name_of(rel.owner_info.table)
+            own = rel.children_read(name, key_values, consistent=read.consistent)
             follow_ups.append(_read_on(reader, own, accepts[i], entry, share))
     return loaded, follow_ups, after
 
@@ -196,7 +198,7 @@ async def _load_by_key(
     parent_keys = [[belongs_to(b).parent_key(o) for o in objs] for b in belongs]
     keys = [info.key_of(o) for o in stale]
     keys += [k for ks in parent_keys for k in ks if k is not None]
-    found = await reader.fetch(keys)
+    found = await reader.fetch(keys, table=info.table)
     for obj in stale:
         reader.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
     for option in embedded:
@@ -244,7 +246,7 @@ async def _run_children(
     reader: Reader, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
     rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
-    read = rel.children_read(reader.table_name, parent_values)
+    read = rel.children_read(reader.name_of(rel.owner_info.table), parent_values)
     accept = reader.acceptor(rel.target_info, read.index)
     items, after = await reader.read_page(read, accept, limit=option.limit, start=None)
     return Loaded(items, after, read_by=rel)
@@ -266,7 +268,7 @@ async def execute_get(
 
     def fetching() -> Awaitable[dict[Any, Item]]:
         if plan.fetch_keys:
-            return reader.fetch(plan.fetch_keys, consistent=plan.consistent)
+            return reader.fetch(plan.fetch_keys, consistent=plan.consistent, table=info.table)
         return _nothing()
 
     def collections() -> Awaitable[list[tuple[Item | None, dict[str, Loaded]]]]:

@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeVar
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec
 from dynorm.core.requests import CollectionRead, Request
-from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.model import ModelInfo, ModelTable
 from dynorm.mapping.state import InstanceState
 
 __all__ = ["Reader"]
@@ -23,7 +23,9 @@ T = TypeVar("T")
 class Reader(Protocol):
     """What loaders need from a Database: a way to send, and a way to turn items into objects."""
 
-    table_name: str
+    def name_of(self, table: ModelTable) -> str:
+        """The name ``table`` has on the connection (its own, or the one connect() gave)."""
+        ...
 
     @property
     def cursors(self) -> CursorCodec:
@@ -35,9 +37,9 @@ class Reader(Protocol):
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
 
     def fetch(
-        self, keys: Sequence[Item], *, consistent: bool = False
+        self, keys: Sequence[Item], *, consistent: bool = False, table: ModelTable | None = None
     ) -> Awaitable[dict[Any, Item]]:
-        """Raw items for primary keys, by ``key_id`` (BatchGetItem)."""
+        """Raw items for primary keys of ``table``, by ``key_id`` (BatchGetItem)."""
         ...
 
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:

@@ -7,7 +7,7 @@ transaction, and a child's copies are filled from its parent.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -17,10 +17,9 @@ from dynorm.core.expressions import Condition
 from dynorm.core.limits import MAX_TRANSACTION_BYTES, json_bound, request_bytes
 from dynorm.core.requests import Request
 from dynorm.core.steps import Plan
-from dynorm.mapping.explain import Explain
+from dynorm.mapping.model import info_of
 from dynorm.mapping.relations import relationships_of
 from dynorm.mapping.state import bind
-from dynorm.mapping.table import Table
 from dynorm.mapping.writeplan import Action, WritePlanner
 from dynorm.mapping.writes import UpdateOps, UpdateOptions, transact_action
 
@@ -35,16 +34,22 @@ T = TypeVar("T")
 class Host(Protocol):
     """What a transaction needs of the Database that opened it (``Database`` is one)."""
 
-    @property
-    def table(self) -> Table: ...
+    def planner(self, model: type[Any]) -> WritePlanner:
+        """The write planner of ``model``'s table (DefinitionError if it is not connected)."""
+        ...
+
+    def transaction_plan(self, actions: Sequence[Action]) -> Plan[None]:
+        """The plan of ``actions``, of whichever tables they write."""
+        ...
 
     @property
-    def writes(self) -> WritePlanner: ...
-
-    @property
-    def explain(self) -> Explain: ...
+    def explain(self) -> _Explains: ...
 
     def run(self, plan: Plan[T]) -> Awaitable[T]: ...
+
+
+class _Explains(Protocol):
+    def plan(self, plan: Plan[Any]) -> list[Request]: ...
 
 
 class Transaction:
@@ -66,9 +71,10 @@ class Transaction:
                 f"a transaction holds at most {TRANSACT_MAX} actions; split the work or use "
                 "db.put_all for writes that need not be atomic"
             )
-        info = self._db.table.info(type(action.obj))
+        planner = self._db.planner(type(action.obj))
+        info = planner.table.info(type(action.obj))
         key = info.key_of(action.obj)  # checks the key fields now, not at commit
-        ident = key_id(key)
+        ident = (planner.table_name, key_id(key))
         if ident in self._keys:
             raise ValidationError(
                 f"action {len(self._actions)} touches the same item as action {self._keys[ident]} "
@@ -105,12 +111,13 @@ class Transaction:
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
     ) -> None:
         """Store ``obj`` (its copies filled, copies of its fields rewritten) in the transaction."""
-        request = self._db.writes.put_request(obj, condition=condition, overwrite=overwrite)
+        planner = self._db.planner(type(obj))
+        request = planner.put_request(obj, condition=condition, overwrite=overwrite)
         self._add(Action("put", obj, condition=condition, overwrite=overwrite), request)
 
     def delete(self, obj: object, *, condition: Condition | None = None) -> None:
         """Delete ``obj``'s item in the transaction."""
-        request = self._db.writes.delete_request(obj, condition=condition)
+        request = self._db.planner(type(obj)).delete_request(obj, condition=condition)
         self._add(Action("delete", obj, condition=condition), request)
 
     def update(
@@ -127,12 +134,13 @@ class Transaction:
         ``returns=``: read the items after the commit.
         """
         action = Action("update", obj, condition=condition, ops=UpdateOps(**ops), upsert=upsert)
-        request, _ = self._db.writes.update_request(action)  # checked now, not at commit
+        # Checked now, not at commit.
+        request, _ = self._db.planner(type(obj)).update_request(action)
         self._add(action, request)
 
     def check(self, obj: object, condition: Condition) -> None:
         """Require ``condition`` to hold for ``obj``'s item, without writing it."""
-        request = self._db.writes.check_request(obj, condition)
+        request = self._db.planner(type(obj)).check_request(obj, condition)
         self._add(Action("check", obj, condition=condition), request)
 
     def explain(self) -> list[Request]:
@@ -144,15 +152,15 @@ class Transaction:
         """
         if not self._actions:
             return []
-        return self._db.explain.plan(self._db.writes.transaction(self._actions))
+        return self._db.explain.plan(self._db.transaction_plan(self._actions))
 
     async def commit(self) -> None:
         """Send the transaction (nothing when it holds no action)."""
         if not self._actions:
             return
-        await self._db.run(self._db.writes.transaction(self._actions))
+        await self._db.run(self._db.transaction_plan(self._actions))
         for action in self._actions:
-            if action.kind == "put" and relationships_of(self._db.table.info(type(action.obj))):
+            if action.kind == "put" and relationships_of(info_of(type(action.obj))):
                 bind(action.obj, self._db)
         self._actions.clear()
         self._keys.clear()

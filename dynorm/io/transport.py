@@ -425,8 +425,9 @@ class Transport:
     """Sends requests with retries, at most ``max_concurrency`` at a time.
 
     ``attempt`` sends one request once (one HTTP request) and raises DynormErrors; ``sleep``
-    waits between attempts (tests pass a fake); ``key_attributes`` name the table's primary
-    key, to read back an item a lost write may have stored. Every attempt that reached the
+    waits between attempts (tests pass a fake); ``key_attributes`` name the primary key of
+    each table (by table name; a sequence: of every table), to read back an item a lost write
+    may have stored. Every attempt that reached the
     wire is reported to ``listeners`` as a :class:`RequestEvent`, and to OpenTelemetry when a
     tracer provider is configured.
     """
@@ -435,7 +436,7 @@ class Transport:
         self,
         attempt: Send,
         *,
-        key_attributes: Sequence[str],
+        key_attributes: Sequence[str] | Mapping[str, Sequence[str]],
         max_attempts: int,
         max_concurrency: int,
         sleep: Sleep = asyncio.sleep,
@@ -448,7 +449,9 @@ class Transport:
         if max_attempts < 1:
             raise LimitExceededError(f"max_attempts must be at least 1; got {max_attempts}")
         self._attempt = attempt
-        self._key_attributes = tuple(key_attributes)
+        self._key_attributes: Mapping[str, Sequence[str]] | tuple[str, ...] = (
+            dict(key_attributes) if isinstance(key_attributes, Mapping) else tuple(key_attributes)
+        )
         self._max_attempts = max_attempts
         self._gate = asyncio.Semaphore(max_concurrency)
         self._sleep = sleep
@@ -620,7 +623,11 @@ class Transport:
         if stored is None:
             # Absent, or not returned (not every server honours ReturnValuesOnCondition...).
             try:
-                read = await self._send(verification_read(prepared, self._key_attributes), span)
+                known = self._key_attributes
+                keys: Sequence[str] = (
+                    known[prepared.params["TableName"]] if isinstance(known, Mapping) else known
+                )
+                read = await self._send(verification_read(prepared, keys), span)
             except DynormError as exc:
                 raise _unknown(prepared, 0, cause) from exc
             stored = read.get("Item")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -12,16 +12,27 @@ from dynorm.core.codec.converter import Item
 from dynorm.core.errors import DefinitionError, KeyTemplateError, LimitExceededError
 from dynorm.core.expressions import Condition
 from dynorm.core.ranges import SortCondition, SortRange, sort_range
-from dynorm.core.requests import CollectionRead, Request, batch_get, batch_write, transact_get
+from dynorm.core.requests import (
+    CollectionRead,
+    Request,
+    batch_get,
+    batch_get_tables,
+    batch_write,
+    batch_write_tables,
+    transact_get_items,
+)
 from dynorm.core.steps import (
     Fetch,
     Plan,
     SendAll,
     Step,
+    Together,
     Unread,
     WriteBatch,
     request_of,
     run_sync,
+    together_fetches,
+    together_writes,
 )
 
 from .cascade import DEFAULT_MAX_ITEMS
@@ -36,7 +47,7 @@ from .writes import Returns, UpdateOps, UpdateOptions, return_values
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Explain", "TransactGetReads"]
+__all__ = ["Explain", "KeyOf", "TransactGetReads", "transact_get_reads"]
 
 #: One item ``db.transact_get`` reads: its model and its key fields.
 KeyOf = tuple[type[Any], Mapping[str, object]]
@@ -87,30 +98,7 @@ class Explain:
 
     def transact_get_reads(self, wanted: Sequence[KeyOf]) -> TransactGetReads:
         """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
-        infos: list[ModelInfo[Any]] = []
-        keys: list[Item] = []
-        for i, entry in enumerate(wanted):
-            shape: object = entry  # callers without a type checker pass anything
-            if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
-                raise DefinitionError(
-                    f"db.transact_get takes (Model, {{key field: value}}) pairs, such as "
-                    f"(Org, {{'name': 'ACME'}}); item {i} is {entry!r}"
-                )
-            info = self.table.info(entry[0])
-            info.check_key_values(entry[1])
-            infos.append(info)
-            keys.append(info.primary_key(entry[1]))
-        # Each distinct item is read once (DynamoDB refuses a transaction naming one twice).
-        unique = list({key_id(k): k for k in keys}.values())
-        if not unique:
-            raise LimitExceededError("db.transact_get needs at least one (Model, key) pair")
-        if len(unique) > TRANSACT_MAX:
-            raise LimitExceededError(
-                f"db.transact_get reads at most {TRANSACT_MAX} items in one transaction "
-                f"(TRANSACT_MAX); got {len(unique)}: split them, or use db.get_many when the "
-                "items need not be read at one point in time"
-            )
-        return TransactGetReads(transact_get(self.table_name, unique), tuple(infos), tuple(keys))
+        return transact_get_reads(wanted, lambda model: (self.table.info(model), self.table_name))
 
     def transact_get(self, *wanted: KeyOf) -> Request:
         """The TransactGetItems ``db.transact_get`` sends."""
@@ -206,12 +194,39 @@ class Explain:
                     for chunk in chunked(step.writes, self.batch_write_size)
                 )
                 return None
+            if isinstance(step, Together):
+                return self._together(step, sent)
             requests = request_of(step)
             sent.extend(requests)
             return [Unread() for _ in requests] if isinstance(step, SendAll) else Unread()
 
         run_sync(plan, answer)
         return sent
+
+    def _together(self, step: Together, sent: list[Request]) -> list[Any]:
+        """A Together's requests as they are sent (batches of several tables shared)."""
+        sent += [batch_write_tables(c) for c in together_writes(step.steps, self.batch_write_size)]
+        for consistent in (True, False):
+            read = {"ConsistentRead": True} if consistent else {}
+            sent += [
+                batch_get_tables({name: {"Keys": keys, **read} for name, keys in chunk.items()})
+                for chunk in together_fetches(
+                    step.steps, self.batch_get_size, consistent=consistent
+                )
+            ]
+        outcomes: list[Any] = []
+        for _, inner in step.steps:
+            if isinstance(inner, WriteBatch):
+                outcomes.append(None)
+            elif isinstance(inner, Fetch):
+                outcomes.append(Unread())
+            else:
+                requests = request_of(inner)
+                sent.extend(requests)
+                outcomes.append(
+                    [Unread() for _ in requests] if isinstance(inner, SendAll) else Unread()
+                )
+        return outcomes
 
     def query(
         self,
@@ -266,6 +281,41 @@ class Explain:
             info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
         )
         return finish_query(info, read)
+
+
+def transact_get_reads(
+    wanted: Sequence[KeyOf], locate: Callable[[type[Any]], tuple[ModelInfo[Any], str]]
+) -> TransactGetReads:
+    """The TransactGetItems of ``wanted``; ``locate`` gives a model's info and table name.
+
+    Items of several tables go in one request (each names its TableName); each distinct item
+    is read once, since DynamoDB refuses a transaction naming one twice.
+    """
+    infos: list[ModelInfo[Any]] = []
+    keys: list[Item] = []
+    named: dict[tuple[str, Any], tuple[str, Item]] = {}
+    for i, entry in enumerate(wanted):
+        shape: object = entry  # callers without a type checker pass anything
+        if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
+            raise DefinitionError(
+                f"db.transact_get takes (Model, {{key field: value}}) pairs, such as "
+                f"(Org, {{'name': 'ACME'}}); item {i} is {entry!r}"
+            )
+        info, name = locate(entry[0])
+        info.check_key_values(entry[1])
+        infos.append(info)
+        key = info.primary_key(entry[1])
+        keys.append(key)
+        named.setdefault((name, key_id(key)), (name, key))
+    if not named:
+        raise LimitExceededError("db.transact_get needs at least one (Model, key) pair")
+    if len(named) > TRANSACT_MAX:
+        raise LimitExceededError(
+            f"db.transact_get reads at most {TRANSACT_MAX} items in one transaction "
+            f"(TRANSACT_MAX); got {len(named)}: split them, or use db.get_many when the "
+            "items need not be read at one point in time"
+        )
+    return TransactGetReads(transact_get_items(list(named.values())), tuple(infos), tuple(keys))
 
 
 def _has_many(parent: object, relationship: Relationship[Any], verb: str) -> HasManyRelation[Any]:

@@ -138,6 +138,7 @@ class Relationship(Generic[C]):
                 "@table.model first, or name it with a string"
             )
         try:
+            self._same_table(table)
             self.validate()
         except DefinitionError:
             self._target = original  # stay unresolved: a corrected declaration may follow
@@ -148,6 +149,20 @@ class Relationship(Generic[C]):
 
     #: Embedded children are plain attrs classes rather than table models.
     accepts_plain_target = False
+
+    def _same_table(self, table: ModelTable) -> None:
+        """Relationships stay within a table: its loaders read one table's collections."""
+        target = self._target
+        if not isinstance(target, type) or not is_model(target):
+            return
+        other = info_of(target).table
+        if other is not table:
+            raise DefinitionError(
+                f"{self.qualname}: {target.__name__} is a model of Table {other.name!r}, and "
+                f"{self.owner_name} of Table {table.name!r}; a relationship stays within one "
+                "table (its loads read one table's item collections). Declare both models on "
+                "one table, or keep the other's key as plain fields and read it with db.get"
+            )
 
     def _find_target(self, table: ModelTable, name: str) -> type[C] | None:
         info = table.models.get(name)

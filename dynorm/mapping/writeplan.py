@@ -26,12 +26,12 @@ from __future__ import annotations
 import datetime
 import functools
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import attrs
 
-from dynorm.core.chunks import TRANSACT_MAX, item_key_id, key_id
+from dynorm.core.chunks import TRANSACT_MAX, KeyId, item_key_id, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import (
     ConditionFailedError,
@@ -46,19 +46,20 @@ from dynorm.core.errors import (
 from dynorm.core.expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from dynorm.core.requests import Request, consistent_get, transact_write
 from dynorm.core.stamps import VersionCheck, Write, utc_now
-from dynorm.core.steps import Fetch, FromRead, Plan, Send, Unread, WriteBatch
+from dynorm.core.steps import Fetch, FromRead, Plan, Send, Unread, WriteBatch, on_table
 
 from .cascade import DEFAULT_MAX_ITEMS, CascadeReport, plan_cascade
 from .copies import (
     Copying,
     CopyPlanner,
+    Filled,
     check_fanout,
     parent_holds,
     transaction_actions,
     unchanged,
     with_pending,
 )
-from .model import ModelInfo
+from .model import ModelInfo, info_of
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
@@ -470,7 +471,11 @@ class WritePlanner:
 
     # -- transactions ------------------------------------------------------------------------------
 
-    def transaction(self, actions: Sequence[Action]) -> Plan[None]:
+    def transaction(
+        self,
+        actions: Sequence[Action],
+        route: Callable[[object], WritePlanner] | None = None,
+    ) -> Plan[None]:
         """One TransactWriteItems for ``actions``, with every copy their writes change.
 
         A parent written in the transaction whose copied fields do not change (one consistent
@@ -478,42 +483,63 @@ class WritePlanner:
         whose copied fields change brings an action for each of its children (a rewrite, or a
         check that the copy holds). Children among the transaction's own writes get their
         copies from the parents as the transaction leaves them.
+
+        ``route`` gives the planner of each object's table, for a transaction across tables
+        (None: every object is this planner's). Copies stay within a table, as relationships
+        do, so each table's planner plans its own copies; the reads they need are bound to
+        their table (:func:`~dynorm.core.steps.on_table`).
         """
+        of = route or (lambda _obj: self)
         now = utc_now()
         actions = [attrs.evolve(a, at=a.at or now) for a in actions]
-        after = [o for o in map(self._after, actions) if o is not None]
-        puts = [a.obj for a in actions if a.kind == "put"]
-        checked = yield from self.copier.fill(puts, after)
-        filled = iter(checked.objs)
+        planners = [of(a.obj) for a in actions]
+        tables = list({id(p): p for p in planners}.values())
+        fills = yield from _fill_by_table(tables, actions, planners)
+        filled = {i: iter(f.objs) for i, f in fills.items()}
+        puts_seen = dict.fromkeys(fills, 0)
         items: list[dict[str, Any]] = []
-        parents: list[tuple[int, Copying]] = []
+        parents: list[tuple[int, WritePlanner, Copying]] = []
         written: list[object] = []
-        puts_seen = 0
-        for action in actions:
-            obj = self.stamped(next(filled), now) if action.kind == "put" else action.obj
+        for action, planner in zip(actions, planners, strict=True):
+            mine = id(planner)
+            put = action.kind == "put"
+            obj = planner.stamped(next(filled[mine]), now) if put else action.obj
             written.append(obj)
-            request, copying = yield from self._action_request(action, obj)
-            if action.kind == "put":
-                request = _placed(request, checked.placeholders(puts_seen))
-                puts_seen += 1
+            request, copying = yield from on_table(
+                planner.table_name, planner._action_request(action, obj)
+            )
+            if put:
+                request = _placed(request, fills[mine].placeholders(puts_seen[mine]))
+                puts_seen[mine] += 1
             if copying is not None:
-                parents.append((len(items), copying))
+                parents.append((len(items), planner, copying))
             items.append(transact_action(request))
-        changed = yield from self.copier.changed_parents([c for _, c in parents])
-        touched = {key_id(_key_of(self.table, action)) for action in items}
-        for position, copying in parents:
+        changed: list[Copying] = []
+        for planner in tables:
+            copyings = [c for _, p, c in parents if p is planner]
+            if copyings:
+                changed += yield from on_table(
+                    planner.table_name, planner.copier.changed_parents(copyings)
+                )
+        names = {p.table_name: p.table for p in tables}
+        touched = {_action_id(names, action) for action in items}
+        for position, planner, copying in parents:
             if copying not in changed:
                 ((_, params),) = items[position].items()
                 extend_condition(params, functools.partial(_unchanged_of, copying))
                 continue
-            children = yield from self.copier.children(copying)
+            children = yield from on_table(planner.table_name, planner.copier.children(copying))
             items += [
                 action
-                for action in transaction_actions(self.copier, copying, children)
-                if key_id(_key_of(self.table, action)) not in touched
+                for action in transaction_actions(planner.copier, copying, children)
+                if _action_id(names, action) not in touched
             ]
         # Parents read for children's copies must still hold them when the transaction commits.
-        checks = {key_id(b.key): parent_holds(self.table_name, b) for b in checked.basis}
+        checks = {
+            (p.table_name, key_id(b.key)): parent_holds(p.table_name, b)
+            for p in tables
+            for b in fills[id(p)].basis
+        }
         items += [check for ident, check in checks.items() if ident not in touched]
         if len(items) > TRANSACT_MAX:
             raise LimitExceededError(
@@ -527,7 +553,7 @@ class WritePlanner:
             except TransactionCanceledError as exc:
                 raise self._cancelled(actions, written, exc) or exc from exc
         for action, obj in zip(actions, written, strict=True):
-            info = self.table.info(type(action.obj))
+            info = info_of(type(action.obj))
             if action.kind == "put":
                 info.stamps.keep(action.obj, info.stamps.written(obj))
             elif action.kind == "update":
@@ -675,7 +701,7 @@ class WritePlanner:
             action = actions[reason.index]
             if action.kind == "check":
                 continue
-            info = self.table.info(type(action.obj))
+            info = info_of(type(action.obj))
             obj = written[reason.index] if action.kind == "put" else action.obj
             check = info.stamps.check(action.kind, obj)
             if check is not None:
@@ -683,6 +709,21 @@ class WritePlanner:
                 own = action.condition is not None
                 return _conflict(info, key, check, exc, action=reason.index, own_condition=own)
         return None
+
+
+def _fill_by_table(
+    tables: Sequence[WritePlanner], actions: Sequence[Action], planners: Sequence[WritePlanner]
+) -> Plan[dict[int, Filled]]:
+    """Each table's puts with their copies filled from that table's parents (by planner id)."""
+    fills: dict[int, Filled] = {}
+    for planner in tables:
+        theirs = [a for a, p in zip(actions, planners, strict=True) if p is planner]
+        after = [o for o in map(planner._after, theirs) if o is not None]
+        puts = [a.obj for a in theirs if a.kind == "put"]
+        fills[id(planner)] = yield from on_table(
+            planner.table_name, planner.copier.fill(puts, after)
+        )
+    return fills
 
 
 class _ItemWrites:
@@ -874,11 +915,13 @@ def _unchanged_of(copying: Copying, builder: ExpressionBuilder) -> str:
     return unchanged(builder, copying.info, copying.copied())
 
 
-def _key_of(table: Table, action: Mapping[str, Any]) -> Item:
-    """The primary key of the item a transaction action touches."""
+def _action_id(tables: Mapping[str, Table], action: Mapping[str, Any]) -> tuple[str, KeyId]:
+    """The table and primary key of the item a transaction action touches."""
     ((_, params),) = action.items()
-    key: Item = params.get("Key") or {a: params["Item"][a] for a in table.primary_attributes}
-    return key
+    name = params["TableName"]
+    primary = tables[name].primary_attributes
+    key: Item = params.get("Key") or {a: params["Item"][a] for a in primary}
+    return name, key_id(key)
 
 
 def _info(table: Table, infos: dict[type, ModelInfo[Any]], obj: object) -> ModelInfo[Any]:

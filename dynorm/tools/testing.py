@@ -13,7 +13,8 @@ Fixtures:
 - ``dynorm_backend`` (session): ``"moto"``, ``"dynalite"`` or ``"external"``.
 - ``dynorm_connect`` (function): ``connect(table)``, an async context manager that connects to the
   server, creates a uniquely named copy of ``table``, yields the :class:`dynorm.Database` and
-  deletes the table on exit.
+  deletes the table on exit. ``connect(app, audit)`` does the same for several tables, on one
+  connection (each table gets its own fresh copy).
 
 ``DYNORM_TEST_FAST_PATH=0`` makes ``dynorm_connect`` connect with ``fast_path=False``: botocore
 builds, signs and parses every request instead of dynorm's fast request path (dynorm's suite
@@ -114,8 +115,8 @@ _NO_TRANSACTIONS_REASON: Final = "dynalite does not implement TransactWriteItems
 class Connect(Protocol):
     """The type of the ``dynorm_connect`` fixture."""
 
-    def __call__(self, table: Table, /) -> AbstractAsyncContextManager[Database]:
-        """Connect to the test server with a fresh, uniquely named copy of ``table``."""
+    def __call__(self, *tables: Table) -> AbstractAsyncContextManager[Database]:
+        """Connect to the test server with a fresh, uniquely named copy of each table."""
         ...
 
 
@@ -229,7 +230,8 @@ def dynorm_connect(dynorm_server: RunningServer) -> Connect:
     """``connect(table)``: a connected :class:`dynorm.Database` on a fresh copy of ``table``.
 
     Each call creates a table named ``<table.name>-<8 hex digits>`` with every index the models
-    declare, and deletes it on exit, so tests never see each other's items.
+    declare, and deletes it on exit, so tests never see each other's items. ``connect(app,
+    audit)`` connects to several tables at once, each a fresh copy.
     """
     # Looked up when a test asks for it, not at plugin import: the package is fully initialised
     # by then even if `dynorm/__init__.py` one day imports this module itself (a cycle that a
@@ -237,15 +239,16 @@ def dynorm_connect(dynorm_server: RunningServer) -> Connect:
     import dynorm  # noqa: PLC0415
 
     @asynccontextmanager
-    async def connect(table: Table, /) -> AsyncIterator[Database]:
+    async def connect(*tables: Table) -> AsyncIterator[Database]:
+        suffix = uuid.uuid4().hex[:8]
         async with (
             dynorm.connect(
-                table,
+                *tables,
                 endpoint_url=dynorm_server.url,
                 region_name=TEST_REGION,
                 aws_access_key_id=TEST_ACCESS_KEY_ID,
                 aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-                table_name=f"{table.name}-{uuid.uuid4().hex[:8]}",
+                table_names={t: f"{t.name}-{suffix}" for t in tables},
                 fast_path=fast_path_selected(),
             ) as db,
             fresh_table(db),
@@ -257,7 +260,7 @@ def dynorm_connect(dynorm_server: RunningServer) -> Connect:
 
 @asynccontextmanager
 async def fresh_table(db: Database) -> AsyncIterator[Database]:
-    """Create ``db``'s table for the block and delete it afterwards, even when the block fails."""
+    """Create ``db``'s tables for the block and delete them afterwards, even when it fails."""
     await db.create_table()
     try:
         yield db

@@ -11,7 +11,7 @@ from dynorm import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, LimitExceededEr
 from dynorm.core.chunks import backoff, chunked, item_key_id, key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.requests import Request
-from dynorm.io.batch import drain_get, drain_write
+from dynorm.io.batch import drain_get, drain_get_tables, drain_write, drain_write_tables
 
 
 class FakeSend:
@@ -339,3 +339,59 @@ async def test_a_batch_takes_at_most_its_size_plus_the_attempts_less_one_request
         await drain_write(send, "app", [put(n) for n in range(5)], max_attempts=3, sleep=sleep)
     # Four rounds stored one each, then three stored nothing: 5 + 3 - 1 requests, the bound.
     assert len(send.requests) == 7 == 5 + 3 - 1
+
+
+# -- several tables in one request ---------------------------------------------------------------
+
+
+async def test_writes_of_two_tables_go_in_one_request_and_each_tables_rest_is_resent() -> None:
+    def respond(n: int, request: Request) -> dict[str, Any]:
+        if n == 1:  # the audit table's second write is left unprocessed
+            return {"UnprocessedItems": {"audit": [put(2)]}}
+        return {"UnprocessedItems": {}}
+
+    send, sleep = FakeSend(respond), FakeSleep()
+    await drain_write_tables(
+        send, {"app": [put(1)], "audit": [put(1), put(2)]}, max_attempts=3, sleep=sleep
+    )
+    assert [r.params["RequestItems"] for r in send.requests] == [
+        {"app": [put(1)], "audit": [put(1), put(2)]},
+        {"audit": [put(2)]},
+    ]
+    assert len(sleep.delays) == 1
+
+
+async def test_writes_of_two_tables_give_up_after_rounds_without_progress() -> None:
+    send = FakeSend(lambda n, r: {"UnprocessedItems": r.params["RequestItems"]})
+    with pytest.raises(ThrottledError, match="2 writes unprocessed after 3 rounds"):
+        await drain_write_tables(
+            send, {"app": [put(1)], "audit": [put(1)]}, max_attempts=3, sleep=FakeSleep()
+        )
+    assert len(send.requests) == 3
+
+
+async def test_keys_of_two_tables_go_in_one_request_and_each_tables_rest_is_resent() -> None:
+    def respond(n: int, request: Request) -> dict[str, Any]:
+        if n == 1:
+            return {
+                "Responses": {"app": [item(1)], "audit": []},
+                "UnprocessedKeys": {"audit": {"Keys": [key(2)], "ConsistentRead": True}},
+            }
+        return {"Responses": {"audit": [item(2)]}}
+
+    send = FakeSend(respond)
+    found = await drain_get_tables(
+        send,
+        {"app": [key(1)], "audit": [key(2)]},
+        consistent=True,
+        max_attempts=3,
+        sleep=FakeSleep(),
+    )
+    assert found == {"app": [item(1)], "audit": [item(2)]}
+    assert [r.params["RequestItems"] for r in send.requests] == [
+        {
+            "app": {"Keys": [key(1)], "ConsistentRead": True},
+            "audit": {"Keys": [key(2)], "ConsistentRead": True},
+        },
+        {"audit": {"Keys": [key(2)], "ConsistentRead": True}},
+    ]

@@ -10,7 +10,8 @@ Every fenced ```python block of README.md and docs/*.md is checked, fast and wit
 A block preceded by the HTML comment ``<!-- test: run -->`` (invisible when the Markdown is
 rendered) is also *run*, as a module of its own, against the embedded DynamoDB server of the
 test session. Such a block must be self-contained: it declares its own table and models, calls
-``connect(table, ...)`` and ``await db.create_table()`` itself, and asserts what it shows. While
+``connect(table, ...)`` and ``await db.create_table()`` itself, and asserts what it shows
+(``<!-- test: run, transactions -->`` marks one that sends transactions, skipped on dynalite). While
 it runs, ``dynorm.connect`` points at the test server with a uniquely named copy of the table,
 deleted afterwards; every other argument is the block's own. Mark a block when it can run on its
 own; fragments that use names defined elsewhere (``org``, ``db``) stay compile-only.
@@ -49,6 +50,8 @@ from dynorm.testing import (
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 RUN_MARKER = "<!-- test: run -->"
+#: A runnable block that sends TransactWriteItems: skipped where the server lacks it (dynalite).
+RUN_TRANSACTIONS_MARKER = "<!-- test: run, transactions -->"
 _FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -60,6 +63,7 @@ class Snippet:
     line: int
     code: str
     run: bool
+    transactions: bool = False
 
     @property
     def name(self) -> str:
@@ -71,11 +75,18 @@ def snippets_of(path: Path) -> Iterator[Snippet]:
     for match in _FENCE.finditer(text):
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         line = text.count("\n", 0, match.start()) + 2  # the block's first line of code
-        yield Snippet(path, line, match.group(1), run=before.strip() == RUN_MARKER)
+        marker = before.strip()
+        transactions = marker == RUN_TRANSACTIONS_MARKER
+        run = marker == RUN_MARKER or transactions
+        yield Snippet(path, line, match.group(1), run=run, transactions=transactions)
 
 
 SNIPPETS = [s for path in DOCS for s in snippets_of(path)]
-RUNNABLE = [s for s in SNIPPETS if s.run]
+RUNNABLE = [
+    pytest.param(s, marks=[pytest.mark.transactions] if s.transactions else [], id=s.name)
+    for s in SNIPPETS
+    if s.run
+]
 
 
 def compile_snippet(snippet: Snippet) -> types.CodeType:
@@ -182,27 +193,30 @@ def connect_to(server: RunningServer) -> Any:
     real = dynorm.connect
 
     @contextlib.asynccontextmanager
-    async def connect(table: dynorm.Table, **kwargs: Any) -> AsyncIterator[dynorm.Database]:
+    async def connect(*tables: dynorm.Table, **kwargs: Any) -> AsyncIterator[dynorm.Database]:
+        suffix = uuid.uuid4().hex[:8]
+        kwargs.pop("table_name", None)
         kwargs.update(
             endpoint_url=server.url,
             region_name=TEST_REGION,
             aws_access_key_id=TEST_ACCESS_KEY_ID,
             aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-            table_name=f"{table.name}-docs-{uuid.uuid4().hex[:8]}",
+            table_names={t: f"{t.name}-docs-{suffix}" for t in tables},
         )
         kwargs.setdefault("fast_path", fast_path_selected())
-        async with real(table, **kwargs) as db:
+        async with real(*tables, **kwargs) as db:
             try:
                 yield db
             finally:
-                with contextlib.suppress(dynorm.TableNotFoundError):
-                    await db.delete_table()
+                for table in tables:
+                    with contextlib.suppress(dynorm.TableNotFoundError):
+                        await db.delete_table(table)
 
     return connect
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("snippet", RUNNABLE, ids=lambda s: s.name)
+@pytest.mark.parametrize("snippet", RUNNABLE)
 async def test_snippet_runs(
     snippet: Snippet, dynorm_server: RunningServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

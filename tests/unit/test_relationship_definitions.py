@@ -661,3 +661,34 @@ def test_key_must_name_real_fields(tracker: Table, key: dict[str, str], expected
 def test_key_is_a_mapping_of_field_names(key: Any) -> None:
     with pytest.raises(DefinitionError, match=r"key=\{'user_id': 'reporter_id'\}"):
         BelongsTo("User", key=key)
+
+
+def test_a_relationship_to_a_model_of_another_table_is_refused_at_declaration() -> None:
+    orders = Table("orders", pk="pk", sk="sk")
+    audit = Table("audit", pk="pk", sk="sk")
+
+    @audit.model(pk="ORDER#{order_id}", sk="EVENT#{what}")
+    class Entry:
+        order_id: str
+        what: str
+
+    with pytest.raises(DefinitionError) as caught:
+
+        @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+        class Order:
+            order_id: str
+            entries = HasMany(Entry, via=Partition())
+
+    message = str(caught.value)
+    assert "Order.entries" in message
+    assert "Table 'audit'" in message
+    assert "within one table" in message
+    assert "Order" not in orders.models  # nothing half-declared
+
+    with pytest.raises(DefinitionError, match="within one table"):
+
+        @orders.model(pk="ORDER#{order_id}", sk="LINE#{line}")
+        class Line:
+            order_id: str
+            line: str
+            entry = BelongsTo(Entry)

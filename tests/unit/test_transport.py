@@ -325,6 +325,21 @@ async def test_without_the_old_item_in_the_refusal_one_consistent_read_settles_i
     assert server.sent[2].params == {"TableName": "app", "Key": KEY, "ConsistentRead": True}
 
 
+async def test_the_read_back_uses_the_key_of_the_table_the_write_names() -> None:
+    # A connection of several tables: each table's primary key, by the table's name.
+    server = FakeServer(lose=[reset], condition=absent, return_old=False)
+    sender = Transport(
+        server.send,
+        key_attributes={"other": ("id",), "app": ("pk", "sk")},
+        max_attempts=5,
+        max_concurrency=4,
+        sleep=Sleeps(),
+        token=lambda: "tok",
+    )
+    assert await sender.send(plan_put(INFO, PAGE, "app", overwrite=False)) == {}
+    assert server.sent[2].params == {"TableName": "app", "Key": KEY, "ConsistentRead": True}
+
+
 async def test_a_refusal_on_the_first_attempt_is_a_real_condition_failure() -> None:
     server = FakeServer(item=stored(), condition=absent)
     with pytest.raises(ConditionFailedError):
