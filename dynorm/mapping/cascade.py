@@ -8,8 +8,9 @@ many-to-many link). ``Embedded`` children are inside their parent's item and go 
 1. a consistent GetItem of the root (the values its relationships link by, as stored);
 2. the tree, level by level: one Query per parent per relationship, a level's Queries sent
    concurrently (every page, through the paging loop), the items of a model an index holds in
-   part read whole (BatchGetItem) when their own relationships need their fields; keys already seen are skipped (cycles end), and
-   past ``max_items`` the cascade is refused with nothing written;
+   part read whole (BatchGetItem) when their own relationships need their fields; keys already
+   seen are skipped (cycles end), and past ``max_items`` the cascade is refused with nothing
+   written;
 3. the root's conditions (the caller's ``condition``, its version, its model) checked by an
    UpdateItem that marks the root and deletes nothing: refused, nothing is deleted;
 4. the levels deleted deepest first (BatchWriteItem, 25 a request, unprocessed ones retried),
