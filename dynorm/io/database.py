@@ -40,12 +40,10 @@ from dynorm.core.steps import (
     Step,
     Together,
     WriteBatch,
-    together,
     together_fetches,
     together_writes,
 )
 from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
-from dynorm.mapping.explain import Explain, KeyOf, TransactGetReads, transact_get_reads
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.reading import (
     Finished,
@@ -55,7 +53,7 @@ from dynorm.mapping.reading import (
     partial_of,
     scan_read,
 )
-from dynorm.mapping.readplan import GetReads, normalize_options
+from dynorm.mapping.readplan import normalize_options
 from dynorm.mapping.relations import (
     HasManyRelation,
     LoadOption,
@@ -71,17 +69,19 @@ from dynorm.mapping.writes import Returns, UpdateOps, UpdateOptions, return_valu
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
 from .batch import drain_get, drain_get_tables, drain_write, drain_write_tables
+from .explaining import DatabaseExplain
 from .loading import execute_get, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
+from .tables import Connected, Tables, name_tables, table_of
 from .transaction import Transaction
 from .transport import RequestListener, Transport, open_client
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Connected", "Database", "DatabaseExplain", "Returns", "Transaction", "connect"]
+__all__ = ["Database", "Returns", "Transaction", "connect"]
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -130,72 +130,9 @@ def _update_loaded(
     loaded.items = [*kept, child] if adding else kept
 
 
-@attrs.frozen(eq=False)
-class Connected:
-    """One table of a connection: its name there, and the planners of its writes and explains."""
-
-    table: Table
-    name: str
-    writes: WritePlanner
-    explain: Explain
-
-
 def _nothing_planned() -> Plan[None]:
     """The plan of no writes: it sends nothing."""
     yield from ()
-
-
-def _table_of(info: ModelInfo[Any]) -> Table:
-    """The Table a model is declared on (models name it through the ModelTable port)."""
-    return cast("Table", info.table)
-
-
-def _named(
-    tables: Sequence[Table],
-    table_name: str | None,
-    table_names: Mapping[Table, str] | None,
-) -> list[tuple[Table, str]]:
-    """Each table with the name it has on this connection; DefinitionError for a mix-up."""
-    if not tables:
-        raise DefinitionError("connect() takes at least one Table: connect(table, ...)")
-    for given in tables:
-        if not isinstance(given, Table):
-            raise DefinitionError(
-                f"connect() takes Tables as its positional arguments; got {given!r} (its options "
-                "are keywords)"
-            )
-    if len(set(tables)) != len(tables):
-        raise DefinitionError(
-            f"connect() was given one Table twice ({', '.join(t.name for t in tables)}); "
-            "pass each table once"
-        )
-    names = dict(table_names or {})
-    if table_name is not None:
-        if len(tables) > 1:
-            raise DefinitionError(
-                "table_name= renames the one table of a connection; with several, give "
-                "table_names={table: 'name', ...}"
-            )
-        if names:
-            raise DefinitionError("give table_name= or table_names=, not both")
-        names = {tables[0]: table_name}
-    strays = [t for t in names if t not in tables]
-    if strays:
-        raise DefinitionError(
-            f"table_names= names Table {strays[0].name!r}, which is not among the tables "
-            f"given to connect() ({', '.join(repr(t.name) for t in tables)}); pass it too"
-        )
-    named = [(t, names.get(t) or t.name) for t in tables]
-    seen: dict[str, Table] = {}
-    for table, name in named:
-        if name in seen:
-            raise DefinitionError(
-                f"two tables of this connection are named {name!r} (Table {seen[name].name!r} "
-                f"and Table {table.name!r}); give one another name with "
-                "table_names={table: 'name'}"
-            )
-        seen[name] = table
-    return named
 
 
 class Database:
@@ -228,25 +165,16 @@ class Database:
             raise LimitExceededError(
                 f"batch_write_size must be 1..{BATCH_WRITE_MAX}; got {batch_write_size}"
             )
-        given = (table,) if isinstance(table, Table) else tuple(table)
-        named = _named(given, table_name, table_names)
-        for each, _ in named:
-            each.check()
-        connected = []
-        for each, name in named:
-            writes = WritePlanner(each, name)
-            explain = Explain(
-                each,
-                name,
-                writes,
-                batch_write_size=batch_write_size,
-                batch_get_size=batch_get_size,
-            )
-            connected.append(Connected(each, name, writes, explain))
+        self._tables: Final = Tables(
+            table,
+            table_name=table_name,
+            table_names=table_names,
+            batch_get_size=batch_get_size,
+            batch_write_size=batch_write_size,
+        )
         #: The tables of this connection, in the order given.
-        self.tables: Final = tuple(t for t, _ in named)
-        self._connected: Final = {c.table: c for c in connected}
-        self._by_name: Final = {c.name: c for c in connected}
+        self.tables: Final = self._tables.tables
+        connected = self._tables.connected_tables()
         self._transport = Transport.for_client(
             client,
             fast_path=fast_path,
@@ -261,52 +189,33 @@ class Database:
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         #: The exact requests a call would send (``db.explain.put(obj)``), without sending them.
-        self.explain: Final = DatabaseExplain(self)
+        self.explain: Final = DatabaseExplain(self._tables)
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
             return f"<Database table={self.table_name!r}>"
-        return f"<Database tables={list(self._by_name)!r}>"
+        return f"<Database tables={[c.name for c in self._tables.connected_tables()]!r}>"
 
     # -- which table -----------------------------------------------------------------------------
-
-    def _only(self, what: str, advice: str | None = None) -> Connected:
-        if len(self._connected) == 1:
-            return next(iter(self._connected.values()))
-        raise DefinitionError(
-            f"db.{what} names the one table of a connection, and this one has "
-            f"{len(self.tables)} ({', '.join(map(repr, self._by_name))}); "
-            + (advice or "use db.tables, db.name_of(table) or db.connected(Model)")
-        )
 
     @property
     def table(self) -> Table:
         """The table of a one-table connection (DefinitionError with several: see ``tables``)."""
-        return self._only("table").table
+        return self._tables.only("table").table
 
     @property
     def table_name(self) -> str:
         """The table's name on a one-table connection (``connect(table_name=...)`` or its own)."""
-        return self._only("table_name").name
+        return self._tables.only("table_name").name
 
     @property
     def writes(self) -> WritePlanner:
         """The write planner of a one-table connection's table."""
-        return self._only("writes").writes
+        return self._tables.only("writes").writes
 
     def name_of(self, table: ModelTable) -> str:
         """The name ``table`` has on this connection (``table_names=``, else its own)."""
-        return self._table(table).name
-
-    def _table(self, table: ModelTable) -> Connected:
-        found = self._connected.get(cast("Table", table))
-        if found is None:
-            names = ", ".join(repr(t.name) for t in self.tables)
-            raise DefinitionError(
-                f"Table {table.name!r} is not a table of this connection (it has {names}); "
-                "pass it to connect() beside them"
-            )
-        return found
+        return self._tables.name_of(table)
 
     def connected(self, model: type[Any]) -> Connected:
         """The table ``model`` is declared on, as this connection holds it.
@@ -314,26 +223,11 @@ class Database:
         DefinitionError, before anything is sent, when that table was not passed to
         :func:`connect`.
         """
-        info = info_of(model)
-        found = self._connected.get(cast("Table", info.table))
-        if found is None:
-            names = ", ".join(repr(t.name) for t in self.tables)
-            raise DefinitionError(
-                f"{info.name} is a model of Table {info.table.name!r}, which this connection "
-                f"was not given (it has {names}); pass that Table to connect() too: "
-                f"connect({', '.join(t.name for t in self.tables)}, {info.table.name}, ...)"
-            )
-        return found
+        return self._tables.connected(model)
 
     def connected_tables(self) -> list[Connected]:
         """Every table of this connection, in the order given to :func:`connect`."""
-        return list(self._connected.values())
-
-    def _of_name(self, name: str) -> Connected:
-        found = self._by_name.get(name)
-        if found is None:  # pragma: no cover - every read names a table of this connection
-            raise DefinitionError(f"table {name!r} is not a table of this connection")
-        return found
+        return self._tables.connected_tables()
 
     @property
     def fast_path(self) -> bool:
@@ -440,14 +334,14 @@ class Database:
         ahead: int = 0,
     ) -> Awaitable[tuple[list[T], Item | None]]:
         """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        send = self.reader(read.index, table=self._of_name(read.table_name).table)
+        send = self.reader(read.index, table=self._tables.of_name(read.table_name).table)
         return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
 
     def iterate(
         self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
     ) -> AsyncIterator[T]:
         """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        send = self.reader(read.index, table=self._of_name(read.table_name).table)
+        send = self.reader(read.index, table=self._tables.of_name(read.table_name).table)
         return iterate(send, read, accept, start=start)
 
     def reader(
@@ -463,7 +357,7 @@ class Database:
         part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
         a request), in the page's order. ``table``: whose index (None: the only table's).
         """
-        table = self._only("reader()").table if table is None else table
+        table = self._tables.only("reader()").table if table is None else table
         if partial is None:
             partial = partial_of(table, index, ())
         if index is None or not partial:
@@ -538,7 +432,7 @@ class Database:
         )
 
     def _chosen(self, table: Table | None) -> list[Connected]:
-        return list(self._connected.values()) if table is None else [self._table(table)]
+        return self._tables.connected_tables() if table is None else [self._tables.of_table(table)]
 
     async def _create(
         self,
@@ -571,7 +465,7 @@ class Database:
         ``table``: which table of the connection (None: the only one).
         """
         if table is None:
-            name = self._only("describe_table()", "name one: db.describe_table(table)").name
+            name = self._tables.only("describe_table()", "name one: db.describe_table(table)").name
         else:
             name = self.name_of(table)
         return await self._describe(name)
@@ -871,7 +765,7 @@ class Database:
 
     def _plan_table(self, table: Table | None) -> str:
         if table is None:
-            return self._only("run(plan) of a batch step").name
+            return self._tables.only("run(plan) of a batch step").name
         return self.name_of(table)
 
     async def _together(self, together: Together) -> list[Any]:
@@ -894,7 +788,7 @@ class Database:
                 sleep=asyncio.sleep,
             )
             for name, items in found.items():
-                primary = self._of_name(name).table.primary_attributes
+                primary = self._tables.of_name(name).table.primary_attributes
                 for raw in items:
                     fetched[(name, consistent, key_id({a: raw[a] for a in primary}))] = raw
 
@@ -909,7 +803,7 @@ class Database:
 
         async def other(i: int, name: str, step: Step) -> None:
             try:
-                outcomes[i] = await self._step(step, self._of_name(name).table)
+                outcomes[i] = await self._step(step, self._tables.of_name(name).table)
             except DynormError as exc:
                 outcomes[i] = exc
 
@@ -1079,7 +973,7 @@ class Database:
 
         ``table``: whose keys (None: the only table's).
         """
-        connected = self._only("fetch()") if table is None else self._table(table)
+        connected = self._tables.only("fetch()") if table is None else self._tables.of_table(table)
         unique = list({key_id(k): k for k in keys}.values())
         chunks = list(chunked(unique, self._batch_get_size))
         found_chunks = await asyncio.gather(
@@ -1101,31 +995,6 @@ class Database:
             key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
         }
 
-    def _by_table(self, objs: Iterable[object]) -> list[tuple[Connected, list[object]]]:
-        """``objs`` grouped by their tables (in the order first seen); checked before any I/O."""
-        groups: dict[Table, tuple[Connected, list[object]]] = {}
-        # Per class, the list its objects go to: one lookup per object on the hot path.
-        lists: dict[type, list[object]] = {}
-        for obj in objs:
-            found = lists.get(type(obj))
-            if found is None:
-                connected = self.connected(type(obj))
-                group = groups.get(connected.table)
-                if group is None:
-                    group = groups[connected.table] = (connected, [])
-                found = lists[type(obj)] = group[1]
-            found.append(obj)
-        return list(groups.values())
-
-    def _together_plan(
-        self, groups: Sequence[tuple[Connected, Plan[int]]]
-    ) -> tuple[Plan[Any], Table | None]:
-        """One plan for plans of several tables (their batches shared), or the one plan."""
-        if len(groups) == 1:
-            ((connected, plan),) = groups
-            return plan, connected.table
-        return together([(c.name, p) for c, p in groups]), None
-
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
 
@@ -1140,10 +1009,10 @@ class Database:
         the requests (25 writes a request in all). Returns how many items were written.
         """
         objs = list(objs)
-        groups = self._by_table(objs)
+        groups = self._tables.by_table(objs)
         if not groups:
             return 0
-        plan, table = self._together_plan([(c, c.writes.put_all(o)) for c, o in groups])
+        plan, table = self._tables.together_plan([(c, c.writes.put_all(o)) for c, o in groups])
         counts = await self.run(plan, table)
         count = counts if table is not None else sum(counts)
         related: dict[type, bool] = {}  # per class: whether its objects are bound
@@ -1160,10 +1029,10 @@ class Database:
 
         Items of several tables share the requests (25 deletes a request in all).
         """
-        groups = self._by_table(objs)
+        groups = self._tables.by_table(objs)
         if not groups:
             return 0
-        plan, table = self._together_plan([(c, c.writes.delete_all(o)) for c, o in groups])
+        plan, table = self._tables.together_plan([(c, c.writes.delete_all(o)) for c, o in groups])
         counts = await self.run(plan, table)
         return int(counts if table is not None else sum(counts))
 
@@ -1216,7 +1085,7 @@ class Database:
         names = {g["TableName"] for g in gets}
         request = plan.request
         if len(names) == 1:  # typed parsing is per table
-            parse = self._of_name(names.pop()).table.parser("TransactGetItems")
+            parse = self._tables.of_name(names.pop()).table.parser("TransactGetItems")
             request = attrs.evolve(request, parse=parse)
         responses = (await self.send(request)).get("Responses", [])
         found = {
@@ -1298,7 +1167,7 @@ class Database:
             info=info,
             where=finished.entity,
             loads=loads,
-            whole=self.reader(read.index, whole, table=_table_of(info)) if whole else None,
+            whole=self.reader(read.index, whole, table=table_of(info)) if whole else None,
         )
 
     @overload
@@ -1339,9 +1208,9 @@ class Database:
         if model is not None:
             connected = self.connected(model)
         elif table is None:
-            connected = self._only("scan(None)", "name one: db.scan(None, table=table)")
+            connected = self._tables.only("scan(None)", "name one: db.scan(None, table=table)")
         else:
-            connected = self._table(table)
+            connected = self._tables.of_table(table)
         info = None if model is None else connected.table.info(model)
         models = () if info is None else (info.name,)
         read = scan_read(
@@ -1483,7 +1352,7 @@ async def connect(
     if table is not None:  # connect(table=app), as before several tables
         tables = (*tables, table)
     # Checked before a client is opened: a mix-up of tables sends nothing.
-    _named(tables, table_name, table_names)
+    name_tables(tables, table_name, table_names)
     async with open_client(
         endpoint_url=endpoint_url,
         region_name=region_name,
@@ -1506,157 +1375,3 @@ async def connect(
             retry_quota=retry_quota,
             fast_path=fast_path,
         )
-
-
-class DatabaseExplain:
-    """``db.explain``: the exact requests a call would send, without sending anything.
-
-    Each call is planned by the explain of its model's table; calls that span tables
-    (``put_all``, ``delete_all``, ``transact_get``, a transaction's ``explain()``) show the
-    shared requests they send.
-    """
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    def _of(self, model: type[Any]) -> Explain:
-        return self._db.connected(model).explain
-
-    def get_reads(
-        self,
-        model: type[Any],
-        *,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
-        consistent: bool = False,
-        **key: object,
-    ) -> GetReads:
-        """The reads ``db.get`` plans (see :meth:`get`)."""
-        return self._of(model).get_reads(model, load=load, consistent=consistent, **key)
-
-    def get(
-        self,
-        model: type[Any],
-        *,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
-        consistent: bool = False,
-        **key: object,
-    ) -> list[Request]:
-        """The first round of requests ``db.get`` would send (sent concurrently)."""
-        return self._of(model).get(model, load=load, consistent=consistent, **key)
-
-    def transact_get_reads(self, wanted: Sequence[KeyOf]) -> TransactGetReads:
-        """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
-
-        def locate(model: type[Any]) -> tuple[ModelInfo[Any], str]:
-            connected = self._db.connected(model)
-            return connected.table.info(model), connected.name
-
-        return transact_get_reads(wanted, locate)
-
-    def transact_get(self, *wanted: KeyOf) -> Request:
-        """The TransactGetItems ``db.transact_get`` sends."""
-        return self.transact_get_reads(wanted).request
-
-    def put(
-        self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
-    ) -> list[Request]:
-        """The requests ``db.put`` sends for ``obj``, in order (see :meth:`plan`)."""
-        return self._of(type(obj)).put(obj, condition=condition, overwrite=overwrite)
-
-    def update(
-        self,
-        obj: object,
-        *,
-        upsert: bool = False,
-        condition: Condition | None = None,
-        returns: Returns = "new",
-        **ops: Unpack[UpdateOptions],
-    ) -> list[Request]:
-        """The requests ``db.update`` sends, in order (see :meth:`plan`)."""
-        explain = self._of(type(obj))
-        return explain.update(obj, upsert=upsert, condition=condition, returns=returns, **ops)
-
-    def delete(
-        self,
-        target: object,
-        /,
-        *,
-        condition: Condition | None = None,
-        cascade: bool = False,
-        max_items: int | None = DEFAULT_MAX_ITEMS,
-        **key: object,
-    ) -> list[Request]:
-        """The requests ``db.delete`` sends (see :meth:`Explain.delete`)."""
-        explain = self._of(target if isinstance(target, type) else type(target))
-        return explain.delete(
-            target, condition=condition, cascade=cascade, max_items=max_items, **key
-        )
-
-    def put_all(self, objs: Iterable[object]) -> list[Request]:
-        """The requests ``db.put_all`` sends: reads it needs, then BatchWriteItems of 25."""
-        groups = self._db._by_table(objs)
-        if not groups:
-            return []
-        return self._plan([(c, c.writes.put_all(o)) for c, o in groups])
-
-    def delete_all(self, objs: Iterable[object]) -> list[Request]:
-        """The BatchWriteItem requests ``db.delete_all`` sends (25 deletes a request)."""
-        groups = self._db._by_table(objs)
-        if not groups:
-            return []
-        return self._plan([(c, c.writes.delete_all(o)) for c, o in groups])
-
-    def _plan(self, groups: Sequence[tuple[Connected, Plan[int]]]) -> list[Request]:
-        plan, table = self._db._together_plan(groups)
-        explain = groups[0][0].explain if table is not None else self._any()
-        return explain.plan(plan)
-
-    def _any(self) -> Explain:
-        # Steps of several tables name their tables: any table's explain shows them.
-        return self._db.connected_tables()[0].explain
-
-    def add(self, parent: object, relationship: Relationship[Any], child: object) -> list[Request]:
-        """The requests ``db.add(parent, relationship, child)`` sends."""
-        return self._of(type(parent)).add(parent, relationship, child)
-
-    def remove(
-        self, parent: object, relationship: Relationship[Any], child: object
-    ) -> list[Request]:
-        """The requests ``db.remove(parent, relationship, child)`` sends."""
-        return self._of(type(parent)).remove(parent, relationship, child)
-
-    def plan(self, plan: Plan[Any], table: Table | None = None) -> list[Request]:
-        """Every request a write plan sends, in order (see :meth:`Explain.plan`).
-
-        ``table``: the table of the plan's batch steps, for a plan of one table's planner
-        (None: the only table's; steps of several tables name theirs).
-        """
-        if table is None:
-            tables = self._db.connected_tables()
-            return (tables[0].explain if len(tables) == 1 else self._any()).plan(plan)
-        return self._db._table(table).explain.plan(plan)
-
-    def query(
-        self,
-        model: type[Any],
-        index: str | None = None,
-        *,
-        consistent: bool = False,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
-        **components: object,
-    ) -> Request:
-        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
-        explain = self._of(model)
-        return explain.query(model, index, consistent=consistent, load=load, **components)
-
-    def query_read(
-        self,
-        info: ModelInfo[Any],
-        index: str | None,
-        components: Mapping[str, object],
-        *,
-        consistent: bool = False,
-    ) -> Finished[CollectionRead]:
-        """The collection read behind ``db.query``, as it is sent (see ``finish_query``)."""
-        explain = self._of(info.cls)
-        return explain.query_read(info, index, components, consistent=consistent)
