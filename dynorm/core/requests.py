@@ -395,7 +395,7 @@ def whole_item_reads(table_name: str) -> Request:
 
 def batch_write(table_name: str, writes: Sequence[Mapping[str, Any]]) -> Request:
     """BatchWriteItem of PutRequest/DeleteRequest entries (at most BATCH_WRITE_MAX)."""
-    return Request("BatchWriteItem", {"RequestItems": {table_name: list(writes)}})
+    return batch_write_tables({table_name: writes})
 
 
 def transact_get(table_name: str, keys: Sequence[Item]) -> Request:

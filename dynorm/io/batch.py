@@ -24,7 +24,6 @@ from dynorm.core.requests import (
     Parse,
     batch_get,
     batch_get_tables,
-    batch_write,
     batch_write_tables,
 )
 
@@ -90,29 +89,12 @@ async def drain_write(
 ) -> None:
     """Send ``writes`` (at most BATCH_WRITE_MAX PutRequest/DeleteRequest), retrying the rest.
 
-    Only rounds that leave every write they were sent unprocessed count against
-    ``max_attempts``; at most ``len(writes) + max_attempts - 1`` requests are sent.
+    One table's :func:`drain_write_tables`: only rounds that leave every write they were sent
+    unprocessed count against ``max_attempts``; at most ``len(writes) + max_attempts - 1``
+    requests are sent.
     """
-    pending = list(writes)
-    stalls = rounds = 0
-    while True:
-        response = await send(batch_write(table_name, pending))
-        rounds += 1
-        rest = response.get("UnprocessedItems", {}).get(table_name) or []
-        if not rest:
-            return
-        if len(rest) >= len(pending):
-            stalls += 1
-            if stalls >= max_attempts:  # no pause before giving up
-                break
-        pending = rest
-        await sleep(backoff(rounds - 1))
-    raise ThrottledError(
-        f"BatchWriteItem left {len(rest)} writes unprocessed after {stalls} rounds that stored "
-        f"none of them ({rounds} requests in all; {len(writes) - len(rest)} of {len(writes)} "
-        "in this batch are stored, and writing them again is safe); raise max_attempts or the "
-        "table's write capacity",
-        operation="BatchWriteItem",
+    await drain_write_tables(
+        send, {table_name: list(writes)}, max_attempts=max_attempts, sleep=sleep
     )
 
 
@@ -166,7 +148,8 @@ async def drain_write_tables(
 ) -> None:
     """Send the writes of several tables (at most BATCH_WRITE_MAX in all) in one BatchWriteItem.
 
-    Each table's unprocessed writes are sent again (together), as :func:`drain_write` does.
+    Each table's unprocessed writes are sent again, together. Only rounds that leave every write
+    they were sent unprocessed count against ``max_attempts``.
     """
     pending = {name: list(w) for name, w in writes.items() if w}
     total = sum(len(w) for w in pending.values())
@@ -184,10 +167,11 @@ async def drain_write_tables(
                 break
         pending = rest
         await sleep(backoff(rounds - 1))
+    whose = "table's" if len(writes) == 1 else "tables'"
     raise ThrottledError(
         f"BatchWriteItem left {left} writes unprocessed after {stalls} rounds that stored none "
         f"of them ({rounds} requests in all; {total - left} of {total} in this batch are "
-        "stored, and writing them again is safe); raise max_attempts or the tables' write "
+        f"stored, and writing them again is safe); raise max_attempts or the {whose} write "
         "capacity",
         operation="BatchWriteItem",
     )
