@@ -14,13 +14,10 @@ The last section reads beyond a key: key conditions, filters, scans, counts and
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
-import boto3  # type: ignore[import-untyped]
 import pytest
 
 import dynorm
@@ -39,14 +36,12 @@ from dynorm import (
     Table,
 )
 from dynorm.testing import (
-    TEST_ACCESS_KEY_ID,
-    TEST_REGION,
-    TEST_SECRET_ACCESS_KEY,
     Connect,
     RunningServer,
     count_requests,
-    fast_path_selected,
 )
+
+from .tool import Raw, Tool, written_by_tool
 
 pytestmark = pytest.mark.integration
 
@@ -125,8 +120,6 @@ class Reading:
 
 
 # -- the tool's side: schemas and items exactly as a boto3 app writes them ------------------------
-
-Raw = dict[str, Any]
 
 
 def _strings(*names: str) -> list[dict[str, str]]:
@@ -249,69 +242,6 @@ S1_OBJ = Sensor("s1", "TMP-36")
 R1_OBJ = Reading("s1", "OK", "2026-04-27T10:00", "north", 21.5)
 R2_OBJ = Reading("s1", "ALARM", "2026-04-27T11:00", "north", 40.5)
 R3_OBJ = Reading("s1", "OK", "2026-04-28T09:00", "north", 19.5)
-
-
-@attrs.frozen
-class Tool:
-    """The other tool: a plain boto3 client on one table (its calls run in a worker thread)."""
-
-    client: Any
-    table_name: str
-
-    async def get(self, key: Mapping[str, str]) -> Raw | None:
-        """The stored item with this key, as DynamoDB holds it."""
-        response = await asyncio.to_thread(
-            self.client.get_item,
-            TableName=self.table_name,
-            Key={k: {"S": v} for k, v in key.items()},
-            ConsistentRead=True,
-        )
-        item: Raw | None = response.get("Item")
-        return item
-
-    async def delete(self, key: Mapping[str, str]) -> None:
-        await asyncio.to_thread(
-            self.client.delete_item,
-            TableName=self.table_name,
-            Key={k: {"S": v} for k, v in key.items()},
-        )
-
-
-def _create_and_fill(client: Any, name: str, schema: Raw, items: list[Raw]) -> None:
-    client.create_table(TableName=name, **schema)
-    client.get_waiter("table_exists").wait(TableName=name)
-    for item in items:
-        client.put_item(TableName=name, Item=item)
-
-
-@asynccontextmanager
-async def written_by_tool(
-    server: RunningServer, table: Table, schema: Raw, items: list[Raw]
-) -> AsyncIterator[tuple[Database, Tool]]:
-    """A table the tool created and filled, and a dynorm Database mapped onto it."""
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=server.url,
-        region_name=TEST_REGION,
-        aws_access_key_id=TEST_ACCESS_KEY_ID,
-        aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-    )
-    name = f"{table.name}-tool-{uuid.uuid4().hex[:8]}"
-    await asyncio.to_thread(_create_and_fill, client, name, schema, items)
-    try:
-        async with dynorm.connect(
-            table,
-            endpoint_url=server.url,
-            region_name=TEST_REGION,
-            aws_access_key_id=TEST_ACCESS_KEY_ID,
-            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-            table_name=name,
-            fast_path=fast_path_selected(),  # DYNORM_TEST_FAST_PATH=0: botocore's path
-        ) as db:
-            yield db, Tool(client, name)
-    finally:
-        await asyncio.to_thread(client.delete_table, TableName=name)
-        client.close()
 
 
 @pytest.fixture

@@ -9,15 +9,11 @@ writes them back attribute for attribute. An event log keyed by epoch seconds is
 
 from __future__ import annotations
 
-import asyncio
 import decimal
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator
 
 import attrs
-import boto3  # type: ignore[import-untyped]
 import pytest
 
 import dynorm
@@ -34,9 +30,10 @@ from dynorm.testing import (
 )
 from dynorm.workbench import export_model, import_model, read_model, scan_items
 
+from .tool import Raw, Tool, written_by_tool
+
 pytestmark = pytest.mark.integration
 
-Raw = dict[str, Any]
 
 # -- the models ------------------------------------------------------------------------------------
 
@@ -156,62 +153,6 @@ CHUNK_ITEMS = [
     {"Digest": {"B": DIGEST}, "Part": {"N": str(n)}, "Data": {"B": bytes([n]) * 3}}
     for n in (10, 2, 1)
 ] + [{"Digest": {"B": OTHER}, "Part": {"N": "1"}, "Data": {"B": b"x"}, "Note": {"S": "kept"}}]
-
-
-@attrs.frozen
-class Tool:
-    """The other tool: a plain boto3 client on one table (its calls run in a worker thread)."""
-
-    client: Any
-    table_name: str
-
-    async def get(self, key: Mapping[str, Any]) -> Raw | None:
-        response = await asyncio.to_thread(
-            self.client.get_item, TableName=self.table_name, Key=dict(key), ConsistentRead=True
-        )
-        item: Raw | None = response.get("Item")
-        return item
-
-    async def delete(self, key: Mapping[str, Any]) -> None:
-        await asyncio.to_thread(self.client.delete_item, TableName=self.table_name, Key=dict(key))
-
-
-def _create_and_fill(client: Any, name: str, schema: Raw, items: list[Raw]) -> None:
-    client.create_table(TableName=name, **schema)
-    client.get_waiter("table_exists").wait(TableName=name)
-    for item in items:
-        client.put_item(TableName=name, Item=item)
-
-
-@asynccontextmanager
-async def written_by_tool(
-    server: RunningServer, table: Table, schema: Raw, items: list[Raw], **options: Any
-) -> AsyncIterator[tuple[Database, Tool]]:
-    """A table the tool created and filled, and a dynorm Database mapped onto it."""
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=server.url,
-        region_name=TEST_REGION,
-        aws_access_key_id=TEST_ACCESS_KEY_ID,
-        aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-    )
-    name = f"{table.name}-tool-{uuid.uuid4().hex[:8]}"
-    await asyncio.to_thread(_create_and_fill, client, name, schema, items)
-    try:
-        async with dynorm.connect(
-            table,
-            endpoint_url=server.url,
-            region_name=TEST_REGION,
-            aws_access_key_id=TEST_ACCESS_KEY_ID,
-            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-            table_name=name,
-            fast_path=fast_path_selected(),  # DYNORM_TEST_FAST_PATH=0: botocore's path
-            **options,
-        ) as db:
-            yield db, Tool(client, name)
-    finally:
-        await asyncio.to_thread(client.delete_table, TableName=name)
-        client.close()
 
 
 @pytest.fixture
