@@ -60,7 +60,7 @@ async def written_by_tool(
     server: RunningServer, table: Table, schema: Raw, items: list[Raw], **options: Any
 ) -> AsyncIterator[tuple[Database, Tool]]:
     """A table the tool created and filled, and a dynorm Database mapped onto it."""
-    client = boto3.client(
+    client: Any = boto3.client(
         "dynamodb",
         endpoint_url=server.url,
         region_name=TEST_REGION,
