@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
@@ -89,6 +90,16 @@ def upper_bound(prefix: str) -> str:
     return stripped[:-1] + chr(following)
 
 
+#: The one-bound sort key conditions, as Python compares values of a number or binary key.
+_COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "eq": operator.eq,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "lt": operator.lt,
+    "le": operator.le,
+}
+
+
 @attrs.frozen
 class KeyRange:
     """A sort key condition as sent: equality, a prefix, an inclusive range or one bound."""
@@ -135,9 +146,8 @@ class KeyRange:
             return False
         if self.op == "between":
             return bool(bounds[0] <= key <= bounds[1])
-        compare = {"eq": key == bounds[0], "gt": key > bounds[0], "ge": key >= bounds[0]}
-        compare |= {"lt": key < bounds[0], "le": key <= bounds[0]}
-        return bool(compare.get(self.op, False))
+        compare = _COMPARE.get(self.op)
+        return compare is not None and bool(compare(key, bounds[0]))
 
     def span(self) -> tuple[str, str]:
         """The smallest and largest sort key the condition may let through (both included)."""
