@@ -1,7 +1,15 @@
 """The public surface: exactly these names, sorted, and nothing else leaks."""
 
+import ast
 import importlib
+import importlib.metadata
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
+
+import pytest
 
 import dynorm
 from dynorm.core import errors as dynorm_errors
@@ -160,22 +168,79 @@ def test_transport_errors_are_connection_errors() -> None:
 
 
 def test_each_public_module_is_its_tool_and_nothing_more() -> None:
-    for public, tool in [
-        ("design", "design"),
-        ("migrations", "migrations"),
-        ("testing", "testing"),
-        ("workbench", "workbench"),
-        ("mypy", "mypy_plugin"),
+    for public, tools in [
+        ("design", ["design"]),
+        ("migrations", ["migrations"]),
+        # dynorm.testing: the helpers, and (pytest being installed here) the plugin's fixtures.
+        ("testing", ["testing", "pytest_plugin"]),
+        ("workbench", ["workbench"]),
+        ("mypy", ["mypy_plugin"]),
     ]:
         module = importlib.import_module(f"dynorm.{public}")
-        implementation = importlib.import_module(f"dynorm.tools.{tool}")
-        assert module.__all__ == implementation.__all__, public
+        implementations = [importlib.import_module(f"dynorm.tools.{tool}") for tool in tools]
+        names = [n for i in implementations for n in i.__all__ if not n.startswith("pytest_")]
+        assert module.__all__ == names, public
         for name in module.__all__:
-            assert getattr(module, name) is getattr(implementation, name), f"{public}.{name}"
+            tool = next(i for i in implementations if name in i.__all__)
+            assert getattr(module, name) is getattr(tool, name), f"{public}.{name}"
 
 
-def test_the_pytest_plugin_module_carries_its_hooks() -> None:
-    # pytest registers a plugin's hooks by their names on the module the entry point names.
-    plugin = importlib.import_module("dynorm.testing")
-    for hook in ("pytest_configure", "pytest_report_header", "pytest_collection_modifyitems"):
-        assert callable(getattr(plugin, hook, None)), hook
+def test_the_pytest_plugin_modules_carry_their_hooks() -> None:
+    # pytest registers a plugin's hooks by their names on the module the entry point names;
+    # dynorm.testing carries them too, for `-p dynorm.testing` and `pytest_plugins = [...]`.
+    for name in ("dynorm.tools.pytest_plugin", "dynorm.testing"):
+        plugin = importlib.import_module(name)
+        for hook in ("pytest_configure", "pytest_report_header", "pytest_collection_modifyitems"):
+            assert callable(getattr(plugin, hook, None)), (name, hook)
+
+
+def test_the_lazy_exports_are_the_type_checkers_imports() -> None:
+    # dynorm/__init__.py imports its names for type checkers only and looks each up in
+    # _EXPORTS when first used: both lists must name the same names from the same modules.
+    tree = ast.parse(Path(dynorm.__file__).read_text())
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "typing.TYPE_CHECKING"
+    ]
+    imported: dict[str, str] = {}
+    for node in ast.walk(block):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            module = f"dynorm.{node.module}" if node.level else node.module
+            imported |= {alias.name: module for alias in node.names}
+    lazy = {name: module for module, names in dynorm._EXPORTS.items() for name in names}
+    assert imported == lazy
+    assert set(lazy) == EXPECTED
+
+
+def test_import_dynorm_imports_none_of_its_layers() -> None:
+    # The names are imported on first use: `import dynorm` alone (as the pytest plugin and
+    # `dynorm.testing` do) loads no mapping, I/O or AWS code.
+    code = (
+        "import sys, dynorm; "
+        "print(sorted(m for m in sys.modules if m.startswith(('dynorm.', 'attrs', 'cattrs', "
+        "'aiobotocore', 'botocore', 'aiohttp'))))"
+    )
+    ran = subprocess.run(  # noqa: S603 - this interpreter, fixed code
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(dynorm.__file__).parents[1])},
+    )
+    assert ran.stdout.strip() == "[]"
+
+
+def test_a_name_is_imported_on_first_use_and_kept() -> None:
+    table = dynorm.Table
+    assert table is importlib.import_module("dynorm.mapping.table").Table
+    assert vars(dynorm)["Table"] is table
+    with pytest.raises(AttributeError, match="module 'dynorm' has no attribute 'Tabel'"):
+        _ = dynorm.Tabel  # type: ignore[attr-defined]
+    assert set(dir(dynorm)) >= EXPECTED | {"__version__"}
+
+
+def test_version_is_the_installed_distributions() -> None:
+    assert dynorm.__version__ == importlib.metadata.version("dynorm")
+    assert isinstance(dynorm.__version__, str)
+    assert dynorm.__version__[0].isdigit()
