@@ -135,6 +135,19 @@ def _nothing_planned() -> Plan[None]:
     yield from ()
 
 
+def _table_status(table: Mapping[str, Any] | None) -> str | None:
+    """A described table's status (None: no such table); CREATING until every index is ACTIVE."""
+    if table is None:
+        return None
+    status: str = table["TableStatus"]
+    if status == "ACTIVE" and any(
+        gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
+        for gsi in table.get("GlobalSecondaryIndexes", [])
+    ):
+        return "CREATING"
+    return status
+
+
 class Database:
     """A connection to one table, or to several. Create it with :func:`connect`.
 
@@ -441,8 +454,11 @@ class Database:
         key_types: Mapping[str, Literal["S", "N", "B"]] | None,
     ) -> None:
         ttl = time_to_live_request(connected.table, connected.name)
-        await self.send(create_table_request(connected.table, connected.name, key_types))
-        await self._wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
+        created = await self.send(create_table_request(connected.table, connected.name, key_types))
+        # A server that creates tables at once (moto) says ACTIVE in the reply: then there is
+        # nothing to wait for. DynamoDB and dynalite say CREATING, and are asked until ACTIVE.
+        if _table_status(created.get("TableDescription")) != "ACTIVE":
+            await self._wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
         if ttl is not None:
             try:
                 await self.send(ttl)
@@ -484,17 +500,7 @@ class Database:
         delay = 0.01
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            table = await self._describe(name)
-            status: str | None = None if table is None else table["TableStatus"]
-            if (
-                table is not None
-                and status == "ACTIVE"
-                and any(
-                    gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
-                    for gsi in table.get("GlobalSecondaryIndexes", [])
-                )
-            ):
-                status = "CREATING"
+            status = _table_status(await self._describe(name))
             if done(status):
                 return
             if asyncio.get_running_loop().time() > deadline:

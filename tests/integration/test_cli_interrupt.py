@@ -93,7 +93,7 @@ async def test_ctrl_c_while_creating_a_table(
 ) -> None:
     command = ["create-table", "tests.seed_models:app", "--table-name", name]
 
-    stopped = await interrupt_at(cli, dynorm_server, "DescribeTable", command, tmp_path)
+    stopped = await interrupt_at(cli, dynorm_server, "CreateTable", command, tmp_path)
     again = await cli.run(*command, "--exists-ok", cwd=tmp_path)
 
     assert_interrupted(stopped, f"CreateTable may have been sent: then table {name!r} at ")
