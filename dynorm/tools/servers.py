@@ -27,6 +27,8 @@ from typing import IO, Final
 
 import attrs
 
+from .testenv import BACKENDS
+
 __all__ = [
     "BACKENDS",
     "RunningServer",
@@ -35,9 +37,6 @@ __all__ = [
     "start_moto",
     "start_server",
 ]
-
-BACKENDS: Final = ("moto", "dynalite")
-"""The backend names :func:`start_server` accepts."""
 
 LOOPBACK: Final = "127.0.0.1"
 # Generous: a cold `import moto` or a first `node` start on a loaded CI machine can take seconds;

@@ -1,7 +1,9 @@
-"""pytest plugin: a DynamoDB server per test session and a fresh table per test.
+"""Testing helpers, and what the pytest plugin's fixtures do: a server per session, fresh tables.
 
-Installing dynorm registers this plugin (entry point ``pytest11``), so its fixtures are available
-in any test suite. They start nothing unless a test asks for them.
+This module does not import pytest: ``start_server``, ``count_requests`` and ``fresh_table``
+serve scripts and examples too. The fixtures and hooks are in ``dynorm/tools/pytest_plugin.py``,
+the module installing dynorm registers with pytest (entry point ``pytest11``), which imports
+this one only when a test asks for a fixture; ``dynorm.testing`` re-exports both.
 
 Fixtures:
 
@@ -12,9 +14,10 @@ Fixtures:
   ``make dynalite``).
 - ``dynorm_backend`` (session): ``"moto"``, ``"dynalite"`` or ``"external"``.
 - ``dynorm_connect`` (function): ``connect(table)``, an async context manager that connects to the
-  server, creates a uniquely named copy of ``table``, yields the :class:`dynorm.Database` and
-  deletes the table on exit. ``connect(app, audit)`` does the same for several tables, on one
-  connection (each table gets its own fresh copy).
+  server, creates a uniquely named copy of ``table`` (``<name>-<8 hex digits>``, with the
+  pytest-xdist worker's id before the digits under xdist), yields the :class:`dynorm.Database`
+  and deletes the table on exit. ``connect(app, audit)`` does the same for several tables, on
+  one connection (each table gets its own fresh copy).
 
 ``DYNORM_TEST_FAST_PATH=0`` makes ``dynorm_connect`` connect with ``fast_path=False``: botocore
 builds, signs and parses every request instead of dynorm's fast request path (dynorm's suite
@@ -60,16 +63,26 @@ Async tests need an asyncio test runner such as pytest-asyncio (``asyncio_mode =
 
 from __future__ import annotations
 
-import os
+import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
-import pytest
 
-from .servers import BACKENDS, RunningServer, start_server
+from .servers import RunningServer, start_server
+from .testenv import (
+    BACKEND_ENV,
+    ENDPOINT_ENV,
+    FAST_PATH_ENV,
+    TEST_ACCESS_KEY_ID,
+    TEST_REGION,
+    TEST_SECRET_ACCESS_KEY,
+    fast_path_selected,
+    xdist_worker,
+)
 
 if TYPE_CHECKING:
     from dynorm import Database, RequestEvent, Table
@@ -85,31 +98,10 @@ __all__ = [
     "RequestLog",
     "RunningServer",
     "count_requests",
-    "dynorm_backend",
-    "dynorm_connect",
-    "dynorm_server",
     "fast_path_selected",
     "fresh_table",
     "start_server",
 ]
-
-ENDPOINT_ENV: Final = "DYNORM_TEST_ENDPOINT_URL"
-"""Use this already running endpoint instead of starting a server."""
-BACKEND_ENV: Final = "DYNORM_TEST_BACKEND"
-"""Which embedded server to start: ``moto`` (default) or ``dynalite``."""
-FAST_PATH_ENV: Final = "DYNORM_TEST_FAST_PATH"
-"""``0`` connects with ``fast_path=False`` (botocore builds, signs and parses every request)."""
-DEFAULT_BACKEND: Final = "moto"
-EXTERNAL: Final = "external"
-
-# Fixed fake credentials and region: local servers accept anything, and fixed values keep a
-# developer's real AWS configuration (env vars, ~/.aws) from ever being picked up by tests.
-TEST_REGION: Final = "us-east-1"
-TEST_ACCESS_KEY_ID: Final = "testing"
-TEST_SECRET_ACCESS_KEY: Final = "testing"  # noqa: S105  (not a secret: local servers only)
-
-_TRANSACTIONS_MARKER: Final = "transactions"
-_NO_TRANSACTIONS_REASON: Final = "dynalite does not implement TransactWriteItems"
 
 
 class Connect(Protocol):
@@ -160,104 +152,6 @@ def count_requests(db: Database) -> Iterator[RequestLog]:
         unsubscribe()
 
 
-def fast_path_selected() -> bool:
-    """Whether the fixtures connect with the fast request path (``DYNORM_TEST_FAST_PATH``)."""
-    return os.environ.get(FAST_PATH_ENV, "1") != "0"
-
-
-def selected_backend() -> str:
-    """The backend the fixtures will use, from the environment (no server is started)."""
-    if os.environ.get(ENDPOINT_ENV):
-        return EXTERNAL
-    return os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker this plugin acts on, so ``--strict-markers`` suites may use it."""
-    config.addinivalue_line(
-        "markers",
-        f"{_TRANSACTIONS_MARKER}: needs TransactWriteItems; skipped on dynalite, which lacks it",
-    )
-
-
-def pytest_report_header(config: pytest.Config) -> str:
-    """Say which DynamoDB the fixtures talk to, so a failure report shows it."""
-    del config  # part of the hook's signature only
-    endpoint = os.environ.get(ENDPOINT_ENV)
-    where = f" at {endpoint}" if endpoint else ""
-    path = "fast request path" if fast_path_selected() else "botocore request path"
-    return f"dynorm test backend: {selected_backend()}{where}, {path}"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``transactions`` tests when the backend cannot run them."""
-    del config  # part of the hook's signature only
-    if selected_backend() != "dynalite":
-        return
-    skip = pytest.mark.skip(reason=_NO_TRANSACTIONS_REASON)
-    for item in items:
-        if item.get_closest_marker(_TRANSACTIONS_MARKER) is not None:
-            item.add_marker(skip)
-
-
-@pytest.fixture(scope="session")
-def dynorm_backend() -> str:
-    """Which DynamoDB the tests talk to: ``"moto"``, ``"dynalite"`` or ``"external"``."""
-    backend = selected_backend()
-    if backend != EXTERNAL and backend not in BACKENDS:
-        known = ", ".join(BACKENDS)
-        pytest.fail(
-            f"{BACKEND_ENV}={backend!r} is not a known backend; use one of {known}, "
-            f"or set {ENDPOINT_ENV} to use a running DynamoDB",
-            pytrace=False,
-        )
-    return backend
-
-
-@pytest.fixture(scope="session")
-def dynorm_server(dynorm_backend: str, request: pytest.FixtureRequest) -> Iterator[RunningServer]:
-    """A DynamoDB-compatible endpoint shared by the whole test session."""
-    if dynorm_backend == EXTERNAL:
-        yield RunningServer(url=os.environ[ENDPOINT_ENV], name=EXTERNAL, stop=lambda: None)
-        return
-    # `.dynalite/` is installed next to the project's pytest configuration (`make dynalite`).
-    with start_server(dynorm_backend, request.config.rootpath) as server:
-        yield server
-
-
-@pytest.fixture
-def dynorm_connect(dynorm_server: RunningServer) -> Connect:
-    """``connect(table)``: a connected :class:`dynorm.Database` on a fresh copy of ``table``.
-
-    Each call creates a table named ``<table.name>-<8 hex digits>`` with every index the models
-    declare, and deletes it on exit, so tests never see each other's items. ``connect(app,
-    audit)`` connects to several tables at once, each a fresh copy.
-    """
-    # Looked up when a test asks for it, not at plugin import: the package is fully initialised
-    # by then even if `dynorm/__init__.py` one day imports this module itself (a cycle that a
-    # top-level `from dynorm import connect` would turn into an ImportError).
-    import dynorm  # noqa: PLC0415
-
-    @asynccontextmanager
-    async def connect(*tables: Table) -> AsyncIterator[Database]:
-        suffix = uuid.uuid4().hex[:8]
-        async with (
-            dynorm.connect(
-                *tables,
-                endpoint_url=dynorm_server.url,
-                region_name=TEST_REGION,
-                aws_access_key_id=TEST_ACCESS_KEY_ID,
-                aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-                table_names={t: f"{t.name}-{suffix}" for t in tables},
-                fast_path=fast_path_selected(),
-            ) as db,
-            fresh_table(db),
-        ):
-            yield db
-
-    return connect
-
-
 @asynccontextmanager
 async def fresh_table(db: Database) -> AsyncIterator[Database]:
     """Create ``db``'s tables for the block and delete them afterwards, even when it fails."""
@@ -266,3 +160,55 @@ async def fresh_table(db: Database) -> AsyncIterator[Database]:
         yield db
     finally:
         await db.delete_table()
+
+
+def fresh_name(table: Table, suffix: str) -> str:
+    """The name of a test's copy of ``table``: ``<name>[-<xdist worker>]-<suffix>``."""
+    worker = xdist_worker()
+    return f"{table.name}-{worker}-{suffix}" if worker else f"{table.name}-{suffix}"
+
+
+def fresh_connect(url: str) -> Connect:
+    """What ``dynorm_connect`` gives a test: ``connect(table, ...)`` on fresh copies at ``url``.
+
+    Per call: one connection, one CreateTable per table (and no DescribeTable when the server
+    answers ACTIVE, as moto does), one DeleteTable per table on exit. The deletion is not waited
+    for: no later test uses the name (a random suffix), and the next test may start at once.
+    """
+    # Looked up when a test connects, not at import: the package is fully initialised by then
+    # even if `dynorm/__init__.py` one day imports this module itself (a cycle that a top-level
+    # `from dynorm import connect` would turn into an ImportError).
+    import dynorm  # noqa: PLC0415
+
+    @asynccontextmanager
+    async def connect(*tables: Table) -> AsyncIterator[Database]:
+        suffix = uuid.uuid4().hex[:8]
+        async with dynorm.connect(
+            *tables,
+            endpoint_url=url,
+            region_name=TEST_REGION,
+            aws_access_key_id=TEST_ACCESS_KEY_ID,
+            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+            table_names={t: fresh_name(t, suffix) for t in tables},
+            fast_path=fast_path_selected(),
+        ) as db:
+            await db.create_table()
+            try:
+                yield db
+            finally:
+                await _drop_tables(db)
+
+    return connect
+
+
+async def _drop_tables(db: Database) -> None:
+    """Send DeleteTable for each of ``db``'s tables; one a test deleted itself is no error."""
+    # Imported here, like `dynorm` above: this module is loaded without the I/O layers.
+    from dynorm import TableNotFoundError  # noqa: PLC0415
+    from dynorm.core.requests import delete_table  # noqa: PLC0415
+
+    async def drop(name: str) -> None:
+        with contextlib.suppress(TableNotFoundError):
+            await db.send(delete_table(name))
+
+    await asyncio.gather(*(drop(c.name) for c in db.connected_tables()))
