@@ -13,6 +13,7 @@ from dynorm.io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
 from dynorm.io.paging import Page
 from dynorm.io.query import Query, Scan
 from dynorm.mapping.cascade import CascadeReport
+from dynorm.mapping.jsonable import from_jsonable, jsonable
 from dynorm.mapping.relations import LoadOption, Relationship
 from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 from dynorm.mapping.streams import Change
@@ -31,6 +32,7 @@ from .core.errors import (
     DetachedError,
     DynormError,
     ExpressionError,
+    InvalidDataError,
     ItemNotFoundError,
     KeyTemplateError,
     LimitExceededError,
@@ -93,6 +95,7 @@ __all__ = [
     "FromRead",
     "HasMany",
     "Index",
+    "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplate",
     "KeyTemplateError",
@@ -124,8 +127,10 @@ __all__ = [
     "connect",
     "converter",
     "field",
+    "from_jsonable",
     "ge",
     "gt",
+    "jsonable",
     "le",
     "lt",
 ]
