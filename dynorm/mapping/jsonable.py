@@ -694,15 +694,21 @@ def from_jsonable(cls: type[T], data: object) -> T:
         raise InvalidDataError(cls.__name__, exc.problems) from None
 
 
-def class_shape(cls: type) -> tuple[list[tuple[str, object, bool]], list[tuple[str, type, bool]]]:
-    """A class's JSON shape for schemas: (field name, type, required) and (relation, target, many).
+def class_shape(
+    cls: type,
+) -> tuple[list[tuple[str, object, bool, object]], list[tuple[str, type, bool]]]:
+    """A class's JSON shape, for schemas: its fields and its relationships.
 
-    The field types are those dynorm resolved; relations are the model's relationships.
+    Each field as (name, type, required, default), the default ``attrs.NOTHING`` where the field
+    has none or it is made by a factory; each relationship as (name, target class, many).
     """
     codec = _class_codec(cls)
-    hints: dict[str, object] = {f.name: f.type for f in attrs.fields(cls)}
-    fields: list[tuple[str, object, bool]] = [
-        (f.name, hints[f.name] if hints[f.name] is not None else Any, f.required)
-        for f in codec.fields
-    ]
+    declared = {f.name: f for f in attrs.fields(cls)}
+    fields: list[tuple[str, object, bool, object]] = []
+    for f in codec.fields:
+        tp: object = declared[f.name].type
+        default = declared[f.name].default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            default = attrs.NOTHING
+        fields.append((f.name, tp if tp is not None else Any, f.required, default))
     return fields, [(r.name, r.target, r.many) for r in codec.relations]

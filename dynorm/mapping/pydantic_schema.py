@@ -99,10 +99,12 @@ def _shape_of(cls: type, handler: GetCoreSchemaHandler, ref: str | None = None) 
     fields, relations = class_shape(cls)
     _BUILDING.add(cls)
     try:
-        shape: dict[str, Any] = {
-            name: core_schema.typed_dict_field(_type_schema(tp, handler), required=required)
-            for name, tp, required in fields
-        }
+        shape: dict[str, Any] = {}
+        for name, tp, required, default in fields:
+            schema = _type_schema(tp, handler)
+            if _shows_as_is(default):  # the JSON schema's "default"
+                schema = core_schema.with_default_schema(schema, default=default)
+            shape[name] = core_schema.typed_dict_field(schema, required=required)
         for name, target, many in relations:
             inner = _type_schema(target, handler)
             shape[name] = core_schema.typed_dict_field(
@@ -132,6 +134,8 @@ def _type_schema(tp: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         # A plain attrs class (nested value, embedded child): pydantic has no schema of its own
         # for it, and only its JSON schema is needed (the model validates the whole value).
         return _shape_of(tp, handler, ref=_ref(tp))
+    if tp is bytes:  # base64 text (pydantic would say "binary")
+        return core_schema.str_schema()
     if not _mentions_attrs(tp):
         return handler.generate_schema(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -157,9 +161,15 @@ def _type_schema(tp: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
 
 
 def _mentions_attrs(tp: object) -> bool:
-    if isinstance(tp, type) and attrs.has(tp):
+    """Whether the type has parts pydantic would describe otherwise than dynorm's JSON has them."""
+    if tp is bytes or (isinstance(tp, type) and attrs.has(tp)):
         return True
     return any(_mentions_attrs(a) for a in typing.get_args(tp))
+
+
+def _shows_as_is(default: object) -> bool:
+    """A default that is its own JSON (str, int, float, bool, None)."""
+    return default is None or type(default) in (str, int, float, bool)
 
 
 def _json_schema(cls: type, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
