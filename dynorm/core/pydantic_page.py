@@ -41,11 +41,13 @@ def page_core_schema(cls: type, source: Any, handler: GetCoreSchemaHandler) -> C
     def from_page(page: Any) -> dict[str, Any]:
         return {"items": page.items, "cursor": page.cursor}
 
-    instance = core_schema.is_instance_schema(cls)
+    def as_is_or_made(value: Any, make: Any) -> Any:
+        return value if isinstance(value, cls) else make(value)
+
     made = core_schema.no_info_after_validator_function(to_page, shape)
     return core_schema.json_or_python_schema(
         json_schema=made,
-        python_schema=core_schema.union_schema([instance, made]),
+        python_schema=core_schema.no_info_wrap_validator_function(as_is_or_made, made),
         serialization=core_schema.plain_serializer_function_ser_schema(
             from_page, return_schema=shape
         ),

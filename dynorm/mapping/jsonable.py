@@ -231,7 +231,7 @@ def _bytes_decode(value: Any) -> bytes:
         raise _bad(f"{_shown(value)} is not base64 text") from None
 
 
-def _iso(tp: type, parse: Callable[[str], Any], wanted: str) -> tuple[Encode, Decode]:
+def _iso(parse: Callable[[str], Any], wanted: str) -> tuple[Encode, Decode]:
     def encode(value: Any) -> Any:
         return value.isoformat()
 
@@ -242,8 +242,6 @@ def _iso(tp: type, parse: Callable[[str], Any], wanted: str) -> tuple[Encode, De
             found = parse(value)
         except ValueError:
             raise _bad(f"{_shown(value)} is not {wanted}") from None
-        if tp is datetime.date and isinstance(found, datetime.datetime):
-            raise _bad(f"{_shown(value)} is a date and time, not {wanted}")
         return found
 
     return encode, decode
@@ -265,11 +263,9 @@ _SCALARS: Final[dict[object, tuple[Encode, Decode]]] = {
     float: (_identity, _float_decode),
     decimal.Decimal: (_decimal_text, _decimal_decode),
     bytes: (lambda v: base64.b64encode(v).decode("ascii"), _bytes_decode),
-    datetime.datetime: _iso(
-        datetime.datetime, datetime.datetime.fromisoformat, "an ISO 8601 date and time"
-    ),
-    datetime.date: _iso(datetime.date, datetime.date.fromisoformat, "an ISO 8601 date"),
-    datetime.time: _iso(datetime.time, datetime.time.fromisoformat, "an ISO 8601 time"),
+    datetime.datetime: _iso(datetime.datetime.fromisoformat, "an ISO 8601 date and time"),
+    datetime.date: _iso(datetime.date.fromisoformat, "an ISO 8601 date"),
+    datetime.time: _iso(datetime.time.fromisoformat, "an ISO 8601 time"),
     uuid.UUID: (str, _uuid_decode),
     Any: (_plain, _identity),
     _NONE_TYPE: (_identity, lambda v: v if v is None else _raise(_wrong(v, "null"))),
