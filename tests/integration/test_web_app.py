@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
@@ -20,6 +21,8 @@ from fastapi import FastAPI
 
 from dynorm import Database, ItemNotFoundError
 from dynorm.testing import Connect, count_requests
+
+from .cli import ROOT, Cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
@@ -224,3 +227,18 @@ async def test_the_openapi_schema_types_each_field(served: Served) -> None:
     assert set(page_schema["properties"]) == {"items", "cursor"}
     body = schema["paths"]["/orgs"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"]["$ref"].split("/")[-1].startswith("Org")
+
+
+def test_the_example_runs_its_demo_on_the_configured_endpoint(cli: Cli) -> None:
+    done = subprocess.run(
+        [sys.executable, "examples/web_app.py"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=cli.environment(ROOT),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    statuses = [line.split(" -> ")[1] for line in done.stdout.splitlines() if " -> " in line]
+    assert statuses == ["201", "201", "201", "200", "200", "404", "400"]

@@ -334,3 +334,17 @@ def test_importing_dynorm_does_not_import_pydantic_or_fastapi() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+class Money:
+    """A type of the user's own, unknown to dynorm.jsonable."""
+
+
+@attrs.define
+class Wallet:
+    money: Money
+
+
+def test_a_type_without_a_json_form_says_which() -> None:
+    with pytest.raises(dynorm.DefinitionError, match="no JSON form for values of type Money"):
+        dynorm.jsonable(Wallet(Money()))
