@@ -41,6 +41,7 @@ EXPECTED = {
     "FromRead",
     "HasMany",
     "Index",
+    "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplate",
     "KeyTemplateError",
@@ -72,8 +73,10 @@ EXPECTED = {
     "connect",
     "converter",
     "field",
+    "from_jsonable",
     "ge",
     "gt",
+    "jsonable",
     "le",
     "lt",
 }
