@@ -457,8 +457,16 @@ def codec_for(tp: object) -> tuple[Encode, Decode]:
         pass
     except TypeError:  # an unhashable annotation
         return _build(tp)
-    found = _CODECS[tp] = _build(tp)
+    found = _build(tp)
+    if not _names_a_class(tp):  # classes are kept weakly, by _class_codec
+        _CODECS[tp] = found
     return found
+
+
+def _names_a_class(tp: object) -> bool:
+    if isinstance(tp, type) and attrs.has(tp):
+        return True
+    return any(_names_a_class(a) for a in typing.get_args(tp))
 
 
 def _build(tp: object) -> tuple[Encode, Decode]:
