@@ -38,7 +38,6 @@ import datetime
 import decimal
 import difflib
 import enum
-import re
 import types
 import typing
 import uuid
@@ -134,7 +133,7 @@ def _plain(value: object) -> Any:
     if isinstance(value, Mapping):
         return {_key_text(k): _plain(v) for k, v in value.items()}
     if isinstance(value, set | frozenset):
-        return _sorted([_plain(v) for v in value], value)
+        return [_plain(v) for v in _in_order(value)]
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if attrs.has(type(value)):
@@ -153,27 +152,19 @@ def _key_text(key: object) -> str:
     return str(_plain(key))
 
 
-def _sorted(encoded: list[Any], original: object) -> list[Any]:
-    """A set's values in order: by value (numbers numerically), else by their JSON text."""
+def _in_order(values: collections.abc.Set[Any]) -> list[Any]:
+    """A set's values in their own order (numbers numerically, text and bytes as such).
+
+    Values that do not compare with each other (a set of mixed kinds) go by their repr.
+    """
     try:
-        order = sorted(range(len(encoded)), key=lambda i: _order_key(encoded[i]))
+        return sorted(values)
     except TypeError:
-        order = sorted(range(len(encoded)), key=lambda i: repr(encoded[i]))
-    return [encoded[i] for i in order]
-
-
-def _order_key(value: object) -> Any:
-    # Decimal text sorts as numbers; everything else by its own order.
-    if isinstance(value, str) and _DECIMAL_TEXT.fullmatch(value):
-        return (0, decimal.Decimal(value), value)
-    return (1, value) if isinstance(value, str) else (0, value, "")
+        return sorted(values, key=repr)
 
 
 def _decimal_text(value: decimal.Decimal) -> str:
     return str(value)
-
-
-_DECIMAL_TEXT: Final = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 
 
 # -- per-type codecs -----------------------------------------------------------------------------
@@ -384,7 +375,7 @@ def _set_codec(tp: object, origin: object) -> tuple[Encode, Decode]:
     build: Callable[[list[Any]], Any] = frozenset if origin is frozenset else set
 
     def encode(value: Any) -> Any:
-        return _sorted([element_encode(v) for v in value], value)
+        return [element_encode(v) for v in _in_order(value)]
 
     def decode(value: Any) -> Any:
         if not isinstance(value, list | tuple):

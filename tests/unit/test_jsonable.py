@@ -348,3 +348,17 @@ class Wallet:
 def test_a_type_without_a_json_form_says_which() -> None:
     with pytest.raises(dynorm.DefinitionError, match="no JSON form for values of type Money"):
         dynorm.jsonable(Wallet(Money()))
+
+
+def test_sets_are_sorted_by_their_own_values() -> None:
+    store = Store(
+        "s",
+        names={"9", "10", "a"},
+        scores=frozenset({9, 10, -1}),
+        prices={decimal.Decimal("9.5"), decimal.Decimal("10"), decimal.Decimal("-0.1")},
+    )
+    data = dynorm.jsonable(store)
+    assert data["names"] == ["10", "9", "a"]  # text as text
+    assert data["scores"] == [-1, 9, 10]
+    assert data["prices"] == ["-0.1", "9.5", "10"]  # numbers as numbers
+    assert dynorm.jsonable({"mixed": {1, "a"}})["mixed"] in ([1, "a"], ["a", 1])
