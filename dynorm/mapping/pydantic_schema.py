@@ -20,9 +20,11 @@ from __future__ import annotations
 import collections.abc
 import types
 import typing
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from dynorm.core.errors import InvalidDataError
 
 from .jsonable import class_shape, from_jsonable, jsonable
 from .model import is_model
@@ -34,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["install_pydantic_hooks"]
 
-#: Where a model's core schema keeps the shape its JSON schema is made from.
-_SHAPE: Final = "dynorm_shape"
 #: Classes whose core schema is being built (a relationship back to one refers to it by ref).
 _BUILDING: set[type] = set()
 
@@ -50,8 +50,6 @@ def _core_schema(cls: type, source: Any, handler: GetCoreSchemaHandler) -> CoreS
         ValidationError,
         core_schema,
     )
-
-    from dynorm.core.errors import InvalidDataError  # noqa: PLC0415
 
     shape = _shape_of(cls, handler)
 
