@@ -8,6 +8,7 @@ import json
 
 import pydantic
 import pytest
+from pydantic_core import core_schema
 
 import dynorm
 from dynorm import Page
@@ -137,3 +138,37 @@ def test_a_model_inside_a_pydantic_model() -> None:
         "price": "2",
     }
     assert Order.model_json_schema()["properties"]["item"] == {"$ref": "#/$defs/Item"}
+
+
+def test_a_model_that_brings_its_own_hook_keeps_it() -> None:
+    table = dynorm.Table("own-hook", pk="pk", sk="sk")
+
+    @table.model(pk="A#{a}", sk="A#{a}")
+    class Own:
+        a: str
+
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+            return core_schema.no_info_plain_validator_function(lambda v: cls(a=str(v)))
+
+    assert pydantic.TypeAdapter(Own).validate_python(7) == Own("7")
+
+
+def test_models_declared_in_a_function_have_their_own_schemas() -> None:
+    table = dynorm.Table("local", pk="pk", sk="sk")
+
+    @table.model(pk="P#{p}", sk="P#{p}")
+    class Parent:
+        p: str
+        kids = dynorm.HasMany["Kid"](via=dynorm.Partition())
+
+    @table.model(pk="P#{p}", sk="K#{k}")
+    class Kid:
+        p: str
+        k: int
+        parent = dynorm.BelongsTo(Parent)
+
+    schema = pydantic.TypeAdapter(Parent).json_schema(mode="serialization")
+    assert schema["$defs"]["Kid"]["properties"]["k"]["type"] == "integer"
+    kid = pydantic.TypeAdapter(Kid).validate_json('{"p": "x", "k": 1, "parent": {"p": "x"}}')
+    assert kid.parent.loaded == Parent("x")
