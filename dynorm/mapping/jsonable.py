@@ -492,8 +492,9 @@ def _build(tp: object) -> tuple[Encode, Decode]:
 # -- attrs classes and models --------------------------------------------------------------------
 
 
-@attrs.frozen
-class _Field:
+class _Field(typing.NamedTuple):
+    """One field of a class's table: its name, how it is passed to the class, its conversions."""
+
     name: str
     alias: str
     init: bool
@@ -502,8 +503,9 @@ class _Field:
     decode: Decode
 
 
-@attrs.frozen
-class _Relation:
+class _Relation(typing.NamedTuple):
+    """One relationship of a model: its name, whether it holds many, its target class."""
+
     name: str
     many: bool
     target: type
