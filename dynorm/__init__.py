@@ -20,6 +20,7 @@ if typing.TYPE_CHECKING:
     from dynorm.io.paging import Page
     from dynorm.io.query import Query, Scan
     from dynorm.mapping.cascade import CascadeReport
+    from dynorm.mapping.jsonable import from_jsonable, jsonable
     from dynorm.mapping.relations import LoadOption, Relationship
     from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
     from dynorm.mapping.streams import Change
@@ -38,6 +39,7 @@ if typing.TYPE_CHECKING:
         DetachedError,
         DynormError,
         ExpressionError,
+        InvalidDataError,
         ItemNotFoundError,
         KeyTemplateError,
         LimitExceededError,
@@ -103,6 +105,7 @@ __all__ = [
     "FromRead",
     "HasMany",
     "Index",
+    "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplate",
     "KeyTemplateError",
@@ -134,8 +137,10 @@ __all__ = [
     "connect",
     "converter",
     "field",
+    "from_jsonable",
     "ge",
     "gt",
+    "jsonable",
     "le",
     "lt",
 ]
@@ -151,6 +156,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "dynorm.io.paging": ("Page",),
     "dynorm.io.query": ("Query", "Scan"),
     "dynorm.mapping.cascade": ("CascadeReport",),
+    "dynorm.mapping.jsonable": ("from_jsonable", "jsonable"),
     "dynorm.mapping.relations": ("LoadOption", "Relationship"),
     "dynorm.mapping.strategies": ("Denormalized", "Embedded", "Index", "Partition", "Strategy"),
     "dynorm.mapping.streams": ("Change",),
@@ -168,6 +174,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DetachedError",
         "DynormError",
         "ExpressionError",
+        "InvalidDataError",
         "ItemNotFoundError",
         "KeyTemplateError",
         "LimitExceededError",

@@ -49,6 +49,7 @@ EXPECTED = {
     "FromRead",
     "HasMany",
     "Index",
+    "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplate",
     "KeyTemplateError",
@@ -80,8 +81,10 @@ EXPECTED = {
     "connect",
     "converter",
     "field",
+    "from_jsonable",
     "ge",
     "gt",
+    "jsonable",
     "le",
     "lt",
 }
