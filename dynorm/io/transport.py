@@ -309,11 +309,6 @@ class _Client:
         self._lock = asyncio.Lock()
         self._closed = False
 
-    @property
-    def built(self) -> bool:
-        """Whether the botocore client was created (tests and ``Connection`` ask)."""
-        return self._client is not None
-
     async def get(self) -> Any:
         if self._client is not None:
             return self._client
@@ -329,6 +324,7 @@ class _Client:
     async def close(self) -> None:
         async with self._lock:
             self._closed = True
+            self._client = None
             context, self._context = self._context, None
             if context is not None:
                 await context.__aexit__(None, None, None)
@@ -739,19 +735,11 @@ class Connection:
     are signed for.
     """
 
-    def __init__(
-        self, send: Send, *, fast_path: bool, endpoint: str, region: str | None, client: Any
-    ) -> None:
+    def __init__(self, send: Send, *, fast_path: bool, endpoint: str, region: str | None) -> None:
         self.send = send
         self.fast_path = fast_path
         self.endpoint = endpoint
         self.region = region
-        self._client: _Client = client
-
-    @property
-    def client_built(self) -> bool:
-        """Whether a botocore client was created for this connection (so far)."""
-        return self._client.built
 
 
 #: The regions whose DynamoDB endpoint is ``https://dynamodb.{region}.{suffix}`` (the aws and
@@ -913,7 +901,6 @@ async def open_connection(
                 fast_path=False,
                 endpoint=str(meta.endpoint_url),
                 region=meta.region_name,
-                client=client,
             )
             return
         try:
@@ -951,7 +938,6 @@ async def open_connection(
                 fast_path=False,
                 endpoint=str(built.meta.endpoint_url),
                 region=built.meta.region_name,
-                client=client,
             )
             return
         http = _http_session(session, endpoint, max_concurrency, timeouts)
@@ -973,7 +959,6 @@ async def open_connection(
                 fast_path=False,
                 endpoint=str(built.meta.endpoint_url),
                 region=built.meta.region_name,
-                client=client,
             )
             return
         await stack.enter_async_context(http)
@@ -985,7 +970,7 @@ async def open_connection(
             timeouts=timeouts,
             fallback=slow,
         )
-        yield Connection(sender, fast_path=True, endpoint=endpoint, region=region, client=client)
+        yield Connection(sender, fast_path=True, endpoint=endpoint, region=region)
 
 
 async def _resolve(
