@@ -827,6 +827,16 @@ async def _entered(context: Any) -> Any:
         raise _cannot_create(exc) from exc
 
 
+def _valid_endpoint(url: str) -> bool:
+    """Whether a botocore client would take ``url`` as its endpoint."""
+    from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
+
+    try:
+        return bool(is_valid_endpoint_url(url) or is_valid_ipv6_endpoint_url(url))
+    except ValueError:  # urllib's "Invalid IPv6 URL"
+        return False
+
+
 def _no_region() -> DynormError:
     return DynormError(
         "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
@@ -834,7 +844,7 @@ def _no_region() -> DynormError:
     )
 
 
-def _cannot_create(exc: Exception) -> DynormError:
+def _cannot_create(exc: Exception | str) -> DynormError:
     return DynormError(
         f"cannot create the DynamoDB client: {exc}; check connect()'s profile=, "
         "endpoint_url= and region_name= and the AWS configuration files"
@@ -863,7 +873,6 @@ async def open_connection(
     a botocore client is created only for an operation the fast path does not send.
     """
     import botocore.exceptions
-    import botocore.utils
     from aiobotocore.config import AioConfig
     from aiobotocore.session import get_session
 
@@ -920,15 +929,9 @@ async def open_connection(
             built = await client.get()
             endpoint, region = str(built.meta.endpoint_url), built.meta.region_name
             credentials = built._request_signer._credentials
-        elif not (
-            botocore.utils.is_valid_endpoint_url(endpoint)
-            or botocore.utils.is_valid_ipv6_endpoint_url(endpoint)
-        ):
-            raise DynormError(
-                f"cannot create the DynamoDB client: Invalid endpoint: {endpoint}; check "
-                "connect()'s endpoint_url= (http://host:port or https://host) and the "
-                "AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL settings"
-            )
+        elif not _valid_endpoint(endpoint):
+            # (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL: the configuration files' advice.)
+            raise _cannot_create(f"Invalid endpoint: {endpoint}")
         # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
         # path as it must; the fast path signs and posts to "/".
         if urlsplit(endpoint).path not in ("", "/"):

@@ -352,3 +352,17 @@ async def test_the_fast_path_builds_a_botocore_client_only_for_what_it_does_not_
             assert botocore_clients() == before + 1
         finally:
             await db.delete_table()
+
+
+@pytest.mark.skipif(not fast_path_selected(), reason="botocore's client raises its ValueError")
+async def test_an_invalid_configured_endpoint_is_an_error_naming_what_to_check(
+    aws_env: pytest.MonkeyPatch,
+) -> None:
+    aws_env.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://[::1")
+    with pytest.raises(dynorm.DynormError) as caught:
+        async with connect(
+            app, region_name="eu-west-1", aws_access_key_id="a", aws_secret_access_key="b"
+        ):
+            pass
+    assert "Invalid endpoint: http://[::1" in str(caught.value)
+    assert "endpoint_url=" in str(caught.value)
