@@ -267,6 +267,35 @@ async def test_the_endpoint_and_region_from_the_environment(
             assert await db.get(Org, name="ACME") == Org(name="ACME")
 
 
+async def test_the_endpoint_from_a_profiles_services_section(
+    aws_env: pytest.MonkeyPatch, tmp_path: Path, dynorm_server: RunningServer
+) -> None:
+    (tmp_path / "config").write_text(
+        "[profile local]\nregion = sa-east-1\nservices = local-dynamodb\n"
+        "aws_access_key_id = testing\naws_secret_access_key = testing\n\n"
+        f"[services local-dynamodb]\ndynamodb =\n  endpoint_url = {dynorm_server.url}\n"
+    )
+    db = await round_trip_without_endpoint(profile="local")
+    assert db.endpoint == dynorm_server.url
+    assert db.region == "sa-east-1"
+
+
+async def round_trip_without_endpoint(**options: Any) -> Database:
+    """``round_trip`` with the endpoint left to the AWS configuration."""
+    async with (
+        connect(
+            app,
+            table_name=f"config-{uuid.uuid4().hex[:8]}",
+            fast_path=fast_path_selected(),
+            **options,
+        ) as db,
+        fresh_table(db),
+    ):
+        await db.put(Org(name="ACME"))
+        assert await db.get(Org, name="ACME") == Org(name="ACME")
+    return db
+
+
 @pytest.mark.parametrize(
     ("env", "region", "endpoint"),
     [
