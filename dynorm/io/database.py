@@ -76,7 +76,7 @@ from .query import Query, Scan
 from .queryload import QueryLoad
 from .tables import Connected, Tables, name_tables, table_of
 from .transaction import Transaction
-from .transport import RequestListener, Transport, open_client
+from .transport import Connection, RequestListener, Transport, open_connection
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -145,7 +145,7 @@ class Database:
     def __init__(
         self,
         table: Table | Sequence[Table],
-        client: Any,
+        connection: Connection,
         *,
         table_name: str | None = None,
         table_names: Mapping[Table, str] | None = None,
@@ -155,7 +155,6 @@ class Database:
         batch_write_size: int = BATCH_WRITE_MAX,
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
-        fast_path: bool = True,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -175,9 +174,8 @@ class Database:
         #: The tables of this connection, in the order given.
         self.tables: Final = self._tables.tables
         connected = self._tables.connected_tables()
-        self._transport = Transport.for_client(
-            client,
-            fast_path=fast_path,
+        self._transport = Transport.for_connection(
+            connection,
             key_attributes={c.name: c.table.primary_attributes for c in connected},
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
@@ -1353,7 +1351,7 @@ async def connect(
         tables = (*tables, table)
     # Checked before a client is opened: a mix-up of tables sends nothing.
     name_tables(tables, table_name, table_names)
-    async with open_client(
+    async with open_connection(
         endpoint_url=endpoint_url,
         region_name=region_name,
         aws_access_key_id=aws_access_key_id,
@@ -1363,15 +1361,15 @@ async def connect(
         max_concurrency=max_concurrency,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-    ) as client:
+        fast_path=fast_path,
+    ) as connection:
         yield Database(
             tables,
-            client,
+            connection,
             table_name=table_name,
             table_names=table_names,
             max_concurrency=max_concurrency,
             max_attempts=max_attempts,
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
-            fast_path=fast_path,
         )
