@@ -43,7 +43,7 @@ from .core.errors import (
     ValidationError,
     VersionConflictError,
 )
-from .core.events import RequestEvent
+from .core.events import ConsumedCapacity, RequestEvent
 from .core.expressions import Attr, Condition
 from .core.fields import field
 from .core.keys import KeyTemplate
@@ -80,6 +80,7 @@ __all__ = [
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "ConsumedCapacity",
     "CopiesIncompleteError",
     "CursorError",
     "Database",

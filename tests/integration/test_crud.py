@@ -477,7 +477,7 @@ async def test_consistent_reads(seeded: Database) -> None:
     assert await seeded.get_many(User, keys, consistent=True) == [BILLGATES]
     # Secondary indexes have no strongly consistent reads: the flag is not sent to them.
     query = seeded.query(User, "GSI1", org_name="MICROSOFT", username="BILLGATES", consistent=True)
-    assert "ConsistentRead" not in query.explain().params
+    assert "ConsistentRead" not in query.explain()[0].params
     assert await query.all() == [BILLGATES]
 
 

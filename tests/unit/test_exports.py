@@ -28,6 +28,7 @@ EXPECTED = {
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "ConsumedCapacity",
     "CopiesIncompleteError",
     "CursorError",
     "Database",
