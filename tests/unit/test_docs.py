@@ -561,12 +561,20 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CheckerRun]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
+    # A block importing a module that is not installed sees Any from it: its decorators
+    # (a web framework's routes) are untyped, and what its calls return is Any.
+    missing = _missing_modules(modules.values())
+    lenient = "".join(
+        f"[mypy-{name}]\ndisallow_untyped_decorators = False\nwarn_return_any = False\n"
+        for name, module in modules.items()
+        if _missing_modules([module]) & missing
+    )
     (into / "mypy.ini").write_text(
         "[mypy]\nstrict = True\nplugins = dynorm.mypy\nwarn_unreachable = True\n"
         f"mypy_path = {into / 'stubs'}{os.pathsep}{ROOT}\n"
         "enable_error_code = ignore-without-code, redundant-expr, truthy-bool\n"
         # Another library's untyped modules (boto3 in a block showing another tool's writes).
-        "[mypy-boto3.*]\nignore_missing_imports = True\n"
+        "[mypy-boto3.*]\nignore_missing_imports = True\n" + lenient
     )
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed next to this interpreter")
