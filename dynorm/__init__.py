@@ -13,7 +13,7 @@ from dynorm.io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
 from dynorm.io.paging import Page
 from dynorm.io.query import Query, Scan
 from dynorm.mapping.cascade import CascadeReport
-from dynorm.mapping.relations import LoadOption, Relationship
+from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption, Relationship
 from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 from dynorm.mapping.streams import Change
 from dynorm.mapping.table import GSI, LSI, Table
@@ -74,6 +74,7 @@ __all__ = [
     "TRANSACT_MAX",
     "Attr",
     "BelongsTo",
+    "BelongsToRelation",
     "CancellationReason",
     "CascadeReport",
     "Change",
@@ -93,6 +94,7 @@ __all__ = [
     "ExpressionError",
     "FromRead",
     "HasMany",
+    "HasManyRelation",
     "Index",
     "ItemNotFoundError",
     "KeyTemplate",

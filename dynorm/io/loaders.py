@@ -20,7 +20,7 @@ from dynorm.core.errors import DefinitionError, DetachedError, ItemNotFoundError
 from dynorm.core.requests import CollectionRead, Page, check_limit, get_item
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo
-from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Owner, Relationship
+from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Relationship
 from dynorm.mapping.state import Loaded, state_of
 
 from .reader import Reader
@@ -266,19 +266,20 @@ def reader_of(obj: object) -> LoaderReader | None:
     return None if state is None else cast("LoaderReader | None", state.database)
 
 
-class HasMany(HasManyRelation[C, Owner]):
+class HasMany(HasManyRelation[C]):
     """One parent, many children, stored as ``via`` says (see :class:`HasManyRelation`).
 
-    On the class, ``Org.users`` is the relationship itself, typed ``HasMany[User, Org]``: the
-    owner is bound by the class it is read on, so ``db.add``, ``db.remove`` and ``load=`` check
-    the parent's type. On an instance, ``org.users`` is the :class:`RelationLoader` of that
+    Declared with its target alone (``HasMany["User"](...)``, ``HasMany(User, ...)``). On the
+    class, ``Org.users`` is the relationship bound to its owner, typed
+    ``HasManyRelation[User, Org]``, so ``db.add``, ``db.remove`` and ``load=`` check the
+    parent's model. On an instance, ``org.users`` is the :class:`RelationLoader` of that
     parent's children.
     """
 
     # The owner is bound per access (method-level type variables): the declaration names only
     # the target, and the class or instance it is read on supplies the owner.
     @overload
-    def __get__(self, obj: None, owner: type[Q]) -> HasMany[C, Q]: ...
+    def __get__(self, obj: None, owner: type[Q]) -> HasManyRelation[C, Q]: ...
     @overload
     def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
     def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
@@ -287,15 +288,16 @@ class HasMany(HasManyRelation[C, Owner]):
         return RelationLoader(obj, self)
 
 
-class BelongsTo(BelongsToRelation[C, Owner]):
+class BelongsTo(BelongsToRelation[C]):
     """A child's link to its parent (see :class:`BelongsToRelation`).
 
-    On the class, ``Ticket.user`` is the relationship, typed ``BelongsTo[User, Ticket]``. On an
-    instance, ``ticket.user`` is the :class:`ParentLoader` of that child's parent.
+    On the class, ``Ticket.user`` is the relationship bound to its owner, typed
+    ``BelongsToRelation[User, Ticket]``. On an instance, ``ticket.user`` is the
+    :class:`ParentLoader` of that child's parent.
     """
 
     @overload
-    def __get__(self, obj: None, owner: type[Q]) -> BelongsTo[C, Q]: ...
+    def __get__(self, obj: None, owner: type[Q]) -> BelongsToRelation[C, Q]: ...
     @overload
     def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...
     def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:

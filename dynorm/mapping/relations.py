@@ -62,7 +62,7 @@ class Relationship(Generic[C, Owner]):
     """Common base: a named link from an owner model (``Owner``) to a target model (``C``).
 
     Only the target is given in a declaration: the owner's type comes from the class the
-    descriptor is read on (``Org.users`` is a ``HasMany[User, Org]``) or the instance
+    descriptor is read on (``Org.users`` is a ``HasManyRelation[User, Org]``) or the instance
     (``org.users``), so ``users = HasMany["User"](via=Partition())`` needs no annotation naming
     its own class. Calls that take a relationship (``db.add``, ``load=``) check both.
     """
@@ -93,10 +93,6 @@ class Relationship(Generic[C, Owner]):
         alias = getattr(self, "__orig_class__", None)
         args: tuple[object, ...] = getattr(alias, "__args__", ())
         target = args[0] if args else None
-        owner = self.owner_name
-        if len(args) == 2 and _names(args[0], owner) and not _names(args[1], owner):
-            # HasMany[Parent, Child], the form of earlier versions: the child comes second.
-            target = args[1]
         if isinstance(target, ForwardRef):
             return target.__forward_arg__
         if isinstance(target, str | type):
@@ -110,11 +106,15 @@ class Relationship(Generic[C, Owner]):
     if not TYPE_CHECKING:
 
         def __class_getitem__(cls, params: object) -> object:
-            # HasMany["User"]: the owner is left to its default (Any), which only type checkers
-            # know of. HasMany[Org, User], the parent-and-child form of earlier versions, still
-            # works at run time: bind() tells it from HasMany[User, Org] by the owner's name.
-            if not isinstance(params, tuple):
+            # Relationship[User] and HasManyRelation[User]: the owner is left to its default
+            # (Any), which only type checkers know of. HasMany and BelongsTo take the target
+            # alone (their owner is bound on access); HasMany[Org, User], the parent-and-child
+            # form of earlier versions, still works at run time: only the child is kept.
+            wanted = len(getattr(cls, "__parameters__", ()))
+            if wanted == 2 and not isinstance(params, tuple):
                 params = (params, Any)
+            elif wanted == 1 and isinstance(params, tuple) and len(params) == 2:
+                params = params[1]
             return super().__class_getitem__(params)
 
     def local_names(self) -> dict[str, Any]:
@@ -232,13 +232,6 @@ class Relationship(Generic[C, Owner]):
     def using(self, strategy: Strategy) -> LoadOption[Owner]:
         """Read this relationship through another strategy for one call (an index, say)."""
         return LoadOption(self, strategy=strategy)
-
-
-def _names(arg: object, name: str) -> bool:
-    """Whether a type argument (a class, a string or a ForwardRef) names the class ``name``."""
-    if isinstance(arg, ForwardRef):
-        arg = arg.__forward_arg__
-    return (arg if isinstance(arg, str) else getattr(arg, "__name__", None)) == name
 
 
 class LoadOption(Generic[Owner]):

@@ -67,6 +67,11 @@ def no_such_attribute_on_a_model(org: Org) -> None:
     _ = org.nme  # type: ignore[attr-defined]
 
 
+def the_parent_and_child_form_of_earlier_versions() -> None:
+    # HasMany[Org, User] named the parent first; the parent is now bound by the class.
+    _ = HasMany["Org", "User"]  # type: ignore[type-arg]
+
+
 def relationships_are_not_constructor_arguments() -> None:
     Org(name="A", users=[])  # type: ignore[call-arg]
 

@@ -15,11 +15,13 @@ import dynorm
 from dynorm import (
     Attr,
     BelongsTo,
+    BelongsToRelation,
     CascadeReport,
     Change,
     ConsumedCapacity,
     Database,
     HasMany,
+    HasManyRelation,
     LoadOption,
     Page,
     ParentLoader,
@@ -75,10 +77,10 @@ def test_constructors_are_the_attrs_ones() -> None:
 
 
 def test_the_descriptor_on_the_class() -> None:
-    # On the class, a relationship names its owner too: db.add and load= check it.
-    assert_type(Org.users, HasMany[User, Org])
-    assert_type(User.org, BelongsTo[Org, User])
-    assert_type(Customer.orders, HasMany[Order, Customer])
+    # On the class, a relationship is bound to its owner: db.add and load= check it.
+    assert_type(Org.users, HasManyRelation[User, Org])
+    assert_type(User.org, BelongsToRelation[Org, User])
+    assert_type(Customer.orders, HasManyRelation[Order, Customer])
     assert_type(Org.users.limit(5), LoadOption[Org])
     assert Org.users.target_name == "User"
     assert User.org.target_name == "Org"

@@ -13,8 +13,10 @@ import attrs
 
 from dynorm import (
     BelongsTo,
+    BelongsToRelation,
     Database,
     HasMany,
+    HasManyRelation,
     Page,
     ParentLoader,
     Partition,
@@ -53,8 +55,8 @@ async def _typed_usage(db: Database) -> None:
         assert_type(user.org, ParentLoader[User, Org])
         assert_type(user.org.loaded, Org | None)
         assert_type(await user.org.get(), Org)
-    assert_type(Org.users, HasMany[User, Org])
-    assert_type(User.org, BelongsTo[Org, User])
+    assert_type(Org.users, HasManyRelation[User, Org])
+    assert_type(User.org, BelongsToRelation[Org, User])
     assert_type(db.query(User, org_name="MICROSOFT"), Query[User])
     assert_type(await db.query(User, org_name="MICROSOFT").first(), User | None)
     assert_type(await db.get_many(Org, [{"name": "A"}]), list[Org | None])
