@@ -14,7 +14,7 @@ from dynorm.io.paging import Page
 from dynorm.io.query import Query, Scan
 from dynorm.mapping.cascade import CascadeReport
 from dynorm.mapping.jsonable import from_jsonable, jsonable
-from dynorm.mapping.relations import LoadOption, Relationship
+from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption, Relationship
 from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 from dynorm.mapping.streams import Change
 from dynorm.mapping.table import GSI, LSI, Table
@@ -45,7 +45,7 @@ from .core.errors import (
     ValidationError,
     VersionConflictError,
 )
-from .core.events import RequestEvent
+from .core.events import ConsumedCapacity, RequestEvent
 from .core.expressions import Attr, Condition
 from .core.fields import field
 from .core.keys import KeyTemplate
@@ -76,12 +76,14 @@ __all__ = [
     "TRANSACT_MAX",
     "Attr",
     "BelongsTo",
+    "BelongsToRelation",
     "CancellationReason",
     "CascadeReport",
     "Change",
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "ConsumedCapacity",
     "CopiesIncompleteError",
     "CursorError",
     "Database",
@@ -94,6 +96,7 @@ __all__ = [
     "ExpressionError",
     "FromRead",
     "HasMany",
+    "HasManyRelation",
     "Index",
     "InvalidDataError",
     "ItemNotFoundError",

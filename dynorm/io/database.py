@@ -84,6 +84,7 @@ if TYPE_CHECKING:
 __all__ = ["Database", "Returns", "Transaction", "connect"]
 
 T = TypeVar("T")
+P = TypeVar("P")
 A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
@@ -506,7 +507,7 @@ class Database:
         self,
         model: type[T],
         *,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         consistent: bool = False,
         **key: object,
     ) -> T:
@@ -663,7 +664,7 @@ class Database:
         condition: Condition | None = None,
         returns: Literal["updated_new", "updated_old"],
         **ops: Unpack[UpdateOptions],
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, object]: ...
     @overload
     async def update(
         self,
@@ -674,6 +675,16 @@ class Database:
         returns: None,
         **ops: Unpack[UpdateOptions],
     ) -> None: ...
+    @overload
+    async def update(  # returns= not a literal: any of the above
+        self,
+        obj: T,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Returns,
+        **ops: Unpack[UpdateOptions],
+    ) -> T | dict[str, object] | None: ...
     async def update(
         self,
         obj: T,
@@ -682,7 +693,7 @@ class Database:
         condition: Condition | None = None,
         returns: Returns = "new",
         **ops: Unpack[UpdateOptions],
-    ) -> T | dict[str, Any] | None:
+    ) -> T | dict[str, object] | None:
         """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
 
         The operations are keywords (:class:`~dynorm.mapping.writes.UpdateOptions`), mapping field
@@ -696,7 +707,8 @@ class Database:
 
         ``returns``: ``"new"`` the item as stored now (default), ``"old"`` as it was (None when
         the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
-        fields after/before, None nothing (the cheapest reply).
+        fields after/before (field name -> value decoded as the field is typed; a field the
+        update removed is absent), None nothing (the cheapest reply).
         """
         connected = self.connected(type(obj))
         info = connected.table.info(type(obj))
@@ -1123,7 +1135,7 @@ class Database:
         index: str | None = None,
         *,
         consistent: bool = False,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         **components: object,
     ) -> Query[T]:
         """Items of ``model`` in one collection: full partition fields, leading sort fields.
@@ -1252,7 +1264,7 @@ class Database:
         return accept_any
 
     async def load(
-        self, objs: Sequence[T], *relationships: Relationship[Any] | LoadOption
+        self, objs: Sequence[T], *relationships: Relationship[Any, T] | LoadOption[T]
     ) -> Sequence[T]:
         """Load relationships for many objects of one model at once (no N+1).
 
@@ -1274,7 +1286,7 @@ class Database:
         await load_all(self, info, objs, options)
         return objs
 
-    async def add(self, parent: object, relationship: Relationship[T], child: T) -> T:
+    async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
         rel = self._has_many(parent, relationship, "add")
         connected = self.connected(type(parent))
@@ -1282,7 +1294,7 @@ class Database:
         _update_loaded(parent, rel, stored, adding=True, position=None)
         return cast("T", stored)
 
-    async def remove(self, parent: object, relationship: Relationship[T], child: T) -> None:
+    async def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
         rel = self._has_many(parent, relationship, "remove")
         connected = self.connected(type(parent))
