@@ -21,7 +21,12 @@ if typing.TYPE_CHECKING:
     from dynorm.io.query import Query, Scan
     from dynorm.mapping.cascade import CascadeReport
     from dynorm.mapping.jsonable import from_jsonable, jsonable
-    from dynorm.mapping.relations import LoadOption, Relationship
+    from dynorm.mapping.relations import (
+        BelongsToRelation,
+        HasManyRelation,
+        LoadOption,
+        Relationship,
+    )
     from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
     from dynorm.mapping.streams import Change
     from dynorm.mapping.table import GSI, LSI, Table
@@ -52,7 +57,7 @@ if typing.TYPE_CHECKING:
         ValidationError,
         VersionConflictError,
     )
-    from .core.events import RequestEvent
+    from .core.events import ConsumedCapacity, RequestEvent
     from .core.expressions import Attr, Condition
     from .core.fields import field
     from .core.keys import KeyTemplate
@@ -86,12 +91,14 @@ __all__ = [
     "TRANSACT_MAX",
     "Attr",
     "BelongsTo",
+    "BelongsToRelation",
     "CancellationReason",
     "CascadeReport",
     "Change",
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "ConsumedCapacity",
     "CopiesIncompleteError",
     "CursorError",
     "Database",
@@ -104,6 +111,7 @@ __all__ = [
     "ExpressionError",
     "FromRead",
     "HasMany",
+    "HasManyRelation",
     "Index",
     "InvalidDataError",
     "ItemNotFoundError",
@@ -157,7 +165,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "dynorm.io.query": ("Query", "Scan"),
     "dynorm.mapping.cascade": ("CascadeReport",),
     "dynorm.mapping.jsonable": ("from_jsonable", "jsonable"),
-    "dynorm.mapping.relations": ("LoadOption", "Relationship"),
+    "dynorm.mapping.relations": (
+        "BelongsToRelation",
+        "HasManyRelation",
+        "LoadOption",
+        "Relationship",
+    ),
     "dynorm.mapping.strategies": ("Denormalized", "Embedded", "Index", "Partition", "Strategy"),
     "dynorm.mapping.streams": ("Change",),
     "dynorm.mapping.table": ("GSI", "LSI", "Table"),
@@ -187,7 +200,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ValidationError",
         "VersionConflictError",
     ),
-    "dynorm.core.events": ("RequestEvent",),
+    "dynorm.core.events": ("ConsumedCapacity", "RequestEvent"),
     "dynorm.core.expressions": ("Attr", "Condition"),
     "dynorm.core.fields": ("field",),
     "dynorm.core.keys": ("KeyTemplate",),
