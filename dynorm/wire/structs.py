@@ -481,7 +481,7 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
         )
         for attr in attributes
     ]
-    converters: dict[type, Callable[[Any], Any]] = {}
+    converters = _Converters(gen, specs, fields, typed, forms)
     item = msgspec.defstruct(
         f"Wire{name}Item",
         struct_spec,
@@ -491,9 +491,33 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
         gc=False,
         namespace={"__dynorm_attributes__": fields, WIRE_CONVERTERS: converters},
     )
-    for spec in specs:
-        converters[spec.cls] = _converter(gen, spec, fields, typed, forms)
     return Wire(cast("type[WireItem]", item), converters)
+
+
+class _Converters(dict[type, Callable[[Any], Any]]):
+    """Model class -> its converter from the scope's wire item, generated on first lookup.
+
+    The struct holds every model's attributes (any of them may be on a page), but a
+    converter is written only for a model whose items are read: the first lookup of a class
+    generates it and stores it, and the generated decoders look it up as in any dict.
+    """
+
+    def __init__(
+        self,
+        gen: _Generator,
+        specs: Sequence[DecoderSpec],
+        fields: Mapping[str, str],
+        typed: Mapping[str, _Form],
+        forms: Mapping[tuple[type, str], _Form | None],
+    ) -> None:
+        super().__init__()
+        self._gen, self._fields, self._typed, self._forms = gen, fields, typed, forms
+        self._specs = {spec.cls: spec for spec in specs}
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        spec = self._specs[cls]  # KeyError for a class of no model of the scope, as before
+        made = self[cls] = _converter(self._gen, spec, self._fields, self._typed, self._forms)
+        return made
 
 
 def _converter(

@@ -1,0 +1,141 @@
+"""Cold start: declaring a model generates no code; each generated function is written on its
+first use, once, and then called directly (issue 19)."""
+
+from __future__ import annotations
+
+import builtins
+import decimal
+import re
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+
+from dynorm import DefinitionError, Table
+from dynorm.core.keys import KeyTemplate
+from dynorm.mapping.model import ModelInfo, info_of
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions (``compile(..., "exec")``) and regexes compiled while the test runs.
+
+    Annotations resolved from text (``compile(..., "eval")`` in ``typing``) are not counted:
+    checking a declaration resolves its field types.
+    """
+    seen: list[str] = []
+    real_compile, real_re_compile = builtins.compile, re.compile
+
+    def counted_compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+        if mode == "exec":
+            seen.append(f"code {filename}")
+        return real_compile(source, filename, mode, *args, **kwargs)
+
+    def counted_re_compile(pattern: Any, flags: Any = 0) -> Any:
+        seen.append(f"regex {pattern}")
+        return real_re_compile(pattern, flags)
+
+    monkeypatch.setattr(builtins, "compile", counted_compile)
+    monkeypatch.setattr(re, "compile", counted_re_compile)
+    return seen
+
+
+def _models() -> tuple[Table, type, type]:
+    """A table with two models, their classes made attrs classes beforehand (not measured)."""
+
+    @attrs.define
+    class Account:
+        id: str
+        owner: str
+        balance: decimal.Decimal
+        tags: set[str] = attrs.Factory(set)
+
+    @attrs.define
+    class Entry:
+        account_id: str
+        seq: int
+        what: str
+        amount: decimal.Decimal
+
+    table = Table("cold", pk="PK", sk="SK")
+    return table, Account, Entry
+
+
+def test_declaring_models_compiles_nothing(compiles: list[str]) -> None:
+    table, account, entry = _models()
+    compiles.clear()
+    table.model(pk="ACCOUNT#{id}", sk="ACCOUNT#{id}")(account)
+    table.model(pk="ACCOUNT#{account_id}", sk="ENTRY#{seq:08d}#{what}")(entry)
+    assert compiles == []
+
+
+def test_first_use_generates_once_then_calls_the_function(compiles: list[str]) -> None:
+    table, account, entry = _models()
+    table.model(pk="ACCOUNT#{id}", sk="ACCOUNT#{id}")(account)
+    table.model(pk="ACCOUNT#{account_id}", sk="ENTRY#{seq:08d}#{what}")(entry)
+    info: ModelInfo[Any] = info_of(account)
+    obj = account(id="a1", owner="o", balance=decimal.Decimal("1.5"), tags={"x"})
+
+    compiles.clear()
+    item = info.encode(obj)
+    assert compiles, "the encoder is generated on first use"
+    assert "encode" in vars(info.codec)  # stored in place of the property that wrote it
+    assert info.decode(item) == obj
+    assert "decode" in vars(info.codec)
+    # The other model's functions were not written for this one's reads and writes.
+    assert not {"encode", "decode"} & set(vars(info_of(entry).codec))
+
+    compiles.clear()
+    for _ in range(3):
+        assert info.decode(info.encode(obj)) == obj
+    assert compiles == []
+
+
+def test_key_template_compiles_its_regex_on_first_use(compiles: list[str]) -> None:
+    template = KeyTemplate("ENTRY#{seq}#{what}x")
+    assert compiles == []
+    assert template.parse("ENTRY#7#payx") == {"seq": "7", "what": "pay"}
+    assert len(compiles) == 1
+    assert template.matches("ENTRY#8#feex")
+    assert template.parse("OTHER#1#2") is None
+    assert len(compiles) == 1  # compiled once, then called directly
+
+
+def test_a_read_generates_the_wire_converter_of_the_model_read_only() -> None:
+    table, account, entry = _models()
+    table.model(pk="ACCOUNT#{id}", sk="ACCOUNT#{id}")(account)
+    table.model(pk="ACCOUNT#{account_id}", sk="ENTRY#{seq:08d}#{what}")(entry)
+    body = orjson.dumps(
+        {
+            "Items": [
+                {
+                    "PK": {"S": "ACCOUNT#a1"},
+                    "SK": {"S": "ENTRY#00000001#pay"},
+                    "account_id": {"S": "a1"},
+                    "seq": {"N": "1"},
+                    "what": {"S": "pay"},
+                    "amount": {"N": "2.5"},
+                }
+            ],
+            "Count": 1,
+        }
+    )
+    page = table.parser("Query")(body)
+    assert info_of(entry).decode(page["Items"][0]) == entry("a1", 1, "pay", decimal.Decimal("2.5"))
+    converters = table.wire(None).converters
+    assert set(converters) == {entry}  # not one for Account, which nothing read
+
+
+def test_declaration_still_refuses_what_cannot_be_stored() -> None:
+    table = Table("cold", pk="PK", sk="SK")
+
+    @attrs.define
+    class Bad:
+        id: str
+        kinds: set[bool]
+
+    with pytest.raises(DefinitionError, match=r"Bad\.kinds.*sets hold"):
+        table.model(pk="B#{id}", sk="B")(Bad)
+    with pytest.raises(DefinitionError, match="placeholders must name a field"):
+        table.model(pk="B#{}", sk="B")(attrs.define(type("Empty", (), {"__annotations__": {}})))
