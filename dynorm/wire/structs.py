@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections.abc
 import decimal
+import functools
 import itertools
 import linecache
 import typing
@@ -481,7 +482,7 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
         )
         for attr in attributes
     ]
-    converters = _Converters(gen, specs, fields, typed, forms)
+    converters: dict[type, Callable[[Any], Any]] = {}
     item = msgspec.defstruct(
         f"Wire{name}Item",
         struct_spec,
@@ -491,33 +492,36 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
         gc=False,
         namespace={"__dynorm_attributes__": fields, WIRE_CONVERTERS: converters},
     )
+    for spec in specs:
+        make = functools.partial(_converter, gen, spec, fields, typed, forms)
+        converters[spec.cls] = _first_use(spec.cls, make, converters)
     return Wire(cast("type[WireItem]", item), converters)
 
 
-class _Converters(dict[type, Callable[[Any], Any]]):
-    """Model class -> its converter from the scope's wire item, generated on first lookup.
+#: Marks a converter not generated yet (``_first_use``).
+PENDING_MARK: Final = "__dynorm_pending__"
 
-    The struct holds every model's attributes (any of them may be on a page), but a
-    converter is written only for a model whose items are read: the first lookup of a class
-    generates it and stores it, and the generated decoders look it up as in any dict.
+
+def _first_use(
+    cls: type,
+    make: Callable[[], Callable[[Any], Any]],
+    converters: dict[type, Callable[[Any], Any]],
+) -> Callable[[Any], Any]:
+    """Stands in for ``cls``'s converter (``make()``) until a read first needs it.
+
+    The struct holds every model's attributes (any of them may be on a page), but a converter
+    is written only for a model whose items are read: the first call generates it, puts it in
+    ``converters`` in this function's place, and converts; later items call it directly.
     """
 
-    def __init__(
-        self,
-        gen: _Generator,
-        specs: Sequence[DecoderSpec],
-        fields: Mapping[str, str],
-        typed: Mapping[str, _Form],
-        forms: Mapping[tuple[type, str], _Form | None],
-    ) -> None:
-        super().__init__()
-        self._gen, self._fields, self._typed, self._forms = gen, fields, typed, forms
-        self._specs = {spec.cls: spec for spec in specs}
+    def convert_first(o: Any) -> Any:
+        made = converters.get(cls)
+        if made is None or getattr(made, PENDING_MARK, False):
+            made = converters[cls] = make()
+        return made(o)
 
-    def __missing__(self, cls: type) -> Callable[[Any], Any]:
-        spec = self._specs[cls]  # KeyError for a class of no model of the scope, as before
-        made = self[cls] = _converter(self._gen, spec, self._fields, self._typed, self._forms)
-        return made
+    setattr(convert_first, PENDING_MARK, True)
+    return convert_first
 
 
 def _converter(

@@ -15,6 +15,7 @@ import pytest
 from dynorm import DefinitionError, Table
 from dynorm.core.keys import KeyTemplate
 from dynorm.mapping.model import ModelInfo, info_of
+from dynorm.wire.structs import PENDING_MARK
 
 
 @pytest.fixture
@@ -124,7 +125,8 @@ def test_a_read_generates_the_wire_converter_of_the_model_read_only() -> None:
     page = table.parser("Query")(body)
     assert info_of(entry).decode(page["Items"][0]) == entry("a1", 1, "pay", decimal.Decimal("2.5"))
     converters = table.wire(None).converters
-    assert set(converters) == {entry}  # not one for Account, which nothing read
+    generated = {cls for cls, convert in converters.items() if not hasattr(convert, PENDING_MARK)}
+    assert generated == {entry}  # not one for Account, which nothing read
 
 
 def test_declaration_still_refuses_what_cannot_be_stored() -> None:
