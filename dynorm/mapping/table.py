@@ -50,12 +50,13 @@ def _projection(value: object) -> Projection:
     )
 
 
-_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
+#: Compiled on first use (``re``'s cache), not at import.
+_INDEX_NAME = r"[A-Za-z0-9_.-]{3,255}"
 
 
 def _index_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     # DynamoDB's rule for index (and table) names; refused here rather than at CreateTable.
-    if not isinstance(value, str) or not _INDEX_NAME.fullmatch(value):
+    if not isinstance(value, str) or not re.fullmatch(_INDEX_NAME, value):
         raise DefinitionError(
             f"index name {value!r}: DynamoDB takes 3 to 255 characters of letters, digits, "
             "'_', '-' and '.'"
@@ -544,7 +545,7 @@ class Table:
         found = self._wires.get(index)
         if found is None:
             models = self.classifier(index).models
-            specs = [m.codec.decoder_spec for m in models if m.codec.decoder_spec is not None]
+            specs = [m.codec.decoder_spec for m in models]
             generic = [*self.attribute_names(), *filter(None, [self.type_attribute])]
             # dynorm's own bookkeeping (pending copies, write tokens): no field maps them, but
             # writes read them back from items fetched before them.

@@ -1390,14 +1390,15 @@ _SCALARS: Final = tuple(_SCALAR_UNSTRUCTURE)
 
 
 #: One step of a document path: a name, then any list indexes (``tags``, ``lines[0]``, ``m[1][2]``).
-_PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+#: Compiled on first use (``re``'s cache), not at import.
+_PATH_STEP: Final = r"([^.\[\]]+)((?:\[\d+\])*)"
 
 
 def path_steps(path: str) -> list[tuple[str, str]]:
     """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
     steps = []
     for step in path.split("."):
-        match = _PATH_STEP.fullmatch(step)
+        match = re.fullmatch(_PATH_STEP, step)
         if match is None:
             raise ExpressionError(
                 f"{path!r} is not an attribute path: write map members as a.b and list "
