@@ -6,15 +6,16 @@ from __future__ import annotations
 import builtins
 import decimal
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import orjson
 import pytest
 
-from dynorm import DefinitionError, Table
+from dynorm import DefinitionError, Embedded, HasMany, Table
 from dynorm.core.keys import KeyTemplate
 from dynorm.mapping.model import ModelInfo, info_of
+from dynorm.mapping.relations import embedded_of
 from dynorm.wire.structs import PENDING_MARK
 
 
@@ -141,3 +142,42 @@ def test_declaration_still_refuses_what_cannot_be_stored() -> None:
         table.model(pk="B#{id}", sk="B")(Bad)
     with pytest.raises(DefinitionError, match="placeholders must name a field"):
         table.model(pk="B#{}", sk="B")(attrs.define(type("Empty", (), {"__annotations__": {}})))
+
+
+def test_embedded_children_are_checked_at_declaration_and_generated_on_first_use(
+    compiles: list[str],
+) -> None:
+    @attrs.define
+    class Address:
+        label: str
+        city: str
+
+    @attrs.define
+    class BadAddress:
+        label: str
+        flags: set[bool]
+
+    @attrs.define
+    class Customer:
+        id: str
+        addresses: ClassVar[HasMany[Any]] = HasMany(Address, via=Embedded(key="label"))
+
+    @attrs.define
+    class Broken:
+        id: str
+        addresses: ClassVar[HasMany[Any]] = HasMany(BadAddress, via=Embedded())
+
+    table = Table("cold", pk="PK", sk="SK")
+    compiles.clear()
+    table.model(pk="C#{id}", sk="C")(Customer)
+    assert compiles == []
+    with pytest.raises(DefinitionError, match=r"Broken\.addresses: BadAddress\.flags"):
+        table.model(pk="B#{id}", sk="B")(Broken)
+
+    (relation,) = embedded_of(info_of(Customer))
+    codec = relation.embedded
+    assert codec is not None
+    stored = codec.encode_child(Address("home", "Oslo"))
+    assert stored == {"M": {"label": {"S": "home"}, "city": {"S": "Oslo"}}}
+    assert compiles  # generated now
+    assert codec.decode({"addresses": {"M": {"home": stored}}}) == [Address("home", "Oslo")]

@@ -72,6 +72,7 @@ __all__ = [
     "Item",
     "ModelCodec",
     "build_codec",
+    "check_definable",
     "decode_any",
     "decode_binary",
     "encode_any",
@@ -1147,7 +1148,7 @@ class ModelCodec:
     def __init__(
         self, cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
     ) -> None:
-        _check_definable(cls)
+        check_definable(cls)
         fields = attrs.fields(cls)
         self._cls = cls
         self._fields: tuple[attrs.Attribute[Any], ...] = tuple(fields)
@@ -1489,7 +1490,8 @@ def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]
     return encode_path
 
 
-def _check_definable(cls: type) -> None:
+def check_definable(cls: type) -> None:
+    """DefinitionError, naming the field, unless every field type of ``cls`` can be stored."""
     for field in attrs.fields(cls):
         # One field at a time, so the error can name the field to change.
         try:
