@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast, dataclass_transform
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
@@ -16,7 +16,6 @@ from dynorm.core.keys import KEY_TYPES, KeyTemplate, KeyType
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
-from dynorm.wire.structs import Wire, build_wire
 
 from .classify import Classifier
 from .model import (
@@ -32,6 +31,10 @@ from .model import (
 )
 from .relations import Relationship, embedded_of
 from .streams import Change, StreamRecord, decode_change
+
+if TYPE_CHECKING:
+    # msgspec, which the wire structures need, is imported by a table's first read.
+    from dynorm.wire.structs import Wire
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -553,6 +556,8 @@ class Table:
             # Embedded children are no field of their parent: read from the item as dicts.
             generic += [r.embedded.attribute for m in models for r in embedded_of(m) if r.embedded]
             name = f"{self.name}_{index}" if index else self.name
+            from dynorm.wire.structs import build_wire  # noqa: PLC0415 - msgspec on first read
+
             found = self._wires[index] = build_wire(name, specs, generic)
         return found
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import builtins
 import decimal
 import re
+import subprocess
+import sys
 from typing import Any, ClassVar
 
 import attrs
@@ -181,3 +183,12 @@ def test_embedded_children_are_checked_at_declaration_and_generated_on_first_use
     assert stored == {"M": {"label": {"S": "home"}, "city": {"S": "Oslo"}}}
     assert compiles  # generated now
     assert codec.decode({"addresses": {"M": {"home": stored}}}) == [Address("home", "Oslo")]
+
+
+def test_importing_dynorm_leaves_msgspec_to_the_first_read() -> None:
+    """The wire structures' msgspec is imported by a table's first read, not by dynorm."""
+    code = "import sys, dynorm; print(sorted(m for m in sys.modules if m.startswith('msgspec')))"
+    done = subprocess.run(  # noqa: S603 - this interpreter, our code
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
