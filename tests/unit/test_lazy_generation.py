@@ -8,6 +8,7 @@ import decimal
 import re
 import subprocess
 import sys
+import types
 from typing import Any, ClassVar
 
 import attrs
@@ -192,3 +193,18 @@ def test_importing_dynorm_leaves_msgspec_to_the_first_read() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_builtin_annotations_resolve_fast_unless_the_name_is_rebound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = types.ModuleType("dynorm_rebinds_float")
+    module.float = decimal.Decimal  # type: ignore[attr-defined] # "float" means Decimal there
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    annotations = {"id": "str", "amount": "float", "count": "int"}
+    price = attrs.define(
+        type("Price", (), {"__annotations__": annotations, "__module__": module.__name__})
+    )
+    table = Table("cold", pk="PK", sk="SK")
+    table.model(pk="P#{id}", sk="P")(price)
+    assert info_of(price).field_types == {"id": str, "amount": decimal.Decimal, "count": int}
