@@ -13,7 +13,8 @@ from dynorm.io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
 from dynorm.io.paging import Page
 from dynorm.io.query import Query, Scan
 from dynorm.mapping.cascade import CascadeReport
-from dynorm.mapping.relations import LoadOption, Relationship
+from dynorm.mapping.jsonable import from_jsonable, jsonable
+from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption, Relationship
 from dynorm.mapping.strategies import Denormalized, Embedded, Index, Partition, Strategy
 from dynorm.mapping.streams import Change
 from dynorm.mapping.table import GSI, LSI, Table
@@ -31,6 +32,7 @@ from .core.errors import (
     DetachedError,
     DynormError,
     ExpressionError,
+    InvalidDataError,
     ItemNotFoundError,
     KeyTemplateError,
     LimitExceededError,
@@ -43,7 +45,7 @@ from .core.errors import (
     ValidationError,
     VersionConflictError,
 )
-from .core.events import RequestEvent
+from .core.events import ConsumedCapacity, RequestEvent
 from .core.expressions import Attr, Condition
 from .core.fields import field
 from .core.keys import KeyTemplate
@@ -74,12 +76,14 @@ __all__ = [
     "TRANSACT_MAX",
     "Attr",
     "BelongsTo",
+    "BelongsToRelation",
     "CancellationReason",
     "CascadeReport",
     "Change",
     "CodecError",
     "Condition",
     "ConditionFailedError",
+    "ConsumedCapacity",
     "CopiesIncompleteError",
     "CursorError",
     "Database",
@@ -92,7 +96,9 @@ __all__ = [
     "ExpressionError",
     "FromRead",
     "HasMany",
+    "HasManyRelation",
     "Index",
+    "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplate",
     "KeyTemplateError",
@@ -124,8 +130,10 @@ __all__ = [
     "connect",
     "converter",
     "field",
+    "from_jsonable",
     "ge",
     "gt",
+    "jsonable",
     "le",
     "lt",
 ]

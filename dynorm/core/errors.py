@@ -42,6 +42,7 @@ __all__ = [
     "DetachedError",
     "DynormError",
     "ExpressionError",
+    "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplateError",
     "LimitExceededError",
@@ -74,6 +75,28 @@ class CodecError(DynormError, ValueError):
 
 class ExpressionError(DynormError, ValueError):
     """A condition or update expression cannot be built from what was given."""
+
+
+class InvalidDataError(DynormError, ValueError):
+    """JSON data given to ``dynorm.from_jsonable`` does not make an instance of the model.
+
+    ``problems`` lists each one as (place, what is wrong); the place is a tuple of field names
+    and list positions, ``("users", 0, "username")``.
+    """
+
+    def __init__(self, model: str, problems: list[tuple[tuple[str | int, ...], str]]) -> None:
+        self.model = model
+        self.problems = problems
+        lines = "; ".join(f"{_place(loc) or '(the data)'}: {text}" for loc, text in problems)
+        super().__init__(f"{model}: {lines}")
+
+
+def _place(loc: tuple[str | int, ...]) -> str:
+    """``("users", 0, "username")`` as ``users[0].username``."""
+    text = ""
+    for step in loc:
+        text += f"[{step}]" if isinstance(step, int) else f".{step}"
+    return text.lstrip(".")
 
 
 class NotLoadedError(DynormError, AttributeError):

@@ -3,20 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final, TypedDict
 
 import attrs
 
 from .errors import DatabaseError, DynormError
 from .requests import Request
 
-__all__ = ["OK", "TRANSPORT", "RequestEvent", "outcome_of", "targets_of"]
+__all__ = [
+    "OK",
+    "TRANSPORT",
+    "Capacity",
+    "ConsumedCapacity",
+    "RequestEvent",
+    "outcome_of",
+    "targets_of",
+]
 
 #: The outcome of an attempt that DynamoDB answered with success.
 OK: Final = "ok"
 #: The outcome of an attempt that got no answer: no connection, a reset, a timeout, a reply
 #: whose checksum did not match.
 TRANSPORT: Final = "transport"
+
+
+class Capacity(TypedDict, total=False):
+    """Capacity units one table or index consumed (DynamoDB's ``Capacity``)."""
+
+    ReadCapacityUnits: float
+    WriteCapacityUnits: float
+    CapacityUnits: float
+
+
+class ConsumedCapacity(TypedDict, total=False):
+    """DynamoDB's ``ConsumedCapacity`` of one table, as the reply gives it (JSON numbers).
+
+    Which keys are present depends on ``ReturnConsumedCapacity``: ``TOTAL`` gives
+    ``TableName`` and ``CapacityUnits`` (and, on newer servers, the read/write split);
+    ``INDEXES`` adds ``Table`` and the indexes' own, by index name.
+    """
+
+    TableName: str
+    CapacityUnits: float
+    ReadCapacityUnits: float
+    WriteCapacityUnits: float
+    Table: Capacity
+    LocalSecondaryIndexes: dict[str, Capacity]
+    GlobalSecondaryIndexes: dict[str, Capacity]
 
 
 @attrs.frozen
@@ -30,8 +63,9 @@ class RequestEvent:
         index: the secondary index a Query or Scan reads, else None.
         attempt: 1 for the first attempt of a request, 2 for its first retry, ...
         latency: seconds from sending to the complete reply or the failure (monotonic clock).
-        consumed_capacity: the reply's ``ConsumedCapacity`` (a dict, or a list for batches and
-            transactions) when the request asked for it, else None.
+        consumed_capacity: the reply's ``ConsumedCapacity`` when the request asked for it
+            (``ReturnConsumedCapacity``), else None: one :class:`ConsumedCapacity` dict, or a
+            list of them, one a table, for batches and transactions.
         outcome: ``"ok"``; DynamoDB's error code (``"ConditionalCheckFailedException"``,
             ``"ThrottlingException"``, ``"500"`` for a bare server error ...); or
             ``"transport"`` when no reply came (see ``error`` for why).
@@ -45,7 +79,7 @@ class RequestEvent:
     index: str | None
     attempt: int
     latency: float
-    consumed_capacity: Any
+    consumed_capacity: ConsumedCapacity | list[ConsumedCapacity] | None
     outcome: str
     retrying: bool
     error: DynormError | None = None

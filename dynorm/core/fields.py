@@ -9,7 +9,7 @@ only ever names fields.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar, overload
 
 import attrs
 
@@ -22,6 +22,92 @@ NAME_KEY: Final = "dynorm.name"
 KEY_ONLY_KEY: Final = "dynorm.key_only"
 
 _NOTHING: Any = attrs.NOTHING
+
+T = TypeVar("T")
+
+
+# The overloads type a field as attrs.field's stubs do, so a default must suit the field:
+# `at: datetime = dynorm.field(default="now")` is an error (dynorm has no special default
+# values; a time of writing is the model's created=/updated= stamp). With a converter, the
+# default is the converter's input, so that form is not checked.
+@overload
+def field(  # no default: a required field
+    *,
+    name: str | None = None,
+    key_only: bool = False,
+    validator: Any = None,
+    converter: None = None,
+    kw_only: bool = False,
+    alias: str | None = None,
+    init: bool = True,
+    repr: bool = True,
+    eq: bool = True,
+    order: bool | None = None,
+    hash: bool | None = None,
+    on_setattr: Any = None,
+    metadata: Mapping[Any, Any] | None = None,
+) -> Any: ...
+
+
+@overload
+def field(
+    *,
+    name: str | None = None,
+    key_only: bool = False,
+    default: T,
+    validator: Any = None,
+    converter: None = None,
+    kw_only: bool = False,
+    alias: str | None = None,
+    init: bool = True,
+    repr: bool = True,
+    eq: bool = True,
+    order: bool | None = None,
+    hash: bool | None = None,
+    on_setattr: Any = None,
+    metadata: Mapping[Any, Any] | None = None,
+) -> T: ...
+
+
+@overload
+def field(
+    *,
+    name: str | None = None,
+    key_only: bool = False,
+    factory: Callable[[], T],
+    validator: Any = None,
+    converter: None = None,
+    kw_only: bool = False,
+    alias: str | None = None,
+    init: bool = True,
+    repr: bool = True,
+    eq: bool = True,
+    order: bool | None = None,
+    hash: bool | None = None,
+    on_setattr: Any = None,
+    metadata: Mapping[Any, Any] | None = None,
+) -> T: ...
+
+
+@overload
+def field(
+    *,
+    name: str | None = None,
+    key_only: bool = False,
+    default: object = ...,
+    factory: Callable[[], object] | None = None,
+    validator: Any = None,
+    converter: Callable[..., Any],
+    kw_only: bool = False,
+    alias: str | None = None,
+    init: bool = True,
+    repr: bool = True,
+    eq: bool = True,
+    order: bool | None = None,
+    hash: bool | None = None,
+    on_setattr: Any = None,
+    metadata: Mapping[Any, Any] | None = None,
+) -> Any: ...
 
 
 def field(

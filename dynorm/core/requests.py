@@ -515,6 +515,13 @@ class Page(Generic[T]):
     def __len__(self) -> int:
         return len(self.items)
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """``Page[Model]`` as a pydantic type (FastAPI ``response_model=Page[Org]``)."""
+        from .pydantic_page import page_core_schema  # noqa: PLC0415 - only when pydantic asks
+
+        return page_core_schema(cls, source, handler)
+
 
 @attrs.define
 class Tally:

@@ -76,7 +76,7 @@ from .query import Query, Scan
 from .queryload import QueryLoad
 from .tables import Connected, Tables, name_tables, table_of
 from .transaction import Transaction
-from .transport import RequestListener, Transport, open_client
+from .transport import Connection, RequestListener, Transport, open_connection
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -84,6 +84,7 @@ if TYPE_CHECKING:
 __all__ = ["Database", "Returns", "Transaction", "connect"]
 
 T = TypeVar("T")
+P = TypeVar("P")
 A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
@@ -145,7 +146,7 @@ class Database:
     def __init__(
         self,
         table: Table | Sequence[Table],
-        client: Any,
+        connection: Connection,
         *,
         table_name: str | None = None,
         table_names: Mapping[Table, str] | None = None,
@@ -155,7 +156,6 @@ class Database:
         batch_write_size: int = BATCH_WRITE_MAX,
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
-        fast_path: bool = True,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -175,9 +175,8 @@ class Database:
         #: The tables of this connection, in the order given.
         self.tables: Final = self._tables.tables
         connected = self._tables.connected_tables()
-        self._transport = Transport.for_client(
-            client,
-            fast_path=fast_path,
+        self._transport = Transport.for_connection(
+            connection,
             key_attributes={c.name: c.table.primary_attributes for c in connected},
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
@@ -508,7 +507,7 @@ class Database:
         self,
         model: type[T],
         *,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         consistent: bool = False,
         **key: object,
     ) -> T:
@@ -665,7 +664,7 @@ class Database:
         condition: Condition | None = None,
         returns: Literal["updated_new", "updated_old"],
         **ops: Unpack[UpdateOptions],
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, object]: ...
     @overload
     async def update(
         self,
@@ -676,6 +675,16 @@ class Database:
         returns: None,
         **ops: Unpack[UpdateOptions],
     ) -> None: ...
+    @overload
+    async def update(  # returns= not a literal: any of the above
+        self,
+        obj: T,
+        *,
+        upsert: bool = False,
+        condition: Condition | None = None,
+        returns: Returns,
+        **ops: Unpack[UpdateOptions],
+    ) -> T | dict[str, object] | None: ...
     async def update(
         self,
         obj: T,
@@ -684,7 +693,7 @@ class Database:
         condition: Condition | None = None,
         returns: Returns = "new",
         **ops: Unpack[UpdateOptions],
-    ) -> T | dict[str, Any] | None:
+    ) -> T | dict[str, object] | None:
         """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
 
         The operations are keywords (:class:`~dynorm.mapping.writes.UpdateOptions`), mapping field
@@ -698,7 +707,8 @@ class Database:
 
         ``returns``: ``"new"`` the item as stored now (default), ``"old"`` as it was (None when
         the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
-        fields after/before, None nothing (the cheapest reply).
+        fields after/before (field name -> value decoded as the field is typed; a field the
+        update removed is absent), None nothing (the cheapest reply).
         """
         connected = self.connected(type(obj))
         info = connected.table.info(type(obj))
@@ -1125,7 +1135,7 @@ class Database:
         index: str | None = None,
         *,
         consistent: bool = False,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         **components: object,
     ) -> Query[T]:
         """Items of ``model`` in one collection: full partition fields, leading sort fields.
@@ -1254,7 +1264,7 @@ class Database:
         return accept_any
 
     async def load(
-        self, objs: Sequence[T], *relationships: Relationship[Any] | LoadOption
+        self, objs: Sequence[T], *relationships: Relationship[Any, T] | LoadOption[T]
     ) -> Sequence[T]:
         """Load relationships for many objects of one model at once (no N+1).
 
@@ -1276,7 +1286,7 @@ class Database:
         await load_all(self, info, objs, options)
         return objs
 
-    async def add(self, parent: object, relationship: Relationship[T], child: T) -> T:
+    async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
         rel = self._has_many(parent, relationship, "add")
         connected = self.connected(type(parent))
@@ -1284,7 +1294,7 @@ class Database:
         _update_loaded(parent, rel, stored, adding=True, position=None)
         return cast("T", stored)
 
-    async def remove(self, parent: object, relationship: Relationship[T], child: T) -> None:
+    async def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
         rel = self._has_many(parent, relationship, "remove")
         connected = self.connected(type(parent))
@@ -1353,7 +1363,7 @@ async def connect(
         tables = (*tables, table)
     # Checked before a client is opened: a mix-up of tables sends nothing.
     name_tables(tables, table_name, table_names)
-    async with open_client(
+    async with open_connection(
         endpoint_url=endpoint_url,
         region_name=region_name,
         aws_access_key_id=aws_access_key_id,
@@ -1363,15 +1373,15 @@ async def connect(
         max_concurrency=max_concurrency,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-    ) as client:
+        fast_path=fast_path,
+    ) as connection:
         yield Database(
             tables,
-            client,
+            connection,
             table_name=table_name,
             table_names=table_names,
             max_concurrency=max_concurrency,
             max_attempts=max_attempts,
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
-            fast_path=fast_path,
         )

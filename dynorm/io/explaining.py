@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import CollectionRead, Request
@@ -17,7 +17,7 @@ from dynorm.mapping.explain import Explain, KeyOf, TransactGetReads, transact_ge
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.reading import Finished
 from dynorm.mapping.readplan import GetReads
-from dynorm.mapping.relations import LoadOption, Relationship
+from dynorm.mapping.relations import HasManyRelation, LoadOption, Relationship
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import Returns, UpdateOptions
 
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["DatabaseExplain"]
+
+T = TypeVar("T")
+P = TypeVar("P")
 
 
 class DatabaseExplain:
@@ -45,9 +48,9 @@ class DatabaseExplain:
 
     def get_reads(
         self,
-        model: type[Any],
+        model: type[T],
         *,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         consistent: bool = False,
         **key: object,
     ) -> GetReads:
@@ -56,9 +59,9 @@ class DatabaseExplain:
 
     def get(
         self,
-        model: type[Any],
+        model: type[T],
         *,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         consistent: bool = False,
         **key: object,
     ) -> list[Request]:
@@ -74,9 +77,9 @@ class DatabaseExplain:
 
         return transact_get_reads(wanted, locate)
 
-    def transact_get(self, *wanted: KeyOf) -> Request:
-        """The TransactGetItems ``db.transact_get`` sends."""
-        return self.transact_get_reads(wanted).request
+    def transact_get(self, *wanted: KeyOf) -> list[Request]:
+        """The TransactGetItems ``db.transact_get`` sends (one request, listed as every explain)."""
+        return [self.transact_get_reads(wanted).request]
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
@@ -136,13 +139,11 @@ class DatabaseExplain:
         # Steps of several tables name their tables: any table's explain shows them.
         return self._tables.connected_tables()[0].explain
 
-    def add(self, parent: object, relationship: Relationship[Any], child: object) -> list[Request]:
+    def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> list[Request]:
         """The requests ``db.add(parent, relationship, child)`` sends."""
         return self._of(type(parent)).add(parent, relationship, child)
 
-    def remove(
-        self, parent: object, relationship: Relationship[Any], child: object
-    ) -> list[Request]:
+    def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> list[Request]:
         """The requests ``db.remove(parent, relationship, child)`` sends."""
         return self._of(type(parent)).remove(parent, relationship, child)
 
@@ -159,14 +160,17 @@ class DatabaseExplain:
 
     def query(
         self,
-        model: type[Any],
+        model: type[T],
         index: str | None = None,
         *,
         consistent: bool = False,
-        load: Sequence[Relationship[Any] | LoadOption] = (),
+        load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         **components: object,
-    ) -> Request:
-        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
+    ) -> list[Request]:
+        """The Query ``db.query`` sends first (with ``load=``: widened to shared children).
+
+        One request, in a list as every explain: the first page's.
+        """
         explain = self._of(model)
         return explain.query(model, index, consistent=consistent, load=load, **components)
 

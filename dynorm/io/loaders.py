@@ -13,7 +13,7 @@ why they live here: a loader sends through the Database its object came from.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
 from dynorm.core.cursor import scope_fingerprint
 from dynorm.core.errors import DefinitionError, DetachedError, ItemNotFoundError, NotLoadedError
@@ -33,6 +33,7 @@ __all__ = ["BelongsTo", "HasMany", "LoaderReader", "ParentLoader", "RelationLoad
 P = TypeVar("P")
 C = TypeVar("C")
 T = TypeVar("T")
+Q = TypeVar("Q")
 
 
 class LoaderReader(Reader, Protocol):
@@ -59,7 +60,13 @@ class ParentLoader(Generic[P, C]):
 
     @property
     def loaded(self) -> C | None:
-        """The parent that came with the load (None when it is not stored)."""
+        """The parent that came with the load; None when it is not stored (or a link is None).
+
+        Raises NotLoadedError when the relationship was not loaded (``load=[Child.parent]``,
+        ``db.load`` or an earlier ``await .get()``): dynorm never sends a request on attribute
+        access, so None always means "loaded, and there is no parent". Check ``is_loaded``
+        first, or call ``await .get()``, when it may not have been loaded.
+        """
         state = state_of(self.child)
         rel = self.relationship
         if state is None or rel.name not in state.loaded:
@@ -262,13 +269,17 @@ def reader_of(obj: object) -> LoaderReader | None:
 class HasMany(HasManyRelation[C]):
     """One parent, many children, stored as ``via`` says (see :class:`HasManyRelation`).
 
-    On an instance, ``org.users`` is the :class:`RelationLoader` of that parent's children.
+    Declared with its target alone (``HasMany["User"](...)``, ``HasMany(User, ...)``). On the
+    class, ``Org.users`` is the relationship bound to its owner, typed
+    ``HasManyRelation[User, Org]``, so ``db.add``, ``db.remove`` and ``load=`` check the
+    parent's model. On an instance, ``org.users`` is the :class:`RelationLoader` of that
+    parent's children.
     """
 
-    # P is bound per access (a method-level type variable): the owner's type is the instance's,
-    # so the declaration names only the target.
+    # The owner is bound per access (method-level type variables): the declaration names only
+    # the target, and the class or instance it is read on supplies the owner.
     @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    def __get__(self, obj: None, owner: type[Q]) -> HasManyRelation[C, Q]: ...
     @overload
     def __get__(self, obj: P, owner: type[Any] | None = None) -> RelationLoader[P, C]: ...
     def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:
@@ -280,11 +291,13 @@ class HasMany(HasManyRelation[C]):
 class BelongsTo(BelongsToRelation[C]):
     """A child's link to its parent (see :class:`BelongsToRelation`).
 
-    On an instance, ``ticket.user`` is the :class:`ParentLoader` of that child's parent.
+    On the class, ``Ticket.user`` is the relationship bound to its owner, typed
+    ``BelongsToRelation[User, Ticket]``. On an instance, ``ticket.user`` is the
+    :class:`ParentLoader` of that child's parent.
     """
 
     @overload
-    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    def __get__(self, obj: None, owner: type[Q]) -> BelongsToRelation[C, Q]: ...
     @overload
     def __get__(self, obj: P, owner: type[Any] | None = None) -> ParentLoader[P, C]: ...
     def __get__(self, obj: object | None, owner: type[Any] | None = None) -> Any:

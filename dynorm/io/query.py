@@ -183,15 +183,16 @@ class Query(Generic[T]):
             return self.read
         return self._loads.plan(self.read, filtered=self._filtered).read
 
-    def explain(self, *, count: bool = False) -> Request:
+    def explain(self, *, count: bool = False) -> list[Request]:
         """The Query request this would send first (without Limit or ExclusiveStartKey).
 
+        One request, in a list as every explain (``Scan.explain()``, ``db.explain.*``).
         ``count=True``: the request ``count()`` sends. With ``load=``, the Query that also
         reads the children it shares (see ``load_costs``).
         """
         if count:
-            return self._counting()[0]
-        return self._plan().request()
+            return [self._counting()[0]]
+        return [self._plan().request()]
 
     def requests(self) -> list[Request]:
         """The requests of one page: the Query, and the BatchGetItem that may follow it.
@@ -200,7 +201,7 @@ class Query(Generic[T]):
         whole: its Keys, shown empty, are the table keys of the Query's items. ``load_costs``
         tells what ``load=`` adds.
         """
-        return _requests([self.explain()], self._whole, self.read.table_name)
+        return _requests(self.explain(), self._whole, self.read.table_name)
 
     def load_costs(self) -> dict[str, str]:
         """How each relationship of ``load=`` is read: in the same Query, or what it costs."""

@@ -1,10 +1,17 @@
 """The transport: the only module that talks to aiobotocore and botocore.
 
-It creates the client, sends one request at a time through it, maps every failure to a
+It opens the connection, sends one request at a time through it, maps every failure to a
 :class:`~dynorm.DynormError` subclass, and retries: throttling, server-side failures and broken
 connections get further attempts with jittered exponential backoff, within a retry quota.
 botocore's own retries are off, so each attempt is one HTTP request and the rules of
 ``_retry`` decide what a lost reply means for a write.
+
+aiobotocore, botocore and aiohttp are imported when a connection is opened, never by
+``import dynorm``: a process that only declares models (or starts cold, as a Lambda function
+does) does not pay for them. On the fast request path (the default) a connection takes from
+aiobotocore only its session (the credentials chain, the region, the configured endpoint) and
+its HTTP session; a botocore client, with its service model, is built only for an operation
+the fast path does not send.
 """
 
 from __future__ import annotations
@@ -14,24 +21,17 @@ import contextlib
 import functools
 import importlib.metadata
 import inspect
+import os
 import platform
+import re
 import socket
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-import aiobotocore
-import aiohttp
-import botocore
-import botocore.credentials
-import botocore.exceptions
 import orjson
-import yarl
-from aiobotocore.config import AioConfig
-from aiobotocore.session import get_session
-from botocore import xform_name
 
 from dynorm.core.chunks import backoff
 from dynorm.core.codec.converter import Item
@@ -51,6 +51,7 @@ from dynorm.core.errors import (
 from dynorm.core.events import OK, RequestEvent, outcome_of, targets_of
 from dynorm.core.requests import Request
 from dynorm.wire.protocol import (
+    CONTROL_PLANE,
     DATA_PLANE,
     clock_offset,
     crc32_matches,
@@ -58,6 +59,7 @@ from dynorm.wire.protocol import (
     is_clock_skew,
     parse_error,
     target_of,
+    with_datetimes,
 )
 from dynorm.wire.retry import (
     NO_RETRY_INCREMENT,
@@ -79,7 +81,12 @@ from dynorm.wire.sigv4 import Signer, canonical_host
 from .batch import Sleep
 from .otel import Span, Tracing
 
-__all__ = ["RequestListener", "Send", "Transport", "open_client"]
+if TYPE_CHECKING:
+    import aiohttp
+    import botocore.exceptions
+    from aiobotocore.session import AioSession
+
+__all__ = ["Connection", "RequestListener", "Send", "Transport", "open_connection"]
 
 Send = Callable[[Request], Awaitable[dict[str, Any]]]
 RequestListener = Callable[[RequestEvent], None]
@@ -94,11 +101,16 @@ _ERRORS: Final[Mapping[str, type[DatabaseError]]] = {
     "ValidationException": ValidationError,
 }
 
-_CREDENTIAL_ERRORS: Final = (
-    botocore.exceptions.NoCredentialsError,
-    botocore.exceptions.PartialCredentialsError,
-    botocore.exceptions.CredentialRetrievalError,
-)
+
+def _credential_errors() -> tuple[type[Exception], ...]:
+    """The errors botocore raises for credentials that are missing, partial or cannot be fetched."""
+    import botocore.exceptions
+
+    return (
+        botocore.exceptions.NoCredentialsError,
+        botocore.exceptions.PartialCredentialsError,
+        botocore.exceptions.CredentialRetrievalError,
+    )
 
 
 @functools.cache
@@ -109,6 +121,9 @@ def _user_agent() -> str:
     costs about a seventh of a GetItem's client CPU. Giving it a fixed string (a documented
     ``Config`` option) skips that and still names every layer.
     """
+    import aiobotocore
+    import botocore
+
     try:
         version = importlib.metadata.version("dynorm")
     except importlib.metadata.PackageNotFoundError:
@@ -171,6 +186,9 @@ def _never_connected(exc: botocore.exceptions.BotoCoreError) -> bool:
     aiobotocore reports a connection reset while reading the reply as an
     EndpointConnectionError too, so the underlying aiohttp error decides.
     """
+    import aiohttp
+    import botocore.exceptions
+
     if isinstance(
         exc, botocore.exceptions.ConnectTimeoutError | botocore.exceptions.ProxyConnectionError
     ):
@@ -187,6 +205,8 @@ _Failure = Literal["connect_timeout", "proxy", "refused", "read_timeout", "broke
 
 def _botocore_failure(exc: Exception) -> _Failure:
     """The failure an exception from aiobotocore's send stands for."""
+    import botocore.exceptions
+
     if isinstance(exc, botocore.exceptions.BotoCoreError) and _never_connected(exc):
         if isinstance(exc, botocore.exceptions.ConnectTimeoutError):
             return "connect_timeout"
@@ -200,6 +220,8 @@ def _botocore_failure(exc: Exception) -> _Failure:
 
 def _aiohttp_failure(exc: BaseException) -> _Failure:
     """The failure an exception from aiohttp stands for, told apart as aiobotocore does."""
+    import aiohttp
+
     if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
         return "proxy"
     if isinstance(exc, aiohttp.ServerTimeoutError):
@@ -257,63 +279,134 @@ def _credentials_error(request: Request, cause: object) -> DynormError:
     )
 
 
+class _Timeouts(NamedTuple):
+    """The timeouts a connection was opened with (what a TransportError's message names)."""
+
+    connect_timeout: float
+    read_timeout: float
+
+
+def _closed(operation: str | None = None) -> DynormError:
+    said = f"{operation}: " if operation else ""
+    return DynormError(
+        f"{said}the Database's connection is closed; use the Database only inside "
+        "`async with connect(...) as db:`"
+    )
+
+
+class _Client:
+    """The aiobotocore DynamoDB client of a connection, created on first use, once.
+
+    The slow path (``connect(fast_path=False)``) creates it when the connection opens; the
+    fast path only for an operation it does not send itself (and closes it with the
+    connection).
+    """
+
+    def __init__(self, create: Callable[[], Any]) -> None:
+        self._create = create
+        self._context: Any = None
+        self._client: Any = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def get(self) -> Any:
+        if self._client is not None:
+            return self._client
+        async with self._lock:
+            if self._closed:
+                raise _closed()
+            if self._client is None:
+                context = self._create()
+                self._client = await _entered(context)
+                self._context = context
+        return self._client
+
+    async def close(self) -> None:
+        async with self._lock:
+            self._closed = True
+            self._client = None
+            context, self._context = self._context, None
+            if context is not None:
+                await context.__aexit__(None, None, None)
+
+
 class _ClientSender:
     """One attempt of one request through the aiobotocore client, every failure mapped.
 
     The slow path: botocore validates, serializes, signs and parses.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: _Client) -> None:
+        import aiohttp
+        import botocore.exceptions
+        from botocore import xform_name
+
         self._client = client
+        self._name = xform_name
+        self._exceptions = botocore.exceptions
+        self._wire_errors = (botocore.exceptions.BotoCoreError, aiohttp.ClientError, OSError)
 
     async def __call__(self, request: Request) -> dict[str, Any]:
-        method = getattr(self._client, xform_name(request.operation))
+        client = await self._client.get()
+        method = getattr(client, self._name(request.operation))
+        exceptions = self._exceptions
         try:
             response: dict[str, Any] = await method(**request.params)
-        except botocore.exceptions.ClientError as exc:
+        except exceptions.ClientError as exc:
             raise _translate(exc, request) from exc
-        except botocore.exceptions.ParamValidationError as exc:
+        except exceptions.ParamValidationError as exc:
             raise ValidationError(
                 f"{request.operation}: {exc}", operation=request.operation
             ) from exc
-        except _CREDENTIAL_ERRORS as exc:
+        except _credential_errors() as exc:
             raise _credentials_error(request, exc) from exc
-        except (botocore.exceptions.BotoCoreError, aiohttp.ClientError, OSError) as exc:
+        except self._wire_errors as exc:
             endpoint = getattr(exc, "kwargs", {}).get("endpoint_url", "the endpoint")
             failure = _botocore_failure(exc)
-            raise _transport_error(
-                failure, exc, request, endpoint, self._client.meta.config
-            ) from exc
+            raise _transport_error(failure, exc, request, endpoint, client.meta.config) from exc
         return response
 
 
 class _FastSender:
     """One attempt of one request as dynorm's own signed JSON POST (the fast request path).
 
-    Per client, once: the endpoint, the signer, the constant headers, the proxy, the
-    credentials provider and aiobotocore's aiohttp session (same pool, timeouts, TLS and proxy
-    settings as botocore's requests). Per request: the body, the signature, the POST, the
-    checksum and the parse. Operations outside :data:`DATA_PLANE` go to ``fallback``.
+    Per connection, once: the endpoint, the signer, the constant headers, the proxy, the
+    credentials and aiobotocore's HTTP session (its aiohttp pool, timeouts, TLS and proxy
+    settings, as a botocore client would have them). Per request: the body, the signature, the
+    POST, the checksum and the parse. Operations outside :data:`DATA_PLANE` and
+    :data:`CONTROL_PLANE` go to ``fallback``.
     """
 
-    def __init__(self, client: Any, http: Any, fallback: Send) -> None:
-        meta = client.meta
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        region: str,
+        http: Any,
+        credentials: Any,
+        timeouts: Any,
+        fallback: Send,
+    ) -> None:
+        import aiohttp
+        import botocore.credentials
+        import yarl
+
         self._fallback = fallback
-        self._config = meta.config
-        self._endpoint = str(meta.endpoint_url)
+        self._config = timeouts
+        self._endpoint = endpoint
         parts = urlsplit(self._endpoint)
         self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
-        self._signer = Signer(
-            region=meta.region_name, host=canonical_host(parts.netloc, parts.scheme)
-        )
+        self._signer = Signer(region=region, host=canonical_host(parts.netloc, parts.scheme))
         self._constant_headers = {"User-Agent": _user_agent(), "Accept-Encoding": "identity"}
         self._http = http
         proxies = http._proxy_config
         self._proxy: str | None = proxies.proxy_url_for(self._endpoint) or None
         self._proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(self._endpoint))
         self._session: aiohttp.ClientSession | None = None
-        self._credentials = client._request_signer._credentials
+        self._credentials = credentials
+        self._refreshable = isinstance(credentials, botocore.credentials.RefreshableCredentials)
         self._static: Any = None  # frozen once when the credentials never refresh
+        self._wire_errors = (aiohttp.ClientError, OSError, TimeoutError)
         #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
         self.clock_offset = 0.0
 
@@ -321,10 +414,7 @@ class _FastSender:
         # aiobotocore's session: the pool, timeouts, TLS and proxy settings of its AioConfig.
         http = self._http
         if getattr(http, "_sessions", {}) is None:  # aiobotocore closed it: connect() ended
-            raise DynormError(
-                "the Database's connection is closed; use the Database only inside "
-                "`async with connect(...) as db:`"
-            )
+            raise _closed()
         if hasattr(http, "_get_session"):  # aiobotocore >= 3: one session per proxy
             session = await http._get_session(self._proxy)
         else:
@@ -342,15 +432,16 @@ class _FastSender:
             frozen = credentials.get_frozen_credentials()
             if inspect.isawaitable(frozen):
                 frozen = await frozen
-        except _CREDENTIAL_ERRORS as exc:
+        except _credential_errors() as exc:
             raise _credentials_error(request, exc) from exc
-        if not isinstance(credentials, botocore.credentials.RefreshableCredentials):
+        if not self._refreshable:
             self._static = frozen
         return frozen
 
     async def __call__(self, request: Request) -> dict[str, Any]:
         operation = request.operation
-        if operation not in DATA_PLANE:
+        control = operation in CONTROL_PLANE
+        if operation not in DATA_PLANE and not control:
             return await self._fallback(request)
         credentials = await self._frozen(request)
         try:
@@ -372,10 +463,7 @@ class _FastSender:
         headers.update(self._constant_headers)
         session = self._session or await self._open()
         if session.closed:
-            raise DynormError(
-                f"{operation}: the Database's connection is closed; use the Database only "
-                "inside `async with connect(...) as db:`"
-            )
+            raise _closed(operation)
         try:
             async with session.post(
                 self._url,
@@ -387,7 +475,7 @@ class _FastSender:
                 payload = await reply.read()
                 status = reply.status
                 reply_headers = reply.headers
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except self._wire_errors as exc:
             failure = _aiohttp_failure(exc)
             raise _transport_error(failure, exc, request, self._endpoint, self._config) from exc
         if not crc32_matches(payload, reply_headers.get("x-amz-crc32")):
@@ -404,7 +492,7 @@ class _FastSender:
             # A read names its own parser (typed structures per table; see dynorm.wire.structs),
             # which falls back to orjson by itself when a body does not fit.
             try:
-                return (request.parse or orjson.loads)(payload)
+                parsed: dict[str, Any] = (request.parse or orjson.loads)(payload)
             except ValueError as exc:  # orjson.JSONDecodeError: an HTML page from a proxy, say
                 raise TransportError(
                     f"{operation}: the reply from {self._endpoint} (HTTP {status}) is not "
@@ -413,6 +501,7 @@ class _FastSender:
                     operation=operation,
                     request_sent=True,
                 ) from exc
+            return with_datetimes(parsed) if control else parsed
         error = parse_error(status, payload, reply_headers.get("x-amzn-ErrorType"))
         if is_clock_skew(error.code, error.message):
             offset = clock_offset(reply_headers.get("Date"), time.time())
@@ -466,36 +555,14 @@ class Transport:
         self.region = region
 
     @classmethod
-    def for_client(cls, client: Any, *, fast_path: bool = True, **options: Any) -> Transport:
-        """A Transport sending through an aiobotocore DynamoDB client.
-
-        ``fast_path`` sends the data-plane operations as dynorm's own signed JSON POSTs over
-        the client's aiohttp session; False sends everything through botocore.
-        """
-        sender: Send = _ClientSender(client)
-        http = getattr(getattr(client, "_endpoint", None), "http_session", None)
-        parts = urlsplit(str(client.meta.endpoint_url))
-        # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
-        # path as it must; the fast path signs and posts to "/".
-        if fast_path and parts.path in ("", "/"):
-            if http is not None and hasattr(http, "_proxy_config"):
-                sender = _FastSender(client, http, sender)
-            else:
-                # A silent fallback would hide a several-fold slowdown; say it once per client.
-                warnings.warn(
-                    f"aiobotocore {aiobotocore.__version__} lacks the HTTP session dynorm's fast "
-                    "request path sends on, so every request goes through botocore (slower). "
-                    "Install an aiobotocore version dynorm supports, or pass "
-                    "connect(fast_path=False) to choose this path and silence the warning",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-        tracing = Tracing(server=parts.hostname, port=parts.port)
+    def for_connection(cls, connection: Connection, **options: Any) -> Transport:
+        """A Transport sending through an open connection (:func:`open_connection`)."""
+        parts = urlsplit(connection.endpoint)
         return cls(
-            sender,
-            tracing=tracing,
-            endpoint=str(client.meta.endpoint_url),
-            region=client.meta.region_name,
+            connection.send,
+            tracing=Tracing(server=parts.hostname, port=parts.port),
+            endpoint=connection.endpoint,
+            region=connection.region,
             **options,
         )
 
@@ -660,8 +727,132 @@ def _unknown(request: Request, attempts: int, error: DynormError) -> OutcomeUnkn
     )
 
 
+class Connection:
+    """An open connection to DynamoDB: where requests go and what sends them.
+
+    ``send`` is one attempt of one request (the Transport retries); ``fast_path`` whether it
+    is dynorm's own request path; ``endpoint`` and ``region`` where requests go and what they
+    are signed for.
+    """
+
+    def __init__(self, send: Send, *, fast_path: bool, endpoint: str, region: str | None) -> None:
+        self.send = send
+        self.fast_path = fast_path
+        self.endpoint = endpoint
+        self.region = region
+
+
+#: The regions whose DynamoDB endpoint is ``https://dynamodb.{region}.{suffix}`` (the aws and
+#: aws-cn partitions of botocore's endpoint data). Another region (us-gov-, us-iso-, a
+#: ``-fips`` pseudo-region, ``local``) takes botocore's endpoint resolution.
+_STANDARD_REGIONS: Final = (
+    (re.compile(r"^(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+$"), "amazonaws.com"),
+    (re.compile(r"^cn-\w+-\d+$"), "amazonaws.com.cn"),
+)
+
+
+def _standard_endpoint(session: AioSession, region: str) -> str | None:
+    """DynamoDB's endpoint for ``region``.
+
+    None when only botocore can tell: FIPS or dual-stack configured, another partition.
+    """
+    if session.get_config_variable("use_fips_endpoint") or session.get_config_variable(
+        "use_dualstack_endpoint"
+    ):
+        return None
+    for pattern, suffix in _STANDARD_REGIONS:
+        if pattern.match(region):
+            return f"https://dynamodb.{region}.{suffix}"
+    return None
+
+
+def _configured_endpoint(session: AioSession) -> str | None:
+    """The endpoint the AWS configuration names for DynamoDB, as a botocore client reads it.
+
+    ``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ENDPOINT_URL``, or the ``services`` section of the
+    profile; none when ``AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`` (or the profile's
+    ``ignore_configured_endpoint_urls``) says so.
+    """
+    from botocore.configprovider import ConfiguredEndpointProvider
+
+    if session.get_config_variable("ignore_configured_endpoint_urls"):
+        return None
+    provider = ConfiguredEndpointProvider(
+        full_config=session.full_config,
+        scoped_config=session.get_scoped_config(),
+        client_name="dynamodb",
+    )
+    url: str | None = provider.provide()
+    return url
+
+
+def _verify(session: AioSession) -> Any:
+    """TLS verification as a client's endpoint sets it: ``ca_bundle``, REQUESTS_CA_BUNDLE."""
+    verify = session.get_config_variable("ca_bundle") or os.environ.get("REQUESTS_CA_BUNDLE")
+    return verify if isinstance(verify, str) and verify.strip() else True
+
+
+def _http_session(
+    session: AioSession, endpoint: str, max_concurrency: int, timeouts: _Timeouts
+) -> Any:
+    """The HTTP session (aiobotocore's) a client with dynorm's config would be given.
+
+    The timeouts, the pool size, the environment's proxies, TLS verification, TCP keepalive.
+    """
+    from aiobotocore.httpsession import AIOHTTPSession
+    from botocore.utils import get_environ_proxies
+
+    socket_options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    if session.get_config_variable("tcp_keepalive"):
+        socket_options.append((socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1))
+    return AIOHTTPSession(
+        # (connect, read), as botocore's endpoint creator passes them; the stubs say float.
+        timeout=(timeouts.connect_timeout, timeouts.read_timeout),  # type: ignore[arg-type]
+        proxies=get_environ_proxies(endpoint),
+        verify=_verify(session),
+        max_pool_connections=max_concurrency,
+        socket_options=socket_options,
+    )
+
+
+async def _entered(context: Any) -> Any:
+    """``await context.__aenter__()``, botocore's configuration errors said as DynormErrors."""
+    import botocore.exceptions
+
+    try:
+        return await context.__aenter__()
+    except botocore.exceptions.NoRegionError:
+        raise _no_region() from None
+    except botocore.exceptions.BotoCoreError as exc:
+        raise _cannot_create(exc) from exc
+
+
+def _valid_endpoint(url: str) -> bool:
+    """Whether a botocore client would take ``url`` as its endpoint."""
+    from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
+
+    try:
+        return bool(is_valid_endpoint_url(url) or is_valid_ipv6_endpoint_url(url))
+    except ValueError:  # urllib's "Invalid IPv6 URL"
+        return False
+
+
+def _no_region() -> DynormError:
+    return DynormError(
+        "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
+        "AWS_DEFAULT_REGION"
+    )
+
+
+def _cannot_create(exc: Exception | str) -> DynormError:
+    return DynormError(
+        f"cannot create the DynamoDB client: {exc}; check connect()'s profile=, "
+        "endpoint_url= and region_name= and the AWS configuration files"
+    )
+
+
 @contextlib.asynccontextmanager
-async def open_client(
+async def open_connection(
     *,
     endpoint_url: str | None,
     region_name: str | None,
@@ -672,11 +863,23 @@ async def open_client(
     max_concurrency: int,
     connect_timeout: float,
     read_timeout: float,
-) -> AsyncIterator[Any]:
-    """An aiobotocore DynamoDB client with botocore's retries off (the Transport retries)."""
+    fast_path: bool = True,
+) -> AsyncIterator[Connection]:
+    """A connection to DynamoDB, open until the block ends.
+
+    ``fast_path=False``: an aiobotocore DynamoDB client (botocore's retries off: the Transport
+    retries) sends everything. Otherwise dynorm's own signed requests go out on aiobotocore's
+    HTTP session, with the credentials, region and endpoint aiobotocore's session resolves, and
+    a botocore client is created only for an operation the fast path does not send.
+    """
+    import botocore.exceptions
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+
     session = get_session()
     if profile is not None:
         session.set_config_variable("profile", profile)
+    timeouts = _Timeouts(connect_timeout, read_timeout)
     config = AioConfig(
         retries={"mode": "standard", "total_max_attempts": 1},
         connect_timeout=connect_timeout,
@@ -684,8 +887,9 @@ async def open_client(
         max_pool_connections=max_concurrency,
         user_agent=_user_agent(),
     )
-    try:
-        client_context = session.create_client(
+
+    def create() -> Any:
+        return session.create_client(
             "dynamodb",
             region_name=region_name,
             endpoint_url=endpoint_url,
@@ -694,18 +898,119 @@ async def open_client(
             aws_session_token=aws_session_token,
             config=config,
         )
-        client = await client_context.__aenter__()
-    except botocore.exceptions.NoRegionError:
-        raise DynormError(
-            "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
-            "AWS_DEFAULT_REGION"
-        ) from None
-    except botocore.exceptions.BotoCoreError as exc:
-        raise DynormError(
-            f"cannot create the DynamoDB client: {exc}; check connect()'s profile=, "
-            "endpoint_url= and region_name= and the AWS configuration files"
-        ) from exc
-    try:
-        yield client
-    finally:
-        await client_context.__aexit__(None, None, None)
+
+    client = _Client(create)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(client.close)
+        slow = _ClientSender(client)
+        if not fast_path:
+            meta = (await client.get()).meta
+            yield Connection(
+                slow,
+                fast_path=False,
+                endpoint=str(meta.endpoint_url),
+                region=meta.region_name,
+            )
+            return
+        try:
+            region, endpoint, credentials = await _resolve(
+                session,
+                endpoint_url=endpoint_url,
+                region_name=region_name,
+                aws_access_key_id=aws_access_key_id,
+                aws_secret_access_key=aws_secret_access_key,
+                aws_session_token=aws_session_token,
+            )
+        except botocore.exceptions.BotoCoreError as exc:
+            raise _cannot_create(exc) from exc
+        if endpoint is None:
+            # Something only botocore resolves (FIPS, dual-stack, another partition): the
+            # client's endpoint, then dynorm's requests as before.
+            built = await client.get()
+            endpoint, region = str(built.meta.endpoint_url), built.meta.region_name
+            credentials = built._request_signer._credentials
+        elif not _valid_endpoint(endpoint):
+            # (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL: the configuration files' advice.)
+            raise _cannot_create(f"Invalid endpoint: {endpoint}")
+        # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
+        # path as it must; the fast path signs and posts to "/".
+        if urlsplit(endpoint).path not in ("", "/"):
+            built = await client.get()
+            yield Connection(
+                slow,
+                fast_path=False,
+                endpoint=str(built.meta.endpoint_url),
+                region=built.meta.region_name,
+            )
+            return
+        http = _http_session(session, endpoint, max_concurrency, timeouts)
+        if not hasattr(http, "_proxy_config"):
+            # A silent fallback would hide a several-fold slowdown; say it once per connection.
+            import aiobotocore
+
+            warnings.warn(
+                f"aiobotocore {aiobotocore.__version__} lacks the HTTP session dynorm's fast "
+                "request path sends on, so every request goes through botocore (slower). "
+                "Install an aiobotocore version dynorm supports, or pass "
+                "connect(fast_path=False) to choose this path and silence the warning",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            built = await client.get()
+            yield Connection(
+                slow,
+                fast_path=False,
+                endpoint=str(built.meta.endpoint_url),
+                region=built.meta.region_name,
+            )
+            return
+        await stack.enter_async_context(http)
+        sender = _FastSender(
+            endpoint=endpoint,
+            region=region,
+            http=http,
+            credentials=credentials,
+            timeouts=timeouts,
+            fallback=slow,
+        )
+        yield Connection(sender, fast_path=True, endpoint=endpoint, region=region)
+
+
+async def _resolve(
+    session: AioSession,
+    *,
+    endpoint_url: str | None,
+    region_name: str | None,
+    aws_access_key_id: str | None,
+    aws_secret_access_key: str | None,
+    aws_session_token: str | None,
+) -> tuple[str, str | None, Any]:
+    """The region, the endpoint and the credentials, as a client would resolve them.
+
+    The endpoint is None when only a botocore client can resolve it. BotoCoreErrors (a bad
+    profile, an invalid region, partial credentials) are left to the caller.
+    """
+    import botocore.exceptions
+    from aiobotocore.credentials import AioCredentials
+    from botocore.utils import validate_region_name
+
+    session.get_scoped_config()  # ProfileNotFound for a profile the files do not have
+    region: str | None = region_name or session.get_config_variable("region")
+    if region is None:
+        raise _no_region()
+    validate_region_name(region)
+    # What a client creation records: the credentials chain's own clients (STS for an
+    # assumed role, SSO) use the region of the client they serve.
+    session._last_client_region_used = region  # type: ignore[attr-defined]
+    credentials: Any
+    if aws_access_key_id is not None and aws_secret_access_key is not None:
+        credentials = AioCredentials(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    elif aws_access_key_id is not None or aws_secret_access_key is not None:
+        missing = "aws_secret_access_key" if aws_secret_access_key is None else "aws_access_key_id"
+        raise botocore.exceptions.PartialCredentialsError(provider="explicit", cred_var=missing)
+    else:
+        credentials = await session.get_credentials()
+    endpoint = endpoint_url or _configured_endpoint(session)
+    if endpoint is None:
+        endpoint = _standard_endpoint(session, region)
+    return region, endpoint, credentials

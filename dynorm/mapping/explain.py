@@ -100,9 +100,9 @@ class Explain:
         """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""
         return transact_get_reads(wanted, lambda model: (self.table.info(model), self.table_name))
 
-    def transact_get(self, *wanted: KeyOf) -> Request:
-        """The TransactGetItems ``db.transact_get`` sends."""
-        return self.transact_get_reads(wanted).request
+    def transact_get(self, *wanted: KeyOf) -> list[Request]:
+        """The TransactGetItems ``db.transact_get`` sends (one request, listed as every explain)."""
+        return [self.transact_get_reads(wanted).request]
 
     def put(
         self, obj: object, *, condition: Condition | None = None, overwrite: bool = True
@@ -236,13 +236,17 @@ class Explain:
         consistent: bool = False,
         load: Sequence[Relationship[Any] | LoadOption] = (),
         **components: object,
-    ) -> Request:
-        """The Query ``db.query`` sends first (with ``load=``: widened to shared children)."""
+    ) -> list[Request]:
+        """The Query ``db.query`` sends first (with ``load=``: widened to shared children).
+
+        One request, in a list as every explain: the first page's (later pages and the loads
+        per page depend on the replies).
+        """
         info = self.table.info(model)
         read = self.query_read(info, index, components, consistent=consistent).read
         if load:
             read = plan_query_load(info, read, components, normalize_options(info, load)).read
-        return read.request()
+        return [read.request()]
 
     def query_read(
         self,

@@ -45,16 +45,26 @@ __all__ = [
     "relationships_of",
 ]
 
-P = TypeVar("P")
 C = TypeVar("C")
+if TYPE_CHECKING:
+    # The owner (parent) model of a relationship, bound when the descriptor is read on its class
+    # (``Org.users`` is ``HasMany[User, Org]``); ``HasMany["User"]`` leaves it to its default.
+    # Invariant, as the run-time check is exact (a relationship of Org takes Org objects). Only
+    # the type checkers see the default (PEP 696), so nothing depends on typing_extensions.
+    from typing_extensions import TypeVar as _DefaultedTypeVar
+
+    Owner = _DefaultedTypeVar("Owner", default=Any)
+else:
+    Owner = TypeVar("Owner")
 
 
-class Relationship(Generic[C]):
-    """Common base: a named link from an owner model to a target model of type ``C``.
+class Relationship(Generic[C, Owner]):
+    """Common base: a named link from an owner model (``Owner``) to a target model (``C``).
 
-    Only the target is a type parameter: the owner's type comes from the instance the
-    descriptor is read on (``__get__``), so ``users = HasMany["User"](via=Partition())`` needs no
-    annotation naming its own class.
+    Only the target is given in a declaration: the owner's type comes from the class the
+    descriptor is read on (``Org.users`` is a ``HasManyRelation[User, Org]``) or the instance
+    (``org.users``), so ``users = HasMany["User"](via=Partition())`` needs no annotation naming
+    its own class. Calls that take a relationship (``db.add``, ``load=``) check both.
     """
 
     def __init__(self, target: type[C] | str | None = None) -> None:
@@ -96,9 +106,14 @@ class Relationship(Generic[C]):
     if not TYPE_CHECKING:
 
         def __class_getitem__(cls, params: object) -> object:
-            # HasMany[User], the parent-and-child form of earlier versions, still works at
-            # run time: the parent now comes from __get__, so only the child is kept.
-            if isinstance(params, tuple) and len(params) == 2:
+            # Relationship[User] and HasManyRelation[User]: the owner is left to its default
+            # (Any), which only type checkers know of. HasMany and BelongsTo take the target
+            # alone (their owner is bound on access); HasMany[Org, User], the parent-and-child
+            # form of earlier versions, still works at run time: only the child is kept.
+            wanted = len(getattr(cls, "__parameters__", ()))
+            if wanted == 2 and not isinstance(params, tuple):
+                params = (params, Any)
+            elif wanted == 1 and isinstance(params, tuple) and len(params) == 2:
                 params = params[1]
             return super().__class_getitem__(params)
 
@@ -209,18 +224,22 @@ class Relationship(Generic[C]):
 
     # -- load options ------------------------------------------------------------------------
 
-    def limit(self, n: int) -> LoadOption:
+    def limit(self, n: int) -> LoadOption[Owner]:
         """Load at most ``n`` children with the parent (the rest stay readable lazily)."""
         check_limit(n)
         return LoadOption(self, limit=n)
 
-    def using(self, strategy: Strategy) -> LoadOption:
+    def using(self, strategy: Strategy) -> LoadOption[Owner]:
         """Read this relationship through another strategy for one call (an index, say)."""
         return LoadOption(self, strategy=strategy)
 
 
-class LoadOption:
-    """A relationship to load, with per-call settings: ``load=[Org.users.limit(10)]``."""
+class LoadOption(Generic[Owner]):
+    """A relationship to load, with per-call settings: ``load=[Org.users.limit(10)]``.
+
+    Typed by its owner model (``LoadOption[Org]``): calls that take ``load=`` accept only the
+    relationships and options of the model they read.
+    """
 
     # A plain class: as an attrs field typed Relationship, the attribute would be read through
     # the descriptor protocol by type checkers.
@@ -228,7 +247,7 @@ class LoadOption:
 
     def __init__(
         self,
-        relationship: Relationship[Any],
+        relationship: Relationship[Any, Owner],
         *,
         limit: int | None = None,
         strategy: Strategy | None = None,
@@ -237,15 +256,15 @@ class LoadOption:
             if not isinstance(relationship, HasManyRelation):
                 raise DefinitionError(f"{relationship!r}: only HasMany can be read another way")
             relationship = relationship.via_strategy(strategy)
-        self.relationship: Relationship[Any] = relationship
+        self.relationship: Relationship[Any, Owner] = relationship
         self.limit = limit
 
-    def with_limit(self, n: int) -> LoadOption:
+    def with_limit(self, n: int) -> LoadOption[Owner]:
         """The same option, loading at most ``n`` children."""
         check_limit(n)
         return LoadOption(self.relationship, limit=n)
 
-    def using(self, strategy: Strategy) -> LoadOption:
+    def using(self, strategy: Strategy) -> LoadOption[Owner]:
         """The same option, read through another strategy: ``Rel.limit(5).using(Index(...))``."""
         return LoadOption(self.relationship, limit=self.limit, strategy=strategy)
 
@@ -253,7 +272,7 @@ class LoadOption:
         return f"LoadOption({self.relationship!r}, limit={self.limit!r})"
 
 
-class HasManyRelation(Relationship[C]):
+class HasManyRelation(Relationship[C, Owner]):
     """One parent, many children, stored as ``via`` says.
 
     ``newest_first=True`` reads children from the end of their sort order (seed 001: a user and
@@ -287,9 +306,9 @@ class HasManyRelation(Relationship[C]):
             return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
 
-    def via_strategy(self, strategy: Strategy) -> HasManyRelation[C]:
+    def via_strategy(self, strategy: Strategy) -> HasManyRelation[C, Owner]:
         """This relationship read through another strategy, for one call (see LoadOption)."""
-        clone: HasManyRelation[C] = type(self)(
+        clone: HasManyRelation[C, Owner] = type(self)(
             self.target_cls, via=strategy, newest_first=self.newest_first
         )
         clone.owner, clone.name, clone._resolved = self.owner, self.name, True
@@ -373,7 +392,7 @@ class HasManyRelation(Relationship[C]):
             )
 
 
-class BelongsToRelation(Relationship[C]):
+class BelongsToRelation(Relationship[C, Owner]):
     """A child's link to its parent, read with GetItem (or BatchGetItem for many children).
 
     Which child fields hold the parent's key is found, in this order: ``key=`` (parent field ->

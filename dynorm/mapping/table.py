@@ -29,6 +29,7 @@ from .model import (
     key_parsers_for,
     resolve_field_types,
 )
+from .pydantic_schema import install_pydantic_hooks
 from .relations import Relationship, embedded_of
 from .streams import Change, StreamRecord, decode_change
 
@@ -439,6 +440,7 @@ class Table:
         self._check_distinct(info)
         self._check_ttl(info)
         attach_info(cls, info)
+        install_pydantic_hooks(cls)
         self.models[cls.__name__] = info
         for name, relationship in relationships.items():
             relationship.bind(cls, name, scope)

@@ -611,6 +611,7 @@ class WritePlanner:
         values = info.values_of(action.obj)
         paths = action.ops.paths()
         self._refuse_copies(info, paths)
+        _refuse_removing_required(info, action.ops.remove)
         # Copies explain could not know (the new parent is not read): placed after building.
         unknown = {
             info.codec.attributes[f]: v for f, v in (moved or {}).items() if isinstance(v, FromRead)
@@ -889,6 +890,29 @@ def returned_fields(
                 out[name] = held.parsers[name](texts[name])
                 break
     return out
+
+
+def _refuse_removing_required(info: ModelInfo[Any], removed: Sequence[str]) -> None:
+    """``remove=`` of a whole field leaves its attribute absent, which reads back as its default.
+
+    A field with no default (nor a key attribute holding it, nor an empty set to read) could not
+    be read back at all: refused before anything is sent.
+    """
+    fields = attrs.fields_dict(info.cls)
+    for path in removed:
+        field = fields.get(path)
+        if (
+            field is None
+            or field.default is not attrs.NOTHING
+            or path in info.codec.sets
+            or any(path in held.parsers for held in info.key_fields.values())
+        ):
+            continue
+        raise ExpressionError(
+            f"{info.name}: remove=[{path!r}] would leave an item whose {path!r} is absent, and "
+            f"{info.name}.{path} has no default to read back; give the field a default "
+            f"(`{path}: ... | None = None`) or set= a value instead"
+        )
 
 
 def _refuse_paths_inside(info: ModelInfo[Any], paths: Sequence[str], copied: set[str]) -> None:

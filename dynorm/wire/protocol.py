@@ -22,6 +22,7 @@ import attrs
 import orjson
 
 __all__ = [
+    "CONTROL_PLANE",
     "DATA_PLANE",
     "ErrorReply",
     "clock_offset",
@@ -30,12 +31,12 @@ __all__ = [
     "is_clock_skew",
     "parse_error",
     "target_of",
+    "with_datetimes",
 ]
 
-#: The operations the fast request path sends. Their replies hold items, keys and capacities,
-#: which parse to the same values as botocore's except binaries (base64 text, which every
-#: consumer in dynorm accepts). Table administration (CreateTable, DescribeTable ...) stays on
-#: botocore: it is rare, and its replies carry timestamps botocore turns into datetimes.
+#: The data-plane operations the fast request path sends. Their replies hold items, keys and
+#: capacities, which parse to the same values as botocore's except binaries (base64 text, which
+#: every consumer in dynorm accepts).
 DATA_PLANE: Final = frozenset(
     {
         "GetItem",
@@ -51,7 +52,49 @@ DATA_PLANE: Final = frozenset(
     }
 )
 
+#: The table administration the fast request path sends too. Their replies go through
+#: :func:`with_datetimes`, so that their timestamps are datetimes, as botocore makes them. Any
+#: other operation (backups, exports, tags ...) goes through botocore.
+CONTROL_PLANE: Final = frozenset(
+    {
+        "CreateTable",
+        "DescribeTable",
+        "DeleteTable",
+        "UpdateTable",
+        "ListTables",
+        "UpdateTimeToLive",
+        "DescribeTimeToLive",
+    }
+)
+
+#: The timestamp members of those replies (every one of DynamoDB's ends in ``DateTime``):
+#: epoch seconds on the wire.
+_TIMESTAMP_SUFFIX: Final = "DateTime"
+
 _TARGET_PREFIX: Final = "DynamoDB_20120810."
+
+
+def with_datetimes(reply: Any) -> Any:
+    """``reply`` with its timestamps (``CreationDateTime`` ...) as aware UTC datetimes.
+
+    DynamoDB's JSON carries them as epoch seconds; botocore's parser turns them into datetimes,
+    and a table administration reply on the fast path must read the same.
+    """
+    if isinstance(reply, dict):
+        return {
+            key: (
+                datetime.datetime.fromtimestamp(value, datetime.UTC)
+                if key.endswith(_TIMESTAMP_SUFFIX)
+                and isinstance(value, int | float)
+                and not isinstance(value, bool)
+                else with_datetimes(value)
+            )
+            for key, value in reply.items()
+        }
+    if isinstance(reply, list):
+        return [with_datetimes(value) for value in reply]
+    return reply
+
 
 #: Error codes a server answers when the request's time is outside its window.
 _SKEW_CODES: Final = frozenset(

@@ -323,7 +323,7 @@ async def test_loans_of_a_member_through_the_index(lib: tuple[Database, Tool]) -
 async def test_loans_of_a_book_by_partial_key(lib: tuple[Database, Tool]) -> None:
     db, _ = lib
     query = db.query(Loan, book_id="42")
-    request = query.explain()
+    (request,) = query.explain()
     assert request.params["KeyConditionExpression"] == "#pk = :pk AND begins_with(#sk, :sk)"
     assert request.params["ExpressionAttributeNames"] == {"#pk": "PK", "#sk": "SK"}
     assert request.params["ExpressionAttributeValues"][":sk"] == {"S": "l#"}

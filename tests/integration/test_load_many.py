@@ -131,5 +131,5 @@ async def test_parents_without_children_load_empty(db: Database) -> None:
 
 async def test_load_takes_objects_of_one_model(db: Database) -> None:
     with count_requests(db) as log, pytest.raises(TypeError, match="one model"):
-        await db.load([Shelf("s00"), Box("s00", "b0")], Shelf.boxes)
+        await db.load([Shelf("s00"), Box("s00", "b0")], Shelf.boxes)  # type: ignore[misc]
     assert len(log) == 0

@@ -114,7 +114,7 @@ async def test_the_games_of_a_user_in_one_query_on_the_inverted_index(db: Databa
         games = await db.query(UserGameMapping, index="inverted", username="alice").all()
     assert log.operations == ["Query"]
     assert games == joined(username="alice")
-    request = db.explain.query(UserGameMapping, index="inverted", username="alice")
+    (request,) = db.explain.query(UserGameMapping, index="inverted", username="alice")
     assert request.params["IndexName"] == "inverted"
     assert request.params["ExpressionAttributeNames"]["#pk"] == "sk"
     assert request.params["ExpressionAttributeValues"][":pk"] == {"S": "USER#alice"}

@@ -146,13 +146,13 @@ async def test_format_spec_applies_to_bounds(db: Database) -> None:
     found = await db.query(Note, sensor_id="s1", n=between(2, 100)).all()
     assert [n.n for n in found] == [2, 10]
     q = db.query(Note, sensor_id="s1", n=gt(2))
-    assert q.explain().params["ExpressionAttributeValues"][":sk"] == {"S": "N#0002"}
+    assert q.explain()[0].params["ExpressionAttributeValues"][":sk"] == {"S": "N#0002"}
     assert [n.n for n in await q.all()] == [10, 200]
 
 
 async def test_range_on_an_index(db: Database) -> None:
     q = db.query(Reading, index="GSI1", site="north", time=gt("2026-04-19T00"))
-    assert q.explain().params["KeyConditionExpression"] == "#pk = :pk AND #sk > :sk"
+    assert q.explain()[0].params["KeyConditionExpression"] == "#pk = :pk AND #sk > :sk"
     assert sorted(r.value for r in await q.all()) == [20, 27]
 
 
@@ -175,7 +175,7 @@ async def test_bad_markers_are_refused_before_sending(db: Database) -> None:
 
 async def test_filter_limit_counts_matches(db: Database) -> None:
     q = db.query(Reading, sensor_id="s1", status="OK").filter(Attr("value") >= 15)
-    assert "FilterExpression" in q.explain().params
+    assert "FilterExpression" in q.explain()[0].params
     with count_requests(db) as log:
         page = await q.page(limit=3)
     assert [r.value for r in page] == [15, 16, 17]
@@ -199,14 +199,14 @@ async def test_filter_on_a_whole_partition_and_combined(db: Database) -> None:
 async def test_count(db: Database) -> None:
     notes = db.query(Note, sensor_id="s1")
     # no other model's keys start with N#: DynamoDB counts (Select=COUNT)
-    assert notes.explain(count=True).params["Select"] == "COUNT"
+    assert notes.explain(count=True)[0].params["Select"] == "COUNT"
     with count_requests(db) as log:
         assert await notes.count() == 4
     assert log.operations == ["Query"]
     assert await notes.filter(Attr("text") == "note 10").count() == 1
     # a Flag's key can sort among readings: keys are read and only readings counted
     alarms = db.query(Reading, sensor_id="s1", status="ALARM")
-    request = alarms.explain(count=True)
+    (request,) = alarms.explain(count=True)
     assert "Select" not in request.params
     assert "ProjectionExpression" in request.params
     with count_requests(db) as log:
@@ -228,14 +228,14 @@ async def test_page_reports_capacity_when_asked(db: Database) -> None:
     assert plain.consumed is None
     assert plain.scanned == 6
     measured = await q.with_capacity().page(limit=5)
-    assert q.with_capacity().explain().params["ReturnConsumedCapacity"] == "TOTAL"
+    assert q.with_capacity().explain()[0].params["ReturnConsumedCapacity"] == "TOTAL"
     assert measured.consumed is not None
     assert measured.consumed > 0
 
 
 async def test_projection_reads_only_the_view(db: Database) -> None:
     q = db.query(Reading, sensor_id="s1", status="ALARM").project(ReadingValue)
-    params = q.explain().params
+    params = q.explain()[0].params
     projected = {
         params["ExpressionAttributeNames"][p] for p in params["ProjectionExpression"].split(", ")
     }

@@ -70,7 +70,7 @@ async def test_prefix_query_at_every_depth_is_one_request(
     expected: list[Location],
 ) -> None:
     query = geo.query(Location, country="USA", **components)
-    params = query.explain().params
+    params = query.explain()[0].params
     if condition is None:
         assert params["KeyConditionExpression"] == "#pk = :pk"
     else:
@@ -83,7 +83,7 @@ async def test_prefix_query_at_every_depth_is_one_request(
 
 
 async def test_the_design_example_reads_begins_with_a_whole_city(geo: Database) -> None:
-    request = geo.explain.query(Location, country="USA", state="WA", city="SEATTLE")
+    (request,) = geo.explain.query(Location, country="USA", state="WA", city="SEATTLE")
     assert "begins_with(#sk, :sk)" in request.params["KeyConditionExpression"]
     assert request.params["ExpressionAttributeValues"][":sk"] == {"S": "WA#SEATTLE#"}
 
@@ -238,7 +238,7 @@ async def test_games_a_user_joined_through_the_inverted_index(games_db: Database
             UserGameMapping(game_id="g3", username="alice"),
         ]
     )
-    request = games_db.explain.query(UserGameMapping, index="inverted", username="alice")
+    (request,) = games_db.explain.query(UserGameMapping, index="inverted", username="alice")
     assert request.params["IndexName"] == "inverted"
     assert request.params["ExpressionAttributeNames"]["#pk"] == "sk"
     assert request.params["ExpressionAttributeValues"][":pk"] == {"S": "USER#alice"}

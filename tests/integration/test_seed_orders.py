@@ -109,7 +109,7 @@ async def test_items_only_is_one_query(db: Database) -> None:
         items = await db.query(OrderItem, order_id="xyz-789").all()
     assert log.operations == ["Query"]
     assert items == ITEMS
-    request = db.explain.query(OrderItem, order_id="xyz-789")
+    (request,) = db.explain.query(OrderItem, order_id="xyz-789")
     assert request.params["ExpressionAttributeValues"][":sk"] == {"S": "item#"}
 
 

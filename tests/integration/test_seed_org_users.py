@@ -118,7 +118,7 @@ async def test_2_unknown_organization_is_not_found_in_one_query(seeded: Database
 
 async def test_3_retrieve_only_the_users_with_one_prefix_query(seeded: Database) -> None:
     query = seeded.query(User, org_name="MICROSOFT")
-    request = query.explain()
+    (request,) = query.explain()
     assert request.operation == "Query"
     assert "begins_with(#sk, :sk)" in request.params["KeyConditionExpression"]
     assert request.params["ExpressionAttributeNames"]["#sk"] == "sk"

@@ -214,7 +214,7 @@ async def test_a_query_of_one_model_filters_on_the_type_attribute(db: Database) 
     books = [Book("ann", f"Book {i}", "scifi") for i in range(3)]
     await db.put_all([*books, *(Draft("ann", f"Draft {i}") for i in range(3))])
     query = db.query(Draft, author="ann")
-    request = query.explain()
+    (request,) = query.explain()
     assert request.params["FilterExpression"] == "#n0 = :v0 OR attribute_not_exists(#n0)"
     assert request.params["ExpressionAttributeNames"]["#n0"] == "Entity Type"
     page = await query.page(limit=2)

@@ -90,7 +90,7 @@ async def test_a_state_is_one_query_and_stops_at_the_boundary(db: Database) -> N
         found = await db.query(Location, country="USA", state="WA").all()
     assert log.operations == ["Query"]
     assert found == WA  # not WAX, not the WA state item
-    request = db.explain.query(Location, country="USA", state="WA")
+    (request,) = db.explain.query(Location, country="USA", state="WA")
     assert request.params["ExpressionAttributeValues"][":sk"] == {"S": "WA#"}
 
 
@@ -100,7 +100,7 @@ async def test_a_city_is_one_query_and_never_matches_a_longer_name(db: Database)
     assert log.operations == ["Query"]
     assert found == SEATTLE
     assert HEIGHTS not in found
-    request = db.explain.query(Location, country="USA", state="WA", city="SEATTLE")
+    (request,) = db.explain.query(Location, country="USA", state="WA", city="SEATTLE")
     assert "begins_with" in request.params["KeyConditionExpression"]
     assert request.params["ExpressionAttributeValues"][":sk"] == {"S": "WA#SEATTLE#"}
 
@@ -115,7 +115,7 @@ async def test_one_zip_code_is_one_query_with_an_equality(db: Database) -> None:
         ).all()
     assert log.operations == ["Query"]
     assert found == [SEATTLE[0]]
-    request = db.explain.query(Location, country="USA", state="WA", city="SEATTLE", zip="98101")
+    (request,) = db.explain.query(Location, country="USA", state="WA", city="SEATTLE", zip="98101")
     assert "begins_with" not in request.params["KeyConditionExpression"]
 
 

@@ -23,7 +23,7 @@ from dynorm import (
     RelationLoader,
     Table,
 )
-from dynorm.mapping.relations import Relationship  # the type db.add/db.load take; not re-exported
+from dynorm.mapping.relations import HasManyRelation  # the type db.add takes; not re-exported
 from dynorm.testing import Connect, count_requests
 
 pytestmark = pytest.mark.integration
@@ -103,7 +103,7 @@ class Case:
         self,
         parent_cls: type[Any],
         item_cls: type[Any],
-        rel: Relationship[Any],
+        rel: HasManyRelation[Any],
         costs: Mapping[str, Sequence[str]],
     ) -> None:
         self.parent_cls = parent_cls

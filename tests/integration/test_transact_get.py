@@ -35,7 +35,7 @@ async def test_read_objects_are_attached(seeded: Database) -> None:
 
 async def test_an_item_asked_for_twice_is_read_once(seeded: Database) -> None:
     key = (Org, {"name": "MICROSOFT"})
-    request = seeded.explain.transact_get(key, key)
+    (request,) = seeded.explain.transact_get(key, key)
     assert len(request.params["TransactItems"]) == 1
     with count_requests(seeded) as log:
         first, second = await seeded.transact_get(key, key)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 
+import dynorm
 from dynorm import BelongsTo, Database, HasMany, Partition, Table
 
 table = Table("rejected", pk="pk", sk="sk")
@@ -66,9 +67,75 @@ def no_such_attribute_on_a_model(org: Org) -> None:
     _ = org.nme  # type: ignore[attr-defined]
 
 
+def the_parent_and_child_form_of_earlier_versions() -> None:
+    # HasMany[Org, User] named the parent first; the parent is now bound by the class.
+    _ = HasMany["Org", "User"]  # type: ignore[type-arg]
+
+
 def relationships_are_not_constructor_arguments() -> None:
     Org(name="A", users=[])  # type: ignore[call-arg]
 
 
 async def max_items_bounds_a_cascade_only(db: Database, org: Org) -> None:
     await db.delete(org, max_items=5)  # type: ignore[call-overload]
+
+
+@table.model(pk="ORG#{org_name}", sk="TEAM#{team}")
+class Team:
+    org_name: str
+    team: str
+
+
+async def add_with_a_parent_of_another_model(db: Database, user: User) -> None:
+    await db.add(user, Org.users, User("A", "B"))  # type: ignore[misc]
+
+
+async def remove_with_a_parent_of_another_model(db: Database, team: Team) -> None:
+    await db.remove(team, Org.users, User("A", "B"))  # type: ignore[misc]
+
+
+async def add_a_child_of_another_model(db: Database, org: Org) -> None:
+    await db.add(org, Org.users, Team("A", "B"))  # type: ignore[misc]
+
+
+async def add_through_a_belongs_to(db: Database, user: User, org: Org) -> None:
+    await db.add(user, User.org, org)  # type: ignore[arg-type]
+
+
+async def load_a_relationship_of_another_model(db: Database) -> None:
+    await db.get(User, org_name="A", username="B", load=[Org.users])  # type: ignore[misc]
+
+
+async def load_an_option_of_another_model(db: Database) -> None:
+    await db.query(User, org_name="A", load=[Org.users.limit(5)]).all()  # type: ignore[misc]
+
+
+async def load_many_with_another_models_relationship(db: Database, users: list[User]) -> None:
+    await db.load(users, Org.users)  # type: ignore[misc]
+
+
+def explain_with_a_parent_of_another_model(db: Database, user: User) -> None:
+    db.explain.add(user, Org.users, User("A", "B"))  # type: ignore[misc]
+
+
+def a_default_of_another_type() -> None:
+    @table.model(pk="EVENT#{event_id}", sk="EVENT#{event_id}")
+    class Event:
+        event_id: str
+        at: datetime.datetime = dynorm.field(default="now")  # type: ignore[assignment]
+        count: int = dynorm.field(name="Count", default=None)  # type: ignore[assignment]
+        tags: list[str] = dynorm.field(factory=dict)  # type: ignore[arg-type]
+
+    del Event
+
+
+async def a_returned_dict_of_fields_is_not_any(db: Database, org: Org) -> None:
+    changed = await db.update(org, set={"plan_type": "Pro"}, returns="updated_new")
+    _: str = changed["plan_type"]  # type: ignore[assignment]
+
+
+def capacity_is_not_any(db: Database) -> None:
+    def listener(event: dynorm.RequestEvent) -> None:
+        _ = event.consumed_capacity["TableName"]  # type: ignore[call-overload, index]
+
+    del listener

@@ -15,19 +15,26 @@ import dynorm
 from dynorm import (
     Attr,
     BelongsTo,
+    BelongsToRelation,
     CascadeReport,
     Change,
+    ConsumedCapacity,
     Database,
     HasMany,
+    HasManyRelation,
+    LoadOption,
     Page,
     ParentLoader,
     Partition,
     Query,
     RelationLoader,
     Request,
+    RequestEvent,
     Scan,
     Table,
 )
+from dynorm.core.events import Capacity
+from dynorm.mapping.writes import Returns
 
 table = Table("typing", pk="pk", sk="sk")
 
@@ -70,9 +77,11 @@ def test_constructors_are_the_attrs_ones() -> None:
 
 
 def test_the_descriptor_on_the_class() -> None:
-    assert_type(Org.users, HasMany[User])
-    assert_type(User.org, BelongsTo[Org])
-    assert_type(Customer.orders, HasMany[Order])
+    # On the class, a relationship is bound to its owner: db.add and load= check it.
+    assert_type(Org.users, HasManyRelation[User, Org])
+    assert_type(User.org, BelongsToRelation[Org, User])
+    assert_type(Customer.orders, HasManyRelation[Order, Customer])
+    assert_type(Org.users.limit(5), LoadOption[Org])
     assert Org.users.target_name == "User"
     assert User.org.target_name == "Org"
 
@@ -112,7 +121,13 @@ async def _database(db: Database) -> None:
     assert_type(pair, tuple[Org | None, User | None])
     many = await db.transact_get(*[(Org, {"name": n}) for n in "ABCD"])
     assert_type(many, tuple[Org | None, ...])
+    assert_type(await db.get(User, org_name="A", username="B", load=[User.org]), User)
+    assert_type(await db.query(Org, name="A", load=[Org.users.limit(3)]).all(), list[Org])
     assert_type(db.explain.get(Org, name="A"), list[Request])
+    assert_type(db.explain.query(Org, name="A"), list[Request])
+    assert_type(db.query(Org, name="A").explain(), list[Request])
+    assert_type(db.explain.transact_get((Org, {"name": "A"})), list[Request])
+    assert_type(db.explain.remove(org, Org.users, User("A", "B")), list[Request])
     assert_type(db.explain.put(Org(name="A")), list[Request])
     assert_type(db.explain.update(Org(name="A"), set={"plan_type": "Pro"}), list[Request])
     assert_type(db.explain.delete(Org, name="A", cascade=True), list[Request])
@@ -124,6 +139,40 @@ async def _database(db: Database) -> None:
     assert_type(await db.delete(org, cascade=flag, max_items=50), CascadeReport | None)
     assert_type((await db.delete(org, cascade=True)).total, int)
     assert_type(db.explain.add(Org(name="A"), Org.users, User("A", "B")), list[Request])
+
+
+async def _updates(db: Database, org: Org, returns: Returns) -> None:
+    assert_type(await db.update(org, set={"plan_type": "Pro"}), Org)
+    assert_type(await db.update(org, set={"plan_type": "Pro"}, returns="old"), Org | None)
+    assert_type(await db.update(org, set={"plan_type": "Pro"}, returns=None), None)
+    changed = await db.update(org, set={"plan_type": "Pro"}, returns="updated_new")
+    assert_type(changed, dict[str, object])
+    assert_type(await db.update(org, returns=returns), Org | dict[str, object] | None)
+
+
+def _events(event: RequestEvent) -> None:
+    capacity = event.consumed_capacity
+    assert_type(capacity, ConsumedCapacity | list[ConsumedCapacity] | None)
+    if isinstance(capacity, dict):
+        assert_type(capacity.get("CapacityUnits"), float | None)
+        assert_type(capacity.get("GlobalSecondaryIndexes", {}), dict[str, Capacity])
+
+
+def test_field_defaults_are_typed() -> None:
+    stamps = Table("stamps", pk="pk", sk="sk")
+
+    @stamps.model(pk="STAMP#{stamp_id}", sk="STAMP#{stamp_id}")
+    class Stamp:
+        stamp_id: str
+        at: datetime.datetime = dynorm.field(default=datetime.datetime(2026, 1, 1))
+        note: str | None = dynorm.field(name="Note", default=None)
+        count: float = dynorm.field(default=0)
+        tags: set[str] = dynorm.field(factory=set)
+        size: int = dynorm.field(default="0", converter=int)
+
+    assert_type(dynorm.field(default=1), int)
+    assert_type(dynorm.field(factory=list[str]), list[str])
+    assert Stamp("s").size == 0
 
 
 def _streams(record: dict[str, Any]) -> None:

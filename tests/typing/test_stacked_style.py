@@ -7,14 +7,16 @@ one from breaking for users who wrote it. mypy strict runs over it in `make type
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, assert_type
+from typing import ClassVar, assert_type
 
 import attrs
 
 from dynorm import (
     BelongsTo,
+    BelongsToRelation,
     Database,
     HasMany,
+    HasManyRelation,
     Page,
     ParentLoader,
     Partition,
@@ -53,6 +55,8 @@ async def _typed_usage(db: Database) -> None:
         assert_type(user.org, ParentLoader[User, Org])
         assert_type(user.org.loaded, Org | None)
         assert_type(await user.org.get(), Org)
+    assert_type(Org.users, HasManyRelation[User, Org])
+    assert_type(User.org, BelongsToRelation[Org, User])
     assert_type(db.query(User, org_name="MICROSOFT"), Query[User])
     assert_type(await db.query(User, org_name="MICROSOFT").first(), User | None)
     assert_type(await db.get_many(Org, [{"name": "A"}]), list[Org | None])
@@ -73,7 +77,7 @@ async def _typed_updates(db: Database, org: Org) -> None:
     assert_type(await db.update(org, set={"name": "A"}), Org)
     assert_type(await db.update(org, append={"tags": [1]}, upsert=True, returns="new"), Org)
     assert_type(await db.update(org, remove=["x"], returns="old"), Org | None)
-    assert_type(await db.update(org, add={"n": 1}, returns="updated_new"), dict[str, Any])
+    assert_type(await db.update(org, add={"n": 1}, returns="updated_new"), dict[str, object])
     assert_type(await db.update(org, discard={"s": {"a"}}, returns=None), None)
     async with db.transaction() as tx:
         assert_type(tx.update(org, if_not_exists={"name": "A"}, upsert=True), None)

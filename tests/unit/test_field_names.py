@@ -268,7 +268,7 @@ def test_field_takes_a_name_and_attrs_options() -> None:
     with pytest.raises(DefinitionError, match="non-empty str"):
         dynorm.field(name="")
     with pytest.raises(DefinitionError, match="default= or factory="):
-        dynorm.field(default=1, factory=list)
+        dynorm.field(default=1, factory=list)  # type: ignore[call-overload]
 
     @attrs.define
     class C:

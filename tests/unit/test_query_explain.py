@@ -96,7 +96,7 @@ async def test_explain_query_is_what_the_query_sends(
 
 
 async def test_overlapping_templates_filter_on_the_type_attribute(db: Database) -> None:
-    params = db.explain.query(Order, cid="1").params
+    params = db.explain.query(Order, cid="1")[0].params
     assert params["FilterExpression"] == "#n0 = :v0 OR attribute_not_exists(#n0)"
     assert params["ExpressionAttributeNames"]["#n0"] == "ET"
 
@@ -116,7 +116,7 @@ async def test_a_filter_on_shared_loads_is_refused(db: Database) -> None:
         query.project(Status)
     # Without children in the same Query, a filter drops parents only: allowed.
     reverse = db.query(Order, cid="1", load=[Order.lines]).reverse()
-    assert "FilterExpression" in reverse.filter(Attr("note") == "x").explain().params
+    assert "FilterExpression" in reverse.filter(Attr("note") == "x").explain()[0].params
 
 
 def test_start_keys_and_projected_attributes_of_an_index() -> None:

@@ -43,7 +43,7 @@ def test_transact_get_limits_are_checked_before_sending() -> None:
     many = [(Org, {"name": str(i)}) for i in range(TRANSACT_MAX + 1)]
     with pytest.raises(LimitExceededError, match=r"at most 100 .*db.get_many"):
         explain().transact_get(*many)
-    assert len(explain().transact_get(*many[:-1]).params["TransactItems"]) == TRANSACT_MAX
+    assert len(explain().transact_get(*many[:-1])[0].params["TransactItems"]) == TRANSACT_MAX
     with pytest.raises(LimitExceededError, match="at least one"):
         explain().transact_get()
 

@@ -692,3 +692,23 @@ def test_a_relationship_to_a_model_of_another_table_is_refused_at_declaration() 
             order_id: str
             line: str
             entry = BelongsTo(Entry)
+
+
+def test_the_target_comes_from_the_type_argument_in_either_form() -> None:
+    # HasMany["Loan"] (the owner is bound on access), and at run time the earlier
+    # HasMany["Book", "Loan"] (parent, child), which type checkers reject.
+    table = Table("forms", pk="pk", sk="sk")
+
+    @table.model(pk="BOOK#{book_id}", sk="BOOK#{book_id}")
+    class Book:
+        book_id: str
+        loans = HasMany["Loan"](via=Partition())
+        holds = HasMany["Book", "Loan"](via=Partition())  # type: ignore[misc]
+
+    @table.model(pk="BOOK#{book_id}", sk="LOAN#{loan_id}")
+    class Loan:
+        book_id: str
+        loan_id: str
+
+    assert Book.loans.target_cls is Loan
+    assert Book.holds.target_name == "Loan"

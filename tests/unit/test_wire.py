@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime
 import decimal
 import zlib
 
@@ -19,6 +20,7 @@ from dynorm.wire.protocol import (
     is_clock_skew,
     parse_error,
     target_of,
+    with_datetimes,
 )
 from dynorm.wire.retry import classify
 
@@ -183,3 +185,22 @@ def test_outcomes() -> None:
     assert outcome_of(DatabaseError("x", code="ThrottlingException")) == "ThrottlingException"
     assert outcome_of(TransportError("reset")) == TRANSPORT
     assert outcome_of(DynormError("no credentials")) == TRANSPORT
+
+
+def test_table_replies_carry_their_timestamps_as_datetimes_as_botocore_parses_them() -> None:
+    reply = orjson.loads(
+        b'{"Table": {"TableName": "t", "CreationDateTime": 1700000000.5, "ItemCount": 3,'
+        b' "ProvisionedThroughput": {"LastIncreaseDateTime": 0, "ReadCapacityUnits": 1},'
+        b' "Replicas": [{"ReplicaInaccessibleDateTime": 1700000001}],'
+        b' "DeletionProtectionEnabled": true}}'
+    )
+    table = with_datetimes(reply)["Table"]
+    utc = datetime.UTC
+    assert table["CreationDateTime"] == datetime.datetime(2023, 11, 14, 22, 13, 20, 500000, utc)
+    assert table["ProvisionedThroughput"] == {
+        "LastIncreaseDateTime": datetime.datetime(1970, 1, 1, tzinfo=utc),
+        "ReadCapacityUnits": 1,
+    }
+    assert table["Replicas"][0]["ReplicaInaccessibleDateTime"].timestamp() == 1700000001
+    assert table["ItemCount"] == 3  # numbers that are no timestamps stay numbers
+    assert table["DeletionProtectionEnabled"] is True

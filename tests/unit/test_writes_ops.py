@@ -12,6 +12,7 @@ import pytest
 from dynorm import Attr, CodecError, DefinitionError, ExpressionError, Table, field
 from dynorm.core.requests import time_to_live
 from dynorm.core.stamps import Stamps, VersionCheck, Write
+from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import info_of
 from dynorm.mapping.writeplan import WritePlanner
 from dynorm.mapping.writes import (
@@ -294,3 +295,25 @@ def test_time_to_live_is_enabled_on_the_stored_attribute_of_one_per_table() -> N
     assert time_to_live("t", {}) is None
     with pytest.raises(DefinitionError, match="Coupon: Expires, Doc: expires"):
         time_to_live("t", {"Coupon": "Expires", "Doc": "expires"})
+
+
+def test_remove_of_a_field_without_a_default_is_refused_before_sending() -> None:
+    # remove= leaves the attribute absent, which reads back as the field's default: a field
+    # without one (not a set, not held in a key) would make the item unreadable.
+    shop = Table("shop", pk="pk", sk="sk")
+
+    @shop.model(pk="CART#{cart_id}", sk="CART#{cart_id}")
+    class Cart:
+        cart_id: str
+        owner: str
+        views: int = 0
+        coupon: str | None = None
+        tags: set[str] = field(factory=set)
+
+    explain = Explain(shop, "shop", WritePlanner(shop, "shop"))
+    cart = Cart("c", "ann")
+    with pytest.raises(ExpressionError, match=r"Cart\.owner has no default.*set= a value"):
+        explain.update(cart, remove=["owner"])
+    for removable in ("views", "coupon", "tags"):  # read back as 0, None, set()
+        (request,) = explain.update(cart, remove=[removable])
+        assert request.params["UpdateExpression"] == "REMOVE #n0"

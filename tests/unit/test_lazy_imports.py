@@ -1,0 +1,27 @@
+"""``import dynorm`` does not import the AWS and HTTP stack: a connection imports it when opened."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+#: The packages a connection needs and a process that only declares models does not.
+HEAVY = {"aiobotocore", "botocore", "aiohttp", "yarl", "urllib3"}
+
+
+def test_import_dynorm_imports_no_aws_or_http_package() -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    script = (
+        "import dynorm, sys; "
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(HEAVY)!r}))"
+    )
+    ran = subprocess.run(  # noqa: S603  (this interpreter, a fixed script)
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    assert ran.stdout.strip() == "[]", ran.stdout
