@@ -1,5 +1,7 @@
 """``python -m benchmarks``: run every benchmark in this process and print one table.
 
+The cold start benchmark, last, times fresh processes of its own (``benchmarks.coldstart``).
+
 ``--quick`` shrinks every input (the smoke test uses it); explicit options still win over it.
 """
 
