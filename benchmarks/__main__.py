@@ -1,5 +1,7 @@
 """``python -m benchmarks``: run every benchmark in this process and print one table.
 
+The cold start benchmark, last, times fresh processes of its own (``benchmarks.coldstart``).
+
 ``--quick`` shrinks every input (the smoke test uses it); explicit options still win over it.
 """
 
@@ -13,7 +15,7 @@ import platform
 import sys
 from dataclasses import dataclass
 
-from benchmarks import latency, paging, per_request, query_page, writes
+from benchmarks import coldstart, latency, paging, per_request, query_page, writes
 from benchmarks.report import Section, render
 
 _PACKAGES = (
@@ -34,6 +36,7 @@ class Sizes:
     page_size: int
     parents: int
     delay_ms: float
+    cold_runs: int
 
 
 FULL = Sizes(
@@ -45,6 +48,7 @@ FULL = Sizes(
     page_size=1000,
     parents=50,
     delay_ms=20.0,
+    cold_runs=9,
 )
 QUICK = Sizes(
     items=20,
@@ -55,6 +59,7 @@ QUICK = Sizes(
     page_size=50,
     parents=5,
     delay_ms=2.0,
+    cold_runs=1,
 )
 
 #: The help of every ``Sizes`` field's option (``--get-batch`` for ``get_batch``); the help
@@ -68,6 +73,7 @@ _SIZE_HELP = {
     "page_size": "server page size",
     "parents": "parents in the latency benchmark",
     "delay_ms": "injected delay per request",
+    "cold_runs": "fresh processes per library in the cold start benchmark",
 }
 
 
@@ -140,6 +146,8 @@ async def _run(sizes: Sizes, *, collect: bool) -> list[Section]:
 def main(argv: list[str] | None = None) -> int:
     options = _arguments(argv)
     sections = asyncio.run(_run(options.sizes, collect=options.collect))
+    # Fresh processes of their own, after the rest (it needs no event loop).
+    sections.append(coldstart.run(runs=options.sizes.cold_runs))
     print(render(_preamble(), sections), flush=True)
     failed = any(c.ok is False for s in sections for c in s.checks)
     return 1 if options.check and failed else 0

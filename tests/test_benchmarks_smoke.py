@@ -47,7 +47,18 @@ WRITE_CLIENTS = {
 PUT_ALL_CLIENTS = {**WRITE_CLIENTS, "floor+encode": "aiohttp"}
 REQUEST_CLIENTS = {**WRITE_CLIENTS, "floor-unsigned": "aiohttp"}
 REQUEST_SECTIONS = ("GetItem per request", "PutItem per request")
-SECTIONS = ("Query page", "put_all", *REQUEST_SECTIONS, "Lazy pagination", "Relationship load")
+SECTIONS = (
+    *("Query page", "put_all", *REQUEST_SECTIONS),
+    *("Lazy pagination", "Relationship load", "Cold start"),
+)
+#: Cold start rows: the library and the package it needs.
+COLD_START_CLIENTS = {
+    "dynorm": "dynorm",
+    "aiodynamo": "aiodynamo",
+    "pydynox": "pydynox",
+    "pynamodb": "pynamodb",
+    "aiobotocore": "aiobotocore",
+}
 NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
 #: A ratio column: "1.23x", or "12.3x" from ten on.
 RATIO = re.compile(r"\d+\.\d+x")
@@ -168,3 +179,21 @@ def test_latency_rows_count_requests(output: str) -> None:
     # --quick loads 5 parents: one Query each, either way
     assert together.split()[-3] == one_by_one.split()[-3] == "5"
     assert verdicts(lines)[0] in {"PASS", "FAIL"}
+
+
+@pytest.mark.parametrize(("name", "package"), COLD_START_CLIENTS.items())
+def test_cold_start_row_per_library(output: str, name: str, package: str) -> None:
+    line = row(section(output, "Cold start"), name)
+    if installed(package):
+        assert "skipped" not in line
+        assert len(NUMBER.findall(line.split("get", 1)[1])) == 5, line  # ms, ms, ms, ms, MiB
+    else:
+        assert f"skipped: {package} is not installed" in line
+
+
+def test_cold_start_checks_dynorm_targets(output: str) -> None:
+    lines = section(output, "Cold start")
+    row(lines, "aiohttp")  # import aiohttp alone: the floor the import target compares with
+    # import <= 1.3x aiohttp, first item <= aiodynamo, max RSS <= 1.3x aiodynamo
+    assert len(verdicts(lines)) == 3
+    assert ("SKIP" in verdicts(lines)) == (not installed("aiodynamo"))

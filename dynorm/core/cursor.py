@@ -38,7 +38,8 @@ _VERSION: Final = 2
 _SEPARATOR: Final = "."
 _RESTART: Final = "pass the Page.cursor string you received, or None to start over"
 #: What cursors are written with: base64url (without its padding, which is accepted).
-_BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+#: Compiled on first use (``re``'s cache), not at import.
+_BASE64URL: Final = r"[A-Za-z0-9_-]*={0,2}"
 
 
 def scope_fingerprint(*parts: object) -> str:
@@ -84,7 +85,7 @@ def _b64encode(data: bytes) -> str:
 def _b64decode(text: str) -> bytes:
     # Checked first: urlsafe_b64decode drops characters outside the alphabet, so an edited
     # cursor ("A!B") would read as another (and a signature over it still match).
-    if _BASE64URL.fullmatch(text) is None:
+    if re.fullmatch(_BASE64URL, text) is None:
         raise ValueError(text)
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 

@@ -245,7 +245,12 @@ class KeyTemplate:
     raw: bool = attrs.field(default=False, kw_only=True)
     segments: tuple[_Segment, ...] = attrs.field(init=False)
     fields: tuple[str, ...] = attrs.field(init=False)
-    _regex: re.Pattern[str] = attrs.field(init=False, repr=False)
+    #: The pattern of the keys this template makes, compiled on first use (``_fullmatch``).
+    _pattern: str = attrs.field(init=False, repr=False)
+    #: ``re.compile(_pattern).fullmatch``: until first called, a function that compiles the
+    #: pattern, puts the compiled ``fullmatch`` here in its place and calls it, so declaring a
+    #: model compiles no regex and a template in use calls the compiled one directly.
+    _fullmatch: Callable[[str], re.Match[str] | None] = attrs.field(init=False, repr=False)
     _literal_prefix: str = attrs.field(init=False, repr=False)
     #: True when a key fits iff it opens with the literal prefix and has the template's number
     #: of delimiters: the last segment is a bare placeholder and all before it are literal
@@ -289,7 +294,8 @@ class KeyTemplate:
         )
         object.__setattr__(self, "segments", segments)
         object.__setattr__(self, "fields", fields)
-        object.__setattr__(self, "_regex", re.compile(pattern, re.DOTALL))
+        object.__setattr__(self, "_pattern", pattern)
+        object.__setattr__(self, "_fullmatch", self._compile_and_fullmatch)
         object.__setattr__(self, "_literal_prefix", self.prefix({}))
         last = segments[-1]
         tail_only = all(s.field is None for s in segments[:-1]) and not last.suffix
@@ -298,6 +304,11 @@ class KeyTemplate:
         )
         lead = self.delimiter.join(s.prefix for s in segments[:-1])
         object.__setattr__(self, "_lead", lead + self.delimiter if len(segments) > 1 else "")
+
+    def _compile_and_fullmatch(self, key: str) -> re.Match[str] | None:
+        fullmatch = re.compile(self._pattern, re.DOTALL).fullmatch
+        object.__setattr__(self, "_fullmatch", fullmatch)
+        return fullmatch(key)
 
     def _parse_segment(self, text: str) -> _Segment:
         try:
@@ -431,11 +442,11 @@ class KeyTemplate:
                 key.startswith(self._literal_prefix)
                 and key.count(self.delimiter) == len(self.segments) - 1
             )
-        return self._regex.fullmatch(key) is not None
+        return self._fullmatch(key) is not None
 
     def parse(self, key: str) -> dict[str, str] | None:
         """The unescaped text of each field in ``key``; None if the key does not fit."""
-        match = self._regex.fullmatch(key)
+        match = self._fullmatch(key)
         if match is None:
             return None
         if self.raw:
@@ -458,7 +469,7 @@ class KeyTemplate:
         elif self.raw:
             return (key,)
         else:
-            match = self._regex.fullmatch(key)
+            match = self._fullmatch(key)
             if match is not None:
                 return tuple(unescape(text, self.delimiter) for text in match.groups())
         raise ValueError(f"{key!r} does not fit the key template {self.source!r}")

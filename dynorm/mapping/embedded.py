@@ -12,7 +12,14 @@ from typing import Any
 
 import attrs
 
-from dynorm.core.codec.converter import AttributeValue, Item, converter, type_text, value_encoder
+from dynorm.core.codec.converter import (
+    AttributeValue,
+    Item,
+    check_definable,
+    converter,
+    type_text,
+    value_encoder,
+)
 from dynorm.core.errors import CodecError, DefinitionError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.fields import stored_name
@@ -23,6 +30,10 @@ from dynorm.core.steps import FromRead
 from .model import resolve_field_types
 
 __all__ = ["EmbeddedCodec", "add_request", "remove_request"]
+
+
+def _pending(*_: Any) -> Any:
+    raise AssertionError("replaced in EmbeddedCodec.build")  # pragma: no cover
 
 
 @attrs.frozen(eq=False)
@@ -66,11 +77,33 @@ class EmbeddedCodec:
         if max_items is not None and max_items < 1:
             raise DefinitionError(f"{qualname}: max_items must be at least 1; got {max_items}")
         try:
-            decode = converter.get_structure_hook(child)
-            encode = value_encoder(child)
+            check_definable(child)  # each field's type, at declaration; nothing generated
         except DefinitionError as exc:
             raise DefinitionError(f"{qualname}: {exc}") from None
-        return cls(qualname, attribute, child, key, max_items, decode, encode)
+        codec = cls(qualname, attribute, child, key, max_items, _pending, _pending)
+        # The child's decoder and encoder are generated on first use: each slot starts as a
+        # function that generates both, puts them in the slots in its place, and calls.
+
+        def generate() -> None:
+            try:
+                decode = converter.get_structure_hook(child)
+                encode = value_encoder(child)
+            except DefinitionError as exc:
+                raise DefinitionError(f"{qualname}: {exc}") from None
+            object.__setattr__(codec, "_decode_child", decode)
+            object.__setattr__(codec, "_encode_child", encode)
+
+        def decode_first(value: AttributeValue, tp: type) -> Any:
+            generate()
+            return codec._decode_child(value, tp)
+
+        def encode_first(value: Any) -> AttributeValue:
+            generate()
+            return codec._encode_child(value)
+
+        object.__setattr__(codec, "_decode_child", decode_first)
+        object.__setattr__(codec, "_encode_child", encode_first)
+        return codec
 
     def encode_child(self, child: object) -> AttributeValue:
         return self._encode_child(child)

@@ -804,6 +804,17 @@ def _attrs_classes_in(tp: object) -> Iterable[type]:
         yield from _attrs_classes_in(arg)
 
 
+#: Annotations that name a builtin type, resolved without evaluating them (unless a module or
+#: function declaring a model gives the name another meaning).
+_BUILTIN_TYPES: Final[Mapping[str, type]] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "bytes": bytes,
+}
+
+
 def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Field name -> resolved type; forward references must be resolvable by now.
 
@@ -817,6 +828,11 @@ def resolve_field_types(cls: type, localns: Mapping[str, Any] | None = None) -> 
     names = {**(localns or {}), cls.__name__: cls}
     for field in attrs.fields(cls):
         if not isinstance(field.type, str):
+            continue
+        simple = _BUILTIN_TYPES.get(field.type)
+        if simple is not None and field.type not in names and field.type not in globalns:
+            # ``str``, ``int``…: what evaluating the text would give, without typing's work.
+            object.__setattr__(field, "type", simple)
             continue
         holder = types.SimpleNamespace(__annotations__={field.name: field.type})
         try:

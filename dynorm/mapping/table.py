@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast, dataclass_transform
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, dataclass_transform
 
 import attrs
 
@@ -16,7 +16,6 @@ from dynorm.core.keys import KEY_TYPES, KeyTemplate, KeyType
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
-from dynorm.wire.structs import Wire, build_wire
 
 from .classify import Classifier
 from .model import (
@@ -33,6 +32,10 @@ from .model import (
 from .pydantic_schema import install_pydantic_hooks
 from .relations import Relationship, embedded_of
 from .streams import Change, StreamRecord, decode_change
+
+if TYPE_CHECKING:
+    # msgspec, which the wire structures need, is imported by a table's first read.
+    from dynorm.wire.structs import Wire
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -51,12 +54,13 @@ def _projection(value: object) -> Projection:
     )
 
 
-_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
+#: Compiled on first use (``re``'s cache), not at import.
+_INDEX_NAME = r"[A-Za-z0-9_.-]{3,255}"
 
 
 def _index_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     # DynamoDB's rule for index (and table) names; refused here rather than at CreateTable.
-    if not isinstance(value, str) or not _INDEX_NAME.fullmatch(value):
+    if not isinstance(value, str) or not re.fullmatch(_INDEX_NAME, value):
         raise DefinitionError(
             f"index name {value!r}: DynamoDB takes 3 to 255 characters of letters, digits, "
             "'_', '-' and '.'"
@@ -546,7 +550,7 @@ class Table:
         found = self._wires.get(index)
         if found is None:
             models = self.classifier(index).models
-            specs = [m.codec.decoder_spec for m in models if m.codec.decoder_spec is not None]
+            specs = [m.codec.decoder_spec for m in models]
             generic = [*self.attribute_names(), *filter(None, [self.type_attribute])]
             # dynorm's own bookkeeping (pending copies, write tokens): no field maps them, but
             # writes read them back from items fetched before them.
@@ -554,6 +558,8 @@ class Table:
             # Embedded children are no field of their parent: read from the item as dicts.
             generic += [r.embedded.attribute for m in models for r in embedded_of(m) if r.embedded]
             name = f"{self.name}_{index}" if index else self.name
+            from dynorm.wire.structs import build_wire  # noqa: PLC0415 - msgspec on first read
+
             found = self._wires[index] = build_wire(name, specs, generic)
         return found
 

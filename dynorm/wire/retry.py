@@ -286,9 +286,10 @@ def same_value(a: AttributeValue, b: AttributeValue) -> bool:
 
 # -- reading an UpdateExpression back ----------------------------------------------------------
 
-_CLAUSE = re.compile(r"\b(SET|REMOVE|ADD|DELETE)\b")
-_IF_NOT_EXISTS = re.compile(r"if_not_exists\(\s*([^,()]+?)\s*,\s*(:\w+)\s*\)")
-_STEP = re.compile(r"(#?[\w-]+)((?:\[\d+\])*)")
+# Patterns, compiled on first use by ``re``'s own cache: importing dynorm compiles no regex.
+_CLAUSE = r"\b(SET|REMOVE|ADD|DELETE)\b"
+_IF_NOT_EXISTS = r"if_not_exists\(\s*([^,()]+?)\s*,\s*(:\w+)\s*\)"
+_STEP = r"(#?[\w-]+)((?:\[\d+\])*)"
 
 
 def _split_top(text: str) -> list[str]:
@@ -308,7 +309,7 @@ def _resolve(path: str, names: Mapping[str, str], stored: Item) -> AttributeValu
     """The value at a placeholder path (``#n0.#n1[2]``) in ``stored``, or None if absent."""
     node: AttributeValue | None = {"M": stored}
     for step in path.split("."):
-        match = _STEP.fullmatch(step.strip())
+        match = re.fullmatch(_STEP, step.strip())
         if match is None or node is None:
             return None
         name = names.get(match[1], match[1])
@@ -327,14 +328,14 @@ def _update_shown(params: Mapping[str, Any], stored: Item) -> bool:
     names: Mapping[str, str] = params.get("ExpressionAttributeNames", {})
     values: Mapping[str, AttributeValue] = params.get("ExpressionAttributeValues", {})
     expression = str(params.get("UpdateExpression", ""))
-    pieces = _CLAUSE.split(expression)
+    pieces = re.split(_CLAUSE, expression)
     clauses = dict(zip(pieces[1::2], pieces[2::2], strict=True))
     if pieces[0].strip() or set(clauses) - {"SET", "REMOVE"}:
         return False  # ADD/DELETE cannot be told apart from a second application
     for assignment in _split_top(clauses.get("SET", "")):
         path, _, value = (part.strip() for part in assignment.partition("="))
         found = _resolve(path, names, stored)
-        guarded = _IF_NOT_EXISTS.fullmatch(value)
+        guarded = re.fullmatch(_IF_NOT_EXISTS, value)
         if guarded is not None and guarded[1] == path:
             if found is None:
                 return False

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections.abc
 import decimal
+import functools
 import itertools
 import linecache
 import typing
@@ -492,8 +493,35 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
         namespace={"__dynorm_attributes__": fields, WIRE_CONVERTERS: converters},
     )
     for spec in specs:
-        converters[spec.cls] = _converter(gen, spec, fields, typed, forms)
+        make = functools.partial(_converter, gen, spec, fields, typed, forms)
+        converters[spec.cls] = _first_use(spec.cls, make, converters)
     return Wire(cast("type[WireItem]", item), converters)
+
+
+#: Marks a converter not generated yet (``_first_use``).
+PENDING_MARK: Final = "__dynorm_pending__"
+
+
+def _first_use(
+    cls: type,
+    make: Callable[[], Callable[[Any], Any]],
+    converters: dict[type, Callable[[Any], Any]],
+) -> Callable[[Any], Any]:
+    """Stands in for ``cls``'s converter (``make()``) until a read first needs it.
+
+    The struct holds every model's attributes (any of them may be on a page), but a converter
+    is written only for a model whose items are read: the first call generates it, puts it in
+    ``converters`` in this function's place, and converts; later items call it directly.
+    """
+
+    def convert_first(o: Any) -> Any:
+        made = converters.get(cls)
+        if made is None or getattr(made, PENDING_MARK, False):
+            made = converters[cls] = make()
+        return made(o)
+
+    setattr(convert_first, PENDING_MARK, True)
+    return convert_first
 
 
 def _converter(

@@ -72,6 +72,7 @@ __all__ = [
     "Item",
     "ModelCodec",
     "build_codec",
+    "check_definable",
     "decode_any",
     "decode_binary",
     "encode_any",
@@ -1131,39 +1132,196 @@ def epoch_decoder(*, optional: bool) -> Callable[[AttributeValue], Any]:
     return decode_epoch
 
 
-@attrs.frozen
 class ModelCodec:
     """The generated functions that turn one model's instances into items and back.
 
     ``encode`` and the ``encode_field`` hooks refuse a value that would not read back as its
     field's type with a CodecError naming the model, the field (and the path inside it), the
     declared type and the value.
+
+    Building one (``build_codec``, at a model's declaration) checks that every field type can
+    be stored and works out what the functions need, but generates nothing: each generated
+    function (``decode``, ``encode`` and the rest) is written on its first use, and stored on
+    the codec in place of the property that wrote it, so later uses call it directly.
     """
 
-    decode: Callable[[Mapping[str, AttributeValue]], Any]
-    encode: Callable[[Any], Item]
-    encode_field: Mapping[str, Callable[[Any], AttributeValue]]
-    #: Set fields, which ``encode`` leaves out of the item while they are empty.
-    sets: tuple[str, ...] = ()
-    #: Whether a value may nest deeper than MAX_DEPTH (Any-typed fields, custom types), so
-    #: items need a depth check; typed fields have a depth known from their types.
-    deep: bool = False
-    #: The encoder for a document path (``address.city``, ``tags[0]``): typed where the path
-    #: can be followed through the field types, generic otherwise.
-    encode_path: Callable[[str], Callable[[Any], AttributeValue]] = lambda _: encode_any
-    #: Field name -> the attribute it is stored under.
-    attributes: Mapping[str, str] = attrs.field(factory=dict)
-    #: Fields kept only inside key attributes (``dynorm.field(key_only=True)``).
-    key_only: tuple[str, ...] = ()
-    #: Field path -> stored attribute steps (``shelf.room`` -> ``[("Shelf", ""), ("Room", "")]``).
-    attribute_steps: Callable[[str], list[tuple[str, str]]] | None = None
-    #: Field name -> a function reading that field's AttributeValue alone.
-    decode_field: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
-    #: What ``encode`` falls back to when its generated function refuses a value: the cattrs
-    #: walk, slower, whose errors name the field. Same items, same errors.
-    encode_walk: Callable[[Any], Item] | None = None
-    #: How ``decode`` was generated, for wire decoding to mirror (None: a codec built by hand).
-    decoder_spec: DecoderSpec | None = None
+    def __init__(
+        self, cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
+    ) -> None:
+        check_definable(cls)
+        fields = attrs.fields(cls)
+        self._cls = cls
+        self._fields: tuple[attrs.Attribute[Any], ...] = tuple(fields)
+        #: Set fields, which ``encode`` leaves out of the item while they are empty.
+        self.sets: tuple[str, ...] = tuple(f.name for f in fields if _is_set(f.type))
+        self._epoch = frozenset(epoch)
+        #: Fields kept only inside key attributes (``dynorm.field(key_only=True)``).
+        self.key_only: tuple[str, ...] = tuple(f.name for f in fields if is_key_only(f))
+        from_keys = {
+            name: source
+            for name in self.key_only
+            if (source := next((k for k in keys if name in k.parsers), None)) is not None
+        }
+        #: How ``decode`` is generated, for wire decoding to mirror.
+        self.decoder_spec: DecoderSpec = DecoderSpec(
+            cls,
+            converter,
+            INLINE_STRUCTURE,
+            _INLINE_HELPERS,
+            # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
+            # ADD refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never
+            # fill it. It reads back empty.
+            empty_when_missing={
+                f.name: frozenset if _origin(f.type) is frozenset else set
+                for f in fields
+                if f.name in self.sets
+            },
+            overrides=self._epochs[1],
+            from_keys=from_keys,
+        )
+        #: Field name -> the attribute it is stored under.
+        self.attributes: Mapping[str, str] = {f.name: stored_name(f) for f in fields}
+        #: Field path -> stored attribute steps (``shelf.room`` -> ``[("Shelf", ""), ...]``).
+        self.attribute_steps: Callable[[str], list[tuple[str, str]]] = functools.partial(
+            _attribute_steps, cls
+        )
+
+    def __repr__(self) -> str:
+        return f"<ModelCodec of {self._cls.__qualname__}>"
+
+    def _named_errors(self) -> _NamingModel:
+        """Re-raise a DefinitionError met while generating, naming the model."""
+        return _NamingModel(self._cls.__name__)
+
+    @functools.cached_property
+    def _epochs(
+        self,
+    ) -> tuple[
+        dict[str, Callable[[Any], AttributeValue]], dict[str, Callable[[AttributeValue], Any]]
+    ]:
+        return _epoch_codecs(self._fields, self._epoch)
+
+    @functools.cached_property
+    def decode(self) -> Callable[[Mapping[str, AttributeValue]], Any]:
+        """An item (attribute name -> AttributeValue) -> an instance of the model."""
+        spec = self.decoder_spec
+        with self._named_errors():
+            return generate_decoder(
+                self._cls,
+                converter,
+                inline=spec.inline,
+                helpers=spec.helpers,
+                empty_when_missing=spec.empty_when_missing,
+                overrides=spec.overrides,
+                from_keys=spec.from_keys,
+                wire=True,
+            )
+
+    @functools.cached_property
+    def encode_field(self) -> Mapping[str, Callable[[Any], AttributeValue]]:
+        """Field name -> its value's encoder, whose errors name the field."""
+        epoch_encode = self._epochs[0]
+        with self._named_errors():
+            return {
+                f.name: _named(
+                    epoch_encode.get(f.name) or unstructure_hook(converter, f.type),
+                    f"{self._cls.__name__}.{f.name}",
+                    f.type,
+                )
+                for f in self._fields
+            }
+
+    @functools.cached_property
+    def decode_field(self) -> Mapping[str, Callable[[AttributeValue], Any]]:
+        """Field name -> a function reading that field's AttributeValue alone."""
+        return {f.name: _field_decoder(f.type) for f in self._fields} | self._epochs[1]
+
+    @functools.cached_property
+    def deep(self) -> bool:
+        """Whether a value may nest deeper than MAX_DEPTH (Any-typed fields, custom types).
+
+        Such items need a depth check; typed fields have a depth known from their types.
+        """
+        depths = [_nesting(f.type) for f in self._fields]
+        return any(d is None or d > MAX_DEPTH for d in depths)
+
+    @functools.cached_property
+    def encode_path(self) -> Callable[[str], Callable[[Any], AttributeValue]]:
+        """The encoder for a document path (``address.city``, ``tags[0]``).
+
+        Typed where the path can be followed through the field types, generic otherwise.
+        """
+        epoch_fields = tuple(self._epochs[0])
+        if not epoch_fields:
+            return _path_encoder(self._cls)
+        return _with_fields(_path_encoder(self._cls), self.encode_field, epoch_fields)
+
+    @functools.cached_property
+    def encode_walk(self) -> Callable[[Any], Item]:
+        """What ``encode`` falls back to when its generated function refuses a value.
+
+        The cattrs walk, slower, whose errors name the field. Same items, same errors.
+        """
+        cls, fields, key_only = self._cls, self._fields, self.key_only
+        with self._named_errors():
+            encode = _unstructure_fn(converter, cls, hooks=self._epochs[0], omit=key_only)
+        encode_field = self.encode_field
+        set_attributes = [self.attributes[name] for name in self.sets if name not in key_only]
+        # Left out of the item, but still refused when of the wrong type: the key holds them.
+        key_only_checks = [(name, encode_field[name]) for name in key_only]
+
+        def _field_error(obj: Any, exc: BaseException) -> CodecError:
+            for f in fields:
+                try:
+                    encode_field[f.name](getattr(obj, f.name))
+                except CodecError as named:
+                    return named
+            return _describe(exc, cls.__name__, cls, obj)
+
+        def encode_walk(obj: Any) -> Item:
+            try:
+                item = encode(obj)
+                if key_only_checks:
+                    for name, check in key_only_checks:
+                        check(getattr(obj, name))
+            except _HOOK_ERRORS as exc:
+                # The slow path, after a failure only: find the field and name it.
+                error = _field_error(obj, exc)
+                raise error from error.__cause__
+            for name in set_attributes:
+                if item[name] is _NULL:
+                    del item[name]
+            return item
+
+        return encode_walk
+
+    @functools.cached_property
+    def encode(self) -> Callable[[Any], Item]:
+        """An instance of the model -> its item (the key attributes are the caller's)."""
+        fast = _generated_encoder(self._cls, self._epochs[0], self.key_only, self.sets)
+
+        def encode_item(obj: Any) -> Item:
+            try:
+                return fast(obj)
+            except _HOOK_ERRORS:
+                # The generated function names nothing; the walk raises the error that does.
+                return self.encode_walk(obj)
+
+        return encode_item
+
+
+class _NamingModel:
+    """``with``: a DefinitionError raised inside is raised again, naming the model."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, DefinitionError):
+            raise DefinitionError(f"{self.name}: {exc}") from None
 
 
 #: Exceptions a hook may raise on a value it cannot encode (a user's hook may raise any of them).
@@ -1233,14 +1391,15 @@ _SCALARS: Final = tuple(_SCALAR_UNSTRUCTURE)
 
 
 #: One step of a document path: a name, then any list indexes (``tags``, ``lines[0]``, ``m[1][2]``).
-_PATH_STEP: Final = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+#: Compiled on first use (``re``'s cache), not at import.
+_PATH_STEP: Final = r"([^.\[\]]+)((?:\[\d+\])*)"
 
 
 def path_steps(path: str) -> list[tuple[str, str]]:
     """``a.b[0].c`` -> ``[("a", ""), ("b", "[0]"), ("c", "")]``; ExpressionError if malformed."""
     steps = []
     for step in path.split("."):
-        match = _PATH_STEP.fullmatch(step)
+        match = re.fullmatch(_PATH_STEP, step)
         if match is None:
             raise ExpressionError(
                 f"{path!r} is not an attribute path: write map members as a.b and list "
@@ -1331,7 +1490,8 @@ def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]
     return encode_path
 
 
-def _check_definable(cls: type) -> None:
+def check_definable(cls: type) -> None:
+    """DefinitionError, naming the field, unless every field type of ``cls`` can be stored."""
     for field in attrs.fields(cls):
         # One field at a time, so the error can name the field to change.
         try:
@@ -1363,115 +1523,14 @@ def _epoch_codecs(
 def build_codec(
     cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
 ) -> ModelCodec:
-    """Generate the codec for an attrs class; fails early on field types DynamoDB cannot hold.
+    """The codec of an attrs class; fails early on field types DynamoDB cannot hold.
 
     ``epoch`` names datetime fields stored as epoch seconds (a number) instead of ISO text.
     ``keys`` are the model's key attributes with the fields they hold: the decoder reads each
-    key-only field (``dynorm.field(key_only=True)``) out of the first that holds it.
+    key-only field (``dynorm.field(key_only=True)``) out of the first that holds it. Its
+    functions are generated on first use (see ``ModelCodec``).
     """
-    _check_definable(cls)
-    fields = attrs.fields(cls)
-    sets = tuple(f.name for f in fields if _is_set(f.type))
-    epoch_encode, epoch_decode = _epoch_codecs(fields, epoch)
-    key_only = tuple(f.name for f in fields if is_key_only(f))
-    from_keys = {
-        name: source
-        for name in key_only
-        if (source := next((k for k in keys if name in k.parsers), None)) is not None
-    }
-    spec = DecoderSpec(
-        cls,
-        converter,
-        INLINE_STRUCTURE,
-        _INLINE_HELPERS,
-        # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
-        # ADD refuses a NULL attribute, so `db.update(obj, add={"tags": {...}})` could never
-        # fill it. It reads back empty.
-        empty_when_missing={
-            f.name: frozenset if _origin(f.type) is frozenset else set
-            for f in fields
-            if f.name in sets
-        },
-        overrides=epoch_decode,
-        from_keys=from_keys,
-    )
-    try:
-        decode = generate_decoder(
-            cls,
-            converter,
-            inline=spec.inline,
-            helpers=spec.helpers,
-            empty_when_missing=spec.empty_when_missing,
-            overrides=spec.overrides,
-            from_keys=spec.from_keys,
-            wire=True,
-        )
-        encode = _unstructure_fn(converter, cls, hooks=epoch_encode, omit=key_only)
-        encode_field = {
-            f.name: _named(
-                epoch_encode.get(f.name) or unstructure_hook(converter, f.type),
-                f"{cls.__name__}.{f.name}",
-                f.type,
-            )
-            for f in fields
-        }
-        decode_field = {f.name: _field_decoder(f.type) for f in fields} | epoch_decode
-    except DefinitionError as exc:
-        raise DefinitionError(f"{cls.__name__}: {exc}") from None
-    attributes = {f.name: stored_name(f) for f in fields}
-    set_attributes = [attributes[name] for name in sets if name not in key_only]
-    epoch_fields = tuple(epoch_encode)
-
-    # Left out of the item, but still refused when of the wrong type: the key holds them.
-    key_only_checks = [(name, encode_field[name]) for name in key_only]
-
-    def encode_walk(obj: Any) -> Item:
-        try:
-            item = encode(obj)
-            if key_only_checks:
-                for name, check in key_only_checks:
-                    check(getattr(obj, name))
-        except _HOOK_ERRORS as exc:
-            # The slow path, after a failure only: find the field and name it.
-            error = _field_error(obj, exc)
-            raise error from error.__cause__
-        for name in set_attributes:
-            if item[name] is _NULL:
-                del item[name]
-        return item
-
-    def _field_error(obj: Any, exc: BaseException) -> CodecError:
-        for f in fields:
-            try:
-                encode_field[f.name](getattr(obj, f.name))
-            except CodecError as named:
-                return named
-        return _describe(exc, cls.__name__, cls, obj)
-
-    fast = _generated_encoder(cls, epoch_encode, key_only, sets)
-
-    def encode_item(obj: Any) -> Item:
-        try:
-            return fast(obj)
-        except _HOOK_ERRORS:
-            # The generated function names nothing; the walk raises the error that does.
-            return encode_walk(obj)
-
-    depths = [_nesting(f.type) for f in fields]
-    return ModelCodec(
-        decode=decode,
-        encode=encode_item,
-        encode_field=encode_field,
-        sets=sets,
-        deep=any(d is None or d > MAX_DEPTH for d in depths),
-        encode_path=_with_fields(_path_encoder(cls), encode_field, epoch_fields),
-        attributes=attributes,
-        key_only=key_only,
-        attribute_steps=functools.partial(_attribute_steps, cls),
-        decode_field=decode_field,
-        encode_walk=encode_walk,
-        decoder_spec=spec,
-    )
+    return ModelCodec(cls, epoch=epoch, keys=keys)
 
 
 def _generated_encoder(
