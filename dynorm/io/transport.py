@@ -25,6 +25,7 @@ import os
 import platform
 import re
 import socket
+import sys
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -1104,13 +1105,16 @@ def _lean_settings(
 
 
 def _proxied(environ: Mapping[str, str]) -> bool:
-    """Whether a proxy is configured: ``*_proxy`` variables, or (the process's) system settings."""
+    """Whether a proxy is configured: ``*_proxy`` variables, or (the process's) system settings.
+
+    Elsewhere than on macOS and Windows, urllib's ``getproxies`` reads only those variables.
+    """
     if any(
         value and name.lower().endswith("_proxy") and name.lower() != "no_proxy"
         for name, value in environ.items()
     ):
         return True
-    if environ is os.environ:
+    if environ is os.environ and sys.platform in ("darwin", "win32"):
         import urllib.request
 
         return any(scheme != "no" for scheme in urllib.request.getproxies())
