@@ -6,13 +6,14 @@ to aiobotocore's session, which resolves (or refuses) what only it knows.
 
 from __future__ import annotations
 
+import importlib.metadata
 import ssl
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dynorm.io.transport import _Keys, _Lean, _lean_settings, _ssl_context
+from dynorm.io.transport import _Keys, _Lean, _lean_settings, _ssl_context, _version
 
 ENV_KEYS = {"AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret"}
 
@@ -163,3 +164,18 @@ def test_tls_is_verified_as_botocore_verifies_it() -> None:
     assert context.check_hostname
     assert context.options & ssl.OP_NO_COMPRESSION
     assert context.cert_store_stats()["x509_ca"] > 0
+
+
+@pytest.mark.parametrize("distribution", ["dynorm", "aiobotocore", "botocore", "aiohttp"])
+def test_the_user_agents_versions_are_importlib_metadatas(distribution: str) -> None:
+    assert _version(distribution) == importlib.metadata.version(distribution)
+
+
+def test_an_egg_info_folder_without_a_version_in_its_name_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "somepkg.egg-info").mkdir()
+    (tmp_path / "somepkg.egg-info" / "PKG-INFO").write_text("Name: somepkg\nVersion: 1.2.3\n\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _version("somepkg") == "1.2.3" == importlib.metadata.version("somepkg")
+    assert _version("otherpkg-that-is-not-installed") == "unknown"
