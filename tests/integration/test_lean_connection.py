@@ -19,8 +19,12 @@ from typing import Any
 
 import pytest
 
+import dynorm
+from dynorm import Database, connect
 from dynorm.testing import RunningServer, fast_path_selected
 from tests.integration.test_connect_config import AWS_VARIABLES
+from tests.integration.test_transport import closed_port, read_request, serving
+from tests.seed_models import Org, app
 
 pytestmark = pytest.mark.integration
 
@@ -178,3 +182,81 @@ async def test_a_configuration_file_takes_aiobotocores_session_and_is_honoured(
     data, _ = await run(env, fast_path=fast_path_selected())
     assert (data["got"], data["region"]) == ("a@b", "eu-west-1")
     assert "aiobotocore.session" in data["stack"]
+
+
+def channel_of(db: Database) -> str:
+    """The kind of fast-path connection ``db`` has: ``_LeanChannel`` or ``_AioChannel``."""
+    return type(db._transport._attempt._channel).__name__  # type: ignore[attr-defined]
+
+
+@pytest.fixture(params=["_LeanChannel", "_AioChannel"])
+def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Each kind of fast-path connection in turn (a config file with anything in it: aio's)."""
+    for name in AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "config"
+    config.write_text("" if request.param == "_LeanChannel" else "[default]\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    return str(request.param)
+
+
+async def failures(url: str, kind: str, **options: Any) -> str:
+    """The TransportError a GetItem to ``url`` ends in, with any port number taken out."""
+    async with connect(
+        app,
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        max_attempts=1,
+        **options,
+    ) as db:
+        assert channel_of(db) == kind
+        with pytest.raises(dynorm.TransportError) as caught:
+            await db.get(Org, name="ACME")
+    return str(caught.value)
+
+
+@pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")
+async def test_both_kinds_of_connection_fail_with_the_same_errors(kind: str) -> None:
+    port = closed_port()
+    refused = await failures(f"http://127.0.0.1:{port}", kind)
+    assert refused.startswith(f"GetItem: could not connect to http://127.0.0.1:{port} (")
+    assert "nothing was sent. Check connect(endpoint_url=...)" in refused
+
+    async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+
+    async with serving(never_answer) as url:
+        silent = await failures(url, kind, read_timeout=0.2)
+    assert silent == (
+        f"GetItem: no reply from {url} within read_timeout=0.2s; the request may have been "
+        "applied. Check that the endpoint is up and reachable (network, proxy, load balancer), "
+        "or raise connect(read_timeout=...)"
+    )
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+
+    async with serving(hang_up) as url:
+        broken = await failures(url, kind)
+    assert broken.startswith(f"GetItem: the connection to {url} broke before a reply came (")
+    assert broken.endswith(
+        "; the request may have been applied. Check that the endpoint is up "
+        "and reachable (network, proxy, load balancer), or raise connect(read_timeout=...)"
+    )
+
+
+@pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")
+async def test_both_kinds_of_connection_say_when_used_after_connect_ends(kind: str) -> None:
+    async with connect(
+        app,
+        endpoint_url="http://127.0.0.1:9",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ) as db:
+        assert channel_of(db) == kind
+    with pytest.raises(dynorm.DynormError, match="the Database's connection is closed"):
+        await db.get(Org, name="ACME")
