@@ -11,7 +11,10 @@ aiobotocore, botocore and aiohttp are imported when a connection is opened, neve
 does) does not pay for them. On the fast request path (the default) a connection takes from
 aiobotocore only its session (the credentials chain, the region, the configured endpoint) and
 its HTTP session; a botocore client, with its service model, is built only for an operation
-the fast path does not send.
+the fast path does not send. When connect()'s arguments and the environment say everything
+(:func:`_lean_settings`: keys, region, endpoint, and no AWS configuration files), the
+connection is lean: dynorm builds the HTTP session itself, and neither aiobotocore nor
+botocore is imported unless an operation outside the fast path is sent.
 """
 
 from __future__ import annotations
