@@ -625,8 +625,15 @@ class _FastSender:
         #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
         self.clock_offset = 0.0
 
-    async def _open(self) -> aiohttp.ClientSession:
-        self._session = session = await self._channel.session()
+    async def _open(self, operation: str) -> aiohttp.ClientSession:
+        try:
+            self._session = session = await self._channel.session()
+        except OSError as exc:  # the TLS context's CA bundle cannot be read
+            raise DynormError(
+                f"{operation}: cannot set up TLS for {self._endpoint} ({exc}); nothing was "
+                "sent. Check the CA bundle: AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or the "
+                "profile's ca_bundle"
+            ) from exc
         return session
 
     async def __call__(self, request: Request) -> dict[str, Any]:
@@ -652,7 +659,7 @@ class _FastSender:
             now=time.time() + self.clock_offset,
         )
         headers.update(self._constant_headers)
-        session = self._session or await self._open()
+        session = self._session or await self._open(operation)
         if session.closed:
             raise _closed(operation)
         try:

@@ -260,3 +260,23 @@ async def test_both_kinds_of_connection_say_when_used_after_connect_ends(kind: s
         assert channel_of(db) == kind
     with pytest.raises(dynorm.DynormError, match="the Database's connection is closed"):
         await db.get(Org, name="ACME")
+
+
+@pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")
+async def test_a_ca_bundle_that_cannot_be_read_is_an_error_naming_it(
+    kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AWS_CA_BUNDLE", str(tmp_path / "no-such-bundle.pem"))
+    async with connect(
+        app,
+        endpoint_url="https://127.0.0.1:9",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ) as db:
+        assert channel_of(db) == kind
+        with pytest.raises(dynorm.DynormError) as caught:
+            await db.get(Org, name="ACME")
+    assert "GetItem: cannot set up TLS for https://127.0.0.1:9" in str(caught.value)
+    assert "AWS_CA_BUNDLE" in str(caught.value)
+    assert not isinstance(caught.value, dynorm.TransportError)  # not retried: nothing to retry
