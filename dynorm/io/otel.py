@@ -16,7 +16,6 @@ created: one global lookup per request.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -56,6 +55,8 @@ _PARAMETERS: Final = {
 
 
 def _version() -> str:
+    import importlib.metadata  # noqa: PLC0415  (only with a tracer provider: slow to import)
+
     try:
         return importlib.metadata.version("dynorm")
     except importlib.metadata.PackageNotFoundError:

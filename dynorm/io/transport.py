@@ -11,7 +11,10 @@ aiobotocore, botocore and aiohttp are imported when a connection is opened, neve
 does) does not pay for them. On the fast request path (the default) a connection takes from
 aiobotocore only its session (the credentials chain, the region, the configured endpoint) and
 its HTTP session; a botocore client, with its service model, is built only for an operation
-the fast path does not send.
+the fast path does not send. When connect()'s arguments and the environment say everything
+(:func:`_lean_settings`: keys, region, endpoint, and no AWS configuration files), the
+connection is lean: dynorm builds the HTTP session itself, and neither aiobotocore nor
+botocore is imported unless an operation outside the fast path is sent.
 """
 
 from __future__ import annotations
@@ -19,16 +22,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib.metadata
 import inspect
 import os
 import platform
 import re
 import socket
+import sys
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 import orjson
@@ -82,6 +86,8 @@ from .batch import Sleep
 from .otel import Span, Tracing
 
 if TYPE_CHECKING:
+    import ssl
+
     import aiohttp
     import botocore.exceptions
     from aiobotocore.session import AioSession
@@ -119,20 +125,56 @@ def _user_agent() -> str:
 
     Without one, botocore rebuilds its own from a dozen components for every request, which
     costs about a seventh of a GetItem's client CPU. Giving it a fixed string (a documented
-    ``Config`` option) skips that and still names every layer.
+    ``Config`` option) skips that and still names every layer. The versions come from the
+    installed distributions' metadata: reading them imports neither aiobotocore nor botocore.
     """
-    import aiobotocore
-    import botocore
-
-    try:
-        version = importlib.metadata.version("dynorm")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
     return (
-        f"dynorm/{version} aiobotocore/{aiobotocore.__version__} "
-        f"botocore/{botocore.__version__} Python/{platform.python_version()} "
+        f"dynorm/{_version('dynorm')} aiobotocore/{_version('aiobotocore')} "
+        f"botocore/{_version('botocore')} Python/{platform.python_version()} "
         f"{platform.system()}/{platform.release()}"
     )
+
+
+def _version(distribution: str) -> str:
+    """An installed distribution's version, as ``importlib.metadata.version`` reads it.
+
+    The first ``<name>-<version>.dist-info`` (or ``.egg-info``) folder on ``sys.path`` has it
+    in its metadata's ``Version:`` line: read directly, because importing importlib.metadata
+    costs tens of milliseconds of a cold start. Anything unusual asks importlib.metadata.
+    """
+    prefix = f"{distribution}-"
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")  # noqa: PTH208  (names, not Paths: cheaper)
+        except OSError:  # missing, a zip archive ...
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")) and (
+                name.startswith(prefix) or name[:-9] == distribution  # <name>.egg-info
+            ):
+                metadata = Path(
+                    folder or ".", name, "METADATA" if name[-9:] == "dist-info" else "PKG-INFO"
+                )
+                with (
+                    contextlib.suppress(OSError, UnicodeDecodeError),
+                    metadata.open(encoding="utf-8") as lines,
+                ):
+                    for line in lines:
+                        if line.startswith("Version:"):
+                            return line.removeprefix("Version:").strip()
+                        if not line.strip():
+                            break  # the end of the headers
+                return _metadata_version(distribution)
+    return _metadata_version(distribution)
+
+
+def _metadata_version(distribution: str) -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _translate(exc: botocore.exceptions.ClientError, request: Request) -> DatabaseError:
@@ -367,62 +409,57 @@ class _ClientSender:
         return response
 
 
-class _FastSender:
-    """One attempt of one request as dynorm's own signed JSON POST (the fast request path).
+class _Keys(NamedTuple):
+    """Credentials that never change: connect()'s own, or the environment's."""
 
-    Per connection, once: the endpoint, the signer, the constant headers, the proxy, the
-    credentials and aiobotocore's HTTP session (its aiohttp pool, timeouts, TLS and proxy
-    settings, as a botocore client would have them). Per request: the body, the signature, the
-    POST, the checksum and the parse. Operations outside :data:`DATA_PLANE` and
-    :data:`CONTROL_PLANE` go to ``fallback``.
+    access_key: str
+    secret_key: str
+    token: str | None
+
+
+class _Channel(Protocol):
+    """What the fast path sends on: an HTTP session, its proxy, and the credentials to sign with.
+
+    The one place where the two kinds of connection differ: :class:`_AioChannel` takes them
+    from aiobotocore's session (its credentials chain and AIOHTTPSession), :class:`_LeanChannel`
+    builds them itself when the configuration allows (see :func:`_lean_settings`).
     """
 
-    def __init__(
-        self,
-        *,
-        endpoint: str,
-        region: str,
-        http: Any,
-        credentials: Any,
-        timeouts: Any,
-        fallback: Send,
-    ) -> None:
-        import aiohttp
-        import botocore.credentials
-        import yarl
+    proxy: str | None
+    proxy_headers: dict[str, str]
 
-        self._fallback = fallback
-        self._config = timeouts
-        self._endpoint = endpoint
-        parts = urlsplit(self._endpoint)
-        self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
-        self._signer = Signer(region=region, host=canonical_host(parts.netloc, parts.scheme))
-        self._constant_headers = {"User-Agent": _user_agent(), "Accept-Encoding": "identity"}
+    async def session(self) -> aiohttp.ClientSession:
+        """The aiohttp session (created on first use); ``_closed()`` once the connection ended."""
+        ...
+
+    async def credentials(self, request: Request) -> Any:
+        """The frozen credentials (``access_key``, ``secret_key``, ``token``) to sign with."""
+        ...
+
+
+class _AioChannel:
+    """aiobotocore's HTTP session (pool, timeouts, TLS, proxies) and credentials chain."""
+
+    def __init__(self, http: Any, credentials: Any, endpoint: str) -> None:
+        import botocore.credentials
+
         self._http = http
         proxies = http._proxy_config
-        self._proxy: str | None = proxies.proxy_url_for(self._endpoint) or None
-        self._proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(self._endpoint))
-        self._session: aiohttp.ClientSession | None = None
+        self.proxy: str | None = proxies.proxy_url_for(endpoint) or None
+        self.proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(endpoint))
         self._credentials = credentials
         self._refreshable = isinstance(credentials, botocore.credentials.RefreshableCredentials)
         self._static: Any = None  # frozen once when the credentials never refresh
-        self._wire_errors = (aiohttp.ClientError, OSError, TimeoutError)
-        #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
-        self.clock_offset = 0.0
 
-    async def _open(self) -> aiohttp.ClientSession:
-        # aiobotocore's session: the pool, timeouts, TLS and proxy settings of its AioConfig.
+    async def session(self) -> aiohttp.ClientSession:
         http = self._http
         if getattr(http, "_sessions", {}) is None:  # aiobotocore closed it: connect() ended
             raise _closed()
         if hasattr(http, "_get_session"):  # aiobotocore >= 3: one session per proxy
-            session = await http._get_session(self._proxy)
-        else:
-            session = http._session
-        self._session = session
-        return session  # type: ignore[no-any-return]
+            return await http._get_session(self.proxy)  # type: ignore[no-any-return]
+        return http._session  # type: ignore[no-any-return]
 
-    async def _frozen(self, request: Request) -> Any:
+    async def credentials(self, request: Request) -> Any:
         if self._static is not None:
             return self._static
         credentials = self._credentials
@@ -438,12 +475,173 @@ class _FastSender:
             self._static = frozen
         return frozen
 
+
+#: aiobotocore's keep-alive for pooled connections (its DEFAULT_KEEPALIVE_TIMEOUT): below
+#: AWS's 20-second idle timeout.
+_KEEPALIVE_TIMEOUT: Final = 12
+
+
+class _LeanChannel:
+    """An aiohttp session dynorm builds itself, set up as aiobotocore's AIOHTTPSession would be.
+
+    The pool holds ``max_concurrency`` connections (``max_pool_connections``), with the
+    connect and read timeouts, aiobotocore's keep-alive, no decompression and no automatic
+    Content-Type; TLS verifies against ``ca_bundle`` (AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE) or
+    certifi's bundle, as botocore does. No proxy: a proxied environment takes aiobotocore's.
+    The credentials are static. Closed with the connection.
+    """
+
+    proxy: str | None = None
+
+    def __init__(
+        self,
+        keys: _Keys,
+        *,
+        endpoint: str,
+        max_concurrency: int,
+        timeouts: _Timeouts,
+        ca_bundle: str | None,
+    ) -> None:
+        self.proxy_headers: dict[str, str] = {}
+        self._keys = keys
+        self._tls = urlsplit(endpoint).scheme == "https"
+        self._limit = max_concurrency
+        self._timeouts = timeouts
+        self._ca_bundle = ca_bundle
+        self._session: aiohttp.ClientSession | None = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def session(self) -> aiohttp.ClientSession:
+        if self._session is not None:
+            return self._session
+        async with self._lock:
+            if self._closed:
+                raise _closed()
+            if self._session is None:
+                import aiohttp
+
+                # Loading a CA bundle is file I/O: off the event loop, as aiobotocore does it.
+                tls: ssl.SSLContext | bool = (
+                    await asyncio.to_thread(_ssl_context, self._ca_bundle) if self._tls else True
+                )
+                if self._closed:
+                    raise _closed()
+                self._session = aiohttp.ClientSession(
+                    connector=aiohttp.TCPConnector(
+                        limit=self._limit, ssl=tls, keepalive_timeout=_KEEPALIVE_TIMEOUT
+                    ),
+                    timeout=aiohttp.ClientTimeout(
+                        sock_connect=self._timeouts.connect_timeout,
+                        sock_read=self._timeouts.read_timeout,
+                    ),
+                    skip_auto_headers={"Content-Type"},
+                    auto_decompress=False,
+                )
+        return self._session
+
+    async def credentials(self, request: Request) -> _Keys:
+        return self._keys
+
+    async def close(self) -> None:
+        async with self._lock:
+            self._closed = True
+            session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+def _ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """The TLS context botocore's ``create_urllib3_context`` and aiobotocore's session make."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.options |= ssl.OP_NO_SSLv2 | ssl.OP_NO_SSLv3 | ssl.OP_NO_COMPRESSION | ssl.OP_NO_TICKET
+    if getattr(context, "post_handshake_auth", None) is not None:
+        context.post_handshake_auth = True
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.check_hostname = True
+    keylog = os.environ.get("SSLKEYLOGFILE")
+    if keylog and hasattr(context, "keylog_filename"):
+        context.keylog_filename = keylog
+    bundle = ca_bundle or _default_ca_bundle()
+    if bundle:
+        context.load_verify_locations(bundle)
+    else:
+        context.load_default_certs()
+    return context
+
+
+def _default_ca_bundle() -> str | None:
+    """The CA bundle: certifi's, else botocore's own (found without importing it), else none."""
+    try:
+        import certifi
+    except ImportError:
+        import importlib.util
+
+        spec = importlib.util.find_spec("botocore")
+        for folder in (spec and spec.submodule_search_locations) or ():
+            vendored = Path(folder, "cacert.pem")
+            if vendored.is_file():
+                return str(vendored)
+        return None
+    return certifi.where()
+
+
+class _FastSender:
+    """One attempt of one request as dynorm's own signed JSON POST (the fast request path).
+
+    Per connection, once: the endpoint, the signer, the constant headers, and the
+    :class:`_Channel` that gives the HTTP session (its aiohttp pool, timeouts, TLS and proxy
+    settings, as a botocore client would have them) and the credentials. Per request: the
+    body, the signature, the POST, the checksum and the parse. Operations outside
+    :data:`DATA_PLANE` and :data:`CONTROL_PLANE` go to ``fallback``.
+    """
+
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        region: str,
+        channel: _Channel,
+        timeouts: _Timeouts,
+        fallback: Send,
+    ) -> None:
+        import aiohttp
+        import yarl
+
+        self._fallback = fallback
+        self._config = timeouts
+        self._endpoint = endpoint
+        parts = urlsplit(self._endpoint)
+        self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
+        self._signer = Signer(region=region, host=canonical_host(parts.netloc, parts.scheme))
+        self._constant_headers = {"User-Agent": _user_agent(), "Accept-Encoding": "identity"}
+        self._channel = channel
+        self._proxy = channel.proxy
+        self._proxy_headers = channel.proxy_headers
+        self._session: aiohttp.ClientSession | None = None
+        self._wire_errors = (aiohttp.ClientError, OSError, TimeoutError)
+        #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
+        self.clock_offset = 0.0
+
+    async def _open(self, operation: str) -> aiohttp.ClientSession:
+        try:
+            self._session = session = await self._channel.session()
+        except OSError as exc:  # the TLS context's CA bundle cannot be read
+            raise DynormError(
+                f"{operation}: cannot set up TLS for {self._endpoint} ({exc}); nothing was "
+                "sent. Check the CA bundle: AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or the "
+                "profile's ca_bundle"
+            ) from exc
+        return session
+
     async def __call__(self, request: Request) -> dict[str, Any]:
         operation = request.operation
         control = operation in CONTROL_PLANE
         if operation not in DATA_PLANE and not control:
             return await self._fallback(request)
-        credentials = await self._frozen(request)
+        credentials = await self._channel.credentials(request)
         try:
             body = encode_body(request.params)
         except TypeError as exc:
@@ -461,7 +659,7 @@ class _FastSender:
             now=time.time() + self.clock_offset,
         )
         headers.update(self._constant_headers)
-        session = self._session or await self._open()
+        session = self._session or await self._open(operation)
         if session.closed:
             raise _closed(operation)
         try:
@@ -851,6 +1049,204 @@ def _cannot_create(exc: Exception | str) -> DynormError:
     )
 
 
+class _Lean(NamedTuple):
+    """Everything a lean connection needs, read from connect()'s arguments and the environment."""
+
+    region: str
+    endpoint: str
+    keys: _Keys
+    ca_bundle: str | None
+
+
+#: A region botocore accepts (``validate_region_name``): a host label.
+_REGION: Final = re.compile(r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{,63}(?<!-)$")
+#: A host name botocore accepts in an endpoint URL (``is_valid_endpoint_url``).
+_HOST: Final = re.compile(r"^((?!-)[A-Z\d-]{1,63}(?<!-)\.)*((?!-)[A-Z\d-]{1,63}(?<!-))$", re.I)
+
+
+def _lean_settings(
+    *,
+    endpoint_url: str | None,
+    region_name: str | None,
+    aws_access_key_id: str | None,
+    aws_secret_access_key: str | None,
+    aws_session_token: str | None,
+    environ: Mapping[str, str],
+) -> _Lean | None:
+    """The lean connection's settings, or None when only aiobotocore's session can resolve them.
+
+    Lean when nothing but connect()'s arguments and a few environment variables can configure
+    the connection, so that aiobotocore's session would resolve exactly this: credentials
+    passed to connect(), else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (botocore's chain
+    tries them first unless a profile is passed; AWS_SESSION_TOKEN optional, no
+    AWS_CREDENTIAL_EXPIRATION); the region passed or AWS_DEFAULT_REGION; the endpoint passed,
+    or the standard one of an aws or aws-cn region; no AWS config or shared credentials file
+    with anything in it (a profile, ``services``, ``ca_bundle``, FIPS ... could be there), no
+    AWS_PROFILE or AWS_DEFAULT_PROFILE, no AWS_ENDPOINT_URL(_DYNAMODB) (unless
+    AWS_IGNORE_CONFIGURED_ENDPOINT_URLS), no FIPS or dual-stack, no proxy. Anything else, and
+    any configuration botocore would refuse, goes to aiobotocore's session (and its errors).
+    """
+    if aws_access_key_id is not None and aws_secret_access_key is not None:
+        keys = _Keys(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    elif aws_access_key_id is not None or aws_secret_access_key is not None:
+        return None  # partial: botocore's error
+    else:
+        access_key = environ.get("AWS_ACCESS_KEY_ID", "")
+        secret_key = environ.get("AWS_SECRET_ACCESS_KEY", "")
+        if not access_key or not secret_key or environ.get("AWS_CREDENTIAL_EXPIRATION"):
+            return None  # another provider of the chain, a partial error, or refreshing ones
+        token = environ.get("AWS_SECURITY_TOKEN") or environ.get("AWS_SESSION_TOKEN") or None
+        keys = _Keys(access_key, secret_key, token)
+    region = region_name or environ.get("AWS_DEFAULT_REGION")
+    if not region or not _REGION.match(region):
+        return None
+    if "AWS_DEFAULT_PROFILE" in environ or "AWS_PROFILE" in environ:
+        return None  # the profile must exist in the files (ProfileNotFound), even "default"
+    for name, default in (
+        ("AWS_CONFIG_FILE", "~/.aws/config"),
+        ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
+    ):
+        path = Path(os.path.expandvars(environ.get(name, default))).expanduser()
+        with contextlib.suppress(OSError):
+            if path.is_file() and path.stat().st_size > 0:
+                return None
+    for name in ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT"):
+        if environ.get(name, "false").lower() != "false":
+            return None
+    if endpoint_url:
+        endpoint = endpoint_url
+    else:
+        if environ.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true" and (
+            "AWS_ENDPOINT_URL_DYNAMODB" in environ or "AWS_ENDPOINT_URL" in environ
+        ):
+            return None
+        standard = next(
+            (
+                f"https://dynamodb.{region}.{suffix}"
+                for p, suffix in _STANDARD_REGIONS
+                if p.match(region)
+            ),
+            None,
+        )
+        if standard is None:
+            return None
+        endpoint = standard
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname or ""
+    except ValueError:  # urllib's "Invalid IPv6 URL": botocore's error
+        return None
+    if (
+        parts.scheme not in ("http", "https")
+        or parts.path not in ("", "/")
+        or not (_HOST.match(host.removesuffix(".")) or _ip_address(host))
+    ):
+        return None  # botocore's checks and errors, or its path-signing request path
+    if _proxied(environ):
+        return None  # botocore's proxy settings (NO_PROXY, proxy headers, proxy TLS)
+    bundle = environ.get("AWS_CA_BUNDLE") or environ.get("REQUESTS_CA_BUNDLE")
+    return _Lean(region, endpoint, keys, bundle if bundle and bundle.strip() else None)
+
+
+def _proxied(environ: Mapping[str, str]) -> bool:
+    """Whether a proxy is configured: ``*_proxy`` variables, or (the process's) system settings.
+
+    Elsewhere than on macOS and Windows, urllib's ``getproxies`` reads only those variables.
+    """
+    if any(
+        value and name.lower().endswith("_proxy") and name.lower() != "no_proxy"
+        for name, value in environ.items()
+    ):
+        return True
+    if environ is os.environ and sys.platform in ("darwin", "win32"):
+        import urllib.request
+
+        return any(scheme != "no" for scheme in urllib.request.getproxies())
+    return False
+
+
+def _ip_address(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _client_config(max_concurrency: int, timeouts: _Timeouts) -> Any:
+    """The AioConfig of a connection's botocore client: botocore's retries off, dynorm's UA."""
+    from aiobotocore.config import AioConfig
+
+    return AioConfig(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        connect_timeout=timeouts.connect_timeout,
+        read_timeout=timeouts.read_timeout,
+        max_pool_connections=max_concurrency,
+        user_agent=_user_agent(),
+    )
+
+
+def _client_sender(client: _Client) -> Send:
+    """The slow path's sender for ``client``, made (botocore imported) on its first request."""
+    made: list[_ClientSender] = []
+
+    async def send(request: Request) -> dict[str, Any]:
+        if not made:
+            made.append(_ClientSender(client))
+        return await made[0](request)
+
+    return send
+
+
+@contextlib.asynccontextmanager
+async def _lean_connection(
+    lean: _Lean, *, max_concurrency: int, timeouts: _Timeouts
+) -> AsyncIterator[Connection]:
+    """A fast-path connection that imports neither aiobotocore nor botocore.
+
+    An operation the fast path does not send builds aiobotocore's session and a client then,
+    with the same credentials, region and endpoint.
+    """
+
+    def create() -> Any:
+        from aiobotocore.session import get_session
+
+        return get_session().create_client(
+            "dynamodb",
+            region_name=lean.region,
+            endpoint_url=lean.endpoint,
+            aws_access_key_id=lean.keys.access_key,
+            aws_secret_access_key=lean.keys.secret_key,
+            aws_session_token=lean.keys.token,
+            config=_client_config(max_concurrency, timeouts),
+        )
+
+    client = _Client(create)
+    channel = _LeanChannel(
+        lean.keys,
+        endpoint=lean.endpoint,
+        max_concurrency=max_concurrency,
+        timeouts=timeouts,
+        ca_bundle=lean.ca_bundle,
+    )
+    try:
+        sender = _FastSender(
+            endpoint=lean.endpoint,
+            region=lean.region,
+            channel=channel,
+            timeouts=timeouts,
+            fallback=_client_sender(client),
+        )
+        yield Connection(sender, fast_path=True, endpoint=lean.endpoint, region=lean.region)
+    finally:
+        try:
+            await channel.close()
+        finally:
+            await client.close()
+
+
 @contextlib.asynccontextmanager
 async def open_connection(
     *,
@@ -870,23 +1266,34 @@ async def open_connection(
     ``fast_path=False``: an aiobotocore DynamoDB client (botocore's retries off: the Transport
     retries) sends everything. Otherwise dynorm's own signed requests go out on aiobotocore's
     HTTP session, with the credentials, region and endpoint aiobotocore's session resolves, and
-    a botocore client is created only for an operation the fast path does not send.
+    a botocore client is created only for an operation the fast path does not send. When the
+    configuration is connect()'s arguments and the environment only (:func:`_lean_settings`),
+    the fast path imports neither aiobotocore nor botocore (:func:`_lean_connection`).
     """
+    timeouts = _Timeouts(connect_timeout, read_timeout)
+    if fast_path and profile is None:
+        lean = _lean_settings(
+            endpoint_url=endpoint_url,
+            region_name=region_name,
+            aws_access_key_id=aws_access_key_id,
+            aws_secret_access_key=aws_secret_access_key,
+            aws_session_token=aws_session_token,
+            environ=os.environ,
+        )
+        if lean is not None:
+            async with _lean_connection(
+                lean, max_concurrency=max_concurrency, timeouts=timeouts
+            ) as connection:
+                yield connection
+            return
+
     import botocore.exceptions
-    from aiobotocore.config import AioConfig
     from aiobotocore.session import get_session
 
     session = get_session()
     if profile is not None:
         session.set_config_variable("profile", profile)
-    timeouts = _Timeouts(connect_timeout, read_timeout)
-    config = AioConfig(
-        retries={"mode": "standard", "total_max_attempts": 1},
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        max_pool_connections=max_concurrency,
-        user_agent=_user_agent(),
-    )
+    config = _client_config(max_concurrency, timeouts)
 
     def create() -> Any:
         return session.create_client(
@@ -968,8 +1375,7 @@ async def open_connection(
         sender = _FastSender(
             endpoint=endpoint,
             region=region,
-            http=http,
-            credentials=credentials,
+            channel=_AioChannel(http, credentials, endpoint),
             timeouts=timeouts,
             fallback=slow,
         )

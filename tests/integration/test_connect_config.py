@@ -151,6 +151,21 @@ async def test_credentials_and_region_from_environment_variables(
     assert db.region == "eu-west-1"
 
 
+async def test_credentials_passed_to_connect_beat_the_environments(
+    aws_env: pytest.MonkeyPatch, recorder: Recorder
+) -> None:
+    aws_env.setenv("AWS_ACCESS_KEY_ID", "AKIDFROMENV")
+    aws_env.setenv("AWS_SECRET_ACCESS_KEY", "secret-from-env")
+    aws_env.setenv("AWS_SESSION_TOKEN", "token-from-env")
+    aws_env.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    await signed_with(recorder.url)  # the environment's, with its session token
+    await signed_with(recorder.url, aws_access_key_id="AKIDPASSED", aws_secret_access_key="s")
+    assert recorder.signed_keys() == ["AKIDFROMENV", "AKIDPASSED"]
+    (_, from_env), (_, passed) = recorder.requests
+    assert from_env["x-amz-security-token"] == "token-from-env"
+    assert "x-amz-security-token" not in passed  # the environment's token is not mixed in
+
+
 async def test_credentials_and_region_from_a_profile_in_the_shared_files(
     aws_env: pytest.MonkeyPatch, tmp_path: Path, recorder: Recorder, dynorm_server: RunningServer
 ) -> None:
