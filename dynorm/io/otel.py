@@ -16,7 +16,10 @@ created: one global lookup per request.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Iterator, Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -30,14 +33,32 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span as OtelSpan
     from opentelemetry.trace import Tracer
 
-if TYPE_CHECKING:
-    from opentelemetry import trace as _trace
-else:
+#: A tracer provider named in the environment, which opentelemetry builds on first use.
+_PROVIDER_FROM_ENV: Final = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
+
+def _opentelemetry() -> ModuleType | None:
+    """``opentelemetry.trace`` when a tracer provider may be configured, else None.
+
+    A provider is set by code that imported ``opentelemetry.trace`` (or named in
+    OTEL_PYTHON_TRACER_PROVIDER); until then dynorm does not import it either, as it costs
+    milliseconds of every cold start. Looked up per request: tracing set up after connect()
+    is seen.
+    """
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is not None or not _PROVIDER_FROM_ENV:
+        return trace
     try:
-        from opentelemetry import trace as _trace
+        from opentelemetry import trace  # noqa: PLC0415
     except ImportError:  # the optional extra is not installed
-        _trace = None
-_INSTALLED = _trace is not None
+        return None
+    return trace
+
+
+def _trace() -> Any:
+    """``opentelemetry.trace``, once a span exists (so it is imported)."""
+    return sys.modules["opentelemetry.trace"]
+
 
 __all__ = ["Span", "Tracing"]
 
@@ -73,12 +94,13 @@ class Tracing:
     _tracer: Tracer | None = attrs.field(default=None, init=False)
 
     def _current(self) -> Tracer | None:
-        if not _INSTALLED:
+        trace = _opentelemetry()
+        if trace is None:
             return None
-        provider = _trace.get_tracer_provider()
+        provider = trace.get_tracer_provider()
         if provider is not self._provider:
             self._provider = provider
-            noop = isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider)
+            noop = isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
             self._tracer = None if noop else provider.get_tracer(_SCOPE, _version())
         return self._tracer
 
@@ -111,7 +133,7 @@ class Tracing:
         if self.port is not None:
             attributes["server.port"] = self.port
         name = f"{operation} {tables[0]}" if len(tables) == 1 else operation
-        kind = _trace.SpanKind.CLIENT
+        kind = _trace().SpanKind.CLIENT
         return Span(tracer.start_span(name, kind=kind, attributes=attributes))
 
 
@@ -125,7 +147,7 @@ class Span:
     @contextlib.contextmanager
     def scope(self) -> Iterator[None]:
         """The span made current (so spans of the HTTP layer nest under it), not ended."""
-        with _trace.use_span(
+        with _trace().use_span(
             self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
         ):
             yield
@@ -165,7 +187,8 @@ class Span:
         span = self.span
         span.set_attribute("error.type", _error_type(error))
         span.record_exception(error)
-        span.set_status(_trace.Status(_trace.StatusCode.ERROR, str(error)))
+        trace = _trace()
+        span.set_status(trace.Status(trace.StatusCode.ERROR, str(error)))
         span.end()
 
 

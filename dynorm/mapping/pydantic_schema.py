@@ -1,9 +1,10 @@
 """``dynorm[pydantic]``: models as pydantic (and FastAPI) types, without a second class per model.
 
 Every model class gets pydantic's two extension hooks at declaration,
-``__get_pydantic_core_schema__`` and ``__get_pydantic_json_schema__``. pydantic calls them when a
-model is used as a type (``response_model=Org``, a request body, ``TypeAdapter(Org)``); only then
-is pydantic imported, so ``import dynorm`` never imports it.
+``__get_pydantic_core_schema__`` and ``__get_pydantic_json_schema__`` (small forwarders in
+:mod:`dynorm.mapping.pydantic_hooks`). pydantic calls them when a model is used as a type
+(``response_model=Org``, a request body, ``TypeAdapter(Org)``); only then are this module and
+pydantic imported, so neither ``import dynorm`` nor a declaration imports them.
 
 - Validation goes through ``dynorm.from_jsonable`` (an instance of the class passes as is): its
   ``InvalidDataError`` problems become pydantic's ValidationError, one error per place, which
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
 
-__all__ = ["install_pydantic_hooks"]
+__all__ = ["core_schema_of", "json_schema_of"]
 
 #: Classes whose core schema is being built (a relationship back to one refers to it by ref).
 _BUILDING: set[type] = set()
@@ -44,7 +45,7 @@ def _ref(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}:{id(cls)}"
 
 
-def _core_schema(cls: type, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+def core_schema_of(cls: type, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
     from pydantic_core import (  # noqa: PLC0415 - on demand
         PydanticCustomError,
         ValidationError,
@@ -170,7 +171,7 @@ def _shows_as_is(default: object) -> bool:
     return default is None or type(default) in (str, int, float, bool)
 
 
-def _json_schema(cls: type, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+def json_schema_of(cls: type, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
     # Responses (serialization) have the shape requests (validation) have: jsonable's output.
     shape = schema.get("json_schema_input_schema") if schema["type"] == "function-plain" else None
     found = handler(shape if shape is not None else schema)
@@ -179,11 +180,3 @@ def _json_schema(cls: type, schema: CoreSchema, handler: GetJsonSchemaHandler) -
     if cls.__doc__:
         found.setdefault("description", cls.__doc__.strip().split("\n\n")[0])
     return found
-
-
-def install_pydantic_hooks(cls: type) -> None:
-    """Give the class pydantic's extension hooks (unless it defines its own)."""
-    if "__get_pydantic_core_schema__" not in vars(cls):
-        setattr(cls, "__get_pydantic_core_schema__", classmethod(_core_schema))  # noqa: B010
-    if "__get_pydantic_json_schema__" not in vars(cls):
-        setattr(cls, "__get_pydantic_json_schema__", classmethod(_json_schema))  # noqa: B010

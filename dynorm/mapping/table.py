@@ -29,7 +29,7 @@ from .model import (
     key_parsers_for,
     resolve_field_types,
 )
-from .pydantic_schema import install_pydantic_hooks
+from .pydantic_hooks import install_pydantic_hooks
 from .relations import Relationship, embedded_of
 from .streams import Change, StreamRecord, decode_change
 

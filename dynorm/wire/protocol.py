@@ -13,7 +13,6 @@ import base64
 import collections.abc
 import datetime
 import decimal
-import email.utils
 import zlib
 from collections.abc import Mapping
 from typing import Any, Final
@@ -185,6 +184,9 @@ def clock_offset(date_header: str | None, now: float) -> float | None:
     """
     if not date_header:
         return None
+    # Imported here: only a clock-skew error needs it, and it costs milliseconds at start-up.
+    import email.utils  # noqa: PLC0415
+
     try:
         server = email.utils.parsedate_to_datetime(date_header)
     except (TypeError, ValueError):
