@@ -121,12 +121,16 @@ async def signed_with(url: str, **options: Any) -> None:
             await db.get(Org, name="ACME")
 
 
-async def round_trip(server: RunningServer, **options: Any) -> Database:
-    """A put and a get on a fresh table of the test server; returns the (closed) Database."""
+async def round_trip(server: RunningServer | None, **options: Any) -> Database:
+    """A put and a get on a fresh table of the test server; returns the (closed) Database.
+
+    ``server`` None leaves the endpoint to the AWS configuration.
+    """
+    if server is not None:
+        options["endpoint_url"] = server.url
     async with (
         connect(
             app,
-            endpoint_url=server.url,
             table_name=f"config-{uuid.uuid4().hex[:8]}",
             fast_path=fast_path_selected(),
             **options,
@@ -290,25 +294,9 @@ async def test_the_endpoint_from_a_profiles_services_section(
         "aws_access_key_id = testing\naws_secret_access_key = testing\n\n"
         f"[services local-dynamodb]\ndynamodb =\n  endpoint_url = {dynorm_server.url}\n"
     )
-    db = await round_trip_without_endpoint(profile="local")
+    db = await round_trip(None, profile="local")
     assert db.endpoint == dynorm_server.url
     assert db.region == "sa-east-1"
-
-
-async def round_trip_without_endpoint(**options: Any) -> Database:
-    """``round_trip`` with the endpoint left to the AWS configuration."""
-    async with (
-        connect(
-            app,
-            table_name=f"config-{uuid.uuid4().hex[:8]}",
-            fast_path=fast_path_selected(),
-            **options,
-        ) as db,
-        fresh_table(db),
-    ):
-        await db.put(Org(name="ACME"))
-        assert await db.get(Org, name="ACME") == Org(name="ACME")
-    return db
 
 
 @pytest.mark.parametrize(
