@@ -363,6 +363,13 @@ class _Client:
                 self._context = context
         return self._client
 
+    async def through_botocore(self, sender: Send) -> Connection:
+        """A connection sending everything through this client (built now) with ``sender``."""
+        meta = (await self.get()).meta
+        return Connection(
+            sender, fast_path=False, endpoint=str(meta.endpoint_url), region=meta.region_name
+        )
+
     async def close(self) -> None:
         async with self._lock:
             self._closed = True
@@ -1311,13 +1318,7 @@ async def open_connection(
         stack.push_async_callback(client.close)
         slow = _ClientSender(client)
         if not fast_path:
-            meta = (await client.get()).meta
-            yield Connection(
-                slow,
-                fast_path=False,
-                endpoint=str(meta.endpoint_url),
-                region=meta.region_name,
-            )
+            yield await client.through_botocore(slow)
             return
         try:
             region, endpoint, credentials = await _resolve(
@@ -1342,13 +1343,7 @@ async def open_connection(
         # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
         # path as it must; the fast path signs and posts to "/".
         if urlsplit(endpoint).path not in ("", "/"):
-            built = await client.get()
-            yield Connection(
-                slow,
-                fast_path=False,
-                endpoint=str(built.meta.endpoint_url),
-                region=built.meta.region_name,
-            )
+            yield await client.through_botocore(slow)
             return
         http = _http_session(session, endpoint, max_concurrency, timeouts)
         if not hasattr(http, "_proxy_config"):
@@ -1363,13 +1358,7 @@ async def open_connection(
                 RuntimeWarning,
                 stacklevel=4,
             )
-            built = await client.get()
-            yield Connection(
-                slow,
-                fast_path=False,
-                endpoint=str(built.meta.endpoint_url),
-                region=built.meta.region_name,
-            )
+            yield await client.through_botocore(slow)
             return
         await stack.enter_async_context(http)
         sender = _FastSender(
