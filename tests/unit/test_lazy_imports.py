@@ -30,9 +30,7 @@ def test_import_dynorm_imports_no_aws_or_http_package() -> None:
 def test_declaring_and_connecting_imports_no_optional_extra() -> None:
     """A model declared and a Database built load neither pydantic's hooks' code nor tracing."""
     root = Path(__file__).resolve().parents[2]
-    env = {
-        key: value for key, value in os.environ.items() if key != "OTEL_PYTHON_TRACER_PROVIDER"
-    }
+    env = {key: value for key, value in os.environ.items() if key != "OTEL_PYTHON_TRACER_PROVIDER"}
     env["PYTHONPATH"] = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
     script = """
 import sys
