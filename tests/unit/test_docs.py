@@ -62,6 +62,8 @@ from dynorm.testing import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The example apps' folder (see ``_installed``).
+_EXAMPLES = ROOT / "examples"
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 RUN_MARKER = "<!-- test: run -->"
 #: A runnable block that sends TransactWriteItems: skipped where the server lacks it (dynalite).
@@ -447,7 +449,7 @@ def typed_module(snippet: Snippet, earlier: list[_Statement]) -> TypedModule:
             lines.append(f"{name}: {_GIVEN[name]} = _given()")
         elif name in dynorm.__all__:
             lines.append(f"from dynorm import {name}")
-        elif importlib.util.find_spec(name) is not None:
+        elif _installed(name):
             lines.append(f"import {name}")
         elif name[:1].isupper():
             lines.append(f"class {name}(Any): ...  # type: ignore[misc]")
@@ -499,6 +501,16 @@ def typed_modules(snippets: Sequence[Snippet]) -> dict[str, TypedModule]:
     return found
 
 
+def _installed(name: str) -> bool:
+    """Whether the type checkers find module ``name``.
+
+    Not an example app: tests of the examples put their folder on ``sys.path``, which the
+    checkers do not search, so ``from web_app import ...`` in a page reads as a user's module.
+    """
+    spec = importlib.util.find_spec(name)
+    return spec is not None and not (spec.origin or "").startswith(str(_EXAMPLES))
+
+
 def _missing_modules(modules: Iterable[TypedModule]) -> set[str]:
     """Dotted modules the blocks import that are not installed (and their parents)."""
     missing: set[str] = set()
@@ -513,7 +525,7 @@ def _missing_modules(modules: Iterable[TypedModule]) -> set[str]:
             )
             for name in names:
                 top = name.split(".")[0]
-                if top and importlib.util.find_spec(top) is None:
+                if top and not _installed(top):
                     parts = name.split(".")
                     missing |= {".".join(parts[: k + 1]) for k in range(len(parts))}
     return missing
