@@ -5,9 +5,9 @@ Runs are interleaved (one process of each kind per round) and each number is the
 rounds. The parent takes the time from just before it starts a process: to the child's
 ``time.time_ns()`` once its item is decoded (start → first item), and to the child's exit (the
 whole process, the interpreter's start and exit included); the peak RSS is the child's own
-``ru_maxrss``. Children write and read compiled bytecode in a temporary cache (a first, untimed
-round fills it), as an installed package has its ``.pyc`` files, whatever
-``PYTHONDONTWRITEBYTECODE`` says here.
+(``VmHWM`` on Linux: ``ru_maxrss`` would carry this process's size across ``exec``). Children
+write and read compiled bytecode in a temporary cache (a first, untimed round fills it), as an
+installed package has its ``.pyc`` files, whatever ``PYTHONDONTWRITEBYTECODE`` says here.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ ROOT = CHILD.parent.parent
 #: application imports to use them), also timed alone; ``import aiohttp`` is timed alone too,
 #: the floor of any aiohttp-based client.
 LIBRARIES = {
-    "dynorm": "dynorm",
+    # `from dynorm import Table, connect`: `import dynorm` alone imports its names on first use.
+    "dynorm": "dynorm.mapping.table,dynorm.io.database",
     "aiodynamo": "aiodynamo.client,aiodynamo.http.aiohttp",
     "pydynox": "pydynox",
     "pynamodb": "pynamodb.models",
@@ -168,7 +169,7 @@ def _checks(found: dict[str, Run], alone: dict[str, float]) -> list[Check]:
     aiohttp = alone.get("aiohttp")
     if dynorm is None:
         return []
-    mine = alone["dynorm"]
+    mine = alone[LIBRARIES["dynorm"]]
     return [
         Check(
             None if aiohttp is None else mine <= MAX_IMPORT_X_AIOHTTP * aiohttp,
