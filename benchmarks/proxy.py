@@ -58,7 +58,11 @@ async def _connection(
     client_reader: asyncio.StreamReader,
     client_writer: asyncio.StreamWriter,
 ) -> None:
-    server_reader, server_writer = await asyncio.open_connection(*upstream)
+    try:
+        server_reader, server_writer = await asyncio.open_connection(*upstream)
+    except asyncio.CancelledError:  # the proxy is shutting down (see below)
+        client_writer.close()
+        return
     pumps = [
         asyncio.create_task(_late(client_reader, server_writer, delay)),
         asyncio.create_task(_at_once(server_reader, client_writer)),
@@ -71,7 +75,9 @@ async def _connection(
     finally:
         for pump in pumps:
             pump.cancel()
-        await asyncio.gather(*pumps, return_exceptions=True)
+        # Cancelled again while the pumps end (the shutdown cancels every task): end quietly too.
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*pumps, return_exceptions=True)
         server_writer.close()
         client_writer.close()
 
