@@ -73,7 +73,7 @@ if typing.TYPE_CHECKING:
     )
 
     __version__: str
-    """The installed distribution's version (``importlib.metadata``), read on first use."""
+    """The installed distribution's version (its metadata), read on first use."""
 
 __all__ = [
     "BATCH_GET_MAX",
@@ -225,12 +225,10 @@ if not typing.TYPE_CHECKING:
     def __getattr__(name: str) -> object:
         """Import a public name on first use, and keep it (the next lookup is a plain attribute)."""
         if name == "__version__":
-            from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+            from dynorm.core.versions import installed_version  # noqa: PLC0415
 
-            try:
-                found = version("dynorm")
-            except PackageNotFoundError:  # run from a source tree that was never installed
-                found = "0+unknown"
+            # "0+unknown": run from a source tree that was never installed.
+            found = installed_version("dynorm", default="0+unknown")
             globals()[name] = found
             return found
         module = _MODULE_OF.get(name)

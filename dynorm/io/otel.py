@@ -28,6 +28,7 @@ import orjson
 from dynorm.core.errors import DatabaseError
 from dynorm.core.events import RequestEvent, targets_of
 from dynorm.core.requests import Request
+from dynorm.core.versions import installed_version
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span as OtelSpan
@@ -75,15 +76,6 @@ _PARAMETERS: Final = {
 }
 
 
-def _version() -> str:
-    import importlib.metadata  # noqa: PLC0415  (only with a tracer provider: slow to import)
-
-    try:
-        return importlib.metadata.version("dynorm")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
 @attrs.define
 class Tracing:
     """Starts spans for one Database's requests; ``server``/``port`` name its endpoint."""
@@ -101,7 +93,9 @@ class Tracing:
         if provider is not self._provider:
             self._provider = provider
             noop = isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
-            self._tracer = None if noop else provider.get_tracer(_SCOPE, _version())
+            self._tracer = (
+                None if noop else provider.get_tracer(_SCOPE, installed_version("dynorm"))
+            )
         return self._tracer
 
     def start(self, request: Request) -> Span | None:

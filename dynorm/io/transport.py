@@ -54,6 +54,7 @@ from dynorm.core.errors import (
 )
 from dynorm.core.events import OK, RequestEvent, outcome_of, targets_of
 from dynorm.core.requests import Request
+from dynorm.core.versions import installed_version
 from dynorm.wire.protocol import (
     CONTROL_PLANE,
     DATA_PLANE,
@@ -129,52 +130,10 @@ def _user_agent() -> str:
     installed distributions' metadata: reading them imports neither aiobotocore nor botocore.
     """
     return (
-        f"dynorm/{_version('dynorm')} aiobotocore/{_version('aiobotocore')} "
-        f"botocore/{_version('botocore')} Python/{platform.python_version()} "
+        f"dynorm/{installed_version('dynorm')} aiobotocore/{installed_version('aiobotocore')} "
+        f"botocore/{installed_version('botocore')} Python/{platform.python_version()} "
         f"{platform.system()}/{platform.release()}"
     )
-
-
-def _version(distribution: str) -> str:
-    """An installed distribution's version, as ``importlib.metadata.version`` reads it.
-
-    The first ``<name>-<version>.dist-info`` (or ``.egg-info``) folder on ``sys.path`` has it
-    in its metadata's ``Version:`` line: read directly, because importing importlib.metadata
-    costs tens of milliseconds of a cold start. Anything unusual asks importlib.metadata.
-    """
-    prefix = f"{distribution}-"
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")  # noqa: PTH208  (names, not Paths: cheaper)
-        except OSError:  # missing, a zip archive ...
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")) and (
-                name.startswith(prefix) or name[:-9] == distribution  # <name>.egg-info
-            ):
-                metadata = Path(
-                    folder or ".", name, "METADATA" if name[-9:] == "dist-info" else "PKG-INFO"
-                )
-                with (
-                    contextlib.suppress(OSError, UnicodeDecodeError),
-                    metadata.open(encoding="utf-8") as lines,
-                ):
-                    for line in lines:
-                        if line.startswith("Version:"):
-                            return line.removeprefix("Version:").strip()
-                        if not line.strip():
-                            break  # the end of the headers
-                return _metadata_version(distribution)
-    return _metadata_version(distribution)
-
-
-def _metadata_version(distribution: str) -> str:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _translate(exc: botocore.exceptions.ClientError, request: Request) -> DatabaseError:

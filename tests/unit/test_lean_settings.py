@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from dynorm.io.transport import _Keys, _Lean, _lean_settings, _ssl_context, _version
+from dynorm.core.versions import installed_version as _version
+from dynorm.io.transport import _Keys, _Lean, _lean_settings, _ssl_context
 
 ENV_KEYS = {"AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret"}
 
