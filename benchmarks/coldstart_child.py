@@ -84,9 +84,18 @@ def _dynorm(url: str) -> Any:
     return imported, asyncio.run(first())
 
 
+def _dataclasses() -> Any:
+    """The 20 classes of a client that maps no models (dataclasses); returns ``Order``'s."""
+    import dataclasses  # noqa: PLC0415
+
+    order = dataclasses.make_dataclass("Order", list(ORDER.items()))
+    for name in _names():
+        dataclasses.make_dataclass(name, list(FIELDS.items()))
+    return order
+
+
 def _aiodynamo(url: str) -> Any:
     import asyncio  # noqa: PLC0415
-    import dataclasses  # noqa: PLC0415
 
     import aiohttp  # noqa: PLC0415
     from aiodynamo.client import Client  # noqa: PLC0415
@@ -95,10 +104,7 @@ def _aiodynamo(url: str) -> Any:
     from yarl import URL  # noqa: PLC0415
 
     imported = time.perf_counter()
-    # aiodynamo maps no models: an application declares its own classes (dataclasses here).
-    order = dataclasses.make_dataclass("Order", list(ORDER.items()))
-    for name in _names():
-        dataclasses.make_dataclass(name, list(FIELDS.items()))
+    order = _dataclasses()
 
     async def first() -> Any:
         async with aiohttp.ClientSession() as session:
@@ -117,14 +123,11 @@ def _aiodynamo(url: str) -> Any:
 
 def _aiobotocore(url: str) -> Any:
     import asyncio  # noqa: PLC0415
-    import dataclasses  # noqa: PLC0415
 
     from aiobotocore.session import get_session  # noqa: PLC0415
 
     imported = time.perf_counter()
-    order = dataclasses.make_dataclass("Order", list(ORDER.items()))
-    for name in _names():
-        dataclasses.make_dataclass(name, list(FIELDS.items()))
+    order = _dataclasses()
 
     def value(attribute: Any) -> Any:
         ((kind, raw),) = attribute.items()
