@@ -1,6 +1,7 @@
 """``python -m benchmarks``: run every benchmark in this process and print one table.
 
-The cold start benchmark, last, times fresh processes of its own (``benchmarks.coldstart``).
+The cold start benchmark and the pytest plugin's, last, time fresh processes of their own
+(``benchmarks.coldstart``, ``benchmarks.fixture``).
 
 ``--quick`` shrinks every input (the smoke test uses it); explicit options still win over it.
 """
@@ -15,7 +16,7 @@ import platform
 import sys
 from dataclasses import dataclass
 
-from benchmarks import coldstart, latency, paging, per_request, query_page, writes
+from benchmarks import coldstart, fixture, latency, paging, per_request, query_page, writes
 from benchmarks.report import Section, render
 
 _PACKAGES = (
@@ -37,6 +38,8 @@ class Sizes:
     parents: int
     delay_ms: float
     cold_runs: int
+    fixture_tests: int
+    fixture_rounds: int
 
 
 FULL = Sizes(
@@ -49,6 +52,8 @@ FULL = Sizes(
     parents=50,
     delay_ms=20.0,
     cold_runs=9,
+    fixture_tests=120,
+    fixture_rounds=5,
 )
 QUICK = Sizes(
     items=20,
@@ -60,6 +65,8 @@ QUICK = Sizes(
     parents=5,
     delay_ms=2.0,
     cold_runs=1,
+    fixture_tests=4,
+    fixture_rounds=1,
 )
 
 #: The help of every ``Sizes`` field's option (``--get-batch`` for ``get_batch``); the help
@@ -74,6 +81,8 @@ _SIZE_HELP = {
     "parents": "parents in the latency benchmark",
     "delay_ms": "injected delay per request",
     "cold_runs": "fresh processes per library in the cold start benchmark",
+    "fixture_tests": "tests in the larger suite of the pytest plugin benchmark (the smaller: 1/6)",
+    "fixture_rounds": "pytest runs of each suite in the pytest plugin benchmark",
 }
 
 
@@ -148,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     sections = asyncio.run(_run(options.sizes, collect=options.collect))
     # Fresh processes of their own, after the rest (it needs no event loop).
     sections.append(coldstart.run(runs=options.sizes.cold_runs))
+    tests = options.sizes.fixture_tests
+    sections.append(
+        fixture.run(small=max(1, tests // 6), large=tests, rounds=options.sizes.fixture_rounds)
+    )
     print(render(_preamble(), sections), flush=True)
     failed = any(c.ok is False for s in sections for c in s.checks)
     return 1 if options.check and failed else 0

@@ -49,7 +49,7 @@ REQUEST_CLIENTS = {**WRITE_CLIENTS, "floor-unsigned": "aiohttp"}
 REQUEST_SECTIONS = ("GetItem per request", "PutItem per request")
 SECTIONS = (
     *("Query page", "put_all", *REQUEST_SECTIONS),
-    *("Lazy pagination", "Relationship load", "Cold start"),
+    *("Lazy pagination", "Relationship load", "Cold start", "pytest plugin"),
 )
 #: Cold start rows: the library and the package it needs.
 COLD_START_CLIENTS = {
@@ -197,3 +197,14 @@ def test_cold_start_checks_dynorm_targets(output: str) -> None:
     # import <= 1.3x aiohttp, first item <= aiodynamo, max RSS <= 1.3x aiodynamo
     assert len(verdicts(lines)) == 3
     assert ("SKIP" in verdicts(lines)) == (not installed("aiodynamo"))
+
+
+def test_pytest_plugin_rows_and_checks(output: str) -> None:
+    lines = section(output, "pytest plugin")
+    for name in ("fixture", "plain"):
+        # small s, large s, per test ms (a small suite's difference may be negative)
+        assert len(re.findall(r"-?\d[\d,]*\.\d+", row(lines, name))) == 3, lines
+    row(lines, "no")  # "no plugin": the same small suite run with -p no:dynorm
+    # dynorm_connect <= 20 ms a test; the plugin unused < 20 ms
+    assert len(verdicts(lines)) == 2
+    assert set(verdicts(lines)) <= {"PASS", "FAIL"}
