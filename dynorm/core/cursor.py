@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-import attrs
+import msgspec
 import orjson
 
 from .codec.converter import Item
@@ -62,7 +62,7 @@ def secret_from(secret: bytes | None, environ: Mapping[str, str]) -> bytes | Non
     return text.encode()
 
 
-def _check_secret(_codec: object, _attribute: object, secret: bytes | None) -> None:
+def _check_secret(secret: bytes | None) -> None:
     if secret is None:
         return
     if not isinstance(secret, bytes):
@@ -108,11 +108,16 @@ def _malformed() -> CursorError:
     return CursorError(f"malformed cursor; {_RESTART}")
 
 
-@attrs.frozen
-class CursorCodec:
+class CursorCodec(msgspec.Struct, frozen=True):
     """Makes and checks page cursors; HMAC-SHA256 signs them when ``secret`` is given."""
 
-    secret: bytes | None = attrs.field(default=None, validator=_check_secret, repr=False)
+    secret: bytes | None = None
+
+    def __post_init__(self) -> None:
+        _check_secret(self.secret)
+
+    def __repr__(self) -> str:
+        return "CursorCodec(signed)" if self.signed else "CursorCodec()"  # never the secret
 
     @property
     def signed(self) -> bool:

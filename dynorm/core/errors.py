@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
+import msgspec
 
 __all__ = [
     "CancellationReason",
@@ -203,8 +203,7 @@ class ValidationError(DatabaseError, ValueError):
     """DynamoDB rejected the request as invalid."""
 
 
-@attrs.frozen
-class CancellationReason:
+class CancellationReason(msgspec.Struct, frozen=True):
     """Why one action of a cancelled transaction failed (``code`` is ``"None"`` if it did not).
 
     ``item`` is the item as stored when a condition failed, where the action asked for it

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, TypedDict
 
-import attrs
+import msgspec
 
 from .errors import DatabaseError, DynormError
 from .requests import Request
@@ -52,8 +52,7 @@ class ConsumedCapacity(TypedDict, total=False):
     GlobalSecondaryIndexes: dict[str, Capacity]
 
 
-@attrs.frozen
-class RequestEvent:
+class RequestEvent(msgspec.Struct, frozen=True):
     """One HTTP request dynorm sent (one attempt of a request), reported after it completed.
 
     Attributes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import attrs
+import msgspec
 
 from .codec.converter import AttributeValue, encode_any, path_steps
 from .errors import ExpressionError
@@ -40,16 +40,16 @@ def top_field(path: str) -> str:
     return path_steps(path)[0][0]
 
 
-@attrs.define
-class ExpressionBuilder:
+class ExpressionBuilder(msgspec.Struct):
     """Collects the placeholder maps shared by all expressions of one request."""
 
     encoder: Encoder = _generic_encoder
     #: Field paths -> stored attribute steps; None: paths name stored attributes already.
     renamer: Renamer | None = None
-    names: dict[str, str] = attrs.field(factory=dict)
-    values: dict[str, AttributeValue] = attrs.field(factory=dict)
-    _name_ids: dict[str, str] = attrs.field(factory=dict, alias="name_ids")
+    names: dict[str, str] = msgspec.field(default_factory=dict)
+    values: dict[str, AttributeValue] = msgspec.field(default_factory=dict)
+    #: Stored attribute name -> its placeholder.
+    name_ids: dict[str, str] = msgspec.field(default_factory=dict)
 
     def name(self, path: str) -> str:
         """The placeholder path for the field path ``a.b[0].c``.
@@ -62,10 +62,10 @@ class ExpressionBuilder:
 
     def attribute(self, name: str) -> str:
         """The placeholder for one stored attribute name, taken as it is (dots and all)."""
-        placeholder = self._name_ids.get(name)
+        placeholder = self.name_ids.get(name)
         if placeholder is None:
-            placeholder = f"#n{len(self._name_ids)}"
-            self._name_ids[name] = placeholder
+            placeholder = f"#n{len(self.name_ids)}"
+            self.name_ids[name] = placeholder
             self.names[placeholder] = name
         return placeholder
 
@@ -93,6 +93,9 @@ class ExpressionBuilder:
 class Condition:
     """A condition expression; combine with ``&``, ``|`` and ``~``."""
 
+    # No instance state here: dynorm's conditions are msgspec Structs, a user's may be attrs.
+    __slots__ = ()
+
     def render(self, builder: ExpressionBuilder) -> str:
         raise NotImplementedError
 
@@ -106,8 +109,7 @@ class Condition:
         return _Not(self)
 
 
-@attrs.frozen
-class _Join(Condition):
+class _Join(msgspec.Struct, Condition, frozen=True):
     op: str
     parts: tuple[Condition, ...]
 
@@ -115,16 +117,14 @@ class _Join(Condition):
         return f" {self.op} ".join(f"({p.render(builder)})" for p in self.parts)
 
 
-@attrs.frozen
-class _Not(Condition):
+class _Not(msgspec.Struct, Condition, frozen=True):
     inner: Condition
 
     def render(self, builder: ExpressionBuilder) -> str:
         return f"NOT ({self.inner.render(builder)})"
 
 
-@attrs.frozen
-class _Compare(Condition):
+class _Compare(msgspec.Struct, Condition, frozen=True):
     path: str
     op: str
     operand: object
@@ -133,8 +133,7 @@ class _Compare(Condition):
         return f"{builder.name(self.path)} {self.op} {builder.typed_value(self.path, self.operand)}"
 
 
-@attrs.frozen
-class _Function(Condition):
+class _Function(msgspec.Struct, Condition, frozen=True):
     function: str
     path: str
     operands: tuple[object, ...] = ()
@@ -150,8 +149,7 @@ class _Function(Condition):
         return f"{self.function}({', '.join(args)})"
 
 
-@attrs.frozen
-class _Between(Condition):
+class _Between(msgspec.Struct, Condition, frozen=True):
     path: str
     low: object
     high: object
@@ -162,8 +160,7 @@ class _Between(Condition):
         return f"{builder.name(self.path)} BETWEEN {low} AND {high}"
 
 
-@attrs.frozen
-class _In(Condition):
+class _In(msgspec.Struct, Condition, frozen=True):
     path: str
     options: tuple[object, ...]
 
@@ -172,8 +169,7 @@ class _In(Condition):
         return f"{builder.name(self.path)} IN ({values})"
 
 
-@attrs.frozen
-class _Entity(Condition):
+class _Entity(msgspec.Struct, Condition, frozen=True):
     attribute: str
     entity: str
 
@@ -191,8 +187,7 @@ def entity_is(attribute: str, entity: str) -> Condition:
     return _Entity(attribute, entity)
 
 
-@attrs.frozen(eq=False)
-class Attr:
+class Attr(msgspec.Struct, frozen=True, eq=False):
     """An attribute in a condition: ``Attr("plan_type") == "Free"``, ``Attr("email").exists()``.
 
     Values are encoded as the model field of the same name is typed, so dates, enums and

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 import attrs
+import msgspec
 
 from .errors import DefinitionError, KeyTemplateError
 
@@ -193,8 +194,7 @@ def _enum_parser(tp: type[enum.Enum]) -> Callable[[str], object]:
     return members.__getitem__
 
 
-@attrs.frozen
-class _Segment:
+class _Segment(msgspec.Struct, frozen=True):
     """Text between two delimiters: ``prefix{field:spec}suffix`` or a plain literal."""
 
     prefix: str
@@ -504,8 +504,7 @@ class KeyTemplate:
         return f"KeyTemplate({self.source!r})"
 
 
-@attrs.frozen(eq=False)
-class KeyFields:
+class KeyFields(msgspec.Struct, frozen=True, eq=False):
     """The fields one key attribute holds, and how to read them back out of its text.
 
     ``parsers`` maps each field of ``template``, in template order, to the function turning its

@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-import attrs
+import msgspec
 
 from .errors import ExpressionError, KeyTemplateError
 from .keys import KeyTemplate, KeyType, key_string, number_order, typed_key_text
@@ -45,8 +45,7 @@ __all__ = [
 Op = Literal["between", "begins_with", "gt", "ge", "lt", "le"]
 
 
-@attrs.frozen
-class SortCondition:
+class SortCondition(msgspec.Struct, frozen=True):
     """A condition on one sort key component, given as its value: ``due=between(a, b)``."""
 
     op: Op
@@ -91,8 +90,7 @@ def le(value: object) -> SortCondition:
     return SortCondition("le", (value,))
 
 
-@attrs.frozen
-class SortRange:
+class SortRange(msgspec.Struct, frozen=True):
     """The sort key condition to send, and a key it lets through that must be dropped."""
 
     range: KeyRange | None

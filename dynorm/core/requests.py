@@ -8,7 +8,7 @@ import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
-import attrs
+import msgspec
 
 from .codec.converter import AttributeValue, Item
 from .errors import DefinitionError, LimitExceededError
@@ -51,8 +51,7 @@ Parse = Callable[[bytes], dict[str, Any]]
 PENDING: Final = "dynorm:copies"
 
 
-@attrs.frozen
-class Request:
+class Request(msgspec.Struct, frozen=True, eq=False):
     """One DynamoDB API call: the action name and its exact parameters.
 
     ``retry`` says how the transport repeats it after an attempt whose reply was lost:
@@ -68,8 +67,23 @@ class Request:
 
     operation: str
     params: Mapping[str, Any]
-    retry: Retry = attrs.field(default="safe", eq=False, kw_only=True)
-    parse: Parse | None = attrs.field(default=None, eq=False, kw_only=True, repr=False)
+    retry: Retry = "safe"
+    parse: Parse | None = None
+
+    # Two requests are equal when they make the same call: how it is retried or parsed is not
+    # part of the call, and a parser (a function) has no useful repr.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Request):
+            return NotImplemented
+        return self.operation == other.operation and self.params == other.params
+
+    def __hash__(self) -> int:
+        return hash((self.operation, self.params))
+
+    def __repr__(self) -> str:
+        return (
+            f"Request(operation={self.operation!r}, params={self.params!r}, retry={self.retry!r})"
+        )
 
     def __str__(self) -> str:
         return f"{self.operation} {dict(self.params)}"
@@ -100,8 +114,7 @@ _COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
 }
 
 
-@attrs.frozen
-class KeyRange:
+class KeyRange(msgspec.Struct, frozen=True):
     """A sort key condition as sent: equality, a prefix, an inclusive range or one bound."""
 
     op: Literal["eq", "begins_with", "between", "gt", "ge", "lt", "le"]
@@ -177,13 +190,12 @@ class KeyRange:
 _OPERATORS: Final = {"eq": "=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 
 
-@attrs.frozen
-class Rendered:
+class Rendered(msgspec.Struct, frozen=True):
     """An expression rendered with its placeholders (a filter), ready to merge into a request."""
 
     text: str
-    names: Mapping[str, str] = attrs.field(factory=dict)
-    values: Mapping[str, AttributeValue] = attrs.field(factory=dict)
+    names: Mapping[str, str] = msgspec.field(default_factory=dict)
+    values: Mapping[str, AttributeValue] = msgspec.field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Part of cursor fingerprints: the text, the attribute names and the values, in order.
@@ -230,23 +242,22 @@ def _counting(request: Request) -> Request:
     return Request(request.operation, params)
 
 
-@attrs.frozen
-class ReadOptions:
+class ReadOptions(msgspec.Struct, frozen=True, kw_only=True):
     """What a Query and a Scan share: start keys, models, filter, projection, capacity."""
 
     #: attributes that make up an ExclusiveStartKey (table keys, then the index's).
-    key_attrs: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    key_attrs: tuple[str, ...] = ()
     #: the types of those of ``key_attrs`` that are no strings (number or binary keys).
-    key_types: tuple[tuple[str, KeyType], ...] = attrs.field(default=(), kw_only=True)
+    key_types: tuple[tuple[str, KeyType], ...] = ()
     #: the models whose items the read returns (part of a cursor's fingerprint; () for all).
-    models: tuple[str, ...] = attrs.field(default=(), kw_only=True)
-    filter: Rendered | None = attrs.field(default=None, kw_only=True)
+    models: tuple[str, ...] = ()
+    filter: Rendered | None = None
     #: the attributes to read (None: whole items).
-    projection: tuple[str, ...] | None = attrs.field(default=None, kw_only=True)
+    projection: tuple[str, ...] | None = None
     #: ask for ReturnConsumedCapacity=TOTAL, so pages report what they consumed.
-    capacity: bool = attrs.field(default=False, kw_only=True)
+    capacity: bool = False
     #: parses the responses' bodies (Request.parse; None: orjson.loads).
-    parse: Parse | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+    parse: Parse | None = None
 
     @property
     def filtered(self) -> bool:
@@ -276,8 +287,7 @@ class ReadOptions:
         )
 
 
-@attrs.frozen
-class CollectionRead(ReadOptions):
+class CollectionRead(ReadOptions, frozen=True):
     """A Query over one item collection of the table or an index."""
 
     table_name: str
@@ -291,7 +301,7 @@ class CollectionRead(ReadOptions):
     #: a sort key ``range`` lets through that the query excludes (``gt``/``lt`` in a prefix).
     excluded: str | None = None
     #: the partition key attribute's type (``pk_value`` is its key text).
-    pk_kind: KeyType = attrs.field(default="S", kw_only=True)
+    pk_kind: KeyType = "S"
 
     def request(self) -> Request:
         names = {"#pk": self.pk_attr}
@@ -332,8 +342,7 @@ class CollectionRead(ReadOptions):
         return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
 
 
-@attrs.frozen
-class ScanRead(ReadOptions):
+class ScanRead(ReadOptions, frozen=True):
     """A Scan of the table or an index, one segment of ``segments`` (parallel scans)."""
 
     table_name: str
@@ -494,8 +503,7 @@ def transact_write(actions: Sequence[Mapping[str, Any]]) -> Request:
     return Request("TransactWriteItems", {"TransactItems": list(actions)})
 
 
-@attrs.frozen
-class Page(Generic[T]):
+class Page(msgspec.Struct, Generic[T], frozen=True):
     """One page of results and the cursor for the next (None when nothing follows).
 
     ``scanned`` is how many items DynamoDB read for it (ScannedCount, summed over the requests
@@ -506,8 +514,8 @@ class Page(Generic[T]):
 
     items: list[T]
     cursor: str | None
-    scanned: int = attrs.field(default=0, kw_only=True)
-    consumed: float | None = attrs.field(default=None, kw_only=True)
+    scanned: int = 0
+    consumed: float | None = None
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.items)
@@ -523,8 +531,7 @@ class Page(Generic[T]):
         return page_core_schema(cls, source, handler)
 
 
-@attrs.define
-class Tally:
+class Tally(msgspec.Struct):
     """What the responses of one page (or count) report: items read and capacity consumed."""
 
     scanned: int = 0

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 import attrs
+import msgspec
 
 from .errors import DefinitionError
 from .expressions import Attr, Condition
@@ -53,8 +54,7 @@ def _plain(tp: object) -> tuple[object, bool]:
 Write = Literal["put", "update", "delete"]
 
 
-@attrs.frozen
-class VersionCheck:
+class VersionCheck(msgspec.Struct, frozen=True):
     """What a ``write`` of a versioned item requires: the stored ``field`` equals ``expected``.
 
     ``expected`` None means the object was never written: a put then requires that no item has
@@ -97,8 +97,7 @@ class VersionCheck:
         return f"changed since it was read (version {self.expected} read, {stored} stored)"
 
 
-@attrs.frozen
-class Stamps:
+class Stamps(msgspec.Struct, frozen=True):
     """The fields a model names for versions, time to live and timestamps (None: not used)."""
 
     version: str | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Final, TypeAlias, TypeVar
 
-import attrs
+import msgspec
 
 from .chunks import KeyId, chunked, key_id
 from .codec.converter import Item
@@ -43,15 +43,13 @@ __all__ = [
 T = TypeVar("T")
 
 
-@attrs.frozen
-class Send:
+class Send(msgspec.Struct, frozen=True):
     """Send one request; the plan receives the parsed response."""
 
     request: Request
 
 
-@attrs.frozen
-class SendAll:
+class SendAll(msgspec.Struct, frozen=True):
     """Send requests concurrently; the plan receives one outcome per request, in order.
 
     An outcome is the response, the DynormError the request raised, or :data:`CANCELLED` for a
@@ -62,15 +60,13 @@ class SendAll:
     requests: tuple[Request, ...]
 
 
-@attrs.frozen
-class WriteBatch:
+class WriteBatch(msgspec.Struct, frozen=True):
     """Write PutRequest/DeleteRequest entries with BatchWriteItem (chunked, unprocessed retried)."""
 
     writes: tuple[dict[str, Any], ...]
 
 
-@attrs.frozen
-class ReadAll:
+class ReadAll(msgspec.Struct, frozen=True):
     """Read every page of a Query or Scan; the plan receives the raw items, in order.
 
     The io layer's one paging loop reads the pages, so plans never page by hand.
@@ -79,8 +75,7 @@ class ReadAll:
     request: Request
 
 
-@attrs.frozen
-class ReadEach:
+class ReadEach(msgspec.Struct, frozen=True):
     """Read every page of each of several Queries or Scans, concurrently.
 
     The plan receives each read's raw items, in the order of ``requests``: a level of a tree
@@ -90,16 +85,14 @@ class ReadEach:
     requests: tuple[Request, ...]
 
 
-@attrs.frozen
-class Fetch:
+class Fetch(msgspec.Struct, frozen=True):
     """Read items by primary key with BatchGetItem; the plan receives ``{key_id: item}``."""
 
     keys: tuple[Item, ...]
     consistent: bool = True
 
 
-@attrs.frozen
-class Together:
+class Together(msgspec.Struct, frozen=True):
     """Steps of plans of several tables, run at once; the plan receives one outcome per step.
 
     Each entry is (table name, step). The WriteBatch entries of every table share
@@ -124,8 +117,7 @@ class Unread(dict[str, Any]):
     """
 
 
-@attrs.frozen
-class FromRead:
+class FromRead(msgspec.Struct, frozen=True):
     """A value a write takes from a read sent before it, as ``explain`` shows the write.
 
     It stands where the value goes: an attribute of a PutItem's ``Item``, an

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import attrs
+import msgspec
 
 from dynorm.core.chunks import backoff
 from dynorm.core.codec.converter import Item
@@ -59,7 +59,7 @@ async def drain_get(
         pending.update(projection)
     stalls = rounds = 0
     while True:
-        response = await send(attrs.evolve(batch_get(table_name, pending), parse=parse))
+        response = await send(msgspec.structs.replace(batch_get(table_name, pending), parse=parse))
         rounds += 1
         found += response.get("Responses", {}).get(table_name, [])
         rest = response.get("UnprocessedKeys", {}).get(table_name)

@@ -15,7 +15,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
-import attrs
+import msgspec
 
 from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
 from dynorm.core.codec.converter import Item
@@ -1102,7 +1102,7 @@ class Database:
         request = plan.request
         if len(names) == 1:  # typed parsing is per table
             parse = self._tables.of_name(names.pop()).table.parser("TransactGetItems")
-            request = attrs.evolve(request, parse=parse)
+            request = msgspec.structs.replace(request, parse=parse)
         responses = (await self.send(request)).get("Responses", [])
         found = {
             (g["TableName"], key_id(g["Key"])): r["Item"]
@@ -1176,14 +1176,14 @@ class Database:
         whole = finished.partial if loads is None else partial_of(info.table, read.index, ())
         accept = self.acceptor(info, read.index)
         return Query(
-            send=self.send,
+            _send=self.send,
             read=read,
-            accept=narrowed(accept, read),
-            cursors=self.cursors,
-            info=info,
-            where=finished.entity,
-            loads=loads,
-            whole=self.reader(read.index, whole, table=table_of(info)) if whole else None,
+            _accept=narrowed(accept, read),
+            _cursors=self.cursors,
+            _info=info,
+            _where=finished.entity,
+            _loads=loads,
+            _whole=self.reader(read.index, whole, table=table_of(info)) if whole else None,
         )
 
     @overload
@@ -1240,14 +1240,14 @@ class Database:
         finished = finish_scan(connected.table, info, read)
         whole = finished.partial
         return Scan(
-            send=self.send,
+            _send=self.send,
             read=finished.read,
-            accept=self._scan_acceptor(connected.table, info, index),
-            cursors=self.cursors,
-            table=connected.table,
-            info=info,
-            where=finished.entity,
-            whole=self.reader(index, whole, table=connected.table) if whole else None,
+            _accept=self._scan_acceptor(connected.table, info, index),
+            _cursors=self.cursors,
+            _table=connected.table,
+            _info=info,
+            _where=finished.entity,
+            _whole=self.reader(index, whole, table=connected.table) if whole else None,
         )
 
     def _scan_acceptor(

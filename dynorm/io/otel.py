@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
+import msgspec
 import orjson
 
 from dynorm.core.errors import DatabaseError
@@ -76,14 +76,14 @@ _PARAMETERS: Final = {
 }
 
 
-@attrs.define
-class Tracing:
+class Tracing(msgspec.Struct):
     """Starts spans for one Database's requests; ``server``/``port`` name its endpoint."""
 
     server: str | None = None
     port: int | None = None
-    _provider: object = attrs.field(default=None, init=False)
-    _tracer: Tracer | None = attrs.field(default=None, init=False)
+    # The provider the tracer was taken from, and that tracer (None: spans are not recorded).
+    _provider: object = None
+    _tracer: Tracer | None = None
 
     def _current(self) -> Tracer | None:
         trace = _opentelemetry()
@@ -131,8 +131,7 @@ class Tracing:
         return Span(tracer.start_span(name, kind=kind, attributes=attributes))
 
 
-@attrs.define
-class Span:
+class Span(msgspec.Struct):
     """One request's span: attempts become events; ``succeed``/``fail`` end it."""
 
     span: OtelSpan

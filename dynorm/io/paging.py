@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Seque
 from contextlib import aclosing
 from typing import Any, Final, Protocol, TypeVar
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import Item
 from dynorm.core.requests import Page, Request, Tally
@@ -74,7 +74,7 @@ def with_params(request: Request, **extra: Any) -> Request:
     """``request`` with the parameters in ``extra`` that are not None (a page's start, limit)."""
     params = dict(request.params)
     params.update({k: v for k, v in extra.items() if v is not None})
-    return attrs.evolve(request, params=params)  # its decode (and retry) kept
+    return msgspec.structs.replace(request, params=params)  # its decode (and retry) kept
 
 
 async def pages(

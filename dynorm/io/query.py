@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec
@@ -59,7 +59,7 @@ def _with_filter(
     """``read`` filtered by ``condition`` too (``&`` with the filter ``where`` it has)."""
     combined = condition if where is None else where & condition
     rendered = render_filter(info, combined, keys=keys, index=index)
-    return attrs.evolve(read, filter=rendered), combined
+    return msgspec.structs.replace(read, filter=rendered), combined
 
 
 def _counting(
@@ -68,7 +68,9 @@ def _counting(
     """Select=COUNT when DynamoDB's count is exact; else the identifying attributes, matched."""
     if match is None:
         return read.count_request(), None
-    return attrs.evolve(read, projection=identifying(table, read.key_attrs)).request(), match
+    return msgspec.structs.replace(
+        read, projection=identifying(table, read.key_attrs)
+    ).request(), match
 
 
 def _page(
@@ -83,8 +85,7 @@ def _requests(first: list[Request], whole: Sender | None, table_name: str) -> li
     return first if whole is None else [*first, whole_item_reads(table_name)]
 
 
-@attrs.frozen
-class Query(Generic[T]):
+class Query(msgspec.Struct, Generic[T], frozen=True):
     """Items of one model in one item collection, read lazily.
 
     ``async for item in query`` reads page after page; ``await query.page(limit, cursor)`` reads
@@ -93,19 +94,19 @@ class Query(Generic[T]):
     return a new query.
     """
 
-    _send: Sender = attrs.field(alias="send")
+    _send: Sender
     read: CollectionRead
-    _accept: Accept[T] = attrs.field(alias="accept")
-    _cursors: CursorCodec = attrs.field(alias="cursors")
-    _info: ModelInfo[Any] | None = attrs.field(default=None, alias="info")
+    _accept: Accept[T]
+    _cursors: CursorCodec
+    _info: ModelInfo[Any] | None = None
     #: The filter the read carries (the type attribute's, then the caller's).
-    _where: Condition | None = attrs.field(default=None, alias="where")
+    _where: Condition | None = None
     #: Whether the caller filtered (not only the type attribute).
-    _filtered: bool = attrs.field(default=False, alias="filtered")
+    _filtered: bool = False
     #: The relationships ``load=`` asked for, loaded for each page's parents.
-    _loads: QueryLoad[T] | None = attrs.field(default=None, alias="loads")
+    _loads: QueryLoad[T] | None = None
     #: Sends the Query and reads whole the items the index holds in part (None: not needed).
-    _whole: Sender | None = attrs.field(default=None, alias="whole")
+    _whole: Sender | None = None
 
     @property
     def _sender(self) -> Sender:
@@ -113,7 +114,9 @@ class Query(Generic[T]):
 
     def reverse(self) -> Query[T]:
         """The same query read from the end of the collection backwards."""
-        reversed_ = attrs.evolve(self, read=attrs.evolve(self.read, forward=not self.read.forward))
+        reversed_ = msgspec.structs.replace(
+            self, read=msgspec.structs.replace(self.read, forward=not self.read.forward)
+        )
         reversed_._plan()  # a filter is refused where the reversed Query shares children
         return reversed_
 
@@ -135,7 +138,7 @@ class Query(Generic[T]):
         read, where = _with_filter(
             info, self.read, self._where, condition, keys=keys, index=self.read.index
         )
-        filtered = attrs.evolve(self, read=read, where=where, filtered=True)
+        filtered = msgspec.structs.replace(self, read=read, _where=where, _filtered=True)
         filtered._plan()
         return filtered
 
@@ -160,22 +163,24 @@ class Query(Generic[T]):
             return decode(raw) if matches(raw) else None
 
         # A view is read by the careful decoder, which would take wire items the slow way.
-        read = attrs.evolve(self.read, projection=found.projection(self.read.key_attrs), parse=None)
+        read = msgspec.structs.replace(
+            self.read, projection=found.projection(self.read.key_attrs), parse=None
+        )
         reads_whole = view_reads_whole(info, view, read.index)
         return Query(
-            send=self._send,
+            _send=self._send,
             read=read,
-            accept=narrowed(accept, read),
-            cursors=self._cursors,
-            info=info,
-            where=self._where,
-            filtered=self._filtered,
-            whole=self._whole if reads_whole else None,
+            _accept=narrowed(accept, read),
+            _cursors=self._cursors,
+            _info=info,
+            _where=self._where,
+            _filtered=self._filtered,
+            _whole=self._whole if reads_whole else None,
         )
 
     def with_capacity(self) -> Query[T]:
         """The same query asking for ReturnConsumedCapacity=TOTAL: ``Page.consumed`` is set."""
-        return attrs.evolve(self, read=attrs.evolve(self.read, capacity=True))
+        return msgspec.structs.replace(self, read=msgspec.structs.replace(self.read, capacity=True))
 
     def _plan(self) -> CollectionRead:
         """The Query sent: with ``load=``, widened to the children it shares."""
@@ -268,25 +273,24 @@ class Query(Generic[T]):
                 return
 
 
-@attrs.frozen
-class Scan(Generic[T]):
+class Scan(msgspec.Struct, Generic[T], frozen=True):
     """Every item of one model (or of every model) in the table or an index, read lazily.
 
     With ``segments=N`` the table is read in N parallel segments. ``async for`` reads them all
     concurrently, a page ahead per segment; ``page`` reads one segment (``segment(i)``).
     """
 
-    _send: Sender = attrs.field(alias="send")
+    _send: Sender
     read: ScanRead
-    _accept: Accept[T] = attrs.field(alias="accept")
-    _cursors: CursorCodec = attrs.field(alias="cursors")
-    _table: Table = attrs.field(alias="table")
-    _info: ModelInfo[Any] | None = attrs.field(default=None, alias="info")
-    _where: Condition | None = attrs.field(default=None, alias="where")
+    _accept: Accept[T]
+    _cursors: CursorCodec
+    _table: Table
+    _info: ModelInfo[Any] | None = None
+    _where: Condition | None = None
     #: The segments this scan reads (all of them unless ``segment(i)`` chose one).
-    _only: int | None = attrs.field(default=None, alias="only")
+    _only: int | None = None
     #: Sends the Scan and reads whole the items the index holds in part (None: not needed).
-    _whole: Sender | None = attrs.field(default=None, alias="whole")
+    _whole: Sender | None = None
 
     @property
     def _sender(self) -> Sender:
@@ -294,8 +298,8 @@ class Scan(Generic[T]):
 
     def _reads(self) -> list[ScanRead]:
         if self._only is not None:
-            return [attrs.evolve(self.read, segment=self._only)]
-        return [attrs.evolve(self.read, segment=i) for i in range(self.read.segments)]
+            return [msgspec.structs.replace(self.read, segment=self._only)]
+        return [msgspec.structs.replace(self.read, segment=i) for i in range(self.read.segments)]
 
     def segment(self, number: int) -> Scan[T]:
         """Only segment ``number`` of ``segments`` (to share a scan among workers)."""
@@ -304,7 +308,7 @@ class Scan(Generic[T]):
                 f"segment must be an int from 0 to {self.read.segments - 1} (segments="
                 f"{self.read.segments}); got {number!r}"
             )
-        return attrs.evolve(self, only=number)
+        return msgspec.structs.replace(self, _only=number)
 
     def filter(self, condition: Condition) -> Scan[T]:
         """Only items that meet ``condition`` (a FilterExpression; ``&`` with earlier filters).
@@ -317,7 +321,7 @@ class Scan(Generic[T]):
         read, where = _with_filter(
             self._info, self.read, self._where, condition, index=self.read.index
         )
-        return attrs.evolve(self, read=read, where=where)
+        return msgspec.structs.replace(self, read=read, _where=where)
 
     def project(self, view: type[V]) -> Scan[V]:
         """The model's items read as ``view`` (see Query.project); not on ``db.scan(None)``."""
@@ -333,22 +337,22 @@ class Scan(Generic[T]):
             return decode(raw) if info.matches(raw, index) else None
 
         return Scan(
-            send=self._send,
-            read=attrs.evolve(
+            _send=self._send,
+            read=msgspec.structs.replace(
                 self.read, projection=found.projection(self.read.key_attrs), parse=None
             ),
-            accept=accept,
-            cursors=self._cursors,
-            table=self._table,
-            info=info,
-            where=self._where,
-            only=self._only,
-            whole=self._whole if view_reads_whole(info, view, index) else None,
+            _accept=accept,
+            _cursors=self._cursors,
+            _table=self._table,
+            _info=info,
+            _where=self._where,
+            _only=self._only,
+            _whole=self._whole if view_reads_whole(info, view, index) else None,
         )
 
     def with_capacity(self) -> Scan[T]:
         """The same scan asking for ReturnConsumedCapacity=TOTAL: ``Page.consumed`` is set."""
-        return attrs.evolve(self, read=attrs.evolve(self.read, capacity=True))
+        return msgspec.structs.replace(self, read=msgspec.structs.replace(self.read, capacity=True))
 
     def explain(self, *, count: bool = False) -> list[Request]:
         """The first Scan request of each segment (``count=True``: what ``count()`` sends)."""

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import Item
 from dynorm.core.keys import key_text
@@ -42,8 +42,7 @@ P = TypeVar("P")
 #: Sort key conditions with plain bounds; any other is widened to the whole partition.
 
 
-@attrs.frozen
-class QueryLoad(Generic[P]):
+class QueryLoad(msgspec.Struct, Generic[P], frozen=True):
     """The relationships a query loads, and what it needs to read them."""
 
     reader: Reader
@@ -156,8 +155,7 @@ def _began_before(read: CollectionRead, prefix: str, start: Item) -> bool:
     return sk >= prefix if read.forward else sk < upper_bound(prefix)
 
 
-@attrs.define
-class _Found(Generic[P]):
+class _Found(msgspec.Struct, Generic[P]):
     parents: list[tuple[P, Item]]
     children: list[list[tuple[Any, Item]]]
     #: The last response's LastEvaluatedKey.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
-import attrs
+import msgspec
 
 from dynorm.core.errors import DefinitionError
 from dynorm.core.steps import Plan, together
@@ -21,8 +21,7 @@ from dynorm.mapping.writeplan import WritePlanner
 __all__ = ["Connected", "Tables", "name_tables", "table_of"]
 
 
-@attrs.frozen(eq=False)
-class Connected:
+class Connected(msgspec.Struct, frozen=True, eq=False):
     """One table of a connection: its name there, and the planners of its writes and explains."""
 
     table: Table

@@ -26,7 +26,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-import attrs
+import msgspec
 
 from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
@@ -59,15 +59,20 @@ def _counts(value: Mapping[type[Any], int]) -> Mapping[type[Any], int]:
     return MappingProxyType(dict(value))
 
 
-@attrs.frozen
-class CascadeReport:
+class CascadeReport(msgspec.Struct, frozen=True):
     """What ``db.delete(obj, cascade=True)`` deleted: how many items of each model.
 
     ``report[Listing]`` is the number of listings deleted (0 for a model it deleted none of),
     ``report.total`` every item, the root included.
     """
 
-    deleted: Mapping[type[Any], int] = attrs.field(converter=_counts, factory=dict, hash=False)
+    deleted: Mapping[type[Any], int] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "deleted", _counts(self.deleted))  # read-only
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.deleted.items()))
 
     @property
     def total(self) -> int:
@@ -85,8 +90,7 @@ class CascadeReport:
         return f"deleted {self.total} items" + (f" ({parts})" if parts else "")
 
 
-@attrs.frozen
-class _Found:
+class _Found(msgspec.Struct, frozen=True):
     """One item of the tree: its model and key (its values, if its relationships need them)."""
 
     info: ModelInfo[Any]

@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
-import attrs
+import msgspec
 
 from dynorm.core.chunks import TRANSACT_MAX, key_id
 from dynorm.core.codec.converter import Item
@@ -73,8 +73,7 @@ _NULL: Final = {"NULL": True}
 Children = Sequence[tuple[HasManyRelation[Any], list[Any]]]
 
 
-@attrs.frozen
-class Copying:
+class Copying(msgspec.Struct, frozen=True):
     """One parent's copies: its values and the relationships whose children hold them."""
 
     info: ModelInfo[Any]
@@ -106,15 +105,14 @@ class _Basis:
         self.item = item
 
 
-@attrs.frozen
-class Filled:
+class Filled(msgspec.Struct, frozen=True):
     """Objects with their copies filled, and the parents that were read to fill them."""
 
     objs: list[object]
     basis: tuple[_Basis, ...]
     #: For ``explain`` (the parents' read answered :class:`Unread`): per object's position,
     #: the stored attributes its copies would take from the parents read, as placeholders.
-    unread: Mapping[int, Mapping[str, FromRead]] = attrs.field(factory=dict)
+    unread: Mapping[int, Mapping[str, FromRead]] = msgspec.field(default_factory=dict)
 
     def placeholders(self, index: int) -> Mapping[str, FromRead]:
         """The placeholders of the object at ``index`` (none outside ``explain``)."""
@@ -320,7 +318,7 @@ class CopyPlanner:
         """Write a parent and the copies its write changes; (copies rewritten, its response)."""
         # Keeps request.retry: its own condition decides how a lost reply is settled (the added
         # one holds again once this write is stored, so a plain write stays safe to resend).
-        optimistic = attrs.evolve(request, params=dict(request.params))
+        optimistic = msgspec.structs.replace(request, params=dict(request.params))
         extend_condition(optimistic.params, lambda b: unchanged(b, copying.info, new))  # type: ignore[arg-type]
         try:
             response = yield Send(optimistic)
@@ -510,7 +508,7 @@ def _with_pending(request: Request, token: str) -> Request:
         )
         params["ExpressionAttributeNames"] = names
         params["ExpressionAttributeValues"] = values
-    return attrs.evolve(request, params=params)
+    return msgspec.structs.replace(request, params=params)
 
 
 def with_pending(item: Item, token: str) -> Item:

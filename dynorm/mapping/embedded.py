@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import msgspec
 
 from dynorm.core.codec.converter import (
     AttributeValue,
@@ -36,8 +37,7 @@ def _pending(*_: Any) -> Any:
     raise AssertionError("replaced in EmbeddedCodec.build")  # pragma: no cover
 
 
-@attrs.frozen(eq=False)
-class EmbeddedCodec:
+class EmbeddedCodec(msgspec.Struct, frozen=True, eq=False):
     """Reads and writes one relationship's embedded attribute."""
 
     qualname: str
@@ -90,8 +90,8 @@ class EmbeddedCodec:
                 encode = value_encoder(child)
             except DefinitionError as exc:
                 raise DefinitionError(f"{qualname}: {exc}") from None
-            object.__setattr__(codec, "_decode_child", decode)
-            object.__setattr__(codec, "_encode_child", encode)
+            msgspec.structs.force_setattr(codec, "_decode_child", decode)
+            msgspec.structs.force_setattr(codec, "_encode_child", encode)
 
         def decode_first(value: AttributeValue, tp: type) -> Any:
             generate()
@@ -101,8 +101,8 @@ class EmbeddedCodec:
             generate()
             return codec._encode_child(value)
 
-        object.__setattr__(codec, "_decode_child", decode_first)
-        object.__setattr__(codec, "_encode_child", encode_first)
+        msgspec.structs.force_setattr(codec, "_decode_child", decode_first)
+        msgspec.structs.force_setattr(codec, "_encode_child", encode_first)
         return codec
 
     def encode_child(self, child: object) -> AttributeValue:

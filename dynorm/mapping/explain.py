@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
+import msgspec
 
 from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, chunked, key_id
 from dynorm.core.codec.converter import Item
@@ -53,8 +53,7 @@ __all__ = ["Explain", "KeyOf", "TransactGetReads", "transact_get_reads"]
 KeyOf = tuple[type[Any], Mapping[str, object]]
 
 
-@attrs.frozen
-class TransactGetReads:
+class TransactGetReads(msgspec.Struct, frozen=True):
     """A TransactGetItems and, for each item asked for, its model and key (in order)."""
 
     request: Request
@@ -62,8 +61,7 @@ class TransactGetReads:
     keys: tuple[Item, ...]
 
 
-@attrs.define
-class Explain:
+class Explain(msgspec.Struct):
     """``db.explain``: the exact requests a call would send, without sending anything."""
 
     table: Table

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import AttributeValue
 from dynorm.core.keys import KeyTemplate, KeyType, key_text
@@ -22,8 +22,7 @@ def _never(_item: Mapping[str, AttributeValue]) -> bool:
     return False
 
 
-@attrs.frozen
-class ModelTests:
+class ModelTests(msgspec.Struct, frozen=True):
     """How one model's items are told from others' in one table (or index).
 
     ``whole``: for any item of the scope (a scan, a stream record), both keys tested.

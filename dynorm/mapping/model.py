@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 import attrs
+import msgspec
 
 from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, type_text, without_none
 from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError
@@ -103,8 +104,7 @@ class ModelTable(Protocol):
     ) -> ModelInfo[Any] | None: ...
 
 
-@attrs.define(eq=False)
-class ModelInfo(Generic[T]):
+class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
     """Per-model metadata, built once when the class is declared.
 
     ``templates`` maps each key *attribute* (``pk``, ``sk``, ``GSI1PK`` …) to the template that
@@ -119,16 +119,16 @@ class ModelInfo(Generic[T]):
     field_types: Mapping[str, Any]
     key_parsers: Mapping[str, Callable[[str], object]]
     #: Key attribute -> the fields it holds, with their parsers (see ``fields_in_keys``).
-    key_fields: Mapping[str, KeyFields] = attrs.field(factory=dict)
+    key_fields: Mapping[str, KeyFields] = msgspec.field(default_factory=dict)
     #: The value this model's items hold in the table's type attribute (None: the table has none).
     entity: str | None = None
     #: The fields named for versions, time to live and timestamps (see ``_stamps``).
-    stamps: Stamps = attrs.field(factory=Stamps)
+    stamps: Stamps = msgspec.field(default_factory=Stamps)
     #: Key attribute -> the field it is, for templates that are exactly ``"{field}"`` on the
     #: field's own stored attribute: the key is the field's value, stored once, unescaped.
-    identity: Mapping[str, str] = attrs.field(factory=dict)
+    identity: Mapping[str, str] = msgspec.field(default_factory=dict)
     #: Scope (None: the table, else an index) -> this model's item tests there (see ``tests``).
-    _tests: dict[str | None, ModelTests] = attrs.field(factory=dict, init=False)
+    _tests: dict[str | None, ModelTests] = msgspec.field(default_factory=dict)
 
     @property
     def key_written(self) -> frozenset[str]:
@@ -469,8 +469,7 @@ def fields_in_keys(
 _ABSENT: Any = object()
 
 
-@attrs.frozen
-class _FieldRead:
+class _FieldRead(msgspec.Struct, frozen=True):
     """How the careful decoder reads one field."""
 
     alias: str

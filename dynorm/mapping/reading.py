@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import attrs
+import msgspec
 
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import DefinitionError, ExpressionError, LimitExceededError
@@ -200,8 +201,7 @@ def scan_read(
     )
 
 
-@attrs.frozen
-class Finished(Generic[R]):
+class Finished(msgspec.Struct, Generic[R], frozen=True):
     """A read as it is sent: the filter on the type attribute added, whole-item fetches decided.
 
     ``db.query``, a relationship's ``.query()``, ``db.explain.query`` and ``db.scan`` all
@@ -220,7 +220,7 @@ def finish_query(info: ModelInfo[Any], read: CollectionRead) -> Finished[Collect
     where = entity_filter(info, read)
     if where is not None:
         keys = tuple(a for a in (read.pk_attr, read.sk_attr) if a)
-        read = attrs.evolve(read, filter=render_filter(info, where, keys=keys))
+        read = msgspec.structs.replace(read, filter=render_filter(info, where, keys=keys))
     return Finished(read, where, partial_of(info.table, read.index, (info.name,)))
 
 
@@ -228,7 +228,7 @@ def finish_scan(table: Table, info: ModelInfo[Any] | None, read: ScanRead) -> Fi
     """``read`` of ``info``'s items (None: of every model) as ``db.scan`` sends it (pure)."""
     where = None if info is None else entity_filter(info, None)
     if where is not None:
-        read = attrs.evolve(read, filter=render_filter(info, where))
+        read = msgspec.structs.replace(read, filter=render_filter(info, where))
     return Finished(read, where, partial_of(table, read.index, read.models))
 
 
@@ -255,8 +255,7 @@ def view_reads_whole(info: ModelInfo[Any], view: type[Any], index: str | None) -
     return False
 
 
-@attrs.frozen(eq=False)
-class View(Generic[V]):
+class View(msgspec.Struct, Generic[V], frozen=True, eq=False):
     """How a projection reads a model's items into a view class of some of its fields."""
 
     cls: type[V]

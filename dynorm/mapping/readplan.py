@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast
 
-import attrs
+import msgspec
 
 from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
@@ -70,8 +70,7 @@ def normalize_options(
 Position = Literal["first", "last"]
 
 
-@attrs.frozen
-class CollectionLoad:
+class CollectionLoad(msgspec.Struct, frozen=True):
     """One Query that reads several relationships' children (and maybe the parent)."""
 
     read: CollectionRead
@@ -82,8 +81,7 @@ class CollectionLoad:
     reads_whole: bool = False
 
 
-@attrs.frozen
-class GetReads:
+class GetReads(msgspec.Struct, frozen=True):
     """Everything ``db.get`` will send: at most one GetItem plus one Query per collection."""
 
     parent_key: Item
@@ -163,7 +161,7 @@ def plan_get(
         take = position if not carried else None
         carried = carried or take is not None
         if consistent and index is None:
-            read = attrs.evolve(read, consistent=True)
+            read = msgspec.structs.replace(read, consistent=True)
         partial = info.table.partial_models(index) if index is not None else frozenset()
         names = {info.name, *(r.target_info.name for r in rels)}
         collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names)))
@@ -217,7 +215,7 @@ def _group_read(
     parent_sk = _parent_sort_key(info, key_values, index, children.pk_value)
     if parent_sk is None or not all(prefixes):
         # Several kinds of children but no common bound: read the whole collection.
-        read = children if len(rels) == 1 else attrs.evolve(children, range=None)
+        read = children if len(rels) == 1 else msgspec.structs.replace(children, range=None)
         # A read of the whole collection passes the parent wherever it sorts; like a parent at
         # the far end, it may lie beyond a page that is cut short, and a GetItem then follows.
         whole = parent_sk is not None and read.range is None
@@ -231,7 +229,7 @@ def _group_read(
         position = "last"
     elif len(rels) == 1:
         return children, None
-    return attrs.evolve(children, range=KeyRange("between", (low, high))), position
+    return msgspec.structs.replace(children, range=KeyRange("between", (low, high))), position
 
 
 def _parent_sort_key(
@@ -246,8 +244,7 @@ def _parent_sort_key(
     return sk_t.format(key_values) if pk_t.format(key_values) == collection else None
 
 
-@attrs.frozen
-class PageShare:
+class PageShare(msgspec.Struct, frozen=True):
     """What a shared page gives one relationship.
 
     Its first ``keep`` children, and either where to resume (``resume``) or, with ``more``, a
@@ -302,8 +299,7 @@ def range_passed(read: CollectionRead, prefix: str, after: Item) -> bool:
     return sk > prefix if read.forward else sk < prefix
 
 
-@attrs.frozen
-class QueryLoadReads:
+class QueryLoadReads(msgspec.Struct, frozen=True):
     """What a page of ``db.query(..., load=[...])`` sends."""
 
     #: The Query: the parents' read, its range widened to their shared children.
@@ -356,7 +352,9 @@ def plan_query_load(
             f"{info.name} items in Python, or query without load= and load the children of "
             f"the items it returns with db.load(items, {names})"
         )
-    read = attrs.evolve(read, filter=None)  # the type attribute's filter would drop children
+    read = msgspec.structs.replace(
+        read, filter=None
+    )  # the type attribute's filter would drop children
     bounds = [_bounds(read.range)]
     for option in shared:
         rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
@@ -370,7 +368,9 @@ def plan_query_load(
     own = bounds[0]
     if widened == (None if own is None else KeyRange("between", own)):
         return QueryLoadReads(read, None, tuple(shared), separate)
-    return QueryLoadReads(attrs.evolve(read, range=widened), read.range, tuple(shared), separate)
+    return QueryLoadReads(
+        msgspec.structs.replace(read, range=widened), read.range, tuple(shared), separate
+    )
 
 
 def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) -> bool:

@@ -11,7 +11,7 @@ import functools
 import weakref
 from typing import Any, TypeVar
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import Item
 
@@ -21,8 +21,7 @@ T = TypeVar("T")
 V = TypeVar("V")
 
 
-@attrs.define
-class Loaded:
+class Loaded(msgspec.Struct):
     """Children that came with a load, and where to resume reading the rest.
 
     ``resume`` is None when the load reached the end of the children; otherwise the key to start
@@ -40,12 +39,11 @@ class Loaded:
     shown: int | None = None
 
 
-@attrs.define
-class InstanceState:
+class InstanceState(msgspec.Struct):
     #: The Database the object was read or written through (``io/reader.py`` says what the io
     #: layer reads through it); the mapping layer only keeps it.
     database: object | None = None
-    loaded: dict[str, Loaded] = attrs.field(factory=dict)
+    loaded: dict[str, Loaded] = msgspec.field(default_factory=dict)
 
 
 _states: dict[int, tuple[weakref.ref[Any], InstanceState]] = {}

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+import msgspec
 
 from dynorm.core.errors import ConditionFailedError, DefinitionError, LimitExceededError
 from dynorm.core.requests import CollectionRead
@@ -66,8 +67,7 @@ class ItemWrites(Protocol):
         ...
 
 
-@attrs.frozen
-class ChildChange:
+class ChildChange(msgspec.Struct, frozen=True):
     """One child added to or removed from a parent, as ``plan_add``/``plan_remove`` see it."""
 
     parent: object
@@ -183,8 +183,7 @@ class Strategy:
         return mapping
 
 
-@attrs.frozen
-class Partition(Strategy):
+class Partition(msgspec.Struct, Strategy, frozen=True):
     """Children share the parent's partition key and have their own sort key prefix.
 
     Loading the parent with its children is one Query on the table.
@@ -194,8 +193,7 @@ class Partition(Strategy):
         return "Partition()"
 
 
-@attrs.frozen
-class Index(Strategy):
+class Index(msgspec.Struct, Strategy, frozen=True):
     """Parent and children share an item collection of a secondary index.
 
     Loading the parent with its children is one Query on the index.
@@ -227,8 +225,7 @@ def _check_positive(name: str, value: int | None) -> None:
         raise DefinitionError(f"{name} must be a positive int; got {value!r}")
 
 
-@attrs.frozen
-class Embedded(Strategy):
+class Embedded(msgspec.Struct, Strategy, frozen=True):
     """Children are attrs objects stored inside the parent item.
 
     With ``key=`` they form a map keyed by that (str) field, else a list. The parent's GetItem
@@ -241,7 +238,7 @@ class Embedded(Strategy):
     max_items: int | None = None
     attribute: str | None = None
 
-    def __attrs_post_init__(self) -> None:
+    def __post_init__(self) -> None:
         _check_positive("Embedded(max_items=...)", self.max_items)
 
     def describe(self) -> str:
@@ -342,8 +339,7 @@ def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
 
 
-@attrs.frozen
-class Denormalized(Strategy):
+class Denormalized(msgspec.Struct, Strategy, frozen=True):
     """Children live where ``where`` puts them and carry copies of chosen parent fields.
 
     ``copy={"birthdate": "author_birthdate"}`` maps parent fields to child fields. ``db.add``
@@ -351,11 +347,12 @@ class Denormalized(Strategy):
     with nothing written, when more than ``max_fanout`` children would need rewriting.
     """
 
-    copy: Mapping[str, str] = attrs.field(converter=_frozen_mapping)
-    where: Strategy = attrs.field(factory=Partition)
+    copy: Mapping[str, str]
+    where: Strategy = msgspec.field(default_factory=Partition)
     max_fanout: int = 100
 
-    def __attrs_post_init__(self) -> None:
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "copy", _frozen_mapping(self.copy))  # read-only
         _check_positive("Denormalized(max_fanout=...)", self.max_fanout)
         if not self.copy:
             raise DefinitionError("Denormalized(copy=...) needs at least one parent field")

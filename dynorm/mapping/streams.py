@@ -15,7 +15,7 @@ import decimal
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import Item, decode_binary
 from dynorm.core.errors import CodecError
@@ -37,8 +37,7 @@ _EVENTS: tuple[Event, ...] = ("INSERT", "MODIFY", "REMOVE")
 _TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 
 
-@attrs.frozen
-class Change(Generic[T]):
+class Change(msgspec.Struct, Generic[T], frozen=True):
     """One item's change, from a DynamoDB Streams record.
 
     ``event`` is INSERT, MODIFY or REMOVE; ``model`` the class the item belongs to (None for an

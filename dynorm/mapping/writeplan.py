@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import attrs
+import msgspec
 
 from dynorm.core.chunks import TRANSACT_MAX, KeyId, item_key_id, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
@@ -80,8 +81,7 @@ __all__ = ["Action", "WritePlanner", "returned_fields"]
 T = TypeVar("T")
 
 
-@attrs.frozen
-class Action:
+class Action(msgspec.Struct, frozen=True):
     """One write collected by a transaction, planned when the transaction commits."""
 
     kind: Write | Literal["check"]
@@ -89,7 +89,7 @@ class Action:
     condition: Condition | None = None
     overwrite: bool = True
     #: What an update does.
-    ops: UpdateOps = attrs.field(factory=UpdateOps)
+    ops: UpdateOps = msgspec.field(default_factory=UpdateOps)
     upsert: bool = False
     returns: ReturnValues = "ALL_NEW"
     #: The time written into the item's timestamps (None: when planned).
@@ -491,7 +491,7 @@ class WritePlanner:
         """
         of = route or (lambda _obj: self)
         now = utc_now()
-        actions = [attrs.evolve(a, at=a.at or now) for a in actions]
+        actions = [msgspec.structs.replace(a, at=a.at or now) for a in actions]
         planners = [of(a.obj) for a in actions]
         tables = list({id(p): p for p in planners}.values())
         fills = yield from _fill_by_table(tables, actions, planners)
@@ -755,7 +755,7 @@ def _placed(request: Request, values: Mapping[str, FromRead]) -> Request:
     params = dict(request.params)
     if "Item" in params:
         params["Item"] = {**params["Item"], **values}
-        return attrs.evolve(request, params=params)
+        return msgspec.structs.replace(request, params=params)
     names = dict(params.get("ExpressionAttributeNames", {}))
     placed = dict(params.get("ExpressionAttributeValues", {}))
     assignments = []
@@ -772,7 +772,7 @@ def _placed(request: Request, values: Mapping[str, FromRead]) -> Request:
     )
     params["ExpressionAttributeNames"] = names
     params["ExpressionAttributeValues"] = placed
-    return attrs.evolve(request, params=params)
+    return msgspec.structs.replace(request, params=params)
 
 
 def _not_found(info: ModelInfo[Any], key: Item, exc: DatabaseError | None) -> ItemNotFoundError:
@@ -957,8 +957,7 @@ def _info(table: Table, infos: dict[type, ModelInfo[Any]], obj: object) -> Model
     return info
 
 
-@attrs.frozen
-class _PutAllModel:
+class _PutAllModel(msgspec.Struct, frozen=True):
     """What ``put_all`` asks of one model, the same for each of its objects."""
 
     info: ModelInfo[Any]

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeAlias
 
 import attrs
+import msgspec
 
 from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
@@ -352,7 +353,7 @@ async def _read_raw(
             return None
         return None if obj is None else (_plain(raw), obj)
 
-    found = [f async for f in db.iterate(attrs.evolve(read, parse=None), keyed)]
+    found = [f async for f in db.iterate(msgspec.structs.replace(read, parse=None), keyed)]
     if read.index is None or not found:
         return found
     whole = await fetch_whole(db, [_primary(table, raw) for raw, _ in found])

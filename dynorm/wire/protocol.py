@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, Final
 
-import attrs
+import msgspec
 import orjson
 
 __all__ = [
@@ -124,8 +124,7 @@ def encode_body(params: Mapping[str, Any]) -> bytes:
     return orjson.dumps(params, default=_default)
 
 
-@attrs.frozen
-class ErrorReply:
+class ErrorReply(msgspec.Struct, frozen=True):
     """An error reply: its code, its message and the whole parsed body (reasons, items).
 
     ``code`` is e.g. ``ConditionalCheckFailedException``, or the HTTP status when the body

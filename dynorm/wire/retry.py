@@ -27,7 +27,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-import attrs
+import msgspec
 
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import DatabaseError, DynormError, TransportError
@@ -98,8 +98,7 @@ TIMEOUT_RETRY_COST: Final = 10
 NO_RETRY_INCREMENT: Final = 1
 
 
-@attrs.frozen
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """What to do after a failed attempt: retry it?, may it have been applied?, quota cost."""
 
     retry: bool
@@ -129,8 +128,7 @@ def is_transient(code: str) -> bool:
     return code in TRANSIENT_CODES or (len(code) == 3 and code.startswith("5") and code.isdigit())
 
 
-@attrs.define
-class RetryQuota:
+class RetryQuota(msgspec.Struct):
     """A bucket of retry tokens shared by one Database, so an outage does not multiply load.
 
     Each retry spends ``cost`` tokens; with too few left, the error is raised instead. A
@@ -138,9 +136,9 @@ class RetryQuota:
     """
 
     capacity: int = QUOTA_CAPACITY
-    available: int = attrs.field(default=-1)
+    available: int = -1
 
-    def __attrs_post_init__(self) -> None:
+    def __post_init__(self) -> None:
         if self.available < 0:
             self.available = self.capacity
 
@@ -173,7 +171,9 @@ def prepare(request: Request, token: str) -> Request:
     DynamoDB apply it once however often it arrives within ten minutes.
     """
     if request.operation == "TransactWriteItems" and "ClientRequestToken" not in request.params:
-        return attrs.evolve(request, params={**request.params, "ClientRequestToken": token})
+        return msgspec.structs.replace(
+            request, params={**request.params, "ClientRequestToken": token}
+        )
     if request.retry != "token":
         return request
     params = dict(request.params)
@@ -196,7 +196,7 @@ def prepare(request: Request, token: str) -> Request:
         ExpressionAttributeNames=names,
         ExpressionAttributeValues=values,
     )
-    return attrs.evolve(request, params=params)
+    return msgspec.structs.replace(request, params=params)
 
 
 def asking_for_old(request: Request) -> Request:
@@ -204,7 +204,7 @@ def asking_for_old(request: Request) -> Request:
     if request.operation not in {"PutItem", "UpdateItem", "DeleteItem"}:
         return request
     params = {**request.params, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-    return attrs.evolve(request, params=params)
+    return msgspec.structs.replace(request, params=params)
 
 
 def verification_read(request: Request, key_attributes: Sequence[str]) -> Request:

@@ -16,7 +16,7 @@ import hmac
 import time
 from typing import Final
 
-import attrs
+import msgspec
 
 __all__ = ["CONTENT_TYPE", "Signer", "canonical_host"]
 
@@ -37,8 +37,7 @@ def canonical_host(netloc: str, scheme: str) -> str:
     return netloc
 
 
-@attrs.define
-class Signer:
+class Signer(msgspec.Struct):
     """Signs DynamoDB requests to one host in one region; one per client.
 
     ``headers(...)`` returns every header a request needs (Authorization included) except
@@ -48,11 +47,12 @@ class Signer:
     region: str
     host: str
     service: str = "dynamodb"
-    _keys: dict[tuple[str, str], bytes] = attrs.field(factory=dict, init=False)
-    _scope_tail: str = attrs.field(init=False)
-    _stamp: tuple[int, str, str] = attrs.field(default=(-1, "", ""), init=False)
+    #: (secret key, date) -> the day's signing key.
+    _keys: dict[tuple[str, str], bytes] = msgspec.field(default_factory=dict)
+    _scope_tail: str = ""
+    _stamp: tuple[int, str, str] = (-1, "", "")
 
-    def __attrs_post_init__(self) -> None:
+    def __post_init__(self) -> None:
         self._scope_tail = f"/{self.region}/{self.service}/aws4_request"
 
     def signing_key(self, secret_key: str, date: str) -> bytes:

@@ -133,8 +133,7 @@ cast("ABCMeta", collections.abc.Mapping).register(WireItem)
 # -- AttributeValue structures ---------------------------------------------------------------
 
 
-@attrs.frozen
-class _Form:
+class _Form(msgspec.Struct, frozen=True, eq=False):
     """The typed wire form of a field type, and how to turn it into the field's value."""
 
     #: (tag, type, required) of the AttributeValue struct's fields.
@@ -142,7 +141,7 @@ class _Form:
     #: Whether the value may be ``{"NULL": true}`` (then the struct has a NULL field).
     nullable: bool
     #: Source of the field's value, given the source of the struct value.
-    render: Callable[[str], str] = attrs.field(eq=False)
+    render: Callable[[str], str]
 
     @property
     def type(self) -> Any:
@@ -386,13 +385,13 @@ _OUTPUT_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-@attrs.frozen(eq=False)
-class Wire:
+class Wire(msgspec.Struct, frozen=True, eq=False):
     """The wire decoding of one read scope: its item struct, converters and body decoders."""
 
     item: type[WireItem]
     converters: Mapping[type, Callable[[Any], Any]]
-    _parsers: dict[str, Parse] = attrs.field(factory=dict, alias="parsers")
+    #: Operation -> its body parser, made on first use.
+    _parsers: dict[str, Parse] = msgspec.field(default_factory=dict)
 
     def parser(self, operation: str) -> Parse:
         """The body parser for a response of ``operation`` (Query, Scan, GetItem, ...)."""

@@ -5,7 +5,7 @@ import hashlib
 import hmac
 from typing import Any
 
-import attrs
+import msgspec
 import orjson
 import pytest
 from hypothesis import given
@@ -116,7 +116,7 @@ def test_a_signed_cursor_carries_an_hmac_of_its_body() -> None:
 def test_any_key_round_trips(extra: Item, username: str) -> None:
     # dynorm's models write every key attribute, of the table and its indexes, as a string.
     key: Item = {**KEY, "sk": {"S": "USER#" + username}, **extra}
-    read = attrs.evolve(USERS, key_attrs=tuple(key))
+    read = msgspec.structs.replace(USERS, key_attrs=tuple(key))
     for codec in (UNSIGNED, SIGNED):
         assert codec.decode(codec.encode(key, read), read) == key
 
@@ -139,14 +139,14 @@ def test_any_key_round_trips(extra: Item, username: str) -> None:
 def test_a_cursor_of_another_read_is_refused(codec: CursorCodec, change: dict[str, Any]) -> None:
     cursor = codec.encode(KEY, USERS)
     with pytest.raises(CursorError, match="made by a different query") as info:
-        codec.decode(cursor, attrs.evolve(USERS, **change))
+        codec.decode(cursor, msgspec.structs.replace(USERS, **change))
     assert "pass it only to the query that returned it" in str(info.value)
 
 
 def test_the_table_name_is_not_part_of_the_binding() -> None:
     # Tests (and stages) rename tables: the same read on another copy accepts the cursor.
     cursor = UNSIGNED.encode(KEY, USERS)
-    assert UNSIGNED.decode(cursor, attrs.evolve(USERS, table_name="app-1234")) == KEY
+    assert UNSIGNED.decode(cursor, msgspec.structs.replace(USERS, table_name="app-1234")) == KEY
 
 
 # -- edited keys, refused without a secret ------------------------------------------------------
@@ -173,7 +173,7 @@ def test_an_edited_key_outside_the_read_is_refused(
 
 
 def test_an_equality_read_accepts_only_its_own_key() -> None:
-    read = attrs.evolve(USERS, range=KeyRange("eq", ("USER#A",)))
+    read = msgspec.structs.replace(USERS, range=KeyRange("eq", ("USER#A",)))
     cursor = UNSIGNED.encode({"pk": KEY["pk"], "sk": {"S": "USER#A"}}, read)
     assert UNSIGNED.decode(cursor, read)["sk"] == {"S": "USER#A"}
     with pytest.raises(CursorError, match="outside its query"):
@@ -273,9 +273,11 @@ def test_the_signature_covers_version_and_fingerprint() -> None:
     cursor = SIGNED.encode(KEY, USERS)
     body = _body(cursor)
     signature = cursor.split(".")[1]
-    body["q"] = attrs.evolve(USERS, pk_value="ORG#APPLE").fingerprint()
+    body["q"] = msgspec.structs.replace(USERS, pk_value="ORG#APPLE").fingerprint()
     with pytest.raises(CursorError, match="signature does not match"):
-        SIGNED.decode(_unsigned(body) + "." + signature, attrs.evolve(USERS, pk_value="ORG#APPLE"))
+        SIGNED.decode(
+            _unsigned(body) + "." + signature, msgspec.structs.replace(USERS, pk_value="ORG#APPLE")
+        )
 
 
 @pytest.mark.parametrize("secret", [b"", "hunter2", bytearray(b"hunter2")])

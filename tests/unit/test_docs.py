@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import msgspec
 import pytest
 
 import dynorm
@@ -165,8 +166,8 @@ def _defaults() -> dict[str, object]:
             if parameter.default is not inspect.Parameter.empty:
                 found[name] = parameter.default
     for strategy in (dynorm.Denormalized, dynorm.Embedded):
-        for field in attrs.fields(strategy):
-            if isinstance(field.default, int | float | str):  # not NOTHING, not a Factory
+        for field in msgspec.structs.fields(strategy):
+            if isinstance(field.default, int | float | str):  # not NODEFAULT, not a factory
                 found[field.name] = field.default
     return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+import msgspec
 import pytest
 
 from dynorm import (
@@ -211,7 +212,7 @@ def test_filter_renders_with_placeholders_and_refuses_key_attributes() -> None:
 def test_filter_projection_and_capacity_merge_into_the_query() -> None:
     info = Loan.__dynorm_model__  # type: ignore[attr-defined]
     read = explain().query_read(info, None, {"book_id": "1"}).read
-    read = attrs.evolve(
+    read = msgspec.structs.replace(
         read,
         filter=render_filter(info, Attr("renewals") == 2),
         projection=("PK", "SK", "renewals"),

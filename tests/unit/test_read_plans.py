@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
+import msgspec
 import pytest
 
 from dynorm import TRANSACT_MAX, DefinitionError, KeyTemplateError, LimitExceededError, Request
@@ -85,7 +85,9 @@ def test_other_collections_and_parents_load_separately() -> None:
 
 def test_a_reverse_query_does_not_share_children_read_forwards() -> None:
     info = info_of(Org)
-    read = attrs.evolve(explain().query_read(info, None, {"name": "A"}).read, forward=False)
+    read = msgspec.structs.replace(
+        explain().query_read(info, None, {"name": "A"}).read, forward=False
+    )
     plan = plan_query_load(info, read, {"name": "A"}, normalize_options(info, [Org.users]))
     assert plan.shared == ()
     assert plan.read == read

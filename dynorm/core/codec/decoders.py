@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 import cattrs
+import msgspec
 
 from dynorm.core.fields import stored_name
 from dynorm.core.keys import KeyFields
@@ -96,17 +97,16 @@ class SourceBuilder:
         return f"{self.bind('hook', hook)}({value}, {self.bind('type', tp)})"
 
 
-@attrs.frozen(eq=False)
-class DecoderSpec:
+class DecoderSpec(msgspec.Struct, frozen=True, eq=False):
     """How a model's decoder was generated: what wire decoding mirrors (see generate_decoder)."""
 
     cls: type
     converter: cattrs.Converter
     inline: Inline
     helpers: Mapping[str, object]
-    empty_when_missing: Mapping[str, type] = attrs.field(factory=dict)
-    overrides: Mapping[str, Callable[[AttributeValue], Any]] = attrs.field(factory=dict)
-    from_keys: Mapping[str, KeyFields] = attrs.field(factory=dict)
+    empty_when_missing: Mapping[str, type] = msgspec.field(default_factory=dict)
+    overrides: Mapping[str, Callable[[AttributeValue], Any]] = msgspec.field(default_factory=dict)
+    from_keys: Mapping[str, KeyFields] = msgspec.field(default_factory=dict)
 
 
 def generate_decoder(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
 import attrs
+import msgspec
 
 from dynorm.core.fields import stored_name
 
@@ -144,8 +145,7 @@ class _Builder:
         return encoder
 
 
-@attrs.frozen
-class _Field:
+class _Field(msgspec.Struct, frozen=True):
     """One field of a generated encoder: read ``o.<name>`` into ``v``, then ``kind``."""
 
     name: str
