@@ -8,6 +8,7 @@ cold start, and the versions are one line of a file away.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -24,11 +25,7 @@ def installed_version(distribution: str, default: str = "unknown") -> str:
     """
     prefix = f"{distribution}-"
     for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")  # noqa: PTH208  (names, not Paths: cheaper)
-        except OSError:  # missing, a zip archive ...
-            continue
-        for name in names:
+        for name in _names(folder):
             if name.endswith((".dist-info", ".egg-info")) and (
                 name.startswith(prefix) or name[:-9] == distribution  # <name>.egg-info
             ):
@@ -46,6 +43,28 @@ def installed_version(distribution: str, default: str = "unknown") -> str:
                             break  # the end of the headers
                 return _metadata_version(distribution, default)
     return _metadata_version(distribution, default)
+
+
+def _names(folder: str) -> tuple[str, ...]:
+    """The names in a ``sys.path`` folder, listed once while it is unchanged.
+
+    The User-Agent alone asks for three distributions, and a site-packages folder holds
+    hundreds of names; a folder changed since (a package installed) is listed again.
+    """
+    try:
+        changed = os.stat(folder or ".").st_mtime_ns  # noqa: PTH116  (as listdir below)
+    except OSError:  # missing
+        return ()
+    return _listing(folder or ".", changed)
+
+
+@functools.lru_cache(maxsize=64)
+def _listing(folder: str, changed: int) -> tuple[str, ...]:
+    del changed  # part of the cache key only
+    try:
+        return tuple(os.listdir(folder))  # noqa: PTH208  (names, not Paths: cheaper)
+    except OSError:  # a zip archive, unreadable ...
+        return ()
 
 
 def _metadata_version(distribution: str, default: str) -> str:
