@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import ItemNotFoundError, Table, VersionConflictError, connect
+from dynorm import DynormError, ItemNotFoundError, Table, VersionConflictError, connect
 from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
@@ -271,6 +271,9 @@ async def test_gets_pending_when_the_connection_closes_are_answered_first(
             await asyncio.sleep(0)  # one loop turn: every get has joined the pending batch
         # The block has exited (the connection is closed): the batch went out before.
         assert await asyncio.gather(*tasks) == stored
+        # A get after the block raises at once, as without coalescing.
+        with pytest.raises(DynormError, match="connection is closed"):
+            await db.get(User, org="o", name=stored[0].name)
 
 
 async def test_two_tables_share_one_batch_get_item(
