@@ -71,6 +71,7 @@ if typing.TYPE_CHECKING:
         MAX_TRANSACTION_BYTES,
         MIN_NUMBER,
     )
+    from .core.throughput import HotPartition, LimiterStats, RateLimit, Stats
 
     __version__: str
     """The installed distribution's version (its metadata), read on first use."""
@@ -112,12 +113,14 @@ __all__ = [
     "FromRead",
     "HasMany",
     "HasManyRelation",
+    "HotPartition",
     "Index",
     "InvalidDataError",
     "ItemNotFoundError",
     "KeyTemplate",
     "KeyTemplateError",
     "LimitExceededError",
+    "LimiterStats",
     "LoadOption",
     "NotLoadedError",
     "OutcomeUnknownError",
@@ -125,12 +128,14 @@ __all__ = [
     "ParentLoader",
     "Partition",
     "Query",
+    "RateLimit",
     "RelationLoader",
     "Relationship",
     "Request",
     "RequestEvent",
     "Scan",
     "SortCondition",
+    "Stats",
     "Strategy",
     "Table",
     "TableNotFoundError",
@@ -201,6 +206,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "VersionConflictError",
     ),
     "dynorm.core.events": ("ConsumedCapacity", "RequestEvent"),
+    "dynorm.core.throughput": ("HotPartition", "LimiterStats", "RateLimit", "Stats"),
     "dynorm.core.expressions": ("Attr", "Condition"),
     "dynorm.core.fields": ("field",),
     "dynorm.core.keys": ("KeyTemplate",),

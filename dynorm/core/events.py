@@ -70,6 +70,9 @@ class RequestEvent(msgspec.Struct, frozen=True):
             ``"transport"`` when no reply came (see ``error`` for why).
         retrying: whether dynorm sends this request again after this attempt.
         error: the error this attempt ended with, None when it succeeded.
+        partition_keys: on a throttled attempt, the partition key values the request
+            addressed (a GetItem's, a Query's, each of a batch's once), to tell a hot
+            partition from a table short of capacity; empty on other attempts.
     """
 
     operation: str
@@ -82,6 +85,7 @@ class RequestEvent(msgspec.Struct, frozen=True):
     outcome: str
     retrying: bool
     error: DynormError | None = None
+    partition_keys: tuple[str, ...] = ()
 
 
 def targets_of(request: Request) -> tuple[tuple[str, ...], str | None]:

@@ -49,6 +49,7 @@ from dynorm.core.steps import (
     together_fetches,
     together_writes,
 )
+from dynorm.core.throughput import RateLimit, Stats
 from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.reading import (
@@ -81,6 +82,7 @@ from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
+from .ratelimit import Limiter
 from .tables import Connected, Tables, name_tables, table_of
 from .transaction import Transaction
 from .transport import Connection, RequestListener, Transport, open_connection
@@ -177,6 +179,7 @@ class Database:
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
         coalesce: bool = False,
+        rate_limit: RateLimit | Literal["adaptive"] | None = None,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -202,6 +205,7 @@ class Database:
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
             quota=None if retry_quota is None else RetryQuota(retry_quota),
+            limiter=None if rate_limit is None else Limiter(rate_limit),
         )
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
@@ -283,6 +287,17 @@ class Database:
         listeners = self._transport.listeners
         listeners.append(listener)
         return lambda: listeners.remove(listener)
+
+    def stats(self) -> Stats:
+        """Requests sent, throttles by table and partition key, and the limiter's rates.
+
+        Counted since the connection opened: every HTTP request (attempt) sent, the attempts
+        DynamoDB throttled (in all and by table), the partition key values throttled most
+        (a hot partition shows here before it is a problem), and with ``rate_limit=`` each
+        bucket's current rate and how often requests waited for it.
+        """
+        transport = self._transport
+        return transport.counts.stats(transport.limiter)
 
     async def send(self, request: Request) -> dict[str, Any]:
         """Send one request, retried as it allows; every failure is a DynormError subclass."""
@@ -1412,6 +1427,7 @@ async def connect(
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
     coalesce: bool = False,
+    rate_limit: RateLimit | Literal["adaptive"] | None = None,
 ) -> AsyncIterator[Database]:
     """Open a Database for one table or several. Unset arguments follow the AWS configuration.
 
@@ -1434,6 +1450,11 @@ async def connect(
     eventually consistent gets apart; one get alone still sends a GetItem): each caller gets
     its own object or its own ItemNotFoundError, and each waits one loop turn before its
     request goes out. Gets still waiting when the block exits are sent and answered first.
+    ``rate_limit`` paces every request of the connection (all its coroutines share it):
+    ``RateLimit(read=..., write=...)`` in capacity units a second, or ``"adaptive"``, which
+    starts unlimited, halves the rate when DynamoDB throttles and raises it again after
+    quiet seconds (see docs/performance.md); ``db.stats()`` shows the rates and the
+    partition keys throttled most.
     """
     cursor_secret = secret_from(cursor_secret, os.environ)
     if table is not None:  # connect(table=app), as before several tables
@@ -1462,6 +1483,7 @@ async def connect(
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
             coalesce=coalesce,
+            rate_limit=rate_limit,
         )
         try:
             yield db

@@ -146,16 +146,22 @@ class Span(msgspec.Struct):
             yield
 
     def attempt(self, event: RequestEvent) -> None:
-        """Record one attempt."""
-        self.span.add_event(
-            "dynorm.attempt",
-            {
-                "dynorm.attempt": event.attempt,
-                "dynorm.outcome": event.outcome,
-                "dynorm.latency": event.latency,
-                "dynorm.retrying": event.retrying,
-            },
-        )
+        """Record one attempt.
+
+        A throttled attempt's partition key values go on its event and on the span
+        (``dynorm.throttled_partition_keys``), so a hot partition shows in the trace.
+        """
+        attributes: dict[str, Any] = {
+            "dynorm.attempt": event.attempt,
+            "dynorm.outcome": event.outcome,
+            "dynorm.latency": event.latency,
+            "dynorm.retrying": event.retrying,
+        }
+        if event.partition_keys:
+            keys = list(event.partition_keys)
+            attributes["dynorm.partition_keys"] = keys
+            self.span.set_attribute("dynorm.throttled_partition_keys", keys)
+        self.span.add_event("dynorm.attempt", attributes)
 
     def succeed(self, response: Mapping[str, Any]) -> None:
         """End the span of a request that succeeded with ``response``."""

@@ -54,6 +54,7 @@ from dynorm.core.errors import (
 )
 from dynorm.core.events import OK, RequestEvent, outcome_of, targets_of
 from dynorm.core.requests import Request
+from dynorm.core.throughput import partition_keys_of
 from dynorm.core.versions import installed_version
 from dynorm.wire.protocol import (
     CONTROL_PLANE,
@@ -85,6 +86,7 @@ from dynorm.wire.sigv4 import Signer, canonical_host
 
 from .batch import Sleep
 from .otel import Span, Tracing
+from .ratelimit import Counts, Limiter, Ticket
 
 if TYPE_CHECKING:
     import ssl
@@ -698,6 +700,7 @@ class Transport:
         tracing: Tracing | None = None,
         endpoint: str | None = None,
         region: str | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         if max_attempts < 1:
             raise LimitExceededError(f"max_attempts must be at least 1; got {max_attempts}")
@@ -712,6 +715,10 @@ class Transport:
         self._token = token
         self._tracing = tracing or Tracing()
         self.listeners: list[RequestListener] = []
+        #: Waits for capacity before each attempt (``connect(rate_limit=...)``), or None.
+        self.limiter = limiter
+        #: Requests sent and throttles, for ``db.stats()``.
+        self.counts = Counts()
         #: Whether requests go out on dynorm's own fast path (False: through botocore).
         self.fast_path = isinstance(attempt, _FastSender)
         #: The client's endpoint URL and region (None for a Transport built without a client).
@@ -753,14 +760,18 @@ class Transport:
         spent = 0
         attempt = 0
         report = bool(self.listeners) or span is not None
+        ticket: Ticket | None = None
         while True:
             attempt += 1
             # A repeat of a checked write asks for the stored item with a refusal (it is free).
             again = attempt > 1 and (mode == "token" or (mode == "verify" and lost is not None))
+            if self.limiter is not None:
+                ticket = await self.limiter.acquire(request)
             started = time.perf_counter()
             try:
                 response = await self._attempt(asking_for_old(prepared) if again else prepared)
             except ConditionFailedError as error:
+                self.counts.requests += 1
                 if report:
                     self._report(request, attempt, started, span, error=error)
                 if not again:
@@ -770,10 +781,18 @@ class Transport:
                 verdict = classify(error)
                 settle = verdict.outcome == "unknown" and mode == "token"
                 stop = "" if settle else self._stop(verdict, attempt)
-                if report and _was_sent(error):
-                    self._report(
-                        request, attempt, started, span, error=error, retrying=stop is None
-                    )
+                if _was_sent(error):
+                    keys = self._failed(request, error, ticket)
+                    if report:
+                        self._report(
+                            request,
+                            attempt,
+                            started,
+                            span,
+                            error=error,
+                            retrying=stop is None,
+                            partition_keys=keys,
+                        )
                 if settle:
                     # Sent again, it would apply twice if another write replaced our token in
                     # between; only the stored item can tell, so read it instead.
@@ -789,6 +808,9 @@ class Transport:
                 spent += verdict.cost
                 await self._sleep(backoff(attempt - 1))
                 continue
+            self.counts.requests += 1
+            if ticket is not None and self.limiter is not None:
+                self.limiter.settle(ticket, response)
             if report:
                 self._report(request, attempt, started, span, response=response)
             if self._quota is not None:
@@ -805,6 +827,7 @@ class Transport:
         response: Mapping[str, Any] | None = None,
         error: DynormError | None = None,
         retrying: bool = False,
+        partition_keys: tuple[str, ...] = (),
     ) -> None:
         """Tell the listeners and the span about one attempt that reached the wire.
 
@@ -822,11 +845,29 @@ class Transport:
             outcome=OK if error is None else outcome_of(error),
             retrying=retrying,
             error=error,
+            partition_keys=partition_keys,
         )
         if span is not None:
             span.attempt(event)
         for listener in list(self.listeners):
             listener(event)
+
+    def _failed(
+        self, request: Request, error: DynormError, ticket: Ticket | None
+    ) -> tuple[str, ...]:
+        """Count a failed attempt that was sent; a throttled one's partition key values.
+
+        A throttle also cuts an adaptive rate.
+        """
+        self.counts.requests += 1
+        if not (isinstance(error, DatabaseError) and error.code in THROTTLING_CODES):
+            return ()
+        if ticket is not None and self.limiter is not None:
+            self.limiter.throttled(ticket)
+        known = self._key_attributes
+        pairs = partition_keys_of(request, known)
+        self.counts.throttle(targets_of(request)[0], pairs)
+        return tuple(dict.fromkeys(value for _, value in pairs))
 
     def _stop(self, verdict: Verdict, attempt: int) -> str | None:
         """None to retry, else why not (a note for the error)."""

@@ -68,6 +68,11 @@ EXPECTED = {
     "Relationship",
     "Request",
     "RequestEvent",
+    # connect(rate_limit=...) and db.stats()
+    "RateLimit",
+    "Stats",
+    "HotPartition",
+    "LimiterStats",
     "Scan",
     "SortCondition",
     "Strategy",

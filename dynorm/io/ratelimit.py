@@ -1,0 +1,180 @@
+"""The limiter of ``connect(rate_limit=...)``: requests wait here for their capacity units.
+
+One per connection, shared by all its coroutines. The arithmetic is in
+``dynorm/core/throughput.py``; this module only awaits what it says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, NamedTuple
+
+from dynorm.core.requests import Request
+from dynorm.core.throughput import (
+    AdaptiveRate,
+    HotPartition,
+    Kind,
+    LimiterStats,
+    RateLimit,
+    SendRate,
+    Stats,
+    TokenBucket,
+    TopCounter,
+    consumed_units,
+    request_cost,
+)
+
+from .batch import Sleep
+
+__all__ = ["Counts", "Limiter", "Ticket"]
+
+
+class Ticket(NamedTuple):
+    """One attempt's reservation: its bucket, the units taken and when they were taken."""
+
+    kind: Kind
+    units: float
+    reserved_at: float
+
+
+class _Bucket:
+    def __init__(self, rate: float | None, now: float, *, adaptive: bool) -> None:
+        self.bucket = TokenBucket(rate, now)
+        self.adaptive = AdaptiveRate() if adaptive else None
+        self.sent = SendRate()
+        self.waits = 0
+        self.waited = 0.0
+
+    def stats(self, now: float) -> LimiterStats:
+        adaptive = self.adaptive
+        if adaptive is not None:
+            self.bucket.set_rate(adaptive.raised(now), now)
+        return LimiterStats(
+            rate=self.bucket.rate,
+            waits=self.waits,
+            waited=self.waited,
+            cuts=0 if adaptive is None else adaptive.cuts,
+        )
+
+
+class Limiter:
+    """Token buckets for reads and writes, fixed (:class:`RateLimit`) or ``"adaptive"``."""
+
+    def __init__(
+        self,
+        limit: RateLimit | Literal["adaptive"],
+        *,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sleep = sleep
+        self._clock = clock
+        now = clock()
+        self._buckets: dict[Kind, _Bucket] = {}
+        if limit == "adaptive":
+            self._buckets = {
+                "read": _Bucket(None, now, adaptive=True),
+                "write": _Bucket(None, now, adaptive=True),
+            }
+        elif isinstance(limit, RateLimit):
+            for kind, rate in (("read", limit.read), ("write", limit.write)):
+                if rate is not None:
+                    self._buckets[kind] = _Bucket(rate, now, adaptive=False)  # type: ignore[index]
+        else:
+            raise TypeError(
+                f"connect(rate_limit=...) takes RateLimit(read=..., write=...) or "
+                f"'adaptive'; got {limit!r}"
+            )
+
+    async def acquire(self, request: Request) -> Ticket | None:
+        """Wait until ``request`` may be sent; its ticket (None: it is not limited)."""
+        cost = request_cost(request)
+        if cost is None:
+            return None
+        kind, units = cost
+        held = self._buckets.get(kind)
+        if held is None:
+            return None
+        now = self._clock()
+        if held.adaptive is not None:
+            rate = held.adaptive.raised(now)
+            if rate != held.bucket.rate:
+                held.bucket.set_rate(rate, now)
+        wait = held.bucket.reserve(units, now)
+        held.sent.add(units, now)
+        if wait > 0:
+            held.waits += 1
+            held.waited += wait
+            await self._sleep(wait)
+        return Ticket(kind, units, now)
+
+    def settle(self, ticket: Ticket, response: Mapping[str, Any]) -> None:
+        """Correct the estimate by the reply's ``ConsumedCapacity`` (when it reports one).
+
+        A batch answered with unprocessed items was throttled in part: the adaptive rate is
+        cut as for a throttle.
+        """
+        held = self._buckets[ticket.kind]
+        now = self._clock()
+        consumed = consumed_units(response)
+        if consumed is not None and consumed != ticket.units:
+            held.bucket.adjust(consumed - ticket.units, now)
+            held.sent.add(consumed - ticket.units, now)
+        if held.adaptive is not None and (
+            response.get("UnprocessedItems") or response.get("UnprocessedKeys")
+        ):
+            self.throttled(ticket)
+
+    def throttled(self, ticket: Ticket) -> None:
+        """The attempt holding ``ticket`` was throttled: an adaptive rate is cut."""
+        held = self._buckets[ticket.kind]
+        if held.adaptive is None:
+            return
+        now = self._clock()
+        rate = held.adaptive.throttled(ticket.reserved_at, now, held.sent.per_second(now))
+        if rate is not None:
+            held.bucket.set_rate(rate, now)
+
+    def stats(self, kind: Kind) -> LimiterStats | None:
+        """One bucket's rate and waits (None when ``kind`` is not limited)."""
+        held = self._buckets.get(kind)
+        return None if held is None else held.stats(self._clock())
+
+
+#: How many throttled partition keys a connection keeps counts of (the rest are forgotten).
+HOT_KEYS_KEPT: Final = 64
+#: How many of them ``db.stats()`` lists.
+HOT_KEYS_SHOWN: Final = 10
+
+
+class Counts:
+    """What ``db.stats()`` reports: requests sent, throttles by table and partition key."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.throttled = 0
+        self.by_table: dict[str, int] = {}
+        self.hot = TopCounter(HOT_KEYS_KEPT)
+
+    def throttle(self, tables: tuple[str, ...], keys: tuple[tuple[str, str], ...]) -> None:
+        """One throttled attempt naming ``tables`` and addressing ``keys``."""
+        self.throttled += 1
+        for table in tables:
+            self.by_table[table] = self.by_table.get(table, 0) + 1
+        for key in keys:
+            self.hot.add(key)
+
+    def stats(self, limiter: Limiter | None) -> Stats:
+        return Stats(
+            requests=self.requests,
+            throttled=self.throttled,
+            by_table=dict(self.by_table),
+            hot_partitions=[
+                HotPartition(table, key, count)
+                for (table, key), count in self.hot.top(HOT_KEYS_SHOWN)
+            ],
+            read=None if limiter is None else limiter.stats("read"),
+            write=None if limiter is None else limiter.stats("write"),
+        )
