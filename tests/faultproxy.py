@@ -32,6 +32,13 @@ instead. The faults are what a client of the real DynamoDB meets:
     a ``BatchWriteItem`` or ``BatchGetItem`` is answered with every write or key unprocessed
     (a round without progress); nothing forwarded.
 
+A write capacity of the proxy's own: ``proxy.limit_writes(per_second, burst=...)`` refuses a
+write (``PutItem``, ``UpdateItem``, ``DeleteItem``: 1 unit; ``BatchWriteItem``: 1 a write;
+``TransactWriteItems``: 2 an action) with ``ProvisionedThroughputExceededException`` when its
+token bucket (refilled at ``per_second``, holding at most ``burst``) lacks the units, as a table
+short of write capacity does; refusals are recorded as ``Injected(operation, "provisioned")``
+and cost nothing. The bucket reads ``proxy.clock`` (``time.monotonic``): no sleeps.
+
 Random faults come from a :class:`FaultPlan` (``proxy.use(FaultPlan(seed=7, rates={...}))``):
 each eligible request draws from one ``random.Random(seed)``, so the n-th eligible request meets
 the same fault in every run (which request is n-th may vary when many are sent at once).
@@ -251,6 +258,9 @@ class FaultProxy:
     _targeted: list[_Targeted] = attrs.field(factory=list)
     _pauses: list[Pause] = attrs.field(factory=list)
     _connections: set[asyncio.Task[None]] = attrs.field(factory=set)
+    clock: Callable[[], float] = time.monotonic
+    """What the write capacity of :meth:`limit_writes` refills by (seconds)."""
+    _capacity: _WriteCapacity | None = None
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -304,9 +314,16 @@ class FaultProxy:
             raise ValueError(f"times must be at least 1; got {times}")
         self._targeted.append(_Targeted(fault, operation, times, when))
 
+    def limit_writes(self, per_second: float | None, *, burst: float = 25.0) -> None:
+        """Refuse writes beyond ``per_second`` units (None: no limit); see the module docstring."""
+        self._capacity = (
+            None if per_second is None else _WriteCapacity(per_second, burst, burst, self.clock())
+        )
+
     def reset(self) -> None:
         """Forget faults, pauses and records (not :attr:`errors`), as for a new test."""
         self.use(None)
+        self._capacity = None
         self._targeted.clear()
         for held in self._pauses:
             held.release()
@@ -410,6 +427,10 @@ class FaultProxy:
         if self._pauses:
             await self._hold(operation, request.body)
         fault = self._choose(operation, request.body)
+        if fault is None and self._capacity is not None and operation in _WRITE_UNITS:
+            units = _WRITE_UNITS[operation](orjson.loads(request.body))
+            if not self._capacity.take(units, self.clock()):
+                fault = "provisioned"
         if fault == "partial_batch" and operation in _BATCHES:
             return await self._partial(request, operation)
         if fault == "unprocessed_batch" and operation in _BATCHES:
@@ -482,6 +503,35 @@ class FaultProxy:
                 unprocessed[table] = rest
         answer[field] = unprocessed
         return _Response(200, orjson.dumps(answer), reply.request_id)
+
+
+@attrs.define
+class _WriteCapacity:
+    """The proxy's write token bucket (:meth:`FaultProxy.limit_writes`)."""
+
+    per_second: float
+    burst: float
+    tokens: float
+    at: float
+
+    def take(self, units: float, now: float) -> bool:
+        """Take ``units`` if the bucket holds them; False (nothing taken) if not."""
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.per_second)
+        self.at = now
+        if self.tokens < units:
+            return False
+        self.tokens -= units
+        return True
+
+
+#: The write units of each write operation, from its parsed body.
+_WRITE_UNITS: Final[Mapping[str, Callable[[dict[str, Any]], float]]] = {
+    "PutItem": lambda _: 1.0,
+    "UpdateItem": lambda _: 1.0,
+    "DeleteItem": lambda _: 1.0,
+    "BatchWriteItem": lambda body: float(sum(len(w) for w in body["RequestItems"].values())),
+    "TransactWriteItems": lambda body: 2.0 * len(body["TransactItems"]),
+}
 
 
 @attrs.frozen

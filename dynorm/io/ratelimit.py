@@ -84,8 +84,8 @@ class Limiter:
                     self._buckets[kind] = _Bucket(rate, now, adaptive=False)  # type: ignore[index]
         else:
             raise TypeError(
-                f"connect(rate_limit=...) takes RateLimit(read=..., write=...) or "
-                f"'adaptive'; got {limit!r}"
+                "rate_limit takes RateLimit(read=..., write=...) (capacity units a second) "
+                f"or 'adaptive'; got {limit!r}"
             )
 
     async def acquire(self, request: Request) -> Ticket | None:
