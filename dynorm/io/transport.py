@@ -738,21 +738,28 @@ class Transport:
         )
 
     async def send(self, request: Request) -> dict[str, Any]:
-        """Send ``request``, retrying as its failures allow; DynormError on failure."""
+        """Send ``request``, retrying as its failures allow; DynormError on failure.
+
+        With a limiter, the first attempt waits for its units before taking one of the
+        ``max_concurrency`` places: requests held back by one bucket leave them to the other.
+        """
+        ticket = None if self.limiter is None else await self.limiter.acquire(request)
         async with self._gate:
             span = self._tracing.start(request)
             if span is None:
-                return await self._send(request, None)
+                return await self._send(request, None, ticket)
             with span.scope:
                 try:
-                    response = await self._send(request, span)
+                    response = await self._send(request, span, ticket)
                 except BaseException as exc:
                     span.fail(exc)
                     raise
                 span.succeed(response)
                 return response
 
-    async def _send(self, request: Request, span: Span | None) -> dict[str, Any]:
+    async def _send(
+        self, request: Request, span: Span | None, ticket: Ticket | None = None
+    ) -> dict[str, Any]:
         token = self._token() if needs_token(request) else ""
         prepared = prepare(request, token)
         mode = request.retry
@@ -760,12 +767,11 @@ class Transport:
         spent = 0
         attempt = 0
         report = bool(self.listeners) or span is not None
-        ticket: Ticket | None = None
         while True:
             attempt += 1
             # A repeat of a checked write asks for the stored item with a refusal (it is free).
             again = attempt > 1 and (mode == "token" or (mode == "verify" and lost is not None))
-            if self.limiter is not None:
+            if self.limiter is not None and (attempt > 1 or ticket is None):
                 ticket = await self.limiter.acquire(request)
             started = time.perf_counter()
             try:
