@@ -43,6 +43,13 @@ JSON body and ``proxy.signed_at`` its ``X-Amz-Date``. ``proxy.pause(skip=1)`` ho
 (here: the second one) until the test releases it, to put another client's write between an
 attempt and its retry.
 
+``TransactWriteItems`` are served as DynamoDB serves them (moto keeps no client tokens, and
+runs concurrent transactions on one item without isolation): one at a time, and a request
+whose ``ClientRequestToken`` an earlier one succeeded with (within the proxy's life, where
+DynamoDB keeps them ten minutes) is answered with success without being forwarded again, or
+with ``IdempotentParameterMismatchException`` if its other parameters differ.
+``proxy.replayed`` counts the requests answered from a kept token.
+
 The proxy runs on the caller's event loop: ``async with FaultProxy.running(url) as proxy``, or
 ``connect_through(server_url, table)`` (the ``faulty_connect`` fixture) for a fresh table with a
 Database through the proxy and one straight to the server. The client side is plain asyncio
@@ -246,6 +253,10 @@ class FaultProxy:
     """The JSON body of every request that reached the proxy, parsed, in order."""
     errors: list[str] = attrs.field(factory=list)
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
+    replayed: int = 0
+    """How many TransactWriteItems were answered from a token an earlier one succeeded with."""
+    _tokens: dict[str, tuple[dict[str, Any], bytes]] = attrs.field(factory=dict)
+    _transactions: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _plan: FaultPlan | None = None
     _random: random.Random = attrs.field(factory=random.Random)
     _targeted: list[_Targeted] = attrs.field(factory=list)
@@ -315,6 +326,7 @@ class FaultProxy:
         self.requests.clear()
         self.signed_at.clear()
         self.bodies.clear()
+        self.replayed = 0
 
     def pause(
         self,
@@ -434,6 +446,29 @@ class FaultProxy:
         return _error(500, "InternalServerError", "Internal server error after applying")
 
     async def _forward(self, request: _Request, body: bytes) -> _Response:
+        if request.operation != "TransactWriteItems":
+            return await self._send(request, body)
+        params: dict[str, Any] = orjson.loads(body)
+        token = params.pop("ClientRequestToken", None)
+        async with self._transactions:
+            if token is None:
+                return await self._send(request, body)
+            if token in self._tokens:
+                kept, reply = self._tokens[token]
+                if kept != params:
+                    return _error(
+                        400,
+                        "IdempotentParameterMismatchException",
+                        "Client request token was used with different parameters",
+                    )
+                self.replayed += 1
+                return _Response(200, reply, uuid.uuid4().hex)  # its first answer again
+            answer = await self._send(request, body)
+            if answer.status == 200:
+                self._tokens[token] = (params, answer.body)
+            return answer
+
+    async def _send(self, request: _Request, body: bytes) -> _Response:
         headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
         async with self._session.post(self.upstream + "/", data=body, headers=headers) as reply:
             content = await reply.read()

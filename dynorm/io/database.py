@@ -169,6 +169,7 @@ class Database:
         batch_write_size: int = BATCH_WRITE_MAX,
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+        exactly_once: bool = False,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
             raise LimitExceededError(
@@ -201,7 +202,9 @@ class Database:
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         #: The exact requests a call would send (``db.explain.put(obj)``), without sending them.
-        self.explain: Final = DatabaseExplain(self._tables)
+        self.explain: Final = DatabaseExplain(self._tables, exactly_once=exactly_once)
+        #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
+        self._exactly_once = exactly_once
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
@@ -649,6 +652,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["new"] = "new",
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T: ...
     @overload
@@ -659,6 +663,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["old"],
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T | None: ...
     @overload
@@ -669,6 +674,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["updated_new", "updated_old"],
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> dict[str, object]: ...
     @overload
@@ -679,6 +685,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: None,
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> None: ...
     @overload
@@ -689,6 +696,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns,
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T | dict[str, object] | None: ...
     async def update(
@@ -698,6 +706,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns = "new",
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T | dict[str, object] | None:
         """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
@@ -715,13 +724,25 @@ class Database:
         the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
         fields after/before (field name -> value decoded as the field is typed; a field the
         update removed is absent), None nothing (the cheapest reply).
+
+        ``exactly_once`` (None: the connection's ``connect(exactly_once=...)``, False unless
+        set) sends the update as a TransactWriteItems of one action with a
+        ``ClientRequestToken`` kept across every retry, so DynamoDB applies it once whatever
+        happens to the replies (an ``add=`` or ``append=`` never raises OutcomeUnknownError
+        for a lost reply that a retry can settle). It costs two write units per KB, like any
+        transaction, and returns no item: ``"new"`` and ``"updated_new"`` read it back with
+        one consistent GetItem after the write (so another writer's change in between may
+        show), None reads nothing, and ``"old"``/``"updated_old"`` are refused
+        (ExpressionError). An update that rewrites children's copies is refused too: write
+        it with ``db.transaction()``, whose ``tx.update`` is exactly-once.
         """
         connected = self.connected(type(obj))
         info = connected.table.info(type(obj))
         update = UpdateOps(**ops)
         wire = return_values(returns, update)
+        once = self._exactly_once if exactly_once is None else exactly_once
         plan = connected.writes.update(
-            obj, update, condition=condition, upsert=upsert, returns=wire
+            obj, update, condition=condition, upsert=upsert, returns=wire, exactly_once=once
         )
         item = await self.run(plan, connected.table)
         if returns is None:
@@ -1346,6 +1367,7 @@ async def connect(
     fast_path: bool = True,
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+    exactly_once: bool = False,
 ) -> AsyncIterator[Database]:
     """Open a Database for one table or several. Unset arguments follow the AWS configuration.
 
@@ -1363,6 +1385,10 @@ async def connect(
     ``retry_quota`` bounds the retries of the whole Database (each costs 5, or 10 after a
     broken connection; a success pays back), and None turns that bound off. Anything still
     failing is raised as a DynormError subclass: ``TransportError`` for the network.
+    ``exactly_once=True`` makes every ``db.update`` a one-action TransactWriteItems with a
+    ``ClientRequestToken`` (applied once under any fault, at a transaction's price: two write
+    units per KB, plus a consistent read back for ``returns="new"``); a call's own
+    ``exactly_once=False`` overrides it (see :meth:`Database.update`).
     """
     cursor_secret = secret_from(cursor_secret, os.environ)
     if table is not None:  # connect(table=app), as before several tables
@@ -1390,4 +1416,5 @@ async def connect(
             max_attempts=max_attempts,
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
+            exactly_once=exactly_once,
         )
