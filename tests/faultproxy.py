@@ -31,6 +31,10 @@ instead. The faults are what a client of the real DynamoDB meets:
 ``unprocessed_batch``
     a ``BatchWriteItem`` or ``BatchGetItem`` is answered with every write or key unprocessed
     (a round without progress); nothing forwarded.
+``transaction_conflict``
+    a ``TransactWriteItems`` is cancelled (400 ``TransactionCanceledException``) with reason
+    ``TransactionConflict`` for its first action, as when another transaction holds its item;
+    nothing forwarded. Other operations are left alone.
 
 Random faults come from a :class:`FaultPlan` (``proxy.use(FaultPlan(seed=7, rates={...}))``):
 each eligible request draws from one ``random.Random(seed)``, so the n-th eligible request meets
@@ -113,6 +117,7 @@ Fault = Literal[
     "not_json",
     "partial_batch",
     "unprocessed_batch",
+    "transaction_conflict",
 ]
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 
@@ -426,7 +431,9 @@ class FaultProxy:
             return await self._partial(request, operation)
         if fault == "unprocessed_batch" and operation in _BATCHES:
             return self._unprocessed(request, operation)
-        if fault in (None, "partial_batch", "unprocessed_batch"):
+        if fault == "transaction_conflict" and operation == "TransactWriteItems":
+            return self._conflict(request)
+        if fault in (None, "partial_batch", "unprocessed_batch", "transaction_conflict"):
             return await self._forward(request, request.body)
         self.injected.append(Injected(operation, fault))
         if fault in _REFUSALS:
@@ -474,6 +481,22 @@ class FaultProxy:
             content = await reply.read()
             request_id = reply.headers.get("x-amzn-RequestId", uuid.uuid4().hex)
             return _Response(reply.status, content, request_id)
+
+    def _conflict(self, request: _Request) -> _Response:
+        """Cancel a transaction as DynamoDB does when another one holds its first item."""
+        self.injected.append(Injected("TransactWriteItems", "transaction_conflict"))
+        actions = orjson.loads(request.body)["TransactItems"]
+        reasons = [
+            {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+        ]
+        reasons += [{"Code": "None"}] * (len(actions) - 1)
+        body = {
+            "__type": _ERROR_PREFIX + "TransactionCanceledException",
+            "message": "Transaction cancelled, please refer cancellation reasons for specific "
+            "reasons [TransactionConflict] (injected)",
+            "CancellationReasons": reasons,
+        }
+        return _Response(400, orjson.dumps(body), uuid.uuid4().hex)
 
     def _unprocessed(self, request: _Request, operation: str) -> _Response:
         """Answer a whole batch as unprocessed, forwarding nothing."""

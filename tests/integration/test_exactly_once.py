@@ -157,6 +157,17 @@ async def test_an_add_counts_once_whatever_the_fault(faulty: Faulty, fault: Faul
     assert first == again  # the same token on the retried attempt
 
 
+async def test_a_transaction_conflict_is_retried_with_the_same_token(faulty: Faulty) -> None:
+    # Another transaction holding the item cancels ours (nothing applied): sent again as it was.
+    faulty.proxy.inject("transaction_conflict", operation="TransactWriteItems", times=2)
+    with count_requests(faulty.db) as log:
+        counter = await faulty.db.update(Tally("c"), add={"hits": 1}, exactly_once=True)
+    assert counter.hits == 1
+    assert log.operations == ["TransactWriteItems"] * 3 + ["GetItem"]
+    assert len(set(tokens(faulty))) == 1
+    assert faulty.proxy.pending() == 0
+
+
 async def test_appends_under_lost_replies_store_each_element_once(faulty: Faulty) -> None:
     faulty.proxy.use(FaultPlan(seed=21, rates={"lost_reply": 0.3, "error_500_after": 0.1}))
     wanted = [f"s{i}" for i in range(60)]

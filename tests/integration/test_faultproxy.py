@@ -187,6 +187,18 @@ async def test_a_transaction_token_is_kept_only_once_applied(faulty: Faulty) -> 
     assert faulty.proxy.replayed == 1
 
 
+async def test_transaction_conflict_cancels_a_transaction_only(faulty: Faulty) -> None:
+    faulty.proxy.inject("transaction_conflict")
+    status, body = await call(faulty.proxy, "PutItem", put_params(faulty.db, 2))
+    assert status == 200  # not a transaction: left alone
+    faulty.proxy.inject("transaction_conflict")
+    status, body = await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t4"))
+    assert (status, body["__type"].rsplit("#", 1)[-1]) == (400, "TransactionCanceledException")
+    assert [r["Code"] for r in body["CancellationReasons"]] == ["TransactionConflict"]
+    assert faulty.proxy.injected == [Injected("TransactWriteItems", "transaction_conflict")]
+    assert await hits(faulty.direct) is None
+
+
 async def test_partial_batch_write_returns_the_rest_unprocessed(faulty: Faulty) -> None:
     writes = [{"PutRequest": put_params(faulty.db, n)} for n in range(10)]
     for write in writes:
