@@ -16,7 +16,16 @@ import platform
 import sys
 from dataclasses import dataclass
 
-from benchmarks import coldstart, fixture, latency, paging, per_request, query_page, writes
+from benchmarks import (
+    coalesce,
+    coldstart,
+    fixture,
+    latency,
+    paging,
+    per_request,
+    query_page,
+    writes,
+)
 from benchmarks.report import Section, render
 
 _PACKAGES = (
@@ -40,6 +49,7 @@ class Sizes:
     cold_runs: int
     fixture_tests: int
     fixture_rounds: int
+    gets: int
 
 
 FULL = Sizes(
@@ -54,6 +64,7 @@ FULL = Sizes(
     cold_runs=9,
     fixture_tests=120,
     fixture_rounds=5,
+    gets=1000,
 )
 QUICK = Sizes(
     items=20,
@@ -67,6 +78,7 @@ QUICK = Sizes(
     cold_runs=1,
     fixture_tests=4,
     fixture_rounds=1,
+    gets=250,
 )
 
 #: The help of every ``Sizes`` field's option (``--get-batch`` for ``get_batch``); the help
@@ -83,6 +95,7 @@ _SIZE_HELP = {
     "cold_runs": "fresh processes per library in the cold start benchmark",
     "fixture_tests": "tests in the larger suite of the pytest plugin benchmark (the smaller: 1/6)",
     "fixture_rounds": "pytest runs of each suite in the pytest plugin benchmark",
+    "gets": "concurrent db.get calls in the coalesced gets benchmark",
 }
 
 
@@ -149,7 +162,8 @@ async def _run(sizes: Sizes, *, collect: bool) -> list[Section]:
     waits = await latency.run(
         parents=sizes.parents, delay=sizes.delay_ms / 1e3, repeats=sizes.repeats
     )
-    return [page, written, *requests, memory, waits]
+    coalesced = await coalesce.run(gets=sizes.gets, repeats=sizes.repeats)
+    return [page, written, *requests, memory, waits, coalesced]
 
 
 def main(argv: list[str] | None = None) -> int:

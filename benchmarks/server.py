@@ -2,7 +2,9 @@
 
 The answer is chosen by the ``X-Amz-Target`` header: ``Query`` gets the order's page (its items
 and the order), ``GetItem`` the order, ``DescribeTable`` a key schema, ``BatchWriteItem`` an empty
-``UnprocessedItems`` (every write accepted), anything else (``PutItem``) ``{}``. In
+``UnprocessedItems`` (every write accepted), ``BatchGetItem`` an order for each key asked for
+(the order with that key's id: coalesced gets match replies to callers by key), anything else
+(``PutItem``) ``{}``. In
 paging mode (``children > 0``) a Query instead reads a ``children``-item collection in pages of
 ``page_size`` (fewer if the request's ``Limit`` asks), generated on the fly from
 ``ExclusiveStartKey`` so the server never holds the whole collection. Latency, when a benchmark
@@ -46,6 +48,7 @@ class Responder:
     """Builds the bytes to answer a request with; all fixed answers are encoded up front."""
 
     def __init__(self, *, items: int, children: int = 0, page_size: int = 1000) -> None:
+        self.items = items
         self.children = children
         self.page_size = page_size
         self._fixed = {
@@ -60,7 +63,19 @@ class Responder:
         operation = target.removeprefix(_TARGET_PREFIX)
         if operation == "Query" and self.children:
             return _response(encode(self._children_page(json.loads(body))))
+        if operation == "BatchGetItem":
+            return _response(encode(self._orders(json.loads(body))))
         return self._fixed.get(operation, self._empty)
+
+    def _orders(self, request: dict[str, Any]) -> dict[str, Any]:
+        found = {
+            name: [
+                data.order(self.items, key["pk"]["S"].removeprefix("order#"))
+                for key in entry["Keys"]
+            ]
+            for name, entry in request["RequestItems"].items()
+        }
+        return {"Responses": found, "UnprocessedKeys": {}}
 
     def _children_page(self, request: dict[str, Any]) -> dict[str, Any]:
         start = 1

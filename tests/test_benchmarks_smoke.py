@@ -49,7 +49,7 @@ REQUEST_CLIENTS = {**WRITE_CLIENTS, "floor-unsigned": "aiohttp"}
 REQUEST_SECTIONS = ("GetItem per request", "PutItem per request")
 SECTIONS = (
     *("Query page", "put_all", *REQUEST_SECTIONS),
-    *("Lazy pagination", "Relationship load", "Cold start", "pytest plugin"),
+    *("Lazy pagination", "Relationship load", "Coalesced gets", "Cold start", "pytest plugin"),
 )
 #: Cold start rows: the library and the package it needs.
 COLD_START_CLIENTS = {
@@ -179,6 +179,14 @@ def test_latency_rows_count_requests(output: str) -> None:
     # --quick loads 5 parents: one Query each, either way
     assert together.split()[-3] == one_by_one.split()[-3] == "5"
     assert verdicts(lines)[0] in {"PASS", "FAIL"}
+
+
+def test_coalesced_gets_rows_count_requests(output: str) -> None:
+    lines = section(output, "Coalesced gets")
+    # --quick: 250 concurrent gets, a GetItem each, or three BatchGetItem coalesced
+    assert row(lines, "coalesce=False").split()[1] == "250"
+    assert row(lines, "coalesce=True").split()[1] == "3"
+    assert verdicts(lines) == ["PASS"]  # the request counts are exact, not timings
 
 
 @pytest.mark.parametrize(("name", "package"), COLD_START_CLIENTS.items())

@@ -11,7 +11,9 @@ from benchmarks.models import Dimensions, Order, OrderItem, table
 from dynorm import Database, connect
 
 
-async def open_db(stack: contextlib.AsyncExitStack, url: str) -> Database:
+async def open_db(
+    stack: contextlib.AsyncExitStack, url: str, *, coalesce: bool = False
+) -> Database:
     """A Database on the loopback server, closed with ``stack``."""
     return await stack.enter_async_context(
         connect(
@@ -20,6 +22,7 @@ async def open_db(stack: contextlib.AsyncExitStack, url: str) -> Database:
             region_name=REGION,
             aws_access_key_id=ACCESS_KEY,
             aws_secret_access_key=SECRET_KEY,
+            coalesce=coalesce,
         )
     )
 

@@ -259,6 +259,11 @@ class ReadOptions(msgspec.Struct, frozen=True, kw_only=True):
     #: parses the responses' bodies (Request.parse; None: orjson.loads).
     parse: Parse | None = None
 
+    def __repr__(self) -> str:
+        # Every field but the parser, a function whose repr says nothing about the read.
+        fields = (f"{n}={getattr(self, n)!r}" for n in self.__struct_fields__ if n != "parse")
+        return f"{type(self).__name__}({', '.join(fields)})"
+
     @property
     def filtered(self) -> bool:
         """Whether DynamoDB may drop items it read (so a page can hold fewer than its Limit)."""

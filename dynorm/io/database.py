@@ -28,7 +28,13 @@ from dynorm.core.errors import (
     TableNotFoundError,
 )
 from dynorm.core.expressions import Condition
-from dynorm.core.requests import CollectionRead, Request, delete_table, describe_table
+from dynorm.core.requests import (
+    CollectionRead,
+    Request,
+    delete_table,
+    describe_table,
+    get_item,
+)
 from dynorm.core.steps import (
     CANCELLED,
     Fetch,
@@ -69,8 +75,9 @@ from dynorm.mapping.writes import Returns, UpdateOps, UpdateOptions, return_valu
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
 from .batch import drain_get, drain_get_tables, drain_write, drain_write_tables
+from .coalesce import Coalescer, Found
 from .explaining import DatabaseExplain
-from .loading import execute_get, load_all
+from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
@@ -169,6 +176,7 @@ class Database:
         batch_write_size: int = BATCH_WRITE_MAX,
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+        coalesce: bool = False,
         exactly_once: bool = False,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
@@ -203,6 +211,8 @@ class Database:
         self.cursors: Final = CursorCodec(cursor_secret)
         #: The exact requests a call would send (``db.explain.put(obj)``), without sending them.
         self.explain: Final = DatabaseExplain(self._tables, exactly_once=exactly_once)
+        #: Where plain gets wait to share a BatchGetItem (``connect(coalesce=True)``), or None.
+        self._coalescer: Final = Coalescer(self._fetch_keys, batch_get_size) if coalesce else None
         #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
         self._exactly_once = exactly_once
 
@@ -522,11 +532,16 @@ class Database:
     ) -> T:
         """The item with this key (GetItem), or with ``load=`` the item and its children.
 
-        Raises ItemNotFoundError when there is no such item.
+        Raises ItemNotFoundError when there is no such item. On a ``connect(coalesce=True)``
+        connection a get without ``load=`` waits for the next turn of the event loop and shares
+        a BatchGetItem with the other gets started meanwhile (see docs/performance.md).
         """
         connected = self.connected(model)
         info = connected.table.info(model)
         plan = connected.explain.get_reads(model, load=load, consistent=consistent, **key)
+        if self._coalescer is not None and plan.single:
+            raw = await self._coalescer.get(connected.name, plan.parent_key, consistent=consistent)
+            return found_item(self, info, raw, key)[0]
         return await execute_get(self, info, plan, key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
@@ -1032,6 +1047,56 @@ class Database:
             key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
         }
 
+    async def _fetch_keys(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
+        """One coalesced batch of single gets (``io/coalesce.py``): raw items by table and key.
+
+        A batch of one key is sent as the GetItem that get would send alone, so gets awaited
+        one at a time send what they send without coalescing. Otherwise one BatchGetItem
+        (several tables' entries in one when the batch spans tables), unprocessed keys retried.
+        """
+        found: Found = {}
+        if len(keys) == 1:
+            ((name, only),) = keys.items()
+            table = self._tables.of_name(name).table
+            if len(only) == 1:
+                request = get_item(
+                    name, only[0], consistent=consistent, parse=table.parser("GetItem")
+                )
+                raw = (await self.send(request)).get("Item")
+                if raw is not None:
+                    found[(name, key_id(only[0]))] = raw
+                return found
+            # One table: its typed structures parse the reply, as fetch() does.
+            items = {
+                name: await drain_get(
+                    self.send,
+                    name,
+                    only,
+                    consistent=consistent,
+                    max_attempts=self._max_attempts,
+                    sleep=asyncio.sleep,
+                    parse=table.parser("BatchGetItem"),
+                )
+            }
+        else:
+            items = await drain_get_tables(
+                self.send,
+                keys,
+                consistent=consistent,
+                max_attempts=self._max_attempts,
+                sleep=asyncio.sleep,
+            )
+        for name, raws in items.items():
+            primary = self._tables.of_name(name).table.primary_attributes
+            for raw in raws:
+                found[(name, key_id({a: raw[a] for a in primary}))] = raw
+        return found
+
+    async def _settle(self) -> None:
+        """Before the connection closes: pending coalesced gets are sent and answered."""
+        if self._coalescer is not None:
+            await self._coalescer.settle()
+
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
 
@@ -1367,6 +1432,7 @@ async def connect(
     fast_path: bool = True,
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
+    coalesce: bool = False,
     exactly_once: bool = False,
 ) -> AsyncIterator[Database]:
     """Open a Database for one table or several. Unset arguments follow the AWS configuration.
@@ -1385,6 +1451,11 @@ async def connect(
     ``retry_quota`` bounds the retries of the whole Database (each costs 5, or 10 after a
     broken connection; a success pays back), and None turns that bound off. Anything still
     failing is raised as a DynormError subclass: ``TransportError`` for the network.
+    ``coalesce=True`` sends the plain gets (``db.get`` without ``load=``) started in one turn
+    of the event loop together, as BatchGetItem requests of up to 100 keys (consistent and
+    eventually consistent gets apart; one get alone still sends a GetItem): each caller gets
+    its own object or its own ItemNotFoundError, and each waits one loop turn before its
+    request goes out. Gets still waiting when the block exits are sent and answered first.
     ``exactly_once=True`` makes every ``db.update`` a one-action TransactWriteItems with a
     ``ClientRequestToken`` (applied once under any fault, at a transaction's price: two write
     units per KB, plus a consistent read back for ``returns="new"``); a call's own
@@ -1407,7 +1478,7 @@ async def connect(
         read_timeout=read_timeout,
         fast_path=fast_path,
     ) as connection:
-        yield Database(
+        db = Database(
             tables,
             connection,
             table_name=table_name,
@@ -1416,5 +1487,12 @@ async def connect(
             max_attempts=max_attempts,
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
+            coalesce=coalesce,
             exactly_once=exactly_once,
         )
+        try:
+            yield db
+        finally:
+            # Callers still awaiting a coalesced get are answered while the connection is
+            # open, rather than left waiting on (or failed by) a closed one.
+            await db._settle()

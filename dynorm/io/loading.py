@@ -28,12 +28,13 @@ from dynorm.mapping.readplan import (
     share_of_page,
 )
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption
-from dynorm.mapping.state import Loaded, state_of
+from dynorm.mapping.state import InstanceState, Loaded, state_of
 
 from .reader import Reader
 
 __all__ = [
     "execute_get",
+    "found_item",
     "load_all",
 ]
 
@@ -257,6 +258,20 @@ def _not_found(info: ModelInfo[Any], key_values: Mapping[str, object]) -> ItemNo
     return ItemNotFoundError(f"no {info.name} with {described}", operation="GetItem")
 
 
+def found_item(
+    reader: Reader, info: ModelInfo[P], raw: Item | None, key_values: Mapping[str, object]
+) -> tuple[P, InstanceState]:
+    """The object ``db.get`` returns for the item read by key (None: ItemNotFoundError).
+
+    Shared by a get sent alone and one coalesced into a BatchGetItem (``io/coalesce.py``), so
+    both decode, check and bind their object the same way. Each call decodes its own object.
+    """
+    if raw is None or not info.sort_key_matcher(None)(raw):
+        raise _not_found(info, key_values)
+    obj = info.decode(raw)
+    return obj, reader.adopt(info, obj, raw)
+
+
 async def execute_get(
     reader: Reader, info: ModelInfo[P], plan: GetReads, key_values: Mapping[str, object]
 ) -> P:
@@ -291,10 +306,7 @@ async def execute_get(
         # One Query carries the parent (and reads it by key if its page was cut short first).
         found, collected = await asyncio.gather(fetching(), collections())
         raw_parent = next((p for p, _ in collected if p is not None), None)
-    if raw_parent is None or not info.sort_key_matcher(None)(raw_parent):
-        raise _not_found(info, key_values)
-    parent = info.decode(raw_parent)
-    state = reader.adopt(info, parent, raw_parent)
+    parent, state = found_item(reader, info, raw_parent, key_values)
     for _, loaded in collected:
         state.loaded.update(loaded)
     for option in plan.embedded:

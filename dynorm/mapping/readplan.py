@@ -100,6 +100,24 @@ class GetReads(msgspec.Struct, frozen=True):
     embedded: tuple[LoadOption, ...] = ()
 
     @property
+    def single(self) -> bool:
+        """Whether this is one GetItem of the whole item and nothing else (no ``load=``).
+
+        Only such a get can share a BatchGetItem with others (``connect(coalesce=True)``): a
+        BatchGetItem reads whole items by key, which is all it asks for. Any ``load=`` (even of
+        embedded children, which arrive inside the item but are shown per load option) keeps
+        its own plan.
+        """
+        return (
+            self.get_parent is not None
+            and self.get_parent.operation == "GetItem"
+            and not self.collections
+            and not self.after_parent
+            and not self.fetch_keys
+            and not self.embedded
+        )
+
+    @property
     def requests(self) -> list[Request]:
         """The requests sent in the first round (all concurrently)."""
         first = [self.get_parent] if self.get_parent else []

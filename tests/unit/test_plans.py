@@ -143,6 +143,17 @@ def read(**changes: Any) -> CollectionRead:
     return msgspec.structs.replace(base, **changes)
 
 
+def test_a_read_shows_its_fields_but_not_its_parser() -> None:
+    def parse(body: bytes) -> dict[str, Any]:
+        return {}
+
+    shown = repr(read(parse=parse))
+    assert shown.startswith("CollectionRead(table_name='app', index=None, pk_attr='pk'")
+    assert "key_attrs=('pk', 'sk')" in shown
+    assert "parse" not in shown
+    assert "parse" not in repr(Request("GetItem", {"TableName": "t"}, parse=parse))
+
+
 def test_request_partition_only() -> None:
     assert read().request() == Request(
         "Query",
