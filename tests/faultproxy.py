@@ -31,6 +31,10 @@ instead. The faults are what a client of the real DynamoDB meets:
 ``unprocessed_batch``
     a ``BatchWriteItem`` or ``BatchGetItem`` is answered with every write or key unprocessed
     (a round without progress); nothing forwarded.
+``transaction_conflict``
+    a ``TransactWriteItems`` is cancelled (400 ``TransactionCanceledException``) with reason
+    ``TransactionConflict`` for its first action, as when another transaction holds its item;
+    nothing forwarded. Other operations are left alone.
 
 A write capacity of the proxy's own: ``proxy.limit_writes(per_second, burst=...)`` refuses a
 write (``PutItem``, ``UpdateItem``, ``DeleteItem``: 1 unit; ``BatchWriteItem``: 1 a write;
@@ -49,6 +53,13 @@ the next matching request. Every injected fault is recorded in ``proxy.injected`
 JSON body and ``proxy.signed_at`` its ``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
 (here: the second one) until the test releases it, to put another client's write between an
 attempt and its retry.
+
+``TransactWriteItems`` are served as DynamoDB serves them (moto keeps no client tokens, and
+runs concurrent transactions on one item without isolation): one at a time, and a request
+whose ``ClientRequestToken`` an earlier one succeeded with (within the proxy's life, where
+DynamoDB keeps them ten minutes) is answered with success without being forwarded again, or
+with ``IdempotentParameterMismatchException`` if its other parameters differ.
+``proxy.replayed`` counts the requests answered from a kept token.
 
 The proxy runs on the caller's event loop: ``async with FaultProxy.running(url) as proxy``, or
 ``connect_through(server_url, table)`` (the ``faulty_connect`` fixture) for a fresh table with a
@@ -113,6 +124,7 @@ Fault = Literal[
     "not_json",
     "partial_batch",
     "unprocessed_batch",
+    "transaction_conflict",
 ]
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 
@@ -253,6 +265,10 @@ class FaultProxy:
     """The JSON body of every request that reached the proxy, parsed, in order."""
     errors: list[str] = attrs.field(factory=list)
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
+    replayed: int = 0
+    """How many TransactWriteItems were answered from a token an earlier one succeeded with."""
+    _tokens: dict[str, tuple[dict[str, Any], bytes]] = attrs.field(factory=dict)
+    _transactions: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _plan: FaultPlan | None = None
     _random: random.Random = attrs.field(factory=random.Random)
     _targeted: list[_Targeted] = attrs.field(factory=list)
@@ -332,6 +348,7 @@ class FaultProxy:
         self.requests.clear()
         self.signed_at.clear()
         self.bodies.clear()
+        self.replayed = 0
 
     def pause(
         self,
@@ -435,7 +452,9 @@ class FaultProxy:
             return await self._partial(request, operation)
         if fault == "unprocessed_batch" and operation in _BATCHES:
             return self._unprocessed(request, operation)
-        if fault in (None, "partial_batch", "unprocessed_batch"):
+        if fault == "transaction_conflict" and operation == "TransactWriteItems":
+            return self._conflict(request)
+        if fault in (None, "partial_batch", "unprocessed_batch", "transaction_conflict"):
             return await self._forward(request, request.body)
         self.injected.append(Injected(operation, fault))
         if fault in _REFUSALS:
@@ -455,11 +474,50 @@ class FaultProxy:
         return _error(500, "InternalServerError", "Internal server error after applying")
 
     async def _forward(self, request: _Request, body: bytes) -> _Response:
+        if request.operation != "TransactWriteItems":
+            return await self._send(request, body)
+        params: dict[str, Any] = orjson.loads(body)
+        token = params.pop("ClientRequestToken", None)
+        async with self._transactions:
+            if token is None:
+                return await self._send(request, body)
+            if token in self._tokens:
+                kept, reply = self._tokens[token]
+                if kept != params:
+                    return _error(
+                        400,
+                        "IdempotentParameterMismatchException",
+                        "Client request token was used with different parameters",
+                    )
+                self.replayed += 1
+                return _Response(200, reply, uuid.uuid4().hex)  # its first answer again
+            answer = await self._send(request, body)
+            if answer.status == 200:
+                self._tokens[token] = (params, answer.body)
+            return answer
+
+    async def _send(self, request: _Request, body: bytes) -> _Response:
         headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
         async with self._session.post(self.upstream + "/", data=body, headers=headers) as reply:
             content = await reply.read()
             request_id = reply.headers.get("x-amzn-RequestId", uuid.uuid4().hex)
             return _Response(reply.status, content, request_id)
+
+    def _conflict(self, request: _Request) -> _Response:
+        """Cancel a transaction as DynamoDB does when another one holds its first item."""
+        self.injected.append(Injected("TransactWriteItems", "transaction_conflict"))
+        actions = orjson.loads(request.body)["TransactItems"]
+        reasons = [
+            {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+        ]
+        reasons += [{"Code": "None"}] * (len(actions) - 1)
+        body = {
+            "__type": _ERROR_PREFIX + "TransactionCanceledException",
+            "message": "Transaction cancelled, please refer cancellation reasons for specific "
+            "reasons [TransactionConflict] (injected)",
+            "CancellationReasons": reasons,
+        }
+        return _Response(400, orjson.dumps(body), uuid.uuid4().hex)
 
     def _unprocessed(self, request: _Request, operation: str) -> _Response:
         """Answer a whole batch as unprocessed, forwarding nothing."""

@@ -179,6 +179,7 @@ class Database:
         cursor_secret: bytes | None = None,
         retry_quota: int | None = DEFAULT_RETRY_QUOTA,
         coalesce: bool = False,
+        exactly_once: bool = False,
         rate_limit: RateLimit | Literal["adaptive"] | None = None,
     ) -> None:
         if not 1 <= batch_get_size <= BATCH_GET_MAX:
@@ -213,9 +214,11 @@ class Database:
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         #: The exact requests a call would send (``db.explain.put(obj)``), without sending them.
-        self.explain: Final = DatabaseExplain(self._tables)
+        self.explain: Final = DatabaseExplain(self._tables, exactly_once=exactly_once)
         #: Where plain gets wait to share a BatchGetItem (``connect(coalesce=True)``), or None.
         self._coalescer: Final = Coalescer(self._fetch_keys, batch_get_size) if coalesce else None
+        #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
+        self._exactly_once = exactly_once
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
@@ -679,6 +682,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["new"] = "new",
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T: ...
     @overload
@@ -689,6 +693,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["old"],
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T | None: ...
     @overload
@@ -699,6 +704,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Literal["updated_new", "updated_old"],
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> dict[str, object]: ...
     @overload
@@ -709,6 +715,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: None,
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> None: ...
     @overload
@@ -719,6 +726,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns,
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T | dict[str, object] | None: ...
     async def update(
@@ -728,6 +736,7 @@ class Database:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns = "new",
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> T | dict[str, object] | None:
         """Change some fields of a stored item (UpdateItem); returns what ``returns`` asks for.
@@ -745,13 +754,25 @@ class Database:
         the upsert created it), ``"updated_new"``/``"updated_old"`` a dict of the changed
         fields after/before (field name -> value decoded as the field is typed; a field the
         update removed is absent), None nothing (the cheapest reply).
+
+        ``exactly_once`` (None: the connection's ``connect(exactly_once=...)``, False unless
+        set) sends the update as a TransactWriteItems of one action with a
+        ``ClientRequestToken`` kept across every retry, so DynamoDB applies it once whatever
+        happens to the replies (an ``add=`` or ``append=`` never raises OutcomeUnknownError
+        for a lost reply that a retry can settle). It costs two write units per KB, like any
+        transaction, and returns no item: ``"new"`` and ``"updated_new"`` read it back with
+        one consistent GetItem after the write (so another writer's change in between may
+        show), None reads nothing, and ``"old"``/``"updated_old"`` are refused
+        (ExpressionError). An update that rewrites children's copies is refused too: write
+        it with ``db.transaction()``, whose ``tx.update`` is exactly-once.
         """
         connected = self.connected(type(obj))
         info = connected.table.info(type(obj))
         update = UpdateOps(**ops)
         wire = return_values(returns, update)
+        once = self._exactly_once if exactly_once is None else exactly_once
         plan = connected.writes.update(
-            obj, update, condition=condition, upsert=upsert, returns=wire
+            obj, update, condition=condition, upsert=upsert, returns=wire, exactly_once=once
         )
         item = await self.run(plan, connected.table)
         if returns is None:
@@ -1427,6 +1448,7 @@ async def connect(
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
     coalesce: bool = False,
+    exactly_once: bool = False,
     rate_limit: RateLimit | Literal["adaptive"] | None = None,
 ) -> AsyncIterator[Database]:
     """Open a Database for one table or several. Unset arguments follow the AWS configuration.
@@ -1450,6 +1472,10 @@ async def connect(
     eventually consistent gets apart; one get alone still sends a GetItem): each caller gets
     its own object or its own ItemNotFoundError, and each waits one loop turn before its
     request goes out. Gets still waiting when the block exits are sent and answered first.
+    ``exactly_once=True`` makes every ``db.update`` a one-action TransactWriteItems with a
+    ``ClientRequestToken`` (applied once under any fault, at a transaction's price: two write
+    units per KB, plus a consistent read back for ``returns="new"``); a call's own
+    ``exactly_once=False`` overrides it (see :meth:`Database.update`).
     ``rate_limit`` paces every request of the connection (all its coroutines share it):
     ``RateLimit(read=..., write=...)`` in capacity units a second, or ``"adaptive"``, which
     starts unlimited, halves the rate when DynamoDB throttles and raises it again after
@@ -1483,6 +1509,7 @@ async def connect(
             cursor_secret=cursor_secret,
             retry_quota=retry_quota,
             coalesce=coalesce,
+            exactly_once=exactly_once,
             rate_limit=rate_limit,
         )
         try:

@@ -40,8 +40,9 @@ class DatabaseExplain:
     shared requests they send.
     """
 
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: Tables, *, exactly_once: bool = False) -> None:
         self._tables = tables
+        self._exactly_once = exactly_once
 
     def _of(self, model: type[Any]) -> Explain:
         return self._tables.connected(model).explain
@@ -94,11 +95,20 @@ class DatabaseExplain:
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns = "new",
+        exactly_once: bool | None = None,
         **ops: Unpack[UpdateOptions],
     ) -> list[Request]:
-        """The requests ``db.update`` sends, in order (see :meth:`plan`)."""
+        """The requests ``db.update`` sends, in order (see :meth:`plan`).
+
+        ``exactly_once`` as ``db.update`` takes it (None: the connection's default). The
+        TransactWriteItems shown has no ``ClientRequestToken``: the transport adds one, new
+        for each call.
+        """
         explain = self._of(type(obj))
-        return explain.update(obj, upsert=upsert, condition=condition, returns=returns, **ops)
+        once = self._exactly_once if exactly_once is None else exactly_once
+        return explain.update(
+            obj, upsert=upsert, condition=condition, returns=returns, exactly_once=once, **ops
+        )
 
     def delete(
         self,

@@ -131,7 +131,9 @@ class Transaction:
         """Change some fields of ``obj``'s item in the transaction (copies follow).
 
         The operations are ``db.update``'s; a transaction returns no values, so there is no
-        ``returns=``: read the items after the commit.
+        ``returns=``: read the items after the commit. It is already exactly-once (no
+        ``exactly_once=`` here): the transaction is sent with a ``ClientRequestToken`` kept
+        across its retries, so DynamoDB applies it once whatever happens to the replies.
         """
         action = Action("update", obj, condition=condition, ops=UpdateOps(**ops), upsert=upsert)
         # Checked now, not at commit.

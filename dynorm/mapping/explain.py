@@ -115,14 +115,20 @@ class Explain(msgspec.Struct):
         upsert: bool = False,
         condition: Condition | None = None,
         returns: Returns = "new",
+        exactly_once: bool = False,
         **ops: Unpack[UpdateOptions],
     ) -> list[Request]:
-        """The requests ``db.update`` sends, in order (see :meth:`plan`)."""
+        """The requests ``db.update`` sends, in order (see :meth:`plan`).
+
+        With ``exactly_once``: the TransactWriteItems (its ``ClientRequestToken`` is added
+        when sent), then the GetItem that reads the item back unless ``returns=None``.
+        """
         update = UpdateOps(**ops)
         wire = return_values(returns, update)
-        return self.plan(
-            self.writes.update(obj, update, condition=condition, upsert=upsert, returns=wire)
+        plan = self.writes.update(
+            obj, update, condition=condition, upsert=upsert, returns=wire, exactly_once=exactly_once
         )
+        return self.plan(plan)
 
     def delete(
         self,

@@ -74,6 +74,7 @@ from .writes import (
     plan_put_keeping,
     plan_update,
     transact_action,
+    transact_once,
 )
 
 __all__ = ["Action", "WritePlanner", "returned_fields"]
@@ -211,10 +212,14 @@ class WritePlanner:
         condition: Condition | None = None,
         upsert: bool = False,
         returns: ReturnValues = "ALL_NEW",
+        exactly_once: bool = False,
     ) -> Plan[Item | None]:
         """Apply ``ops``; returns the item as ``returns`` asks (None: nothing asked for).
 
-        ``upsert`` creates the item from ``obj`` when none is stored.
+        ``upsert`` creates the item from ``obj`` when none is stored. ``exactly_once`` sends
+        the UpdateItem as a TransactWriteItems of that one action (see :func:`transact_once`),
+        which returns no item: the item is read back (one consistent GetItem) unless
+        ``returns`` is ``"NONE"``; old values cannot be asked for.
         """
         info = self.table.info(type(obj))
         current = info.values_of(obj)
@@ -227,11 +232,15 @@ class WritePlanner:
             returns=returns,
             at=utc_now(),
         )
+        if exactly_once:
+            self._refuse_once(info, action)  # before anything is read or sent
         request, copying = yield from self._update_request(action)
         check = info.stamps.check("update", obj)
         guard = info.entity_guard()
         try:
-            if copying is None:
+            if exactly_once:
+                response = yield from _send_once(request)
+            elif copying is None:
                 response = yield Send(request)
             else:
                 _, response = yield from self.copier.write_parent(
@@ -659,6 +668,24 @@ class WritePlanner:
                         "instead (db.sync_copies(parent) repairs a copy that differs)"
                     )
 
+    def _refuse_once(self, info: ModelInfo[Any], action: Action) -> None:
+        """Refuse an ``exactly_once`` update that cannot be one single-action transaction."""
+        if action.returns in ("ALL_OLD", "UPDATED_OLD"):
+            raise ExpressionError(
+                f"{info.name}: an exactly_once update is sent as a TransactWriteItems, which "
+                "returns no old values; ask for returns='new' (read back after the write), "
+                "'updated_new' or None, or pass exactly_once=False"
+            )
+        _, copying = self.update_request(action)
+        if copying is not None:
+            raise ExpressionError(
+                f"{info.name}: this update changes fields its children keep copies of "
+                f"({', '.join(sorted(copying.only or ()))}), so it writes more than one item and "
+                "cannot be one exactly_once action; write it in a transaction (async with "
+                "db.transaction() as tx: tx.update(...) is exactly-once, copies included), or "
+                "pass exactly_once=False"
+            )
+
     def _upsert_item(self, info: ModelInfo[Any], obj: object) -> Item:
         """The item an upsert creates when none is stored: ``obj``, embedded children empty."""
         item = info.encode(obj)
@@ -773,6 +800,28 @@ def _placed(request: Request, values: Mapping[str, FromRead]) -> Request:
     params["ExpressionAttributeNames"] = names
     params["ExpressionAttributeValues"] = placed
     return msgspec.structs.replace(request, params=params)
+
+
+def _send_once(request: Request) -> Plan[dict[str, Any] | None]:
+    """Send a single-item write as a one-action transaction; None: no response item.
+
+    A cancellation by the action's condition is the ConditionFailedError the write sent alone
+    would raise, so the update's own handling of refusals applies unchanged.
+    """
+    try:
+        yield Send(transact_once(request))
+    except TransactionCanceledError as exc:
+        failed = exc.failed
+        if len(failed) == 1 and failed[0].code == "ConditionalCheckFailed":
+            error = ConditionFailedError(
+                f"{request.operation}: {failed[0].message or 'The conditional request failed'}",
+                code="ConditionalCheckFailedException",
+                operation=request.operation,
+            )
+            error.item = failed[0].item
+            raise error from exc
+        raise
+    return None
 
 
 def _not_found(info: ModelInfo[Any], key: Item, exc: DatabaseError | None) -> ItemNotFoundError:

@@ -12,7 +12,7 @@ import attrs
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ExpressionError, KeyTemplateError
 from dynorm.core.expressions import Condition, ExpressionBuilder, render_update, top_field
-from dynorm.core.requests import Request, Retry, condition_check, update_item
+from dynorm.core.requests import Request, Retry, condition_check, transact_write, update_item
 from dynorm.core.stamps import VersionCheck
 
 from .model import ModelInfo
@@ -30,6 +30,7 @@ __all__ = [
     "plan_update",
     "return_values",
     "transact_action",
+    "transact_once",
 ]
 
 #: DynamoDB's ReturnValues for an UpdateItem.
@@ -563,3 +564,20 @@ def transact_action(request: Request) -> dict[str, Any]:
     """The TransactWriteItems action for a single-item write (which takes no ReturnValues)."""
     params = {k: v for k, v in request.params.items() if k not in _NOT_IN_TRANSACTIONS}
     return {_TRANSACT_KINDS.get(request.operation, "ConditionCheck"): params}
+
+
+def transact_once(request: Request) -> Request:
+    """``request`` (a single-item write) as a TransactWriteItems of that one action.
+
+    The transport gives it a ``ClientRequestToken`` made once per call and sent with every
+    attempt, so DynamoDB applies it once however its replies are lost (``exactly_once=True``).
+    The action keeps the write's Key, expressions and placeholders, and its
+    ``ReturnValuesOnConditionCheckFailure`` (a refusal then carries the stored item, as the
+    write's own would); no write token is added (``request.retry`` no longer applies: a
+    transaction is resent as it is).
+    """
+    ((kind, params),) = transact_action(request).items()
+    asked = request.params.get("ReturnValuesOnConditionCheckFailure")
+    if asked is not None:
+        params["ReturnValuesOnConditionCheckFailure"] = asked
+    return transact_write([{kind: params}])

@@ -15,6 +15,9 @@ apply twice:
   not (outcome unknown). Attempts repeated after surely-refused ones carry a guard, "the token
   is not ours yet", so that even then the write cannot apply twice.
 
+A transaction cancelled only because another one held its items (``TransactionConflict``) was
+not applied, and is sent again as it was (its ``ClientRequestToken`` too).
+
 Everything here is pure; the loop that sends lives in ``_transport``.
 """
 
@@ -30,7 +33,12 @@ from typing import Any, Final, Literal
 import msgspec
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import DatabaseError, DynormError, TransportError
+from dynorm.core.errors import (
+    DatabaseError,
+    DynormError,
+    TransactionCanceledError,
+    TransportError,
+)
 from dynorm.core.requests import Request
 
 from .protocol import is_clock_skew
@@ -111,6 +119,10 @@ def classify(error: DynormError) -> Verdict:
     if isinstance(error, TransportError):
         outcome: Outcome = "unknown" if error.request_sent else "not_applied"
         return Verdict(retry=True, outcome=outcome, cost=TIMEOUT_RETRY_COST)
+    if isinstance(error, TransactionCanceledError) and _only_conflicts(error):
+        # Cancelled because another transaction held an item: nothing was applied, and the
+        # same request (same ClientRequestToken) may be sent again, after a pause.
+        return Verdict(retry=True, outcome="not_applied", cost=RETRY_COST)
     if isinstance(error, DatabaseError):
         code = error.code
         if code in THROTTLING_CODES:
@@ -121,6 +133,12 @@ def classify(error: DynormError) -> Verdict:
             # Refused before anything was done; the sender corrected its clock from the reply.
             return Verdict(retry=True, outcome="not_applied", cost=RETRY_COST)
     return Verdict(retry=False, outcome="not_applied")
+
+
+def _only_conflicts(error: TransactionCanceledError) -> bool:
+    """Whether every action that cancelled the transaction met another one in progress."""
+    failed = error.failed
+    return bool(failed) and all(reason.code == "TransactionConflict" for reason in failed)
 
 
 def is_transient(code: str) -> bool:

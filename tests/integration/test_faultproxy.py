@@ -15,7 +15,7 @@ import orjson
 import pytest
 import pytest_asyncio
 
-from dynorm import Database
+from dynorm import Database, Request
 from dynorm.testing import RunningServer
 from tests.faultproxy import (
     FaultPlan,
@@ -130,6 +130,73 @@ async def test_lost_reply_applies_the_write_and_drops_the_answer(faulty: Faulty)
         await call(faulty.proxy, "PutItem", put_params(faulty.db, 1))
     assert faulty.proxy.injected == [Injected("PutItem", "lost_reply")]
     assert await stored(faulty.direct, 1)
+
+
+def add_one(db: Database, token: str, amount: int = 1) -> dict[str, Any]:
+    """A TransactWriteItems adding ``amount`` to item 1's ``hits``, with ``token``."""
+    update = {
+        "TableName": db.table_name,
+        "Key": key(1),
+        "UpdateExpression": "ADD #h :n",
+        "ExpressionAttributeNames": {"#h": "hits"},
+        "ExpressionAttributeValues": {":n": {"N": str(amount)}},
+    }
+    return {"TransactItems": [{"Update": update}], "ClientRequestToken": token}
+
+
+async def hits(direct: Database) -> str | None:
+    reply = await direct.send(
+        Request("GetItem", {"TableName": direct.table_name, "Key": key(1), "ConsistentRead": True})
+    )
+    value = reply.get("Item", {}).get("hits", {}).get("N")
+    return None if value is None else str(value)
+
+
+@pytest.mark.transactions
+async def test_a_transaction_token_is_applied_once(faulty: Faulty) -> None:
+    # As DynamoDB: a token that succeeded is answered again without applying the write twice,
+    # and with other parameters is refused.
+    answers = [await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t1"))]
+    answers += [await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t1"))]
+    answers += [await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t1"))]
+    assert answers[0][0] == 200
+    assert answers == [answers[0]] * 3
+    assert await hits(faulty.direct) == "1"
+    assert faulty.proxy.replayed == 2
+    status, body = await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t1", 5))
+    assert (status, body["__type"].rsplit("#", 1)[-1]) == (
+        400,
+        "IdempotentParameterMismatchException",
+    )
+    assert (await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t2")))[0] == 200
+    assert await hits(faulty.direct) == "2"
+
+
+@pytest.mark.transactions
+async def test_a_transaction_token_is_kept_only_once_applied(faulty: Faulty) -> None:
+    faulty.proxy.inject("error_500", operation="TransactWriteItems")
+    status, _ = await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t3"))
+    assert status == 500
+    assert await hits(faulty.direct) is None  # refused before the server: not kept
+    faulty.proxy.inject("lost_reply", operation="TransactWriteItems")
+    with pytest.raises(aiohttp.ServerDisconnectedError):
+        await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t3"))
+    assert await hits(faulty.direct) == "1"  # applied, its answer lost: kept
+    assert (await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t3")))[0] == 200
+    assert await hits(faulty.direct) == "1"
+    assert faulty.proxy.replayed == 1
+
+
+async def test_transaction_conflict_cancels_a_transaction_only(faulty: Faulty) -> None:
+    faulty.proxy.inject("transaction_conflict")
+    status, body = await call(faulty.proxy, "PutItem", put_params(faulty.db, 2))
+    assert status == 200  # not a transaction: left alone
+    faulty.proxy.inject("transaction_conflict")
+    status, body = await call(faulty.proxy, "TransactWriteItems", add_one(faulty.db, "t4"))
+    assert (status, body["__type"].rsplit("#", 1)[-1]) == (400, "TransactionCanceledException")
+    assert [r["Code"] for r in body["CancellationReasons"]] == ["TransactionConflict"]
+    assert faulty.proxy.injected == [Injected("TransactWriteItems", "transaction_conflict")]
+    assert await hits(faulty.direct) is None
 
 
 async def test_partial_batch_write_returns_the_rest_unprocessed(faulty: Faulty) -> None:

@@ -9,11 +9,13 @@ import pytest
 
 from dynorm import (
     Attr,
+    CancellationReason,
     ConditionFailedError,
     DatabaseError,
     DynormError,
     Table,
     ThrottledError,
+    TransactionCanceledError,
     TransportError,
     ValidationError,
 )
@@ -68,6 +70,11 @@ def update(*, condition: Condition | None = None, **changes: Any) -> Request:
 # -- classify ------------------------------------------------------------------------------------
 
 
+def cancelled(*codes: str) -> TransactionCanceledError:
+    reasons = [CancellationReason(i, code, "") for i, code in enumerate(codes)]
+    return TransactionCanceledError("cancelled", reasons=reasons)
+
+
 @pytest.mark.parametrize(
     ("error", "retry", "outcome"),
     [
@@ -83,6 +90,10 @@ def update(*, condition: Condition | None = None, **changes: Any) -> Request:
         (ConditionFailedError("no", code="ConditionalCheckFailedException"), False, "not_applied"),
         (ValidationError("bad", code="ValidationException"), False, "not_applied"),
         (DynormError("no credentials"), False, "not_applied"),
+        (cancelled("TransactionConflict", "None"), True, "not_applied"),
+        (cancelled("TransactionConflict", "ConditionalCheckFailed"), False, "not_applied"),
+        (cancelled("None", "ConditionalCheckFailed"), False, "not_applied"),
+        (cancelled(), False, "not_applied"),
     ],
 )
 def test_classify(error: DynormError, retry: bool, outcome: str) -> None:
