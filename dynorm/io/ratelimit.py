@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, NamedTuple
 
+from dynorm.core.errors import DefinitionError
 from dynorm.core.requests import Request
 from dynorm.core.throughput import (
     AdaptiveRate,
@@ -83,7 +84,7 @@ class Limiter:
                 if rate is not None:
                     self._buckets[kind] = _Bucket(rate, now, adaptive=False)  # type: ignore[index]
         else:
-            raise TypeError(
+            raise DefinitionError(
                 "rate_limit takes RateLimit(read=..., write=...) (capacity units a second) "
                 f"or 'adaptive'; got {limit!r}"
             )

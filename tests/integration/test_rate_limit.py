@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from dynorm import Database, HotPartition, RateLimit, RequestEvent
+from dynorm import Database, DefinitionError, HotPartition, RateLimit, RequestEvent
 from dynorm.testing import RunningServer
 from tests.faultproxy import Faulty, Injected, connect_through, connect_to
 
@@ -166,3 +166,9 @@ async def test_throttled_partition_keys_are_reported(
     assert "dynorm.partition_keys" not in dict(last.attributes or {})
     batch = dict(spans["BatchWriteItem"].attributes or {})
     assert batch["dynorm.throttled_partition_keys"] == ("BOX#a", "BOX#b")
+
+
+async def test_a_rate_limit_of_another_kind_is_refused(dynorm_server: RunningServer) -> None:
+    with pytest.raises(DefinitionError, match=r"rate_limit takes RateLimit\(read=..., write=...\)"):
+        async with connect_to(dynorm_server.url, faults, "never-created", rate_limit="fast"):
+            pass

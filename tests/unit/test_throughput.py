@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from dynorm import LimitExceededError, RateLimit, Request
+from dynorm import DefinitionError, LimitExceededError, RateLimit, Request
 from dynorm.core.throughput import (
     CUT_FACTOR,
     MAX_RATE,
@@ -300,5 +300,5 @@ def test_counts_report_the_throttled_tables_and_keys() -> None:
 
 
 def test_rate_limit_must_be_a_rate_limit_or_adaptive() -> None:
-    with pytest.raises(TypeError, match="RateLimit"):
+    with pytest.raises(DefinitionError, match=r"rate_limit takes RateLimit\(read=..., write=...\)"):
         Limiter("fast")  # type: ignore[arg-type]
