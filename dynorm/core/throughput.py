@@ -242,7 +242,8 @@ def _text(value: object) -> str | None:
     return inner if isinstance(inner, str) else str(inner)
 
 
-_KEY_CONDITION: Final = re.compile(r"\s*\(?\s*(#?[\w.]+)\s*=\s*(:\w+)")
+#: Matched through ``re``'s cache, compiled on first use: nothing is compiled at import.
+_KEY_CONDITION: Final = r"\s*\(?\s*(#?[\w.]+)\s*=\s*(:\w+)"
 
 
 def partition_keys_of(
@@ -276,7 +277,7 @@ def partition_keys_of(
     elif operation == "PutItem":
         add(table, params.get("Item"))
     elif operation == "Query":
-        match = _KEY_CONDITION.match(str(params.get("KeyConditionExpression", "")))
+        match = re.match(_KEY_CONDITION, str(params.get("KeyConditionExpression", "")))
         value = None if match is None else (params.get("ExpressionAttributeValues") or {})
         text = None if value is None or match is None else _text(value.get(match.group(2)))
         if text is not None:
