@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from dynorm import Database
+from dynorm import Database, Partition
 from dynorm.core.errors import TableNotFoundError
 from dynorm.core.requests import Request, delete_table
-from dynorm.migrations import progress_table_name
+from dynorm.migrations import Workers, migrate, progress_table_name
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import FaultProxy, connect_to
 
 from .cli import Cli
-from .cli_models import OldJar, OldShelf, new, old
+from .cli_models import OldJar, OldShelf, Shelf, new, old
 from .raw import stored
 from .test_cli_migrate import checkpoints, counts
 
@@ -237,3 +237,63 @@ async def test_a_bad_segment_is_a_usage_error_that_says_what_to_change(
     assert ran.code == 2, ran.output
     assert message in ran.err
     assert "Traceback" not in ran.err
+
+
+async def test_ctrl_c_lets_the_segment_go_and_the_next_worker_takes_it_at_once(
+    cli: Cli, db: Database, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    # A lease of an hour: the second worker can only take the segment if the first let it go.
+    command = move(db, "--segments", "1", "--coordinate", "--lease", "3600", "--page-size", "4")
+    async with FaultProxy.running(dynorm_server.url) as proxy:
+        held = proxy.pause("DeleteItem", skip=1)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dynorm",
+            *command,
+            "--endpoint-url",
+            proxy.url,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=tmp_path,
+            env=cli.environment(tmp_path),
+        )
+        ended = asyncio.create_task(process.wait())
+        arrived = asyncio.create_task(held.arrived.wait())
+        await asyncio.wait({ended, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), "the worker ended before its second deletion"
+        process.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(process.communicate(), timeout=60)
+        held.release()
+        let_go = (await segment_items(db))[0]
+
+        ran = await cli.run(*command, cwd=tmp_path)
+
+    assert process.returncode == 130
+    assert "Interrupted; this worker's segment is let go" in err.decode()
+    assert "Traceback" not in err.decode()
+    assert let_go["status"]["S"] == "pending"
+    assert ran.code == 0, ran.output
+    assert finished_by(ran.err) == {0}
+    assert await stored(db) == new_layout()
+
+
+async def test_two_workers_in_python_share_the_segments(db: Database) -> None:
+    """The Python API: two calls at once, one connection, each a worker of its own."""
+
+    def worker(name: str) -> Workers:
+        return Workers(segments=3, lease=30.0, worker=name)
+
+    first, second = await asyncio.gather(
+        migrate(db, Shelf.jars, from_=Partition(), workers=worker("a"), page_size=7),
+        migrate(db, Shelf.jars, from_=Partition(), workers=worker("b"), page_size=7),
+    )
+
+    assert first.ok, first
+    assert second.ok, second
+    assert set(first.segments_finished) | set(second.segments_finished) == {0, 1, 2}
+    assert not set(first.segments_finished) & set(second.segments_finished)
+    assert first.written == second.written == CHILDREN
+    assert await stored(db) == new_layout()
+    owners = {s["owner"]["S"] for s in (await segment_items(db)).values()}
+    assert owners <= {"a", "b"}
