@@ -63,10 +63,13 @@ from .migrate_run import (
 __all__ = [
     "DEFAULT_LEASE",
     "PROGRESS_TABLE_SUFFIX",
+    "ProgressTable",
+    "Segment",
     "Workers",
     "migration_id",
     "progress_table_name",
     "run_workers",
+    "work_segments",
 ]
 
 #: Seconds a worker holds a segment without renewing it.
@@ -169,7 +172,7 @@ def _text_list(texts: list[str]) -> dict[str, Any]:
 
 
 @attrs.define
-class _Segment:
+class Segment:
     """A segment this worker holds: where its Scan stands and what it did."""
 
     number: int
@@ -179,7 +182,7 @@ class _Segment:
     skipped: list[str]
 
 
-class _Progress:
+class ProgressTable:
     """The progress table's items of one migration, read and written with conditions."""
 
     def __init__(self, db: Database, workers: Workers, name: str, migration: str) -> None:
@@ -246,7 +249,7 @@ class _Progress:
                     found[int(item["segment"]["N"])] = item
         return found
 
-    async def claim(self, number: int, fingerprint: str) -> _Segment | None:
+    async def claim(self, number: int, fingerprint: str) -> Segment | None:
         """Take ``number`` if no worker holds it (and it is not done); None if one does."""
         now = time.time()
         request = update_item(
@@ -277,7 +280,7 @@ class _Progress:
         except ConditionFailedError:
             return None
         position = item.get("position")
-        return _Segment(
+        return Segment(
             number,
             dict(position["M"]) if position and "M" in position else None,
             Counters(**{name: int(_num(item, name)) for name in _COUNTERS}),
@@ -325,7 +328,7 @@ class _Progress:
         )
         await self._send_held(number, request)
 
-    async def save(self, segment: _Segment, after: Item | None) -> None:
+    async def save(self, segment: Segment, after: Item | None) -> None:
         """The segment's checkpoint after a page (done when ``after`` is None); renews the lease."""
         names = {f"#{c}": c for c in _COUNTERS}
         values: dict[str, Any] = {f":{c}": _n(getattr(segment.counters, c)) for c in _COUNTERS}
@@ -359,7 +362,7 @@ class _Progress:
             await self._send_held(number, request)
 
 
-async def _holding(progress: _Progress, number: int, work: Awaitable[None]) -> None:
+async def _holding(progress: ProgressTable, number: int, work: Awaitable[None]) -> None:
     """Run ``work`` while renewing the lease of segment ``number`` every quarter lease."""
     task = asyncio.ensure_future(work)
     try:
@@ -376,7 +379,32 @@ async def _holding(progress: _Progress, number: int, work: Awaitable[None]) -> N
         raise
 
 
-async def _claim_next(progress: _Progress, stamp: str, first: int | None) -> _Segment | None:
+async def work_segments(
+    progress: ProgressTable, stamp: str, work: Callable[[Segment], Awaitable[None]]
+) -> tuple[list[int], bool]:
+    """Claim segments and ``work`` each under its lease until every segment is done.
+
+    Returns the segments this worker finished, and whether it went on from progress stored
+    before (a checkpoint of a segment, or segments done already).
+    """
+    finished: list[int] = []
+    resumed = False
+    first = progress.workers.segment
+    while (claimed := await _claim_next(progress, stamp, first)) is not None:
+        first = None
+        resumed = resumed or claimed.position is not None or claimed.counters.pages > 0
+        try:
+            await _holding(progress, claimed.number, work(claimed))
+        except LeaseLostError:
+            continue  # another worker took it over: leave it to that one
+        except BaseException:
+            await asyncio.shield(progress.release(claimed.number))
+            raise
+        finished.append(claimed.number)
+    return finished, resumed or not finished
+
+
+async def _claim_next(progress: ProgressTable, stamp: str, first: int | None) -> Segment | None:
     """The next segment this worker takes (``first`` if free); None once every one is done.
 
     Waits, looking again every :attr:`Workers.poll` seconds, while the segments not done are
@@ -441,18 +469,16 @@ async def run_workers(
             db, kind, workers, page_size=page_size, total=total, on_progress=on_progress
         )
     name = workers.progress_table or progress_table_name(db.table_name)
-    progress = _Progress(db, workers, name, migration_id(fingerprint))
+    progress = ProgressTable(db, workers, name, migration_id(fingerprint))
     await progress.ensure_table()
     stamp = json.dumps(
         {k: v for k, v in fingerprint.items() if k != "endpoint"}, sort_keys=True, default=str
     )
-    finished: list[int] = []
     expected: dict[KeyId, tuple[Item, frozenset[str]]] = {}
     mine = Counters()
-    resumed = False
     lock = asyncio.Lock()
 
-    async def work(segment: _Segment) -> None:
+    async def work(segment: Segment) -> None:
         read = ScanRead(table_name=db.table_name, segment=segment.number, segments=workers.segments)
         responses = pages(db.send, read.request(), start=segment.position, limit=lambda: page_size)
         async with aclosing(responses):
@@ -474,21 +500,8 @@ async def run_workers(
                 if after is None:
                     return
 
-    first = workers.segment
-    while (claimed := await _claim_next(progress, stamp, first)) is not None:
-        first = None
-        resumed = resumed or claimed.position is not None or claimed.counters.pages > 0
-        try:
-            await _holding(progress, claimed.number, work(claimed))
-        except LeaseLostError:
-            continue  # another worker took it over: leave it to that one
-        except BaseException:
-            await asyncio.shield(progress.release(claimed.number))
-            raise
-        finished.append(claimed.number)
-
+    finished, resumed = await work_segments(progress, stamp, work)
     counters, refused, skipped = _totals(await progress.states())
-    resumed = resumed or not finished
     checked = None
     if verify and finished:
         checked = await verify_table(
