@@ -297,3 +297,19 @@ async def test_two_workers_in_python_share_the_segments(db: Database) -> None:
     assert await stored(db) == new_layout()
     owners = {s["owner"]["S"] for s in (await segment_items(db)).values()}
     assert owners <= {"a", "b"}
+
+
+async def test_a_dry_run_of_one_segment_counts_that_segment_and_keeps_no_progress(
+    cli: Cli, db: Database, tmp_path: Path
+) -> None:
+    one = await cli.run(*move(db, "--segments", "2", "--segment", "0", "--dry-run"), cwd=tmp_path)
+    other = await cli.run(*move(db, "--segments", "2", "--segment", "1", "--dry-run"), cwd=tmp_path)
+
+    for ran in (one, other):
+        assert ran.code == 0, ran.output
+        assert "Dry run: nothing was written." in ran.out
+    assert counts(one)["items written"] + counts(other)["items written"] == CHILDREN
+    assert counts(one)["items scanned"] + counts(other)["items scanned"] == len(SHELVES) + CHILDREN
+    assert 0 < counts(one)["items scanned"] < len(SHELVES) + CHILDREN
+    described = await db.send(Request("ListTables", {}))
+    assert progress_table_name(db.table_name) not in described["TableNames"]
