@@ -18,12 +18,15 @@ from dynorm.mapping.relations import HasManyRelation, Relationship, relationship
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.migrations import (
+    DEFAULT_LEASE,
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     CheckpointError,
     MigrationProgress,
     MigrationReport,
+    Workers,
     backfill_index,
+    progress_table_name,
     repair_copies,
 )
 from dynorm.migrations import (
@@ -65,6 +68,67 @@ def _relationship(table: Table, subject: str) -> Relationship[Any]:
             param_hint="SUBJECT",
         )
     return relationships_of(info)[name]
+
+
+def _workers(
+    *,
+    segments: int | None,
+    segment: int | None,
+    coordinate: bool,
+    progress_table: str | None,
+    lease: float | None,
+    checkpoint: bool,
+) -> Workers | None:
+    """The Workers of a run with --segment or --coordinate; None for a single process."""
+    if segment is None and not coordinate:
+        for flag, given in (("--progress-table", progress_table), ("--lease", lease)):
+            if given is not None:
+                raise click.UsageError(f"{flag} goes with --segment I or --coordinate")
+        return None
+    if segments is None:
+        raise click.UsageError(
+            "--segment and --coordinate go with --segments N: every worker of the migration "
+            "gives the same N (e.g. --segment 0 --segments 3)"
+        )
+    if segment is not None and not 0 <= segment < segments:
+        raise click.UsageError(
+            f"--segment {segment} is not a segment of --segments {segments}: give 0 to "
+            f"{segments - 1}"
+        )
+    if checkpoint:
+        raise click.UsageError(
+            "--checkpoint and --no-checkpoint are for a single process; with --segment or "
+            "--coordinate the progress is kept in the progress table"
+        )
+    return Workers(
+        segments=segments,
+        segment=segment,
+        progress_table=progress_table,
+        lease=DEFAULT_LEASE if lease is None else lease,
+    )
+
+
+_LET_GO = (
+    "; this worker's segment is let go: run the same command again (or let another worker) to go on"
+)
+
+
+def _print_start(
+    report: MigrationReport, saved: Path | None, workers: Workers | None, name: str
+) -> None:
+    """Where the run's progress came from: a resumed checkpoint, or the workers' segments."""
+    if workers is None:
+        if report.resumed:
+            err.print(f"Resumed from {saved}")
+        return
+    if report.dry_run:
+        return
+    mine = ", ".join(map(str, report.segments_finished)) or "none (they were done already)"
+    err.print(
+        f"All {workers.segments} segments are done (progress in "
+        f"{workers.progress_table or progress_table_name(name)!r}); "
+        f"finished by this worker: {mine}"
+    )
 
 
 def _default_checkpoint(table_name: str, subject: str, kind: str) -> Path:
@@ -167,9 +231,35 @@ def _print_findings(report: MigrationReport) -> None:
 @click.option(
     "--segments",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Parallel Scan segments.",
+    metavar="N",
+    help="Parallel Scan segments (default 1); with --segment or --coordinate, the segments "
+    "every worker of the migration gives.",
+)
+@click.option(
+    "--segment",
+    type=int,
+    metavar="I",
+    help="Run as one of several workers, taking segment I (0 to N-1 of --segments N) first, "
+    "then any free one; progress is kept in the progress table, not in a file.",
+)
+@click.option(
+    "--coordinate",
+    is_flag=True,
+    help="Run as one of several workers (start N with --segments N), each taking free "
+    "segments; progress is kept in the progress table, not in a file.",
+)
+@click.option(
+    "--progress-table",
+    metavar="NAME",
+    help="With several workers: the table holding their progress and leases (default: "
+    "TABLE-NAME.dynorm-progress, created if missing).",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help=f"With several workers: seconds a worker holds a segment without renewing it; a "
+    f"dead worker's segment is taken over after it (default {DEFAULT_LEASE:.0f}).",
 )
 @click.option(
     "--page-size",
@@ -192,7 +282,11 @@ def migrate(
     dry_run: bool,
     checkpoint: Path | None,
     no_checkpoint: bool,
-    segments: int,
+    segments: int | None,
+    segment: int | None,
+    coordinate: bool,
+    progress_table: str | None,
+    lease: float | None,
     page_size: int,
     no_verify: bool,
     yes: bool,
@@ -211,6 +305,12 @@ def migrate(
     saved, so an interrupted run resumes when run again. Running it twice changes nothing the
     second time.
     A verification pass re-reads the table at the end; a failure exits with status 1.
+
+    \b
+    Several workers (processes, machines) run one migration together:
+    dynorm migrate app:table User.tickets --from "Partition()" --segments 4 --coordinate -y
+    started 4 times (or with --segment 0 ... --segment 3) each take free Scan segments under
+    a lease kept in DynamoDB; a dead worker's segment is taken over when its lease expires.
     """  # noqa: D301  (click's \b, a backspace, keeps the examples' lines as they are)
     chosen = [
         flag
@@ -221,6 +321,14 @@ def migrate(
         raise click.UsageError("give exactly one of --from STRATEGY, --copies or --backfill")
     if index is not None and not backfill:
         raise click.UsageError("--index goes with --backfill")
+    workers = _workers(
+        segments=segments,
+        segment=segment,
+        coordinate=coordinate,
+        progress_table=progress_table,
+        lease=lease,
+        checkpoint=checkpoint is not None or no_checkpoint,
+    )
     kind = "backfill" if backfill else ("copies" if copies else "strategy")
     model: type[Any] | None = _model(table, subject).cls if backfill else None
     target: Any = None if backfill else _relationship(table, subject)
@@ -228,7 +336,9 @@ def migrate(
         raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
     name = connection.name_of(table)
     saved = (
-        None if no_checkpoint or dry_run else checkpoint or _default_checkpoint(name, subject, kind)
+        None
+        if no_checkpoint or dry_run or workers is not None
+        else checkpoint or _default_checkpoint(name, subject, kind)
     )
     if not dry_run and not yes:
         click.confirm(
@@ -241,9 +351,10 @@ def migrate(
     options: dict[str, Any] = {
         "dry_run": dry_run,
         "checkpoint": saved,
-        "segments": segments,
+        "segments": segments or 1,
         "page_size": page_size,
         "verify": not no_verify,
+        "workers": workers,
     }
 
     async def work(bar: _Bar) -> MigrationReport:
@@ -268,6 +379,7 @@ def migrate(
             report = asyncio.run(work(_Bar(progress)))
     except KeyboardInterrupt:
         where = f"; run the same command again to resume from {saved}" if saved else ""
+        where = where if workers is None else _LET_GO
         err.print(f"[yellow]Interrupted[/]{where}")
         raise SystemExit(130) from None
     except DynormError as exc:
@@ -277,8 +389,7 @@ def migrate(
             f"{type(exc).__name__}: {exc}\nProgress is saved in {saved}: run the same command "
             f"again to resume from {saved}"
         ) from exc
-    if report.resumed:
-        err.print(f"Resumed from {saved}")
+    _print_start(report, saved, workers, name)
     out.print(_summary(report, connection.where()))
     _print_findings(report)
     check = report.verification

@@ -12,6 +12,7 @@ from rich.table import Table as RichTable
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import TableNotFoundError
 from dynorm.mapping.table import Table
+from dynorm.migrations import DEFAULT_LEASE, progress_table_name
 from dynorm.workbench import (
     ImportReport,
     dump_model,
@@ -23,6 +24,7 @@ from dynorm.workbench import (
 )
 
 from ._connection import ConnectOptions, connection_options
+from ._migrate import _workers
 from ._output import Interrupted, err, out
 from ._tables import describe_keys
 from ._target import TableParam, TargetError, load_object
@@ -159,6 +161,37 @@ def export(
     help="Report which model each item maps to, and list those no model maps.",
 )
 @click.option("--no-create", is_flag=True, help="Fail if the table does not exist.")
+@click.option(
+    "--segments",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --segment or --coordinate: the runs the items are cut in, the same N for "
+    "every worker of the import.",
+)
+@click.option(
+    "--segment",
+    type=int,
+    metavar="I",
+    help="Import as one of several workers, taking run I (0 to N-1) first, then any free one.",
+)
+@click.option(
+    "--coordinate",
+    is_flag=True,
+    help="Import as one of several workers (start N with --segments N), each taking free runs.",
+)
+@click.option(
+    "--progress-table",
+    metavar="NAME",
+    help="With several workers: the table of their progress and leases (default: "
+    "TABLE-NAME.dynorm-progress, created if missing).",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="With several workers: seconds a worker holds a run without renewing it; a dead "
+    f"worker's run is taken over after it (default {DEFAULT_LEASE:.0f}).",
+)
 @connection_options
 def import_(
     file: Path,
@@ -166,6 +199,11 @@ def import_(
     source: str | None,
     models: Table | None,
     no_create: bool,
+    segments: int | None,
+    segment: int | None,
+    coordinate: bool,
+    progress_table: str | None,
+    lease: float | None,
     connection: ConnectOptions,
 ) -> None:
     """Create the table FILE describes (if missing) and load its items in batches.
@@ -173,7 +211,19 @@ def import_(
     The table keeps the file's name unless --table-name (or --table) names another. Progress
     goes to standard error. An import stopped part-way (a failed write, Ctrl-C) says how many
     items are stored; running it again completes it.
+
+    Several workers (processes, machines) import one large file together with --segments N
+    and --coordinate (or --segment I): each stores free runs of the items under a lease kept
+    in DynamoDB; a dead worker's run is taken over when its lease expires.
     """
+    workers = _workers(
+        segments=segments,
+        segment=segment,
+        coordinate=coordinate,
+        progress_table=progress_table,
+        lease=lease,
+        checkpoint=False,
+    )
     model = load_model(file)
     if source is None and len(model.tables) > 1:
         names = ", ".join(repr(t.name) for t in model.tables)
@@ -194,6 +244,7 @@ def import_(
                     create=not no_create,
                     models=models,
                     on_progress=progress,
+                    workers=workers,
                 )
             except TableNotFoundError as exc:
                 if not no_create:
@@ -207,6 +258,12 @@ def import_(
         report = asyncio.run(load())
     except KeyboardInterrupt:
         name = connection.name_of(table)
+        if workers is not None:
+            err.print(
+                f"[yellow]Interrupted[/]: this worker stored {progress.stored} items in {name!r}; "
+                "its run is let go: run the same command again (or let another worker) to go on"
+            )
+            raise SystemExit(130) from None
         err.print(
             f"[yellow]Interrupted[/]: {progress.stored} of {progress.total} items are stored in "
             f"{name!r}. Run the same command again to complete the import (it writes whole "
@@ -217,6 +274,13 @@ def import_(
     if report.created:
         out.print(f"Created {report.table_name!r} ({describe_keys(table)}) at {where}")
     out.print(f"Loaded {report.written} items into {report.table_name!r}")
+    if workers is not None:
+        mine = ", ".join(map(str, report.segments_finished)) or "none (they were done already)"
+        err.print(
+            f"All {workers.segments} segments are done (progress in "
+            f"{workers.progress_table or progress_table_name(report.table_name)!r}); "
+            f"stored by this worker: {mine}"
+        )
     if models is not None:
         _print_mapping(report)
 

@@ -12,7 +12,7 @@ import base64
 import contextlib
 import json
 import os
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -35,8 +35,13 @@ __all__ = [
     "MigrationError",
     "Outcome",
     "Phase",
+    "Sent",
     "Verification",
+    "fingerprint_of",
+    "migrate_items",
     "run",
+    "total_estimate",
+    "verify_table",
 ]
 
 #: The format of checkpoint files; a file of another version is refused.
@@ -256,7 +261,7 @@ def _jsonable(value: object) -> object:
 # -- reading and writing --------------------------------------------------------------------------
 
 
-async def _total_estimate(db: Database) -> int | None:
+async def total_estimate(db: Database) -> int | None:
     described = await db.describe_table()
     count = (described or {}).get("ItemCount")
     # 0 is what a table reports until its first count (dynalite: always): read it as unknown.
@@ -396,6 +401,26 @@ async def _send_unit(db: Database, unit: Unit, sent: Sent) -> Item | None:
     return None
 
 
+async def migrate_items(
+    db: Database, kind: Kind, items: list[Item], *, dry_run: bool
+) -> tuple[PagePlan, Sent]:
+    """Plan one page's items and send the plan (count it only, in a dry run).
+
+    MigrationError, before anything of the page is written, when the plan refuses a parent.
+    """
+    plan = await kind.plan(db, items)
+    if plan.refused and not dry_run:
+        raise MigrationError(
+            f"{kind.subject}: nothing was written for this page: "
+            + "; ".join(plan.refused[:MAX_PROBLEMS])
+        )
+    if dry_run:
+        return plan, Sent(plan.written, plan.deleted, plan.updated)
+    sent = Sent()
+    await _execute(db, kind, plan, sent)
+    return plan, sent
+
+
 # -- the run --------------------------------------------------------------------------------------
 
 
@@ -433,23 +458,13 @@ async def run(
     path = None if dry_run or checkpoint is None else Path(checkpoint)
     state = Checkpoint.open(path, fingerprint_of(db, kind, segments), segments)
     state.save()  # a path that cannot be written fails here, before anything is written
-    total = await _total_estimate(db)
+    total = await total_estimate(db)
     counters = state.counters
     lock = asyncio.Lock()
     expected: dict[KeyId, tuple[Item, frozenset[str]]] = {}
 
     async def migrate_page(number: int, items: list[Item], after: Item | None) -> None:
-        plan = await kind.plan(db, items)
-        if plan.refused and not dry_run:
-            raise MigrationError(
-                f"{kind.subject}: nothing was written for this page: "
-                + "; ".join(plan.refused[:MAX_PROBLEMS])
-            )
-        if dry_run:
-            sent = Sent(plan.written, plan.deleted, plan.updated)
-        else:
-            sent = Sent()
-            await _execute(db, kind, plan, sent)
+        plan, sent = await migrate_items(db, kind, items, dry_run=dry_run)
         async with lock:
             expected.update(plan.embedded)
             counters.scanned += len(items)
@@ -476,7 +491,7 @@ async def run(
     state.remove()
     checked = None
     if verify and not dry_run:
-        checked = await _verify(
+        checked = await verify_table(
             db,
             kind,
             segments=segments,
@@ -494,7 +509,7 @@ async def run(
     )
 
 
-async def _verify(
+async def verify_table(
     db: Database,
     kind: Kind,
     *,
@@ -502,7 +517,9 @@ async def _verify(
     page_size: int,
     expected: dict[KeyId, tuple[Item, frozenset[str]]],
     on_progress: Callable[[Phase, Counters], None],
+    only: Collection[int] | None = None,
 ) -> Verification:
+    """Re-read the table (consistent Scan), or only the segments ``only`` names, and check it."""
     seen = Counters()
     leftovers = 0
     total = Reach()
@@ -539,7 +556,7 @@ async def _verify(
         segments=segments,
         page_size=page_size,
         positions=[None] * segments,
-        done=[False] * segments,
+        done=[only is not None and n not in only for n in range(segments)],
         on_page=verify_page,
         consistent=True,
     )

@@ -68,11 +68,15 @@ from .migrate_run import (
     MigrationError,
     Phase,
     Verification,
+    fingerprint_of,
     run,
+    total_estimate,
 )
+from .migrate_workers import DEFAULT_LEASE, Workers, progress_table_name, run_workers
 
 __all__ = [
     "CHECKPOINT_VERSION",
+    "DEFAULT_LEASE",
     "DEFAULT_PAGE_SIZE",
     "MAX_PAGE_SIZE",
     "MAX_PROBLEMS",
@@ -83,8 +87,10 @@ __all__ = [
     "MigrationReport",
     "ProgressCallback",
     "Verification",
+    "Workers",
     "backfill_index",
     "migrate",
+    "progress_table_name",
     "repair_copies",
 ]
 
@@ -130,7 +136,9 @@ class MigrationReport:
     raises). ``skipped``: items left as they are because they do not decode as the model they
     fit ("key: why"), for instance another tool's item holding a text where the model has a
     number; fix or delete them and run again. ``verification`` is None for a dry run or
-    ``verify=False``.
+    ``verify=False``. With ``workers=``, the counts, ``refused`` and ``skipped`` are every
+    worker's (every segment's), ``verification`` covers the segments this worker finished
+    (``segments_finished``; None when it finished none, e.g. all were done already).
     """
 
     kind: MigrationKind
@@ -146,6 +154,7 @@ class MigrationReport:
     refused: tuple[str, ...] = ()
     verification: Verification | None = None
     skipped: tuple[str, ...] = ()
+    segments_finished: tuple[int, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -191,6 +200,7 @@ async def _run(
     segments: int,
     page_size: int,
     verify: bool,
+    workers: Workers | None,
 ) -> MigrationReport:
     def progress(phase: Phase, seen: Counters, total: int | None) -> None:
         if on_progress is not None:
@@ -208,16 +218,45 @@ async def _run(
                 )
             )
 
-    outcome = await run(
-        db,
-        kind,
-        dry_run=dry_run,
-        checkpoint=checkpoint,
-        on_progress=progress,
-        segments=segments,
-        page_size=page_size,
-        verify=verify,
-    )
+    finished: tuple[int, ...] = ()
+    if workers is None:
+        outcome = await run(
+            db,
+            kind,
+            dry_run=dry_run,
+            checkpoint=checkpoint,
+            on_progress=progress,
+            segments=segments,
+            page_size=page_size,
+            verify=verify,
+        )
+    else:
+        if checkpoint is not None:
+            raise MigrationError(
+                "checkpoint= is the progress file of a single process; with workers= the "
+                "progress is kept in the progress table: pass one or the other"
+            )
+        if segments not in (1, workers.segments):
+            raise MigrationError(
+                f"segments={segments} and workers=Workers(segments={workers.segments}) differ; "
+                "with workers= give the segments there only"
+            )
+        if type(page_size) is not int or not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise MigrationError(
+                f"page_size must be an int from 1 to {MAX_PAGE_SIZE}; got {page_size!r}"
+            )
+        workers.check()
+        outcome, finished = await run_workers(
+            db,
+            kind,
+            workers,
+            fingerprint=fingerprint_of(db, kind, workers.segments),
+            dry_run=dry_run,
+            page_size=page_size,
+            verify=verify,
+            total=await total_estimate(db),
+            on_progress=progress,
+        )
     counters, checked = outcome.counters, outcome.checked
     return MigrationReport(
         kind=kind.kind,
@@ -233,6 +272,7 @@ async def _run(
         refused=outcome.refused,
         verification=checked,
         skipped=outcome.skipped,
+        segments_finished=finished,
     )
 
 
@@ -250,6 +290,7 @@ async def migrate(
     segments: int = 1,
     page_size: int = DEFAULT_PAGE_SIZE,
     verify: bool = True,
+    workers: Workers | None = None,
 ) -> MigrationReport:
     """Move ``relationship``'s stored children from ``from_`` into the declared strategy.
 
@@ -281,6 +322,11 @@ async def migrate(
     ``on_progress`` is called after each page. ``segments`` reads the table in parallel
     segments; ``page_size`` items a Scan page. ``verify`` re-reads the table (consistent Scan)
     and each parent's children through the declared strategy; see :class:`Verification`.
+    ``workers=Workers(segments=N, segment=I)`` makes this call one of several processes (on
+    one machine or many) that run the migration together: each takes Scan segments (``I``
+    first, when given) under a lease, and the progress is kept in a progress table in DynamoDB
+    instead of ``checkpoint`` (see dynorm.tools.migrate_workers and docs/migrations.md); the
+    call returns once every segment is done, and verifies the segments it finished.
 
     Concurrent writers: see the module docstring (run between deploys, or with the writers of
     this relationship paused; a second run plus verification catches stragglers).
@@ -343,6 +389,7 @@ async def migrate(
         segments=segments,
         page_size=page_size,
         verify=verify,
+        workers=workers,
     )
 
 
@@ -357,6 +404,7 @@ async def backfill_index(
     segments: int = 1,
     page_size: int = DEFAULT_PAGE_SIZE,
     verify: bool = True,
+    workers: Workers | None = None,
 ) -> MigrationReport:
     """Write the index key attributes ``model``'s templates give, into every item of it.
 
@@ -399,6 +447,7 @@ async def backfill_index(
         segments=segments,
         page_size=page_size,
         verify=verify,
+        workers=workers,
     )
 
 
@@ -412,6 +461,7 @@ async def repair_copies(
     segments: int = 1,
     page_size: int = DEFAULT_PAGE_SIZE,
     verify: bool = True,
+    workers: Workers | None = None,
 ) -> MigrationReport:
     """Make every child's ``Denormalized(copy=...)`` fields equal to its parent's fields.
 
@@ -436,4 +486,5 @@ async def repair_copies(
         segments=segments,
         page_size=page_size,
         verify=verify,
+        workers=workers,
     )

@@ -29,6 +29,7 @@ import binascii
 import datetime
 import decimal
 import enum
+import hashlib
 import json
 import re
 import typing
@@ -49,7 +50,13 @@ from dynorm.core.codec.converter import (
     encode_any,
     without_none,
 )
-from dynorm.core.errors import CodecError, DefinitionError, DynormError, TableNotFoundError
+from dynorm.core.errors import (
+    CodecError,
+    DatabaseError,
+    DefinitionError,
+    DynormError,
+    TableNotFoundError,
+)
 from dynorm.core.limits import (
     MAX_ATTRIBUTE_NAME_BYTES,
     MAX_DEPTH,
@@ -69,6 +76,8 @@ from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.relations import embedded_of
 from dynorm.mapping.table import GSI, LSI, Table
 from dynorm.mapping.writeplan import WritePlanner
+
+from .migrate_workers import ProgressTable, Segment, Workers, progress_table_name, work_segments
 
 if TYPE_CHECKING:
     from dynorm.io.database import Database
@@ -1112,13 +1121,15 @@ class ImportReport:
     """What :func:`import_model` did.
 
     ``items`` lists every item stored (its key, and with ``models=`` the model it maps to);
-    ``classified`` says whether models were given.
+    ``classified`` says whether models were given. With ``workers=``, ``segments_finished``
+    names the runs of items this worker stored (the others stored the rest).
     """
 
     table_name: str
     created: bool
     items: tuple[ImportedItem, ...]
     classified: bool = False
+    segments_finished: tuple[int, ...] = ()
 
     @property
     def written(self) -> int:
@@ -1245,6 +1256,7 @@ async def import_model(
     models: Table | None = None,
     timeout: float = 60.0,
     on_progress: Callable[[int, int], None] | None = None,
+    workers: Workers | None = None,
 ) -> ImportReport:
     """Store a Workbench table's items in ``db``'s table, creating the table if it is missing.
 
@@ -1256,6 +1268,13 @@ async def import_model(
     so importing again overwrites the same keys. ``models``: a Table whose classifier reports
     which model each item maps to (``report.unmapped`` lists those no model maps).
     ``on_progress(stored, total)`` is called each time a batch of items is confirmed stored.
+
+    ``workers=Workers(segments=N, ...)`` makes this call one of several processes importing
+    the same file together: the items are cut in ``N`` runs of the file's order, each claimed
+    under a lease in the progress table, as a migration's segments are (see
+    dynorm.tools.migrate_workers); a dead worker's run is taken over from its last stored
+    batch once its lease expires. The call returns once every run is stored
+    (``report.segments_finished``: the runs this worker stored; ``on_progress`` counts them).
 
     When a write fails after its retries, the other batches are let finish, then
     :class:`ImportIncompleteError` says how many items are stored; importing again completes
@@ -1297,10 +1316,73 @@ async def import_model(
         )
     else:
         _check_indexes(db.table, found)
-        await _create(db, found, timeout)
-        created = True
-    if writes:
+        try:
+            await _create(db, found, timeout)
+            created = True
+        except DatabaseError as exc:
+            # Another worker of a shared import created it first: wait until it is active.
+            if workers is None or exc.code != "ResourceInUseException":
+                raise
+            deadline = asyncio.get_running_loop().time() + timeout
+            while ((await db.describe_table()) or {}).get("TableStatus") != "ACTIVE":
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
+    finished: tuple[int, ...] = ()
+    if workers is not None:
+        finished = await _write_shared(db, found, writes, workers, on_progress)
+    elif writes:
         await _write_all(db, writes, on_progress)
     return ImportReport(
-        table_name=db.table_name, created=created, items=imported, classified=models is not None
+        table_name=db.table_name,
+        created=created,
+        items=imported,
+        classified=models is not None,
+        segments_finished=finished,
     )
+
+
+#: Items a worker of a shared import stores between two saves of its progress.
+SHARED_STEP: Final = 100
+
+
+async def _write_shared(
+    db: Database,
+    found: WorkbenchTable,
+    writes: list[dict[str, Any]],
+    workers: Workers,
+    on_progress: Callable[[int, int], None] | None,
+) -> tuple[int, ...]:
+    """This worker's part of an import several run: runs of the items, claimed under leases."""
+    count = workers.segments
+    bounds = [len(writes) * n // count for n in range(count + 1)]
+    digest = hashlib.sha256(
+        json.dumps(writes, sort_keys=True, default=_base64).encode()
+    ).hexdigest()[:16]
+    name = workers.progress_table or progress_table_name(db.table_name)
+    job = f"{db.table_name}:import:{found.name}:{count}:{digest}"
+    progress = ProgressTable(db, workers, name, job)
+    await progress.ensure_table()
+    stored = 0
+
+    async def work(segment: Segment) -> None:
+        nonlocal stored
+        run = writes[bounds[segment.number] : bounds[segment.number + 1]]
+        start = int(segment.position["next"]["N"]) if segment.position else 0
+        while True:
+            step = run[start : start + SHARED_STEP]
+            if step:
+                await _write_all(db, step, None)
+            start += len(step)
+            stored += len(step)
+            segment.counters.written += len(step)
+            segment.counters.pages += 1
+            left = start < len(run)
+            await progress.save(segment, {"next": {"N": str(start)}} if left else None)
+            if on_progress is not None:
+                on_progress(stored, len(writes))
+            if not left:
+                return
+
+    finished, _ = await work_segments(progress, job, work)
+    return tuple(sorted(finished))
