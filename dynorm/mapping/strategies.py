@@ -55,6 +55,10 @@ class Children(Protocol):
         self, table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead: ...
 
+    def children_reads(
+        self, table_name: str, parent_values: Mapping[str, object]
+    ) -> tuple[CollectionRead, ...]: ...
+
 
 class ItemWrites(Protocol):
     """How a strategy writes a child that is an item of its own (the write planner's rules)."""
@@ -121,11 +125,11 @@ class Strategy:
         """Whether a cascading delete of the parent reads children to delete (and theirs)."""
         return True
 
-    def cascade_read(
+    def cascade_reads(
         self, rel: Children, table_name: str, parent_values: Mapping[str, object]
-    ) -> CollectionRead | None:
-        """The read of the children a cascading delete of the parent removes."""
-        return rel.children_read(table_name, parent_values)
+    ) -> tuple[CollectionRead, ...]:
+        """The reads of the children a cascading delete of the parent removes (every shard)."""
+        return rel.children_reads(table_name, parent_values)
 
     def plan_add(self, rel: Children, change: ChildChange) -> Plan[object]:
         """Store the child under the parent; returns the child as stored."""
@@ -325,10 +329,10 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
     def cascades(self) -> bool:
         return False  # the children go with the parent item
 
-    def cascade_read(
+    def cascade_reads(
         self, rel: Children, table_name: str, parent_values: Mapping[str, object]
-    ) -> CollectionRead | None:
-        return None  # the children go with the parent item
+    ) -> tuple[CollectionRead, ...]:
+        return ()  # the children go with the parent item
 
     def plan_add(self, rel: Children, change: ChildChange) -> Plan[object]:
         codec, parent, child = _codec(rel), change.parent, change.child

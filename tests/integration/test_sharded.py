@@ -17,7 +17,18 @@ import orjson
 import pytest
 
 import dynorm
-from dynorm import GSI, CursorError, Database, HasMany, Index, ItemNotFoundError, Partition, Table
+from dynorm import (
+    GSI,
+    CascadeReport,
+    CursorError,
+    Database,
+    Denormalized,
+    HasMany,
+    Index,
+    ItemNotFoundError,
+    Partition,
+    Table,
+)
 from dynorm.core.keys import shard_number
 from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
@@ -69,6 +80,24 @@ class Event:
     event_id: str
     username: str
     at: str
+
+
+@table.model(pk="BOARD#{board_id}", sk="BOARD#{board_id}")
+@attrs.define
+class Board:
+    board_id: str
+    title: str = ""
+    pins = HasMany["Pin"](
+        "Pin", via=Denormalized(copy={"title": "board_title"}, where=Partition(shards=4))
+    )
+
+
+@table.model(pk="BOARD#{board_id}#{shard}", sk="PIN#{pin_id}")
+@attrs.define
+class Pin:
+    board_id: str
+    pin_id: str
+    board_title: str = ""
 
 
 # Uneven on purpose: 8 shards, 37 likes (some shards hold more than others).
@@ -287,3 +316,62 @@ async def test_index_shards_load_and_page_in_order(db: Database) -> None:
     rest = await ann.events.page(limit=15, cursor=page.cursor)
     assert page.items + rest.items == expected
     assert rest.cursor is None
+
+
+# -- writes through the relationship --------------------------------------------------------------
+
+
+async def test_add_and_remove_are_one_write_each_in_the_childs_shard(db: Database) -> None:
+    post = await db.get(Post, post_id="p1")
+    like = Like("p1", "newcomer")
+    with count_requests(db) as log:
+        await db.add(post, Post.likes, like)
+    assert log.operations == ["PutItem"]
+    assert await db.get(Like, post_id="p1", user_id="newcomer") == like
+    stored = [i for i in await raw_scan(db) if i["sk"]["S"] == "LIKE#newcomer"]
+    assert [i["pk"]["S"] for i in stored] == [f"POST#p1#{shard_of(like)}"]
+    assert like in [x async for x in post.likes]
+    with count_requests(db) as log:
+        await db.remove(post, Post.likes, like)
+    assert log.operations == ["DeleteItem"]
+    assert await stored_likes(db, "p1") == LIKES
+
+
+async def test_a_cascade_delete_removes_the_children_of_every_shard(db: Database) -> None:
+    with count_requests(db) as log:
+        report = await db.delete(Post("p1"), cascade=True)
+    assert report == CascadeReport({Post: 1, Like: len(LIKES)})
+    # One Query per shard for each of the post's two relationships to its likes (each like is
+    # deleted once all the same).
+    assert log.count("Query") == 2 * SHARDS
+    assert await stored_likes(db, "p1") == []
+    assert await stored_likes(db, "p2") == OTHER_LIKES
+    assert await db.get(Post, post_id="p2") == Post("p2")
+
+
+async def test_copies_are_filled_and_rewritten_in_every_shard(db: Database) -> None:
+    board = Board("b1", "Before")
+    await db.put(board)
+    for i in range(12):
+        await db.add(board, Board.pins, Pin("b1", f"pin{i:02d}"))
+    titles = {i["board_title"]["S"] for i in await raw_scan(db) if i["sk"]["S"].startswith("PIN#")}
+    assert titles == {"Before"}
+    await db.put(Board("b1", "After"))
+    pins = [i for i in await raw_scan(db) if i["sk"]["S"].startswith("PIN#")]
+    assert len(pins) == 12
+    assert len({i["pk"]["S"] for i in pins}) > 1  # spread over shards
+    assert {i["board_title"]["S"] for i in pins} == {"After"}
+    loaded = await db.get(Board, board_id="b1", load=[Board.pins])
+    assert [p.pin_id for p in loaded.pins.loaded] == [f"pin{i:02d}" for i in range(12)]
+
+
+@pytest.mark.transactions
+async def test_a_transaction_writes_and_deletes_children_in_their_shards(db: Database) -> None:
+    added = Like("p2", "tx-user")
+    async with db.transaction() as tx:
+        tx.put(added)
+        tx.delete(OTHER_LIKES[0])
+    assert await db.get(Like, post_id="p2", user_id="tx-user") == added
+    assert await stored_likes(db, "p2") == [added, *OTHER_LIKES[1:]]  # "t" sorts before "u"
+    stored = [i for i in await raw_scan(db) if i["sk"]["S"] == "LIKE#tx-user"]
+    assert [i["pk"]["S"] for i in stored] == [f"POST#p2#{shard_of(added)}"]
