@@ -22,10 +22,12 @@ from dynorm import (
     CascadeReport,
     CursorError,
     Database,
+    DefinitionError,
     Denormalized,
     HasMany,
     Index,
     ItemNotFoundError,
+    KeyTemplateError,
     Partition,
     Table,
 )
@@ -375,3 +377,13 @@ async def test_a_transaction_writes_and_deletes_children_in_their_shards(db: Dat
     assert await stored_likes(db, "p2") == [added, *OTHER_LIKES[1:]]  # "t" sorts before "u"
     stored = [i for i in await raw_scan(db) if i["sk"]["S"] == "LIKE#tx-user"]
     assert [i["pk"]["S"] for i in stored] == [f"POST#p2#{shard_of(added)}"]
+
+
+async def test_reads_of_one_partition_are_refused_saying_what_to_use(db: Database) -> None:
+    post = await db.get(Post, post_id="p1")
+    with count_requests(db) as log:
+        with pytest.raises(DefinitionError, match=r"sharded \(Partition\(shards=8\)\)"):
+            post.likes.query()
+        with pytest.raises(KeyTemplateError, match="read the sharded collection"):
+            await db.query(Like, post_id="p1").all()
+    assert len(log) == 0
