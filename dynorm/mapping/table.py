@@ -550,6 +550,15 @@ class Table:
             raise DefinitionError(
                 f"Table {self.name!r}: relationships name models that are not declared: {missing}"
             )
+        for info in self.models.values():
+            unsharded = [a for a, t in info.templates.items() if t.sharded and a not in info.shards]
+            if unsharded:
+                template = info.templates[unsharded[0]].source
+                raise DefinitionError(
+                    f"{info.name}'s key template {template!r} holds {{shard}}, but no relationship "
+                    "says over how many shards: declare it on the parent, "
+                    f'HasMany("{info.name}", via=Partition(shards=N)) (or Index(name, shards=N))'
+                )
 
     def classifier(self, index: str | None = None) -> Classifier:
         """What decides which model an item of this table (or of ``index``) is.

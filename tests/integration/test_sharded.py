@@ -351,6 +351,7 @@ async def test_a_cascade_delete_removes_the_children_of_every_shard(db: Database
     assert await db.get(Post, post_id="p2") == Post("p2")
 
 
+@pytest.mark.transactions  # copies are rewritten with TransactWriteItems
 async def test_copies_are_filled_and_rewritten_in_every_shard(db: Database) -> None:
     board = Board("b1", "Before")
     await db.put(board)

@@ -329,3 +329,21 @@ def test_a_sharded_cursor_round_trips_and_is_bound_to_its_reads(table: Table) ->
     swapped = codec.encode_shards([None, key], p1)  # shard 0's key in shard 1's place
     with pytest.raises(CursorError, match="another partition"):
         codec.decode_shards(swapped, p1)
+
+
+def test_table_check_refuses_a_sharded_child_no_relationship_holds(table: Table) -> None:
+    @table.model(pk="POST#{post_id}#{shard}", sk="LIKE#{user_id}")
+    class Like:
+        post_id: str
+        user_id: str
+
+    with pytest.raises(DefinitionError, match="no relationship says over how many shards"):
+        table.check()
+
+    @table.model(pk="POST#{post_id}", sk="POST#{post_id}")
+    class Post:
+        post_id: str
+        likes = HasMany["Like"](via=Partition(shards=2))
+
+    table.check()
+    assert info_of(Like).shards == {"pk": 2}
