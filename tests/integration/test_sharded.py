@@ -388,3 +388,12 @@ async def test_reads_of_one_partition_are_refused_saying_what_to_use(db: Databas
         with pytest.raises(KeyTemplateError, match="read the sharded collection"):
             await db.query(Like, post_id="p1").all()
     assert len(log) == 0
+
+
+async def test_explain_shows_the_get_and_every_shards_query(db: Database) -> None:
+    planned = db.explain.get(Post, post_id="p1", load=[Post.likes])
+    with count_requests(db) as log:
+        await db.get(Post, post_id="p1", load=[Post.likes])
+    assert sorted(r.operation for r in planned) == sorted(log.operations)
+    pks = [r.params["ExpressionAttributeValues"][":pk"]["S"] for r in planned[1:]]
+    assert pks == [f"POST#p1#{shard}" for shard in range(SHARDS)]
