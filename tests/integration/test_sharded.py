@@ -8,8 +8,9 @@ cursor. Every read is checked exactly against a raw scan of the table.
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
@@ -40,6 +41,7 @@ from dynorm.testing import (
     RunningServer,
     count_requests,
 )
+from tests.faultproxy import FaultyConnect
 
 from .raw import raw_scan
 
@@ -397,3 +399,32 @@ async def test_explain_shows_the_get_and_every_shards_query(db: Database) -> Non
     assert sorted(r.operation for r in planned) == sorted(log.operations)
     pks = [r.params["ExpressionAttributeValues"][":pk"]["S"] for r in planned[1:]]
     assert pks == [f"POST#p1#{shard}" for shard in range(SHARDS)]
+
+
+async def test_the_shards_and_the_parent_are_in_flight_together(
+    faulty_connect: FaultyConnect,
+) -> None:
+    """One round trip: every request of the load is held at once, none waits for another."""
+    async with faulty_connect(table) as faulty:
+        await faulty.direct.put_all([Post("p1"), *LIKES])
+        proxy = faulty.proxy
+        held = [proxy.pause("GetItem")] + [
+            proxy.pause("Query", when=_queries_shard(shard)) for shard in range(SHARDS)
+        ]
+        load = asyncio.ensure_future(faulty.db.get(Post, post_id="p1", load=[Post.likes]))
+        try:
+            # Every request arrives while all of them are held: none waited for another's reply.
+            await asyncio.wait_for(asyncio.gather(*(h.arrived.wait() for h in held)), timeout=30)
+        finally:
+            for h in held:
+                h.release()
+        post = await load
+    assert post.likes.loaded == sorted(LIKES, key=lambda like: like.user_id)
+
+
+def _queries_shard(shard: int) -> Callable[[dict[str, Any]], bool]:
+    def test(body: dict[str, Any]) -> bool:
+        value = body.get("ExpressionAttributeValues", {}).get(":pk", {}).get("S")
+        return bool(value == f"POST#p1#{shard}")
+
+    return test
