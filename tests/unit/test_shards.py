@@ -16,6 +16,7 @@ import pytest
 
 from dynorm import (
     GSI,
+    BelongsTo,
     DefinitionError,
     Denormalized,
     HasMany,
@@ -347,3 +348,21 @@ def test_table_check_refuses_a_sharded_child_no_relationship_holds(table: Table)
 
     table.check()
     assert info_of(Like).shards == {"pk": 2}
+
+
+def test_a_sharded_child_finds_its_parent_by_belongs_to(table: Table) -> None:
+    @table.model(pk="POST#{post_id}", sk="POST#{post_id}")
+    class Post:
+        post_id: str
+        likes = HasMany["Like"](via=Partition(shards=4))
+
+    @table.model(pk="POST#{post_id}#{shard}", sk="LIKE#{user_id}")
+    class Like:
+        post_id: str
+        user_id: str
+        post = BelongsTo(Post)
+
+    assert Like.post.parent_key(Like("p1", "u1")) == {
+        "pk": {"S": "POST#p1"},
+        "sk": {"S": "POST#p1"},
+    }
