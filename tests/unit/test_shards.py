@@ -25,6 +25,7 @@ from dynorm import (
     Partition,
     Table,
 )
+from dynorm.cli._strategy import StrategyError, parse_strategy
 from dynorm.core.cursor import CursorCodec
 from dynorm.core.errors import CursorError
 from dynorm.core.keys import KeyTemplate, shard_number
@@ -366,3 +367,12 @@ def test_a_sharded_child_finds_its_parent_by_belongs_to(table: Table) -> None:
         "pk": {"S": "POST#p1"},
         "sk": {"S": "POST#p1"},
     }
+
+
+def test_the_command_line_reads_sharded_strategies() -> None:
+    assert parse_strategy("Partition(shards=8)") == Partition(shards=8)
+    assert parse_strategy("Index('GSI1', shards=4)") == Index("GSI1", shards=4)
+    with pytest.raises(StrategyError, match="takes a whole number of shards"):
+        parse_strategy("Partition(shards='8')")
+    with pytest.raises(DefinitionError, match="takes a positive int"):
+        parse_strategy("Partition(shards=0)")
