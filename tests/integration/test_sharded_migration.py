@@ -21,6 +21,7 @@ from dynorm.migrations import MigrationProgress, migrate
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import connect_to
 
+from .cli import Cli
 from .raw import stored
 
 pytestmark = pytest.mark.integration
@@ -194,3 +195,27 @@ async def test_another_shard_count_is_one_move(
         post = await db.get(RPost, post_id="p1", load=[RPost.likes])
         assert [like.user_id for like in post.likes.loaded] == USERS
         await second_run_writes_nothing(db, RPost.likes, Partition(shards=SHARDS))
+
+
+async def test_the_command_shards_a_collection(
+    cli: Cli, dynorm_connect: Connect, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    async with both(dynorm_connect, dynorm_server, sharded, unsharded) as (db, old):
+        await old.put_all([UPost("p1"), *(ULike("p1", u, i) for i, u in enumerate(USERS))])
+        command = (
+            "migrate",
+            "tests.integration.test_sharded_migration:sharded",
+            "SPost.likes",
+            "--from",
+            "Partition()",
+            "--table-name",
+            db.table_name,
+            "--yes",
+        )
+        ran = await cli.run(*command, cwd=tmp_path)
+        assert ran.code == 0, ran.output
+        assert await stored(db) == layout(SHARDS)
+        refused = await cli.run(*command[:4], "Partition(shards='8')", *command[5:], cwd=tmp_path)
+        assert refused.code == 2, refused.output
+        assert "takes a whole number of shards" in refused.err
+        assert "Traceback" not in refused.output
