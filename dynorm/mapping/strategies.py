@@ -227,7 +227,7 @@ def _check_shard_count(strategy: str, shards: int) -> None:
         )
 
 
-class Partition(msgspec.Struct, Strategy, frozen=True):
+class Partition(msgspec.Struct, Strategy, frozen=True, kw_only=True, repr_omit_defaults=True):
     """Children share the parent's partition key and have their own sort key prefix.
 
     Loading the parent with its children is one Query on the table. With ``shards=N`` (N > 1)
@@ -244,7 +244,7 @@ class Partition(msgspec.Struct, Strategy, frozen=True):
         return f"Partition(shards={self.shards})" if self.shards > 1 else "Partition()"
 
 
-class Index(msgspec.Struct, Strategy, frozen=True):
+class Index(msgspec.Struct, Strategy, frozen=True, repr_omit_defaults=True):
     """Parent and children share an item collection of a secondary index.
 
     Loading the parent with its children is one Query on the index. With ``shards=N`` the
