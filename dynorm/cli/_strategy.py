@@ -46,8 +46,11 @@ def _is_copy(value: object) -> bool:
 
 #: Each strategy's arguments: what a value must be, and how to say so.
 _ARGUMENTS: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
-    "Partition": {},
-    "Index": {"name": (_is_str, "an index name (a string)")},
+    "Partition": {"shards": (lambda v: type(v) is int, "a whole number of shards")},
+    "Index": {
+        "name": (_is_str, "an index name (a string)"),
+        "shards": (lambda v: type(v) is int, "a whole number of shards"),
+    },
     "Embedded": {
         "key": (_is_optional_str, "a field name (a string)"),
         "max_items": (_is_optional_int, "a whole number"),

@@ -17,7 +17,7 @@ import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -138,6 +138,35 @@ class CursorCodec(msgspec.Struct, frozen=True):
         _check_position(key, read)
         return key
 
+    # -- positions in every shard of a sharded collection --------------------------------------
+
+    def encode_shards(self, starts: Sequence[Item | None], reads: Sequence[CollectionRead]) -> str:
+        """A cursor resuming a sharded read: per shard (one ``read`` each) where it resumes.
+
+        A start is an ExclusiveStartKey, ``{}`` (the shard's first item) or None (the shard is
+        read to its end).
+        """
+        positions = [None if s is None else _jsonable(s) for s in starts]
+        return self._seal({"v": _VERSION, "q": _shards_fingerprint(reads), "s": positions})
+
+    def decode_shards(self, cursor: str, reads: Sequence[CollectionRead]) -> list[Item | None]:
+        """Each shard's start in ``cursor``; CursorError unless ``reads`` made it, unedited."""
+        positions = self._open(cursor, _shards_fingerprint(reads)).get("s")
+        if not isinstance(positions, list) or len(positions) != len(reads):
+            raise _malformed()
+        starts: list[Item | None] = []
+        for position, read in zip(positions, reads, strict=True):
+            if position is None or position == {}:
+                starts.append(None if position is None else {})
+                continue
+            key = _start_key(position)
+            _check_names(key, read.key_attrs, "query", dict(read.key_types))
+            _check_position(key, read)
+            starts.append(key)
+        if all(s is None for s in starts):
+            raise _malformed()  # a cursor is only made while some shard has more
+        return starts
+
     # -- keys of a scan segment -----------------------------------------------------------------
 
     def encode_scan(self, key: Item, read: ScanRead) -> str:
@@ -217,6 +246,10 @@ class CursorCodec(msgspec.Struct, frozen=True):
                 "cursor signature does not match: the cursor was edited, or signed with another "
                 f"cursor_secret; {_RESTART}"
             )
+
+
+def _shards_fingerprint(reads: Sequence[CollectionRead]) -> str:
+    return scope_fingerprint("shards", *(read.fingerprint() for read in reads))
 
 
 def _start_key(key: object) -> Item:

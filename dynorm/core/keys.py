@@ -20,7 +20,8 @@ import enum
 import re
 import string
 import uuid
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal
 
 import attrs
@@ -30,6 +31,7 @@ from .errors import DefinitionError, KeyTemplateError
 
 __all__ = [
     "KEY_TYPES",
+    "SHARD",
     "KeyFields",
     "KeyTemplate",
     "KeyType",
@@ -39,6 +41,7 @@ __all__ = [
     "key_text",
     "key_value_parser",
     "number_order",
+    "shard_number",
     "typed_key_text",
     "unescape",
 ]
@@ -48,6 +51,22 @@ KeyType = Literal["S", "N", "B"]
 KEY_TYPES: Final = ("S", "N", "B")
 
 _ESCAPE_CHAR: Final = "%"
+
+#: The placeholder a sharded partition key template holds (``"POST#{post_id}#{shard}"``): not a
+#: field; dynorm fills it with the item's shard number (see :func:`shard_number`).
+SHARD: Final = "shard"
+
+
+def shard_number(texts: Iterable[str], shards: int) -> int:
+    """The shard (0 .. shards-1) of an item whose primary key fields have the key ``texts``.
+
+    CRC-32 of the texts' UTF-8, joined by NUL, modulo ``shards``: the same in every process and
+    on every machine (Python's ``hash`` is salted per process), so an item's shard is computed
+    again from its own key, never looked up.
+    """
+    if shards == 1:
+        return 0
+    return zlib.crc32("\0".join(texts).encode()) % shards
 
 
 def _percent(char: str) -> str:
@@ -244,7 +263,11 @@ class KeyTemplate:
     #: is escaped, since no delimiter structure needs protecting, and any text fits.
     raw: bool = attrs.field(default=False, kw_only=True)
     segments: tuple[_Segment, ...] = attrs.field(init=False)
+    #: The fields the template holds, in order (``{shard}`` is not one).
     fields: tuple[str, ...] = attrs.field(init=False)
+    #: The index of the segment holding ``{shard}``, None when the template is not sharded.
+    shard_at: int | None = attrs.field(init=False)
+    _shard_group: int | None = attrs.field(init=False, repr=False)
     #: The pattern of the keys this template makes, compiled on first use (``_fullmatch``).
     _pattern: str = attrs.field(init=False, repr=False)
     #: ``re.compile(_pattern).fullmatch``: until first called, a function that compiles the
@@ -269,10 +292,17 @@ class KeyTemplate:
                 f"brace; got {self.delimiter!r}"
             )
         segments = tuple(self._parse_segment(s) for s in self.source.split(self.delimiter))
-        fields = tuple(s.field for s in segments if s.field is not None)
-        if len(set(fields)) != len(fields):
+        placeholders = tuple(s.field for s in segments if s.field is not None)
+        if len(set(placeholders)) != len(placeholders):
             raise DefinitionError(
                 f"key template {self.source!r} names a field twice; each field may appear once"
+            )
+        fields = tuple(f for f in placeholders if f != SHARD)
+        shard_at = next((i for i, s in enumerate(segments) if s.field == SHARD), None)
+        if shard_at is not None and self.raw:
+            raise DefinitionError(
+                f"key template {self.source!r}: {{shard}} goes with other text, as in "
+                "'POST#{post_id}#{shard}'"
             )
         if self.raw and (
             len(segments) != 1
@@ -288,22 +318,58 @@ class KeyTemplate:
             else re.escape(self.delimiter).join(
                 re.escape(s.prefix)
                 if s.field is None
-                else f"{re.escape(s.prefix)}([^{re.escape(self.delimiter)}]*){re.escape(s.suffix)}"
+                else f"{re.escape(s.prefix)}({self._group(s)}){re.escape(s.suffix)}"
                 for s in segments
             )
         )
         object.__setattr__(self, "segments", segments)
         object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "shard_at", shard_at)
+        # The regex group of the shard among the placeholders' groups (None: not sharded).
+        object.__setattr__(
+            self, "_shard_group", placeholders.index(SHARD) if shard_at is not None else None
+        )
         object.__setattr__(self, "_pattern", pattern)
         object.__setattr__(self, "_fullmatch", self._compile_and_fullmatch)
         object.__setattr__(self, "_literal_prefix", self.prefix({}))
         last = segments[-1]
         tail_only = all(s.field is None for s in segments[:-1]) and not last.suffix
         object.__setattr__(
-            self, "_tail_only", tail_only and last.field is not None and not self.raw
+            self,
+            "_tail_only",
+            tail_only and last.field is not None and last.field != SHARD and not self.raw,
         )
         lead = self.delimiter.join(s.prefix for s in segments[:-1])
         object.__setattr__(self, "_lead", lead + self.delimiter if len(segments) > 1 else "")
+
+    def _group(self, segment: _Segment) -> str:
+        """The regex of a placeholder's text: the shard's digits, else no delimiter."""
+        if segment.field == SHARD and not segment.spec:
+            return "[0-9]+"
+        return f"[^{re.escape(self.delimiter)}]*"
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the template holds ``{shard}``, which dynorm fills (see ``shard_number``)."""
+        return self.shard_at is not None
+
+    def without_shard(self) -> KeyTemplate:
+        """The template with its ``{shard}`` segment left out: the collection it shards.
+
+        ``"POST#{post_id}#{shard}"`` shards ``"POST#{post_id}"``.
+        """
+        if self.shard_at is None:
+            return self
+        parts = self.source.split(self.delimiter)
+        del parts[self.shard_at]
+        return KeyTemplate(self.delimiter.join(parts), self.delimiter)
+
+    def _groups(self, match: re.Match[str]) -> tuple[str, ...]:
+        """The field texts of a match, in field order (the shard's left out)."""
+        groups = match.groups()
+        if self._shard_group is None:
+            return groups
+        return groups[: self._shard_group] + groups[self._shard_group + 1 :]
 
     def _compile_and_fullmatch(self, key: str) -> re.Match[str] | None:
         fullmatch = re.compile(self._pattern, re.DOTALL).fullmatch
@@ -361,8 +427,12 @@ class KeyTemplate:
             text = escape(text, self.delimiter)
         return segment.prefix + text + segment.suffix
 
-    def format(self, values: Mapping[str, object]) -> str:
-        """The full key for ``values``; every field of the template must be present."""
+    def format(self, values: Mapping[str, object], shard: int | None = None) -> str:
+        """The full key for ``values``; every field of the template must be present.
+
+        A sharded template also needs its ``shard`` number (``ModelInfo.key_value`` computes it
+        from the item's key).
+        """
         if self._tail_only:
             # The common shape (``item#{id}``): one field, after literals; no loop.
             last = self.segments[-1]
@@ -374,6 +444,15 @@ class KeyTemplate:
         for seg in self.segments:
             if seg.field is None:
                 out.append(seg.prefix)
+                continue
+            if seg.field == SHARD:
+                if shard is None:
+                    raise KeyTemplateError(
+                        f"key template {self.source!r} holds {{shard}}, which dynorm fills from "
+                        "the item's key: address one item by its key fields (db.get, db.put ...) "
+                        "or read the sharded collection through its relationship"
+                    )
+                out.append(seg.prefix + format(shard, seg.spec) + seg.suffix)
                 continue
             try:
                 value = values[seg.field]
@@ -453,8 +532,18 @@ class KeyTemplate:
             return {self.fields[0]: key}
         return {
             f: unescape(text, self.delimiter)
-            for f, text in zip(self.fields, match.groups(), strict=True)
+            for f, text in zip(self.fields, self._groups(match), strict=True)
         }
+
+    def shard_of(self, key: str) -> int | None:
+        """The shard number a key of this sharded template holds; None if it does not fit."""
+        match = self._fullmatch(key)
+        if match is None or self._shard_group is None:
+            return None
+        try:
+            return int(match.groups()[self._shard_group])
+        except ValueError:
+            return None
 
     def texts(self, key: str) -> tuple[str, ...]:
         """The unescaped text of each field in ``key``, in order; ValueError if it does not fit.
@@ -471,7 +560,7 @@ class KeyTemplate:
         else:
             match = self._fullmatch(key)
             if match is not None:
-                return tuple(unescape(text, self.delimiter) for text in match.groups())
+                return tuple(unescape(text, self.delimiter) for text in self._groups(match))
         raise ValueError(f"{key!r} does not fit the key template {self.source!r}")
 
     def could_overlap(self, other: KeyTemplate) -> bool:

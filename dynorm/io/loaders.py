@@ -21,9 +21,11 @@ from dynorm.core.requests import CollectionRead, Page, check_limit, get_item
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Relationship
+from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.state import Loaded, state_of
 
 from .reader import Reader
+from .sharded import iterate_sharded, read_sharded_page
 
 if TYPE_CHECKING:
     from .query import Query
@@ -184,12 +186,34 @@ class RelationLoader(Generic[P, C]):
         rel = self._has_many()
         if rel.embedded is not None:
             return await self._embedded_page(reader, rel.embedded, limit, cursor)
+        if rel.sharded:
+            return await self._sharded_page(reader, rel, limit, cursor)
         read = self._read(reader)
         cursors = reader.cursors
         start = None if cursor is None else cursors.decode(cursor, read)
         accept = reader.acceptor(rel.target_info, read.index)
         items, after = await reader.read_page(read, accept, limit=limit, start=start)
         return Page(items, None if after is None else cursors.encode(after, read))
+
+    def _sharded_read(self, reader: Reader, rel: HasManyRelation[C]) -> ShardedRead:
+        values = rel.owner_info.values_of(self.parent)
+        return ShardedRead(rel.children_reads(reader.name_of(rel.owner_info.table), values))
+
+    async def _sharded_page(
+        self, reader: Reader, rel: HasManyRelation[C], limit: int | None, cursor: str | None
+    ) -> Page[C]:
+        """A page over every shard, merged; its cursor holds each shard's position."""
+        sharded = self._sharded_read(reader, rel)
+        cursors = reader.cursors
+        starts = (
+            sharded.first_starts()
+            if cursor is None
+            else cursors.decode_shards(cursor, sharded.reads)
+        )
+        accept = reader.acceptor(rel.target_info, sharded.reads[0].index)
+        items, after = await read_sharded_page(reader, sharded, accept, limit=limit, starts=starts)
+        more = any(start is not None for start in after)
+        return Page(items, cursors.encode_shards(after, sharded.reads) if more else None)
 
     async def _embedded_page(
         self, reader: Reader, codec: EmbeddedCodec, limit: int | None, cursor: str | None
@@ -221,6 +245,12 @@ class RelationLoader(Generic[P, C]):
                 f"{rel.qualname}: embedded children come inside the parent item and are not "
                 f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
             )
+        if rel.sharded:
+            raise DefinitionError(
+                f"{rel.qualname} is sharded ({rel.via.describe()}): its children are read "
+                f"merged from every shard with `obj.{rel.name}.page()` or `async for`; "
+                ".query() reads one partition"
+            )
         values = rel.owner_info.values_of(self.parent)
         read = rel.children_read(reader.name_of(rel.owner_info.table), values, where=where)
         return reader.query_collection(rel.target_info, read)
@@ -242,6 +272,18 @@ class RelationLoader(Generic[P, C]):
             # Loaded through a per-call override: the rest is read the same way.
             rel = loaded.read_by
         owner = rel.owner_info
+        if rel.sharded:
+            sharded = self._sharded_read(reader, rel)
+            accept_shard = reader.acceptor(rel.target_info, sharded.reads[0].index)
+            if loaded is not None:
+                for child in list(loaded.items):
+                    yield child
+                if loaded.resume is None:
+                    return
+            starts = None if loaded is None else loaded.starts
+            async for child in iterate_sharded(reader, sharded, accept_shard, starts=starts):
+                yield child
+            return
         read = rel.children_read(reader.name_of(owner.table), owner.values_of(self.parent))
         accept = reader.acceptor(rel.target_info, read.index)
         if loaded is None:

@@ -23,14 +23,17 @@ from dynorm.mapping.readplan import (
     CollectionLoad,
     GetReads,
     PageShare,
+    ShardedLoad,
     belongs_to,
     parent_get,
     share_of_page,
 )
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption
+from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.state import InstanceState, Loaded, state_of
 
 from .reader import Reader
+from .sharded import read_sharded_page
 
 __all__ = [
     "execute_get",
@@ -243,10 +246,32 @@ def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
     entry.shown = option.limit
 
 
+async def _run_sharded_load(
+    reader: Reader, load: ShardedLoad
+) -> tuple[Item | None, dict[str, Loaded]]:
+    """A sharded relationship loaded with its parent (who is read elsewhere)."""
+    rel: HasManyRelation[Any] = load.option.relationship  # type: ignore[assignment]
+    return None, {rel.name: await _read_shards(reader, rel, load.read, load.option.limit)}
+
+
+async def _read_shards(
+    reader: Reader, rel: HasManyRelation[Any], sharded: ShardedRead, limit: int | None
+) -> Loaded:
+    accept = reader.acceptor(rel.target_info, sharded.reads[0].index)
+    items, starts = await read_sharded_page(
+        reader, sharded, accept, limit=limit, starts=sharded.first_starts()
+    )
+    more = any(start is not None for start in starts)
+    return Loaded(items, {} if more else None, read_by=rel, starts=starts)
+
+
 async def _run_children(
     reader: Reader, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
     rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
+    if rel.sharded:
+        reads = rel.children_reads(reader.name_of(rel.owner_info.table), parent_values)
+        return await _read_shards(reader, rel, ShardedRead(reads), option.limit)
     read = rel.children_read(reader.name_of(rel.owner_info.table), parent_values)
     accept = reader.acceptor(rel.target_info, read.index)
     items, after = await reader.read_page(read, accept, limit=option.limit, start=None)
@@ -277,6 +302,7 @@ async def execute_get(
 ) -> P:
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
     runs = [_run_collection(reader, info, c, plan.parent_key, key_values) for c in plan.collections]
+    runs += [_run_sharded_load(reader, load) for load in plan.sharded]
     raw_parent: Item | None
     found: dict[Any, Item]
     collected: list[tuple[Item | None, dict[str, Loaded]]]

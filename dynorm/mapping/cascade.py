@@ -179,7 +179,7 @@ def _read_tree(
             (rel, read)
             for parent, parent_values in frontier
             for rel in _cascading(parent)
-            if (read := rel.via.cascade_read(rel, table_name, parent_values)) is not None
+            for read in rel.via.cascade_reads(rel, table_name, parent_values)
         ]
         requests = tuple(_raw(read) for _, read in reads)
         answers: list[list[Item]] = (yield ReadEach(requests)) if requests else []
@@ -337,17 +337,16 @@ def _explain(
                 if (parent.name, rel.name) in shown:
                     continue  # a cycle: this relationship's reads are shown already
                 shown.add((parent.name, rel.name))
-                read = rel.via.cascade_read(
+                reads = rel.via.cascade_reads(
                     rel, table_name, parent_values or _sample_values(parent)
                 )
-                if read is None:
-                    continue
-                request = read.request()
-                params: dict[str, Any] = dict(request.params)
-                if parent_values is None:
-                    values_ = params["ExpressionAttributeValues"]
-                    params["ExpressionAttributeValues"] = _placed(values_, parent)
-                yield ReadAll(Request(request.operation, params))
+                for read in reads:
+                    request = read.request()
+                    params: dict[str, Any] = dict(request.params)
+                    if parent_values is None:
+                        values_ = params["ExpressionAttributeValues"]
+                        params["ExpressionAttributeValues"] = _placed(values_, parent)
+                    yield ReadAll(Request(request.operation, params))
                 level.append(rel)
                 below.append((rel.target_info, None))
         if level:

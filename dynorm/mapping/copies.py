@@ -378,9 +378,11 @@ class CopyPlanner:
     def children(self, copying: Copying) -> Plan[list[tuple[HasManyRelation[Any], list[Any]]]]:
         out = []
         for rel in copying.rels:
-            read = rel.children_read(self.table_name, copying.values, consistent=True)
-            decode = functools.partial(rel.target_info.decode_if, index=read.index)
-            out.append((rel, (yield from read_all(read, decode))))
+            found: list[Any] = []
+            for read in rel.children_reads(self.table_name, copying.values, consistent=True):
+                decode = functools.partial(rel.target_info.decode_if, index=read.index)
+                found += yield from read_all(read, decode)
+            out.append((rel, found))
         return out
 
     def changed_parents(self, parents: Sequence[Copying]) -> Plan[list[Copying]]:

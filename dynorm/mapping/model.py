@@ -24,6 +24,7 @@ from dynorm.core.keys import (
     KeyType,
     key_attribute_value,
     key_value_parser,
+    shard_number,
     typed_key_text,
 )
 from dynorm.core.limits import (
@@ -129,6 +130,9 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
     identity: Mapping[str, str] = msgspec.field(default_factory=dict)
     #: Scope (None: the table, else an index) -> this model's item tests there (see ``tests``).
     _tests: dict[str | None, ModelTests] = msgspec.field(default_factory=dict)
+    #: Sharded key attribute (its template holds ``{shard}``) -> its number of shards, set by
+    #: the sharded relationship holding this model (``Partition(shards=N)``, ``Index(...)``).
+    shards: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def key_written(self) -> frozenset[str]:
@@ -153,6 +157,49 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
                 f"declare it: @table.model(..., {index}=(pk_template, sk_template))"
             ) from None
         return pk, (self.templates.get(sk_attr) if sk_attr else None)
+
+    def declare_shards(self, attr: str, shards: int, by: str) -> None:
+        """Record that ``attr``'s collections are spread over ``shards`` shards (``by`` says so).
+
+        DefinitionError when another relationship spreads them over another number: an item's
+        shard, and so its key, must be one.
+        """
+        known = self.shards.get(attr)
+        if known is not None and known != shards:
+            raise DefinitionError(
+                f"{by}: {self.name}'s {attr!r} is already spread over {known} shards by another "
+                f"relationship; an item has one key, so give both shards={known}"
+            )
+        self.shards[attr] = shards
+
+    def shard_of(self, attr: str, values: Mapping[str, object]) -> int:
+        """The shard of the item with ``values`` in the sharded key attribute ``attr``.
+
+        A stable hash of the item's primary key fields (``dynorm.core.keys.shard_number``), so a
+        child is addressed by its own key alone: every key of it is made through here.
+        """
+        shards = self.shards.get(attr)
+        if shards is None:
+            raise DefinitionError(
+                f"{self.name}'s key template {self.templates[attr].source!r} holds {{shard}}, but "
+                "no relationship says over how many shards: declare it on the parent, "
+                f'HasMany("{self.name}", via=Partition(shards=N)) (or Index(name, shards=N)), '
+                "before using the model"
+            )
+        try:
+            texts = [typed_key_text(values[f]) for f in self.identity_fields()]
+        except KeyError as exc:
+            raise KeyTemplateError(
+                f"{self.name}'s shard is computed from its key fields; {exc} is missing"
+            ) from None
+        return shard_number(texts, shards)
+
+    def format_key(self, attr: str, values: Mapping[str, object]) -> str:
+        """The text of key attribute ``attr`` for ``values`` (its shard filled in if sharded)."""
+        template = self.templates[attr]
+        if template.shard_at is None:
+            return template.format(values)
+        return template.format(values, self.shard_of(attr, values))
 
     def in_index(self, index: str) -> bool:
         pk_attr, _ = self.table.key_attributes(index)
@@ -228,7 +275,11 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
             self._add_sparse_keys(item, values)
         else:  # the common case: every template is filled
             for attr, template, limit in self._key_plan:
-                text = template.format(values)
+                text = (
+                    template.format(values)
+                    if template.shard_at is None
+                    else self.format_key(attr, values)
+                )
                 if len(text) > SHORT_KEY:
                     check_key(text, limit, attr, self.name)
                 item[attr] = {"S": text}
@@ -271,7 +322,7 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
                 self._check_key_fields(values)
                 unfilled.append(attr)
                 continue
-            text = template.format(values)
+            text = self.format_key(attr, values)
             if len(text) > SHORT_KEY:
                 check_key(text, limit, attr, self.name)
             item[attr] = {"S": text}
@@ -334,7 +385,7 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
 
         The key's text: a number's digits for a number (N) key, base64 for a binary (B) one.
         """
-        text = self.templates[attr].format(values)
+        text = self.format_key(attr, values)
         if len(text) > SHORT_KEY:
             check_key(text, self._key_limit(attr), attr, self.name)
         return text

@@ -33,12 +33,14 @@ from .relations import (
     Relationship,
     relationships_of,
 )
+from .sharded import ShardedRead
 
 __all__ = [
     "CollectionLoad",
     "GetReads",
     "PageShare",
     "QueryLoadReads",
+    "ShardedLoad",
     "belongs_to",
     "normalize_options",
     "parent_get",
@@ -81,6 +83,13 @@ class CollectionLoad(msgspec.Struct, frozen=True):
     reads_whole: bool = False
 
 
+class ShardedLoad(msgspec.Struct, frozen=True):
+    """A sharded relationship loaded with its parent: one Query per shard, sent together."""
+
+    option: LoadOption
+    read: ShardedRead
+
+
 class GetReads(msgspec.Struct, frozen=True):
     """Everything ``db.get`` will send: at most one GetItem plus one Query per collection."""
 
@@ -98,6 +107,8 @@ class GetReads(msgspec.Struct, frozen=True):
     fetch_self: bool = False
     #: Embedded relationships: their children arrive inside the parent item.
     embedded: tuple[LoadOption, ...] = ()
+    #: Sharded relationships: their shards are read in the first round, beside the rest.
+    sharded: tuple[ShardedLoad, ...] = ()
 
     @property
     def single(self) -> bool:
@@ -115,6 +126,7 @@ class GetReads(msgspec.Struct, frozen=True):
             and not self.after_parent
             and not self.fetch_keys
             and not self.embedded
+            and not self.sharded
         )
 
     @property
@@ -128,6 +140,7 @@ class GetReads(msgspec.Struct, frozen=True):
             first.append(c.read.request())
             if c.reads_whole:
                 first.append(whole_item_reads(c.read.table_name))
+        first += [read.request() for load in self.sharded for read in load.read.reads]
         return first
 
 
@@ -150,6 +163,7 @@ def plan_get(
     after_parent: list[LoadOption] = []
     belongs: list[LoadOption] = []
     embedded: list[LoadOption] = []
+    sharded: list[ShardedLoad] = []
     for option in options:
         rel = option.relationship
         if isinstance(rel, BelongsToRelation):
@@ -162,6 +176,11 @@ def plan_get(
             continue
         if not all(parent_field in key_values for parent_field in rel.link.values()):
             after_parent.append(option)
+            continue
+        if rel.sharded:
+            # Its shards are other partitions than the parent's: their Queries go beside it.
+            reads = rel.children_reads(table_name, key_values, consistent=consistent)
+            sharded.append(ShardedLoad(option, ShardedRead(reads)))
             continue
         groups.setdefault((rel.via.index, not rel.newest_first), []).append(option)
 
@@ -204,6 +223,7 @@ def plan_get(
         fetch_keys=fetch_keys,
         fetch_self=fetch_self,
         embedded=tuple(embedded),
+        sharded=tuple(sharded),
     )
 
 
@@ -395,8 +415,8 @@ def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) ->
     """Whether the children of every parent the query returns lie in the query's collection."""
     if not isinstance(rel, HasManyRelation) or rel.embedded is not None or read.sk_attr is None:
         return False
-    if rel.via.index != read.index or rel.newest_first == read.forward:
-        return False
+    if rel.via.index != read.index or rel.newest_first == read.forward or rel.sharded:
+        return False  # (a sharded collection is other partitions: read by its own Queries)
     child_pk, _ = rel.target_info.key_templates(read.index)
     given = {c: components[p] for c, p in rel.link.items() if p in components}
     if not child_pk.covers(given):

@@ -340,14 +340,20 @@ class HasManyRelation(Relationship[C, Owner]):
         *,
         consistent: bool = False,
         where: Mapping[str, object] | None = None,
+        shard: int | None = None,
     ) -> CollectionRead:
-        """The Query that reads only this relationship's children.
+        """The Query that reads only this relationship's children (in ``shard``, if sharded).
 
         ``where`` gives further components of the children's sort key, the last one perhaps a
         condition (``between``, ``gt``, ``begins_with`` ...), as in ``db.query``.
         """
         child = self.target_info
         pk, sk = child.key_templates(self.via.index)
+        if pk.sharded and shard is None:
+            raise DefinitionError(
+                f"{self.qualname} is sharded: its children are read by one Query per shard "
+                "(children_reads), merged; a single Query reads one shard"
+            )
         link = self.link_values(parent_values)
         sk_kind = child.key_type(child.table.key_attributes(self.via.index)[1] or "")
         if where or (sk is not None and sk_kind != "S"):
@@ -361,10 +367,29 @@ class HasManyRelation(Relationship[C, Owner]):
             child,
             self.via.index,
             table_name,
-            pk.format(link),
+            pk.format(link, shard),
             sorted_,
             forward=not self.newest_first,
             consistent=consistent,
+        )
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the children are spread over several partitions (``Partition(shards=N)``)."""
+        return self.via.shards > 1
+
+    def children_reads(
+        self, table_name: str, parent_values: Mapping[str, object], *, consistent: bool = False
+    ) -> tuple[CollectionRead, ...]:
+        """The Queries that read this relationship's children: one per shard (one if unsharded).
+
+        Sent together and merged in sort key order (see ``dynorm.mapping.sharded``).
+        """
+        if not self.sharded:
+            return (self.children_read(table_name, parent_values, consistent=consistent),)
+        return tuple(
+            self.children_read(table_name, parent_values, consistent=consistent, shard=shard)
+            for shard in range(self.via.shards)
         )
 
     def _sort_components(

@@ -37,6 +37,9 @@ class Loaded(msgspec.Struct):
     #: How many of ``items`` a limited load shows as ``.loaded`` (embedded children all arrive
     #: with the parent and stay whole, since writes of the parent carry every one of them).
     shown: int | None = None
+    #: A sharded relationship's position in each shard (``dynorm.mapping.sharded``): ``resume``
+    #: is then ``{}`` while some shard has more, None once all were read to their end.
+    starts: list[Any] | None = None
 
 
 class InstanceState(msgspec.Struct):

@@ -17,6 +17,7 @@ import attrs
 import msgspec
 
 from dynorm.core.errors import ConditionFailedError, DefinitionError, LimitExceededError
+from dynorm.core.keys import KeyTemplate
 from dynorm.core.requests import CollectionRead
 from dynorm.core.steps import FromRead, Plan, Send, Unread
 
@@ -54,6 +55,10 @@ class Children(Protocol):
         self, table_name: str, parent_values: Mapping[str, object]
     ) -> CollectionRead: ...
 
+    def children_reads(
+        self, table_name: str, parent_values: Mapping[str, object]
+    ) -> tuple[CollectionRead, ...]: ...
+
 
 class ItemWrites(Protocol):
     """How a strategy writes a child that is an item of its own (the write planner's rules)."""
@@ -83,6 +88,8 @@ class Strategy:
 
     #: The index holding the collection (None: the table), for collection strategies.
     index: str | None = None
+    #: Over how many partitions the children are spread (see ``Partition(shards=N)``).
+    shards: int = 1
 
     def describe(self) -> str:
         return type(self).__name__ + "()"
@@ -118,11 +125,11 @@ class Strategy:
         """Whether a cascading delete of the parent reads children to delete (and theirs)."""
         return True
 
-    def cascade_read(
+    def cascade_reads(
         self, rel: Children, table_name: str, parent_values: Mapping[str, object]
-    ) -> CollectionRead | None:
-        """The read of the children a cascading delete of the parent removes."""
-        return rel.children_read(table_name, parent_values)
+    ) -> tuple[CollectionRead, ...]:
+        """The reads of the children a cascading delete of the parent removes (every shard)."""
+        return rel.children_reads(table_name, parent_values)
 
     def plan_add(self, rel: Children, change: ChildChange) -> Plan[object]:
         """Store the child under the parent; returns the child as stored."""
@@ -154,6 +161,7 @@ class Strategy:
                 f"{self.index!r}; declare @table.model(..., {self.index}=(pk, sk))"
             )
         child_pk, child_sk = child.key_templates(self.index)
+        child_pk = self._check_shards(child, child_pk, qualname)
         mapping = None
         if parent.in_index(self.index) if self.index else True:
             parent_pk, _ = parent.key_templates(self.index)
@@ -182,30 +190,80 @@ class Strategy:
             mapping = {**(nested or {}), **mapping}
         return mapping
 
+    def _check_shards(
+        self, child: ModelInfo[Any], child_pk: KeyTemplate, qualname: str
+    ) -> KeyTemplate:
+        """The children's partition template without its shard; records the shard count.
 
-class Partition(msgspec.Struct, Strategy, frozen=True):
+        A sharded strategy needs ``{shard}`` in the children's partition key template, an
+        unsharded one refuses it: the template says where children are, the strategy how many
+        partitions that spans.
+        """
+        pk_attr, _ = child.table.key_attributes(self.index)
+        if self.shards > 1 and not child_pk.sharded:
+            source = child_pk.source
+            raise DefinitionError(
+                f"{qualname} via {self.describe()}: {child.name}'s partition key template "
+                f"{source!r} has no {{shard}}; write {source + child_pk.delimiter + '{shard}'!r} "
+                "(dynorm fills the shard from each child's key)"
+            )
+        if self.shards == 1 and child_pk.sharded:
+            raise DefinitionError(
+                f"{qualname} via {self.describe()}: {child.name}'s partition key template "
+                f"{child_pk.source!r} holds {{shard}}, but the relationship is not sharded; "
+                f"declare the number of shards ({self.describe()[:-1]}shards=8)) or drop "
+                "{shard} from the template"
+            )
+        if child_pk.sharded:
+            child.declare_shards(pk_attr, self.shards, f"{qualname} via {self.describe()}")
+        return child_pk.without_shard()
+
+
+def _check_shard_count(strategy: str, shards: int) -> None:
+    if type(shards) is not int or shards < 1:
+        raise DefinitionError(
+            f"{strategy}(shards=...) takes a positive int, the number of partitions the "
+            f"children are spread over (1: not sharded); got {shards!r}"
+        )
+
+
+class Partition(msgspec.Struct, Strategy, frozen=True, kw_only=True, repr_omit_defaults=True):
     """Children share the parent's partition key and have their own sort key prefix.
 
-    Loading the parent with its children is one Query on the table.
+    Loading the parent with its children is one Query on the table. With ``shards=N`` (N > 1)
+    the children are spread over N partitions, their partition key template holding
+    ``{shard}`` (``"POST#{post_id}#{shard}"``): a load reads the N in parallel and merges them.
     """
 
+    shards: int = 1
+
+    def __post_init__(self) -> None:
+        _check_shard_count("Partition", self.shards)
+
     def describe(self) -> str:
-        return "Partition()"
+        return f"Partition(shards={self.shards})" if self.shards > 1 else "Partition()"
 
 
-class Index(msgspec.Struct, Strategy, frozen=True):
+class Index(msgspec.Struct, Strategy, frozen=True, repr_omit_defaults=True):
     """Parent and children share an item collection of a secondary index.
 
-    Loading the parent with its children is one Query on the index.
+    Loading the parent with its children is one Query on the index. With ``shards=N`` the
+    children's index partition key holds ``{shard}``, as with ``Partition(shards=N)``.
     """
 
     name: str
+    shards: int = 1
+
+    def __post_init__(self) -> None:
+        _check_shard_count("Index", self.shards)
 
     @property
     def index(self) -> str:  # type: ignore[override]
         return self.name
 
     def describe(self) -> str:
+        if self.shards > 1:
+            return f"Index({self.name!r}, shards={self.shards})"
         return f"Index({self.name!r})"
 
 
@@ -271,10 +329,10 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
     def cascades(self) -> bool:
         return False  # the children go with the parent item
 
-    def cascade_read(
+    def cascade_reads(
         self, rel: Children, table_name: str, parent_values: Mapping[str, object]
-    ) -> CollectionRead | None:
-        return None  # the children go with the parent item
+    ) -> tuple[CollectionRead, ...]:
+        return ()  # the children go with the parent item
 
     def plan_add(self, rel: Children, change: ChildChange) -> Plan[object]:
         codec, parent, child = _codec(rel), change.parent, change.child
@@ -364,6 +422,10 @@ class Denormalized(msgspec.Struct, Strategy, frozen=True):
     @property
     def index(self) -> str | None:  # type: ignore[override]
         return self.where.index
+
+    @property
+    def shards(self) -> int:  # type: ignore[override]
+        return self.where.shards
 
     def describe(self) -> str:
         return f"Denormalized(copy={dict(self.copy)!r})"

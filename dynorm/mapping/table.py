@@ -12,7 +12,7 @@ import attrs
 from dynorm.core.codec.converter import AttributeValue, build_codec
 from dynorm.core.errors import DefinitionError
 from dynorm.core.fields import field, stored_name
-from dynorm.core.keys import KEY_TYPES, KeyTemplate, KeyType
+from dynorm.core.keys import KEY_TYPES, SHARD, KeyTemplate, KeyType
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
@@ -403,6 +403,7 @@ class Table:
                 "references; use attrs.define(weakref_slot=True) (the default)"
             )
         field_types = resolve_field_types(cls, scope.names() if scope is not None else None)
+        self._check_shard_slots(cls.__name__, templates, field_types)
         key_fields = [f for t in templates.values() for f in t.fields]
         stamps = Stamps.declare(cls.__name__, field_types, key_fields, **(roles or {}))
         # A template that is exactly "{field}" on the field's own attribute is the field: its
@@ -455,6 +456,26 @@ class Table:
             self._pending = [r for r in self._pending if r.owner is not cls]
             raise
         return cls
+
+    def _check_shard_slots(
+        self, name: str, templates: Mapping[str, KeyTemplate], field_types: Mapping[str, Any]
+    ) -> None:
+        """``{shard}`` may fill a partition key of type S, and names no field of the model."""
+        partition_keys = {self.key_attributes(s)[0] for s in [None, *self.indexes]}
+        for attr, template in templates.items():
+            if not template.sharded:
+                continue
+            if SHARD in field_types:
+                raise DefinitionError(
+                    f"{name}: {{shard}} in key template {template.source!r} is filled by dynorm "
+                    "(a sharded collection), so no field may be named 'shard'; rename the field"
+                )
+            if attr not in partition_keys or self.key_type(attr) != "S":
+                raise DefinitionError(
+                    f"{name}: key template {template.source!r} holds {{shard}}, but {attr!r} is "
+                    "not a string partition key; the shard goes in the partition key of a "
+                    "sharded collection's children, as in pk='POST#{post_id}#{shard}'"
+                )
 
     def _entity_of(self, cls: type, entity: str | None) -> str | None:
         if self.type_attribute is None:
@@ -529,6 +550,15 @@ class Table:
             raise DefinitionError(
                 f"Table {self.name!r}: relationships name models that are not declared: {missing}"
             )
+        for info in self.models.values():
+            unsharded = [a for a, t in info.templates.items() if t.sharded and a not in info.shards]
+            if unsharded:
+                template = info.templates[unsharded[0]].source
+                raise DefinitionError(
+                    f"{info.name}'s key template {template!r} holds {{shard}}, but no relationship "
+                    "says over how many shards: declare it on the parent, "
+                    f'HasMany("{info.name}", via=Partition(shards=N)) (or Index(name, shards=N))'
+                )
 
     def classifier(self, index: str | None = None) -> Classifier:
         """What decides which model an item of this table (or of ``index``) is.

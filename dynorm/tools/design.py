@@ -252,9 +252,27 @@ def _phrase(request: Request) -> str:
     return f"1 {request.operation}"
 
 
+def _grouped(phrases: Sequence[str]) -> list[str]:
+    """Equal Queries side by side said once: "8 Queries on the table in parallel".
+
+    A sharded collection reads one Query per shard, all at once.
+    """
+    groups: list[tuple[str, int]] = []
+    for phrase in phrases:
+        if groups and groups[-1][0] == phrase and phrase.startswith("1 Query "):
+            groups[-1] = (phrase, groups[-1][1] + 1)
+        else:
+            groups.append((phrase, 1))
+    return [
+        phrase if n == 1 else f"{n} Queries {phrase.removeprefix('1 Query ')} in parallel"
+        for phrase, n in groups
+    ]
+
+
 def _cost(first: Sequence[Request], then: Sequence[Request]) -> str:
-    cost = " + ".join(_phrase(r) for r in first)
-    if len(first) > 1:
+    phrases = _grouped([_phrase(r) for r in first])
+    cost = " + ".join(phrases)
+    if len(phrases) > 1:
         cost += " (at once)"
     if then:
         cost += ", then " + " + ".join(_phrase(r) for r in then)
@@ -308,9 +326,7 @@ def _relationship_pattern(
     for option in plan.after_parent:
         later = option.relationship
         if isinstance(later, HasManyRelation):
-            read = later.children_read(table_name, values)
-            if read is not None:
-                then.append(read.request())
+            then += [read.request() for read in later.children_reads(table_name, values)]
         elif isinstance(later, BelongsToRelation):
             parent_key = later.parent_key_from(values)
             if parent_key is not None:

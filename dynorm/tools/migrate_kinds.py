@@ -30,7 +30,7 @@ from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
-from dynorm.core.keys import key_text
+from dynorm.core.keys import KeyTemplate, key_text
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.io.batch import drain_get
@@ -457,6 +457,10 @@ class Move(_StrategyChange):
         )
         #: the new keys this run's moves have taken (see Claims)
         self.claims = Claims()
+        #: the children's partition key template as the old layout stored it: the declared one,
+        #: with its shard left out (from an unsharded layout) or added as the last component
+        #: (from a sharded one) when the number of shards changes.
+        self.old_pk = _old_partition_template(child.key_templates(rel.via.index)[0], source)
 
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not an old-layout child).
@@ -477,10 +481,18 @@ class Move(_StrategyChange):
         pk_text, sk_text = _text(raw, src_pk), _text(raw, src_sk)
         if pk_text is None or sk_text is None or sk_t is None:
             return None
-        if not (pk_t.matches(pk_text) and sk_t.matches(sk_text)):
+        old_pk = self.old_pk
+        if not (old_pk.matches(pk_text) and sk_t.matches(sk_text)):
             return None
         kept = {k: v for k, v in raw.items() if k not in self.key_attributes}
-        encoded = child.encode(child.decode({**kept, dst_pk: raw[src_pk], dst_sk: raw[src_sk]}))
+        pk_value = raw[src_pk]
+        if old_pk is not pk_t:
+            # The shard count changes: the old key's fields in the declared template's shape
+            # (any shard: encoding the decoded child computes its own).
+            texts = old_pk.parse(pk_text) or {}
+            values = {f: child.key_parsers[f](t) for f, t in texts.items()}
+            pk_value = {"S": pk_t.format(values, 0 if pk_t.sharded else None)}
+        encoded = child.encode(child.decode({**kept, dst_pk: pk_value, dst_sk: raw[src_sk]}))
         return {**kept, **{k: v for k, v in encoded.items() if k in self.key_attributes}}
 
     def plan_page(
@@ -579,6 +591,15 @@ class Move(_StrategyChange):
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
         return await reach_collection(db, self.rel, items)
+
+
+def _old_partition_template(declared: KeyTemplate, source: Strategy) -> KeyTemplate:
+    """The children's partition key template in ``source``'s layout (see ``Move.old_pk``)."""
+    if (source.shards > 1) == declared.sharded:
+        return declared
+    if declared.sharded:
+        return declared.without_shard()
+    return KeyTemplate(declared.source + declared.delimiter + "{shard}", declared.delimiter)
 
 
 # -- unembed: Embedded -> a collection ------------------------------------------------------------

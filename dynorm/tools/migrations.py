@@ -304,6 +304,11 @@ async def migrate(
       the index key attributes the current templates give them. A page where two old children
       get the same new key, or where a new key holds another item already, is refused before
       anything of it is written (the new keys are read first: a BatchGetItem per 100).
+    - ``Partition()`` <-> ``Partition(shards=N)`` (``Index(name)`` <-> ``Index(name, shards=N)``
+      likewise): a move between the shards' partition keys and the one partition. An old
+      child's partition key is the declared template without its ``{shard}`` component (to a
+      sharded layout), or with ``{shard}`` as its last component (back from one); from one
+      number of shards to another, the declared template (each child's shard is recomputed).
     - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
       (its map entry as stored, every attribute kept, given its parent's link fields and the
       key attributes), then the attribute is removed from the parent (UpdateItem conditioned
@@ -371,7 +376,7 @@ async def migrate(
     else:
         src, dst = from_.index, rel.via.index
         _check_index(db, src, where)
-        if src == dst:
+        if src == dst and from_.shards == rel.via.shards:
             raise DefinitionError(
                 f"{where}: children of {from_.describe()} and {rel.via.describe()} live in the "
                 "same place, so nothing moves; to fill denormalized copies use repair_copies()"

@@ -209,3 +209,29 @@ def test_number_and_binary_keys_show_their_fields_unquoted() -> None:
     assert by_key == ('GetItem: UserId = "{user_id}", Score = {score}',)
     chunk = {p.name: p.requests for p in design(chunks).patterns}["Chunk by key"]
     assert chunk == ("GetItem: Digest = {digest}, Part = {part}",)
+
+
+sharded = Table("sharded", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+@sharded.model(pk="POST#{post_id}", sk="POST#{post_id}")
+class Post:
+    post_id: str
+    likes = HasMany["Like"](via=Partition(shards=8))
+
+
+@sharded.model(pk="POST#{post_id}#{shard}", sk="LIKE#{user_id}")
+class Like:
+    post_id: str
+    user_id: str
+
+
+def test_a_sharded_collection_costs_one_query_per_shard_in_parallel() -> None:
+    found = pattern("Post.likes", sharded)
+
+    assert found.strategy == "Partition(shards=8)"
+    assert found.cost == "1 GetItem + 8 Queries on the table in parallel (at once)"
+    assert found.requests[1:] == tuple(
+        f'Query on the table: pk = "POST#{{post_id}}#{shard}" AND begins_with(sk, "LIKE#")'
+        for shard in range(8)
+    )
