@@ -20,6 +20,7 @@ from benchmarks import (
     coalesce,
     coldstart,
     fixture,
+    hot,
     latency,
     paging,
     per_request,
@@ -50,6 +51,8 @@ class Sizes:
     fixture_tests: int
     fixture_rounds: int
     gets: int
+    hot_seconds: float
+    likes: int
 
 
 FULL = Sizes(
@@ -65,6 +68,8 @@ FULL = Sizes(
     fixture_tests=120,
     fixture_rounds=5,
     gets=1000,
+    hot_seconds=2.0,
+    likes=200,
 )
 QUICK = Sizes(
     items=20,
@@ -79,6 +84,8 @@ QUICK = Sizes(
     fixture_tests=4,
     fixture_rounds=1,
     gets=250,
+    hot_seconds=0.3,
+    likes=50,
 )
 
 #: The help of every ``Sizes`` field's option (``--get-batch`` for ``get_batch``); the help
@@ -96,6 +103,8 @@ _SIZE_HELP = {
     "fixture_tests": "tests in the larger suite of the pytest plugin benchmark (the smaller: 1/6)",
     "fixture_rounds": "pytest runs of each suite in the pytest plugin benchmark",
     "gets": "concurrent db.get calls in the coalesced gets benchmark",
+    "hot_seconds": "seconds of writes to one post at each shard count (hot partition)",
+    "likes": "likes of the post a sharded load reads",
 }
 
 
@@ -163,7 +172,13 @@ async def _run(sizes: Sizes, *, collect: bool) -> list[Section]:
         parents=sizes.parents, delay=sizes.delay_ms / 1e3, repeats=sizes.repeats
     )
     coalesced = await coalesce.run(gets=sizes.gets, repeats=sizes.repeats)
-    return [page, written, *requests, memory, waits, coalesced]
+    sharded = await hot.run(
+        seconds=sizes.hot_seconds,
+        likes=sizes.likes,
+        delay=sizes.delay_ms / 1e3,
+        repeats=sizes.repeats,
+    )
+    return [page, written, *requests, memory, waits, coalesced, *sharded]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,8 @@ REQUEST_CLIENTS = {**WRITE_CLIENTS, "floor-unsigned": "aiohttp"}
 REQUEST_SECTIONS = ("GetItem per request", "PutItem per request")
 SECTIONS = (
     *("Query page", "put_all", *REQUEST_SECTIONS),
-    *("Lazy pagination", "Relationship load", "Coalesced gets", "Cold start", "pytest plugin"),
+    *("Lazy pagination", "Relationship load", "Coalesced gets", "Hot partition", "Sharded load"),
+    *("Cold start", "pytest plugin"),
 )
 #: Cold start rows: the library and the package it needs.
 COLD_START_CLIENTS = {
@@ -187,6 +188,28 @@ def test_coalesced_gets_rows_count_requests(output: str) -> None:
     assert row(lines, "coalesce=False").split()[1] == "250"
     assert row(lines, "coalesce=True").split()[1] == "3"
     assert verdicts(lines) == ["PASS"]  # the request counts are exact, not timings
+
+
+def test_hot_partition_row_per_shard_count(output: str) -> None:
+    lines = section(output, "Hot partition")
+    for shards in (1, 2, 4, 8, 16):
+        cells = row(lines, f"shards={shards}").split()
+        # accepted, writes/s, throttled, given up, x 1 shard
+        assert int(cells[1]) > 0, cells
+        assert all(NUMBER.fullmatch(c) for c in cells[2:5]), cells
+        assert RATIO.fullmatch(cells[5]), cells
+    assert verdicts(lines)[0] in {"PASS", "FAIL"}  # 8 shards >= 4x one: a timing
+
+
+def test_sharded_load_rows_count_requests(output: str) -> None:
+    lines = section(output, "Sharded load")
+    # --quick: one Query unsharded; the post's GetItem and a Query a shard sharded
+    assert row(lines, "unsharded").split()[1] == "1"
+    assert row(lines, "shards=8").split()[1] == "9"
+    assert row(lines, "shards=16").split()[1] == "17"
+    count, round_trips = verdicts(lines)
+    assert count == "PASS"  # the request counts are exact
+    assert round_trips in {"PASS", "FAIL"}  # a timing: --quick's 2 ms delay is too short
 
 
 @pytest.mark.parametrize(("name", "package"), COLD_START_CLIENTS.items())
