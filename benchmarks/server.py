@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from benchmarks import child, data
 
@@ -86,9 +86,16 @@ class Responder:
         return data.children_page(start, count, self.children)
 
 
-async def _handle(
-    responder: Responder, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+class Answers(Protocol):
+    """What answers the requests of a loopback server (this module's Responder, the store's)."""
+
+    def respond(self, target: str, body: bytes) -> bytes: ...
+
+
+async def handle(
+    responder: Answers, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
+    """Answer the requests of one client connection, in turn, until it closes."""
     # HTTP/1.1 keep-alive: requests on one connection are answered in turn, until it closes.
     try:
         while True:
@@ -126,7 +133,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     responder = Responder(items=args.items, children=args.children, page_size=args.page_size)
-    asyncio.run(child.serve(lambda r, w: _handle(responder, r, w), port=args.port))
+    asyncio.run(child.serve(lambda r, w: handle(responder, r, w), port=args.port))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, Final
 
-from benchmarks import child, data
+from benchmarks import child, data, server
 
 _TARGET_PREFIX: Final = "DynamoDB_20120810."
 _ERROR_PREFIX: Final = "com.amazonaws.dynamodb.v20120810#"
@@ -171,26 +171,6 @@ class Store:
         return answer
 
 
-async def _handle(store: Store, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    # HTTP/1.1 keep-alive: requests on one connection are answered in turn, until it closes.
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            headers: dict[str, str] = {}
-            for line in head.decode("latin-1").split("\r\n")[1:]:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-            body = await reader.readexactly(int(headers.get("content-length", "0")))
-            writer.write(store.respond(headers.get("x-amz-target", ""), body))
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass  # the client hung up
-    except asyncio.CancelledError:
-        pass  # shutting down with the connection open (see benchmarks.server)
-    finally:
-        writer.close()
-
-
 @contextlib.contextmanager
 def running(*, rate: float) -> Iterator[str]:
     """Start the store in a child process; yields its URL, stops it on exit."""
@@ -206,7 +186,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     store = Store(rate=args.rate)
-    asyncio.run(child.serve(lambda r, w: _handle(store, r, w), port=args.port))
+    asyncio.run(child.serve(lambda r, w: server.handle(store, r, w), port=args.port))
 
 
 if __name__ == "__main__":
