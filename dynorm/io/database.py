@@ -847,17 +847,9 @@ class Database:
             )
 
         async def read(chunk: dict[str, list[Item]], *, consistent: bool) -> None:
-            found = await drain_get_tables(
-                self.send,
-                chunk,
-                consistent=consistent,
-                max_attempts=self._max_attempts,
-                sleep=asyncio.sleep,
-            )
-            for name, items in found.items():
-                primary = self._tables.of_name(name).table.primary_attributes
-                for raw in items:
-                    fetched[(name, consistent, key_id({a: raw[a] for a in primary}))] = raw
+            found = await self._get_tables(chunk, consistent=consistent)
+            for (name, ident), raw in found.items():
+                fetched[(name, consistent, ident)] = raw
 
         async def batches() -> None:
             jobs = [write(c) for c in together_writes(steps, self._batch_write_size)]
@@ -1069,7 +1061,6 @@ class Database:
         one at a time send what they send without coalescing. Otherwise one BatchGetItem
         (several tables' entries in one when the batch spans tables), unprocessed keys retried.
         """
-        found: Found = {}
         if len(keys) == 1:
             ((name, only),) = keys.items()
             table = self._tables.of_name(name).table
@@ -1078,9 +1069,7 @@ class Database:
                     name, only[0], consistent=consistent, parse=table.parser("GetItem")
                 )
                 raw = (await self.send(request)).get("Item")
-                if raw is not None:
-                    found[(name, key_id(only[0]))] = raw
-                return found
+                return {} if raw is None else {(name, key_id(only[0])): raw}
             # One table: its typed structures parse the reply, as fetch() does.
             items = {
                 name: await drain_get(
@@ -1093,19 +1082,28 @@ class Database:
                     parse=table.parser("BatchGetItem"),
                 )
             }
-        else:
-            items = await drain_get_tables(
-                self.send,
-                keys,
-                consistent=consistent,
-                max_attempts=self._max_attempts,
-                sleep=asyncio.sleep,
-            )
-        for name, raws in items.items():
+            return self._by_key(items)
+        return await self._get_tables(keys, consistent=consistent)
+
+    async def _get_tables(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
+        """BatchGetItem of several tables' keys (unprocessed keys retried), by table and key."""
+        found = await drain_get_tables(
+            self.send,
+            keys,
+            consistent=consistent,
+            max_attempts=self._max_attempts,
+            sleep=asyncio.sleep,
+        )
+        return self._by_key(found)
+
+    def _by_key(self, found: Mapping[str, Iterable[Item]]) -> Found:
+        """Raw items read from several tables, by (table name, ``key_id`` of the primary key)."""
+        by_key: Found = {}
+        for name, raws in found.items():
             primary = self._tables.of_name(name).table.primary_attributes
             for raw in raws:
-                found[(name, key_id({a: raw[a] for a in primary}))] = raw
-        return found
+                by_key[(name, key_id({a: raw[a] for a in primary}))] = raw
+        return by_key
 
     async def _settle(self) -> None:
         """Before the connection closes: pending coalesced gets are sent and answered."""
