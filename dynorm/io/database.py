@@ -1070,19 +1070,9 @@ class Database:
                 )
                 raw = (await self.send(request)).get("Item")
                 return {} if raw is None else {(name, key_id(only[0])): raw}
-            # One table: its typed structures parse the reply, as fetch() does.
-            items = {
-                name: await drain_get(
-                    self.send,
-                    name,
-                    only,
-                    consistent=consistent,
-                    max_attempts=self._max_attempts,
-                    sleep=asyncio.sleep,
-                    parse=table.parser("BatchGetItem"),
-                )
-            }
-            return self._by_key(items)
+            # One table: fetch() reads it, its typed structures parsing the reply.
+            found = await self.fetch(only, consistent=consistent, table=table)
+            return {(name, ident): raw for ident, raw in found.items()}
         return await self._get_tables(keys, consistent=consistent)
 
     async def _get_tables(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
@@ -1094,10 +1084,6 @@ class Database:
             max_attempts=self._max_attempts,
             sleep=asyncio.sleep,
         )
-        return self._by_key(found)
-
-    def _by_key(self, found: Mapping[str, Iterable[Item]]) -> Found:
-        """Raw items read from several tables, by (table name, ``key_id`` of the primary key)."""
         by_key: Found = {}
         for name, raws in found.items():
             primary = self._tables.of_name(name).table.primary_attributes

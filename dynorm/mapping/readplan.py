@@ -390,9 +390,8 @@ def plan_query_load(
             f"{info.name} items in Python, or query without load= and load the children of "
             f"the items it returns with db.load(items, {names})"
         )
-    read = msgspec.structs.replace(
-        read, filter=None
-    )  # the type attribute's filter would drop children
+    # The type attribute's filter would drop the children.
+    read = msgspec.structs.replace(read, filter=None)
     bounds = [_bounds(read.range)]
     for option in shared:
         rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
