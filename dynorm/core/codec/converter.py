@@ -14,7 +14,6 @@ import base64
 import collections.abc
 import datetime
 import decimal
-import difflib
 import enum
 import functools
 import math
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 
-from dynorm.core.errors import CodecError, DefinitionError, ExpressionError
+from dynorm.core.errors import CodecError, DefinitionError, ExpressionError, did_you_mean
 from dynorm.core.fields import is_key_only, stored_name
 from dynorm.core.keys import KeyFields
 from dynorm.core.limits import (
@@ -1609,8 +1608,7 @@ def _walk(cls: type, path: str) -> tuple[list[tuple[str, str]], object | None]:
 
 def _unknown_field(cls: type, name: str, path: str) -> ExpressionError:
     names = [f.name for f in attrs.fields(cls)]
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name, names)
     where = "" if path == name else f" in {path!r}"
     return ExpressionError(
         f"{cls.__name__} has no field {name!r}{where}{hint}; name fields, not stored attribute "
