@@ -54,7 +54,16 @@ __all__ = [
     "TransportError",
     "ValidationError",
     "VersionConflictError",
+    "did_you_mean",
 ]
+
+
+def did_you_mean(name: str, options: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the option closest to a misspelt ``name``, else ``""``."""
+    import difflib  # noqa: PLC0415 - an error's path only; importing it costs a cold start
+
+    close = difflib.get_close_matches(name, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class DynormError(Exception):

@@ -32,9 +32,10 @@ import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 from urllib.parse import urlsplit
 
+import msgspec
 import orjson
 
 from dynorm.core.chunks import backoff
@@ -282,7 +283,7 @@ def _credentials_error(request: Request, cause: object) -> DynormError:
     )
 
 
-class _Timeouts(NamedTuple):
+class _Timeouts(msgspec.Struct, frozen=True):
     """The timeouts a connection was opened with (what a TransportError's message names)."""
 
     connect_timeout: float
@@ -377,7 +378,7 @@ class _ClientSender:
         return response
 
 
-class _Keys(NamedTuple):
+class _Keys(msgspec.Struct, frozen=True):
     """Credentials that never change: connect()'s own, or the environment's."""
 
     access_key: str
@@ -957,8 +958,8 @@ class Connection:
 #: aws-cn partitions of botocore's endpoint data). Another region (us-gov-, us-iso-, a
 #: ``-fips`` pseudo-region, ``local``) takes botocore's endpoint resolution.
 _STANDARD_REGIONS: Final = (
-    (re.compile(r"^(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+$"), "amazonaws.com"),
-    (re.compile(r"^cn-\w+-\d+$"), "amazonaws.com.cn"),
+    (r"^(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+$", "amazonaws.com"),
+    (r"^cn-\w+-\d+$", "amazonaws.com.cn"),
 )
 
 
@@ -972,7 +973,7 @@ def _standard_endpoint(session: AioSession, region: str) -> str | None:
     ):
         return None
     for pattern, suffix in _STANDARD_REGIONS:
-        if pattern.match(region):
+        if re.match(pattern, region):
             return f"https://dynamodb.{region}.{suffix}"
     return None
 
@@ -1062,7 +1063,7 @@ def _cannot_create(exc: Exception | str) -> DynormError:
     )
 
 
-class _Lean(NamedTuple):
+class _Lean(msgspec.Struct, frozen=True):
     """Everything a lean connection needs, read from connect()'s arguments and the environment."""
 
     region: str
@@ -1072,9 +1073,9 @@ class _Lean(NamedTuple):
 
 
 #: A region botocore accepts (``validate_region_name``): a host label.
-_REGION: Final = re.compile(r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{,63}(?<!-)$")
+_REGION: Final = r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{,63}(?<!-)$"
 #: A host name botocore accepts in an endpoint URL (``is_valid_endpoint_url``).
-_HOST: Final = re.compile(r"^((?!-)[A-Z\d-]{1,63}(?<!-)\.)*((?!-)[A-Z\d-]{1,63}(?<!-))$", re.I)
+_HOST: Final = r"(?i)^((?!-)[A-Z\d-]{1,63}(?<!-)\.)*((?!-)[A-Z\d-]{1,63}(?<!-))$"
 
 
 def _lean_settings(
@@ -1111,7 +1112,7 @@ def _lean_settings(
         token = environ.get("AWS_SECURITY_TOKEN") or environ.get("AWS_SESSION_TOKEN") or None
         keys = _Keys(access_key, secret_key, token)
     region = region_name or environ.get("AWS_DEFAULT_REGION")
-    if not region or not _REGION.match(region):
+    if not region or not re.match(_REGION, region):
         return None
     if "AWS_DEFAULT_PROFILE" in environ or "AWS_PROFILE" in environ:
         return None  # the profile must exist in the files (ProfileNotFound), even "default"
@@ -1137,7 +1138,7 @@ def _lean_settings(
             (
                 f"https://dynamodb.{region}.{suffix}"
                 for p, suffix in _STANDARD_REGIONS
-                if p.match(region)
+                if re.match(p, region)
             ),
             None,
         )
@@ -1152,7 +1153,7 @@ def _lean_settings(
     if (
         parts.scheme not in ("http", "https")
         or parts.path not in ("", "/")
-        or not (_HOST.match(host.removesuffix(".")) or _ip_address(host))
+        or not (re.match(_HOST, host.removesuffix(".")) or _ip_address(host))
     ):
         return None  # botocore's checks and errors, or its path-signing request path
     if _proxied(environ):

@@ -17,7 +17,7 @@ from dynorm.core.codec.converter import (
     AttributeValue,
     Item,
     check_definable,
-    converter,
+    hooks,
     type_text,
     value_encoder,
 )
@@ -86,7 +86,7 @@ class EmbeddedCodec(msgspec.Struct, frozen=True, eq=False):
 
         def generate() -> None:
             try:
-                decode = converter.get_structure_hook(child)
+                decode = hooks.get_structure_hook(child)
                 encode = value_encoder(child)
             except DefinitionError as exc:
                 raise DefinitionError(f"{qualname}: {exc}") from None
@@ -139,7 +139,7 @@ class EmbeddedCodec(msgspec.Struct, frozen=True, eq=False):
                 if name not in fields or not field.init:
                     continue
                 try:
-                    converter.structure(fields[name], field.type)
+                    hooks.converter.structure(fields[name], field.type)
                 except Exception:  # noqa: BLE001 - this is the field that fails
                     return CodecError(
                         f"{about}, child {which}: attribute {name!r} (field "

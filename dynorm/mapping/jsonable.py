@@ -36,7 +36,6 @@ import base64
 import collections.abc
 import datetime
 import decimal
-import difflib
 import enum
 import types
 import typing
@@ -48,7 +47,7 @@ from typing import Any, Final, TypeVar, cast
 import attrs
 
 from dynorm.core.codec.converter import type_text
-from dynorm.core.errors import DefinitionError, InvalidDataError
+from dynorm.core.errors import DefinitionError, InvalidDataError, did_you_mean
 from dynorm.core.requests import Page
 
 from .model import is_model, resolve_field_types
@@ -618,8 +617,7 @@ class _ClassCodec:
                     problems += exc.at(key).problems
                 continue
             known = [*by_name, *relations]
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(str(key), known)
             problems.append(((str(key),), f"{self.cls.__name__} has no field {key!r}{hint}"))
         for field in self.fields:
             if field.required and field.name not in data:

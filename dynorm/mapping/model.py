@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import decimal
-import difflib
 import functools
 import sys
 import types
@@ -15,7 +14,7 @@ import attrs
 import msgspec
 
 from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, type_text, without_none
-from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError
+from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError, did_you_mean
 from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is
 from dynorm.core.fields import stored_name
 from dynorm.core.keys import (
@@ -788,10 +787,7 @@ def not_key_fields(
 
     ``lookup`` starts the message: ``"User is looked up by"``, ``"db.query(User) takes"``.
     """
-    named = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, valid, n=1)
-        named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    named = [f"{name!r}{did_you_mean(name, valid)}" for name in unknown]
     return KeyTemplateError(
         f"{lookup} its key fields {', '.join(valid)}; {', '.join(named)} "
         f"{'is not one' if len(unknown) == 1 else 'are not'}. Other fields of {model} cannot "

@@ -184,8 +184,8 @@ class _Generator:
     """Builds forms and converters for one read scope, all in one namespace."""
 
     def __init__(self, spec: DecoderSpec) -> None:
-        self.converter = spec.converter
-        self.builder = SourceBuilder(spec.converter, spec.inline, spec.helpers)
+        self.hooks = spec.hooks
+        self.builder = SourceBuilder(spec.hooks, spec.inline, spec.helpers)
         self.bind = self.builder.bind
         self._ids = itertools.count()
         self._nested: dict[type, _Form | None] = {}
@@ -206,7 +206,7 @@ class _Generator:
 
     def form(self, tp: Any) -> _Form | None:
         """The typed wire form of ``tp`` while dynorm's own hook decodes it, else None."""
-        hook = self.converter.get_structure_hook(tp)
+        hook = self.hooks.get_structure_hook(tp)
         inline = INLINE_STRUCTURE.get(tp)
         if inline is not None and hook is inline[0]:
             return _SCALARS[tp](self)

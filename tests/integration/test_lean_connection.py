@@ -43,8 +43,8 @@ class User:
     name: str
     email: str = ""
 
-def stack():
-    return sorted(m for m in sys.modules if m.split(".")[0] in ("botocore", "aiobotocore"))
+def stack():  # what a plain model's reads and writes need not import (cattrs: issue 19)
+    return sorted(m for m in sys.modules if m.split(".")[0] in ("botocore", "aiobotocore", "cattrs"))
 
 async def main(options):
     async with dynorm.connect(t, **options) as db:

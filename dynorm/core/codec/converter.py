@@ -14,7 +14,6 @@ import base64
 import collections.abc
 import datetime
 import decimal
-import difflib
 import enum
 import functools
 import math
@@ -23,13 +22,11 @@ import types
 import typing
 import uuid
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from dynorm.core.errors import CodecError, DefinitionError, ExpressionError
+from dynorm.core.errors import CodecError, DefinitionError, ExpressionError, did_you_mean
 from dynorm.core.fields import is_key_only, stored_name
 from dynorm.core.keys import KeyFields
 from dynorm.core.limits import (
@@ -52,6 +49,11 @@ from .decoders import (
     DecoderSpec,
     generate_decoder,
 )
+from .hooks import HookSource
+
+if TYPE_CHECKING:
+    import cattrs
+
 from .encoders import (
     ENCODE_LIST_MARK,
     ENCODE_MAP_MARK,
@@ -366,40 +368,42 @@ def _tuple_items(tp: object) -> tuple[object, ...] | None:
     return args
 
 
+def _is_fixed(tp: object) -> bool:
+    return _tuple_items(tp) is not None
+
+
+def _tuple_structure(c: HookSource, tp: object) -> Callable[[AttributeValue, object], object]:
+    hooks = [(c.get_structure_hook(t), t) for t in _tuple_items(tp) or ()]
+    return lambda v, _: tuple([h(x, t) for (h, t), x in zip(hooks, v["L"], strict=True)])
+
+
+def _tuple_unstructure(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
+    items = _tuple_items(tp) or ()
+    hooks = [unstructure_hook(c, t) for t in items]
+
+    def unstructure_tuple(v: Any) -> AttributeValue:
+        if not isinstance(v, tuple | list) or len(v) != len(hooks):
+            raise _mismatch(v, f"a tuple of {len(hooks)}")
+        try:
+            return {"L": [h(x) for h, x in zip(hooks, v, strict=True)]}
+        except CodecError:
+            for i, (h, x, t) in enumerate(zip(hooks, v, items, strict=True)):
+                try:
+                    h(x)
+                except CodecError as inner:
+                    raise _at(inner, f"[{i}]", t) from None
+            raise
+
+    return unstructure_tuple
+
+
 def _configure_tuples(c: cattrs.Converter) -> None:
     """Fixed-length tuples: each position has its own type (``tuple[str, int]`` is no list).
 
     Registered after the list hooks, so these factories win for the tuples they accept.
     """
-
-    def structure(tp: object) -> Callable[[AttributeValue, object], object]:
-        hooks = [(c.get_structure_hook(t), t) for t in _tuple_items(tp) or ()]
-        return lambda v, _: tuple([h(x, t) for (h, t), x in zip(hooks, v["L"], strict=True)])
-
-    def unstructure(tp: object) -> Callable[[Any], AttributeValue]:
-        items = _tuple_items(tp) or ()
-        hooks = [unstructure_hook(c, t) for t in items]
-
-        def unstructure_tuple(v: Any) -> AttributeValue:
-            if not isinstance(v, tuple | list) or len(v) != len(hooks):
-                raise _mismatch(v, f"a tuple of {len(hooks)}")
-            try:
-                return {"L": [h(x) for h, x in zip(hooks, v, strict=True)]}
-            except CodecError:
-                for i, (h, x, t) in enumerate(zip(hooks, v, items, strict=True)):
-                    try:
-                        h(x)
-                    except CodecError as inner:
-                        raise _at(inner, f"[{i}]", t) from None
-                raise
-
-        return unstructure_tuple
-
-    def is_fixed(tp: object) -> bool:
-        return _tuple_items(tp) is not None
-
-    c.register_structure_hook_factory(is_fixed, structure)
-    c.register_unstructure_hook_factory(is_fixed, unstructure)
+    c.register_structure_hook_factory(_is_fixed, functools.partial(_tuple_structure, c))
+    c.register_unstructure_hook_factory(_is_fixed, functools.partial(_tuple_unstructure, c))
 
 
 @functools.cache
@@ -560,6 +564,19 @@ TEXT_STRUCTURE: Final[
 }
 
 
+#: The structure hooks registered by class: cattrs dispatches on the class (and its subclasses)
+#: before any factory.
+_STRUCTURE_BY_CLASS: Final[Mapping[type, Callable[[AttributeValue, object], object]]] = {
+    str: _STRUCTURE_STR,
+    bool: _structure_bool,
+    int: _STRUCTURE_INT,
+    float: _STRUCTURE_FLOAT,
+    decimal.Decimal: _structure_decimal,
+    bytes: _structure_bytes,
+    **{tp: hook for tp, (hook, _) in TEXT_STRUCTURE.items()},
+}
+
+
 def enum_texts(tp: type[enum.Enum]) -> tuple[str, Mapping[str, enum.Enum]] | None:
     """For wire decoding: the tag every member of ``tp`` is stored with, and members by text.
 
@@ -640,88 +657,92 @@ def _readable_optional(inner: object) -> object:
     return inner
 
 
+def _structure_any(v: AttributeValue, _: object) -> Any:
+    return decode_any(v)
+
+
+def _optional_structure(c: HookSource, tp: object) -> Callable[[AttributeValue, object], object]:
+    inner_tp = _optional_inner(tp)
+    inner = c.get_structure_hook(_readable_optional(inner_tp))
+
+    def structure_optional(v: AttributeValue, _: object) -> object:
+        return None if "NULL" in v else inner(v, inner_tp)
+
+    setattr(structure_optional, WIRE_HOOK_MARK, "optional")  # wire decoding may type it
+    return structure_optional
+
+
+def _list_structure(c: HookSource, tp: object) -> Callable[[AttributeValue, object], object]:
+    el_tp = _element(tp)
+    el = c.get_structure_hook(el_tp)
+    if _origin(tp) is tuple:
+        return lambda v, _: tuple([el(x, el_tp) for x in v["L"]])
+
+    def structure_list(v: AttributeValue, _: object) -> list[Any]:
+        return [el(x, el_tp) for x in v["L"]]
+
+    setattr(structure_list, LIST_HOOK_MARK, True)  # generated decoders may inline it
+    return structure_list
+
+
+def _set_structure(tp: object) -> Callable[[AttributeValue, object], object]:
+    el_tp = _element(tp)
+    make = frozenset if _origin(tp) is frozenset else set
+    if el_tp is str:
+        conv: Callable[[Any], object] = str
+        tag = "SS"
+    elif el_tp is bytes:
+        conv, tag = decode_binary, "BS"
+    elif el_tp in (int, float, decimal.Decimal):
+        conv, tag = el_tp, "NS"
+    else:
+        raise DefinitionError(
+            f"{tp!r}: DynamoDB sets hold str, bytes, int, float or Decimal; use a list"
+        )
+
+    def structure_set(v: AttributeValue, _: object) -> object:
+        return make() if "NULL" in v else make(conv(x) for x in v[tag])
+
+    setattr(structure_set, WIRE_HOOK_MARK, "set")  # wire decoding may type it
+    return structure_set
+
+
+def _map_structure(c: HookSource, tp: object) -> Callable[[AttributeValue, object], object]:
+    if _element(tp) not in (str, Any):
+        raise DefinitionError(f"{tp!r}: DynamoDB map keys are strings; use dict[str, ...]")
+    val_tp = _element(tp, 1)
+    val = c.get_structure_hook(val_tp)
+
+    def structure_map(v: AttributeValue, _: object) -> object:
+        return {k: val(x, val_tp) for k, x in v["M"].items()}
+
+    setattr(structure_map, WIRE_HOOK_MARK, "map")  # wire decoding may type it
+    return structure_map
+
+
+def _nested_structure(c: cattrs.Converter, tp: type) -> Callable[[AttributeValue, object], object]:
+    build = _structure_fn(c, tp)
+
+    def structure_nested(v: AttributeValue, _: object) -> object:
+        return build(v["M"], tp)
+
+    setattr(structure_nested, NESTED_HOOK_MARK, True)  # generated decoders may inline it
+    return structure_nested
+
+
 def _configure_structure(c: cattrs.Converter) -> None:
-    c.register_structure_hook(str, _STRUCTURE_STR)
-    c.register_structure_hook(bool, _structure_bool)
-    c.register_structure_hook(int, _STRUCTURE_INT)
-    c.register_structure_hook(float, _STRUCTURE_FLOAT)
-    c.register_structure_hook(decimal.Decimal, _structure_decimal)
-    c.register_structure_hook(bytes, _structure_bytes)
-    for tp, (hook, _) in TEXT_STRUCTURE.items():
+    for tp, hook in _STRUCTURE_BY_CLASS.items():
         c.register_structure_hook(tp, hook)
-    c.register_structure_hook_func(lambda t: t is Any, lambda v, _: decode_any(v))
+    c.register_structure_hook_func(lambda t: t is Any, _structure_any)
 
     c.register_structure_hook_factory(_is_enum, _enum_structure)
-
-    def optional_hook(tp: object) -> Callable[[AttributeValue, object], object]:
-        inner_tp = _optional_inner(tp)
-        inner = c.get_structure_hook(_readable_optional(inner_tp))
-
-        def structure_optional(v: AttributeValue, _: object) -> object:
-            return None if "NULL" in v else inner(v, inner_tp)
-
-        setattr(structure_optional, WIRE_HOOK_MARK, "optional")  # wire decoding may type it
-        return structure_optional
-
-    def list_hook(tp: object) -> Callable[[AttributeValue, object], object]:
-        el_tp = _element(tp)
-        el = c.get_structure_hook(el_tp)
-        if _origin(tp) is tuple:
-            return lambda v, _: tuple([el(x, el_tp) for x in v["L"]])
-
-        def structure_list(v: AttributeValue, _: object) -> list[Any]:
-            return [el(x, el_tp) for x in v["L"]]
-
-        setattr(structure_list, LIST_HOOK_MARK, True)  # generated decoders may inline it
-        return structure_list
-
-    def set_hook(tp: object) -> Callable[[AttributeValue, object], object]:
-        el_tp = _element(tp)
-        make = frozenset if _origin(tp) is frozenset else set
-        if el_tp is str:
-            conv: Callable[[Any], object] = str
-            tag = "SS"
-        elif el_tp is bytes:
-            conv, tag = decode_binary, "BS"
-        elif el_tp in (int, float, decimal.Decimal):
-            conv, tag = el_tp, "NS"
-        else:
-            raise DefinitionError(
-                f"{tp!r}: DynamoDB sets hold str, bytes, int, float or Decimal; use a list"
-            )
-
-        def structure_set(v: AttributeValue, _: object) -> object:
-            return make() if "NULL" in v else make(conv(x) for x in v[tag])
-
-        setattr(structure_set, WIRE_HOOK_MARK, "set")  # wire decoding may type it
-        return structure_set
-
-    def map_hook(tp: object) -> Callable[[AttributeValue, object], object]:
-        if _element(tp) not in (str, Any):
-            raise DefinitionError(f"{tp!r}: DynamoDB map keys are strings; use dict[str, ...]")
-        val_tp = _element(tp, 1)
-        val = c.get_structure_hook(val_tp)
-
-        def structure_map(v: AttributeValue, _: object) -> object:
-            return {k: val(x, val_tp) for k, x in v["M"].items()}
-
-        setattr(structure_map, WIRE_HOOK_MARK, "map")  # wire decoding may type it
-        return structure_map
-
-    def nested_hook(tp: type) -> Callable[[AttributeValue, object], object]:
-        build = _structure_fn(c, tp)
-
-        def structure_nested(v: AttributeValue, _: object) -> object:
-            return build(v["M"], tp)
-
-        setattr(structure_nested, NESTED_HOOK_MARK, True)  # generated decoders may inline it
-        return structure_nested
-
-    c.register_structure_hook_factory(lambda t: _optional_inner(t) is not None, optional_hook)
-    c.register_structure_hook_factory(_is_list, list_hook)
-    c.register_structure_hook_factory(_is_set, set_hook)
-    c.register_structure_hook_factory(_is_map, map_hook)
-    c.register_structure_hook_factory(attrs.has, nested_hook)
+    c.register_structure_hook_factory(
+        lambda t: _optional_inner(t) is not None, functools.partial(_optional_structure, c)
+    )
+    c.register_structure_hook_factory(_is_list, functools.partial(_list_structure, c))
+    c.register_structure_hook_factory(_is_set, _set_structure)
+    c.register_structure_hook_factory(_is_map, functools.partial(_map_structure, c))
+    c.register_structure_hook_factory(attrs.has, functools.partial(_nested_structure, c))
 
 
 # -- unstructure hooks: strict, so that every value sent reads back as its field's type ----------
@@ -894,7 +915,7 @@ def _enum_unstructure(tp: type[enum.Enum]) -> Callable[[Any], AttributeValue]:
     return unstructure_enum
 
 
-def unstructure_hook(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+def unstructure_hook(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
     """The converter's unstructure hook for ``tp``, strict for Enum fields.
 
     cattrs dispatches an ``IntEnum``/``StrEnum`` (any Enum with a mixin) to the int/str hook,
@@ -928,6 +949,8 @@ def _unstructure_fn(
     ``omit`` fields are left out (kept only inside keys). Both are a model's own options, never
     given for a nested class.
     """
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415 - c made it
+
     hooks = hooks or {}
     overrides: dict[str, Any] = {}
     for f in resolved_fields(cls):
@@ -946,6 +969,8 @@ def _unstructure_fn(
 
 def _structure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any, Any], object]:
     """The dict decoder cattrs generates for a nested attrs class, reading stored names."""
+    from cattrs.gen import make_dict_structure_fn, override  # noqa: PLC0415 - c made it
+
     overrides: dict[str, Any] = {
         f.name: override(rename=stored_name(f))
         for f in resolved_fields(cls)
@@ -955,7 +980,7 @@ def _structure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any, Any], object
     return build
 
 
-def _locate_field(c: cattrs.Converter, cls: type, obj: object, exc: CodecError) -> _RefusedError:
+def _locate_field(c: HookSource, cls: type, obj: object, exc: CodecError) -> _RefusedError:
     """The slow path after a failure: which field of ``obj`` holds the refused value."""
     for f in attrs.fields(cls):
         try:
@@ -965,7 +990,7 @@ def _locate_field(c: cattrs.Converter, cls: type, obj: object, exc: CodecError) 
     return _at(exc, "", cls)
 
 
-def _typed_set(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+def _typed_set(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
     el_tp = _element(tp)
     if el_tp not in (str, bytes, int, float, decimal.Decimal):
         return _encode_set  # refused when the structure hook is made
@@ -998,7 +1023,7 @@ def _typed_set(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValu
     return unstructure_set
 
 
-def _optional_unstructure(c: cattrs.Converter, tp: object) -> Callable[[Any], AttributeValue]:
+def _optional_unstructure(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
     inner_tp = _optional_inner(tp)
     inner = unstructure_hook(c, inner_tp)
 
@@ -1009,81 +1034,85 @@ def _optional_unstructure(c: cattrs.Converter, tp: object) -> Callable[[Any], At
     return unstructure_optional
 
 
+def _list_unstructure(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
+    el_tp = _element(tp)
+    el = unstructure_hook(c, el_tp)
+
+    def unstructure_list(v: Any) -> AttributeValue:
+        if type(v) is not list and not isinstance(v, list | tuple):
+            raise _mismatch(v, "a list")
+        try:
+            return {"L": [el(x) for x in v]}
+        except CodecError as exc:
+            for i, x in enumerate(v):
+                try:
+                    el(x)
+                except CodecError as inner:
+                    raise _at(inner, f"[{i}]", el_tp) from None
+            raise _at(exc, "", tp) from None
+
+    setattr(unstructure_list, ENCODE_LIST_MARK, el_tp)  # generated encoders may inline it
+    return unstructure_list
+
+
+def _map_unstructure(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
+    val_tp = _element(tp, 1)
+    val = unstructure_hook(c, val_tp)
+
+    def unstructure_map(v: Any) -> AttributeValue:
+        if type(v) is not dict and not isinstance(v, Mapping):
+            raise _mismatch(v, "a dict")
+        try:
+            return {"M": {k if type(k) is str else _map_key(k): val(x) for k, x in v.items()}}
+        except CodecError as exc:
+            for k, x in v.items():
+                try:
+                    _map_key(k)
+                except CodecError as inner:
+                    raise _at(inner, "", tp) from None
+                try:
+                    val(x)
+                except CodecError as inner:
+                    raise _at(inner, f".{k}", val_tp) from None
+            raise _at(exc, "", tp) from None
+
+    setattr(unstructure_map, ENCODE_MAP_MARK, val_tp)  # generated encoders may inline it
+    return unstructure_map
+
+
+def _nested_unstructure(c: cattrs.Converter, tp: type) -> Callable[[Any], AttributeValue]:
+    build = _unstructure_fn(c, tp)
+
+    def unstructure_nested(v: Any) -> AttributeValue:
+        if type(v) is not tp and not isinstance(v, tp):
+            raise _mismatch(v, _a(tp.__name__))
+        try:
+            return {"M": build(v)}
+        except CodecError as exc:
+            raise _locate_field(c, tp, v, exc) from None
+
+    setattr(unstructure_nested, ENCODE_NESTED_MARK, tp)  # generated encoders call their own
+    return unstructure_nested
+
+
 def _configure_unstructure(c: cattrs.Converter) -> None:
     for cls, hook in _SCALAR_UNSTRUCTURE.items():
         c.register_unstructure_hook(cls, hook)
     c.register_unstructure_hook_func(lambda t: t is Any, encode_any)
     c.register_unstructure_hook_factory(_is_enum, _enum_unstructure)
-
-    def list_hook(tp: object) -> Callable[[Any], AttributeValue]:
-        el_tp = _element(tp)
-        el = unstructure_hook(c, el_tp)
-
-        def unstructure_list(v: Any) -> AttributeValue:
-            if type(v) is not list and not isinstance(v, list | tuple):
-                raise _mismatch(v, "a list")
-            try:
-                return {"L": [el(x) for x in v]}
-            except CodecError as exc:
-                for i, x in enumerate(v):
-                    try:
-                        el(x)
-                    except CodecError as inner:
-                        raise _at(inner, f"[{i}]", el_tp) from None
-                raise _at(exc, "", tp) from None
-
-        setattr(unstructure_list, ENCODE_LIST_MARK, el_tp)  # generated encoders may inline it
-        return unstructure_list
-
-    def map_hook(tp: object) -> Callable[[Any], AttributeValue]:
-        val_tp = _element(tp, 1)
-        val = unstructure_hook(c, val_tp)
-
-        def unstructure_map(v: Any) -> AttributeValue:
-            if type(v) is not dict and not isinstance(v, Mapping):
-                raise _mismatch(v, "a dict")
-            try:
-                return {"M": {k if type(k) is str else _map_key(k): val(x) for k, x in v.items()}}
-            except CodecError as exc:
-                for k, x in v.items():
-                    try:
-                        _map_key(k)
-                    except CodecError as inner:
-                        raise _at(inner, "", tp) from None
-                    try:
-                        val(x)
-                    except CodecError as inner:
-                        raise _at(inner, f".{k}", val_tp) from None
-                raise _at(exc, "", tp) from None
-
-        setattr(unstructure_map, ENCODE_MAP_MARK, val_tp)  # generated encoders may inline it
-        return unstructure_map
-
-    def nested_hook(tp: type) -> Callable[[Any], AttributeValue]:
-        build = _unstructure_fn(c, tp)
-
-        def unstructure_nested(v: Any) -> AttributeValue:
-            if type(v) is not tp and not isinstance(v, tp):
-                raise _mismatch(v, _a(tp.__name__))
-            try:
-                return {"M": build(v)}
-            except CodecError as exc:
-                raise _locate_field(c, tp, v, exc) from None
-
-        setattr(unstructure_nested, ENCODE_NESTED_MARK, tp)  # generated encoders call their own
-        return unstructure_nested
-
     c.register_unstructure_hook_factory(
         lambda t: _optional_inner(t) is not None, functools.partial(_optional_unstructure, c)
     )
-    c.register_unstructure_hook_factory(_is_list, list_hook)
-    c.register_unstructure_hook_factory(_is_set, lambda tp: _typed_set(c, tp))
-    c.register_unstructure_hook_factory(_is_map, map_hook)
-    c.register_unstructure_hook_factory(attrs.has, nested_hook)
+    c.register_unstructure_hook_factory(_is_list, functools.partial(_list_unstructure, c))
+    c.register_unstructure_hook_factory(_is_set, functools.partial(_typed_set, c))
+    c.register_unstructure_hook_factory(_is_map, functools.partial(_map_unstructure, c))
+    c.register_unstructure_hook_factory(attrs.has, functools.partial(_nested_unstructure, c))
 
 
 def make_converter() -> cattrs.Converter:
     """A converter whose hooks turn AttributeValues into typed values and back."""
+    import cattrs  # noqa: PLC0415 - only a process whose types need cattrs imports it
+
     converter = cattrs.Converter(detailed_validation=False)
     _configure_structure(converter)
     _configure_unstructure(converter)
@@ -1092,9 +1121,138 @@ def make_converter() -> cattrs.Converter:
     return converter
 
 
-#: The converter every model's codec is generated from. Users may register extra hooks on it
-#: (``dynorm.converter.register_structure_hook(Money, ...)``) before declaring models.
-converter: Final = make_converter()
+def _plain_enum(tp: type) -> bool:
+    """An Enum without a mixin (no str, int, ... base, whose hooks cattrs would pick first)."""
+    return issubclass(tp, enum.Enum) and all(
+        base is object or issubclass(base, enum.Enum) for base in tp.__mro__
+    )
+
+
+def _own_structure(c: HookSource, tp: object) -> Callable[[AttributeValue, object], object] | None:
+    """The structure hook ``make_converter()``'s converter gives ``tp``, made without cattrs.
+
+    None for the types cattrs itself must answer: attrs classes, subclasses of the scalars (and
+    Enums with a mixin), any other class or form. The checks mirror cattrs' dispatch: hooks
+    registered by class first, then the factories, the last registered first.
+    """
+    if tp is Any:  # a class itself since Python 3.11
+        return _structure_any
+    if isinstance(tp, type):
+        hook = _STRUCTURE_BY_CLASS.get(tp)
+        if hook is None and _plain_enum(tp):
+            return _enum_structure(cast("type[enum.Enum]", tp))
+        return hook
+    if _is_literal(tp):
+        return _literal_structure(tp)
+    if _is_fixed(tp):
+        return _tuple_structure(c, tp)
+    if _optional_inner(tp) is not None:
+        return _optional_structure(c, tp)
+    if _is_list(tp):
+        return _list_structure(c, tp)
+    if _is_set(tp):
+        return _set_structure(tp)
+    if _is_map(tp):
+        return _map_structure(c, tp)
+    return None
+
+
+def _own_unstructure(c: HookSource, tp: object) -> Callable[[Any], AttributeValue] | None:
+    """The unstructure hook the converter gives ``tp``, made without cattrs (see above)."""
+    if tp is Any:
+        return encode_any
+    if isinstance(tp, type):
+        hook = _SCALAR_UNSTRUCTURE.get(tp)
+        if hook is None and _plain_enum(tp):
+            return _enum_unstructure(cast("type[enum.Enum]", tp))
+        return hook
+    if _is_literal(tp):
+        return _literal_unstructure(tp)
+    if _is_fixed(tp):
+        return _tuple_unstructure(c, tp)
+    if _optional_inner(tp) is not None:
+        return _optional_unstructure(c, tp)
+    if _is_list(tp):
+        return _list_unstructure(c, tp)
+    if _is_set(tp):
+        return _typed_set(c, tp)
+    if _is_map(tp):
+        return _map_unstructure(c, tp)
+    return None
+
+
+class Hooks:
+    """The hooks every model's codec is generated from: dynorm's converter, made when needed.
+
+    Importing cattrs and configuring its converter is a tenth of a cold start, and a process
+    whose models hold only scalars, Enums, Literals, and Optionals, lists, tuples, sets and
+    maps of them never needs it: until something does, these types get the very hooks the
+    converter registers (``_own_structure``), made here. An attrs class, a subclass of a scalar
+    or any other type makes the converter; so does ``dynorm.converter``, the only way to register
+    hooks of one's own, and from then on every type is asked of it.
+    """
+
+    def __init__(self) -> None:
+        self._converter: cattrs.Converter | None = None
+        self._structure: dict[object, Callable[[AttributeValue, object], object]] = {}
+        self._unstructure: dict[object, Callable[[Any], AttributeValue]] = {}
+
+    def __repr__(self) -> str:
+        made = "made" if self._converter is not None else "not made yet"
+        return f"<dynorm hooks, converter {made}>"
+
+    @property
+    def converter(self) -> cattrs.Converter:
+        """The cattrs converter (``dynorm.converter``), made on first use."""
+        if self._converter is None:
+            self._converter = make_converter()
+        return self._converter
+
+    def get_structure_hook(self, tp: Any, /) -> Callable[[Any, Any], Any]:
+        if self._converter is None:
+            found = self._structure.get(tp) if _hashable(tp) else None
+            if found is None:
+                found = _own_structure(self, tp)
+            if found is not None:
+                if _hashable(tp):
+                    self._structure[tp] = found
+                return found
+        return self.converter.get_structure_hook(tp)
+
+    def get_unstructure_hook(self, tp: Any, /) -> Callable[[Any], Any]:
+        if self._converter is None:
+            found = self._unstructure.get(tp) if _hashable(tp) else None
+            if found is None:
+                found = _own_unstructure(self, tp)
+            if found is not None:
+                if _hashable(tp):
+                    self._unstructure[tp] = found
+                return found
+        return self.converter.get_unstructure_hook(tp)
+
+
+def _hashable(tp: object) -> bool:
+    try:
+        hash(tp)
+    except TypeError:
+        return False
+    return True
+
+
+#: The hooks every model's codec is generated from (see ``Hooks``).
+hooks: Final = Hooks()
+
+if TYPE_CHECKING:
+    #: dynorm's cattrs converter. Users may register extra hooks on it
+    #: (``dynorm.converter.register_structure_hook(Money, ...)``) before declaring models.
+    converter: cattrs.Converter
+else:
+
+    def __getattr__(name: str) -> object:
+        # ``converter`` is made on first use: importing cattrs costs a cold start.
+        if name == "converter":
+            return hooks.converter
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def epoch_encoder(*, optional: bool) -> Callable[[Any], AttributeValue]:
@@ -1165,7 +1323,7 @@ class ModelCodec:
         #: How ``decode`` is generated, for wire decoding to mirror.
         self.decoder_spec: DecoderSpec = DecoderSpec(
             cls,
-            converter,
+            hooks,
             INLINE_STRUCTURE,
             _INLINE_HELPERS,
             # An empty set field is left out of the item rather than stored as NULL: DynamoDB's
@@ -1208,7 +1366,7 @@ class ModelCodec:
         with self._named_errors():
             return generate_decoder(
                 self._cls,
-                converter,
+                spec.hooks,
                 inline=spec.inline,
                 helpers=spec.helpers,
                 empty_when_missing=spec.empty_when_missing,
@@ -1224,7 +1382,7 @@ class ModelCodec:
         with self._named_errors():
             return {
                 f.name: _named(
-                    epoch_encode.get(f.name) or unstructure_hook(converter, f.type),
+                    epoch_encode.get(f.name) or unstructure_hook(hooks, f.type),
                     f"{self._cls.__name__}.{f.name}",
                     f.type,
                 )
@@ -1264,7 +1422,7 @@ class ModelCodec:
         """
         cls, fields, key_only = self._cls, self._fields, self.key_only
         with self._named_errors():
-            encode = _unstructure_fn(converter, cls, hooks=self._epochs[0], omit=key_only)
+            encode = _unstructure_fn(hooks.converter, cls, hooks=self._epochs[0], omit=key_only)
         encode_field = self.encode_field
         set_attributes = [self.attributes[name] for name in self.sets if name not in key_only]
         # Left out of the item, but still refused when of the wrong type: the key holds them.
@@ -1450,8 +1608,7 @@ def _walk(cls: type, path: str) -> tuple[list[tuple[str, str]], object | None]:
 
 def _unknown_field(cls: type, name: str, path: str) -> ExpressionError:
     names = [f.name for f in attrs.fields(cls)]
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name, names)
     where = "" if path == name else f" in {path!r}"
     return ExpressionError(
         f"{cls.__name__} has no field {name!r}{where}{hint}; name fields, not stored attribute "
@@ -1474,7 +1631,7 @@ def _path_encoder(cls: type) -> Callable[[str], Callable[[Any], AttributeValue]]
         tp = _path_type(cls, path)
         where = f"{cls.__name__}.{path}"
         hook = _named(
-            encode_any if tp is None else unstructure_hook(converter, tp),
+            encode_any if tp is None else unstructure_hook(hooks, tp),
             where,
             "Any" if tp is None else tp,
         )
@@ -1495,10 +1652,15 @@ def check_definable(cls: type) -> None:
     for field in attrs.fields(cls):
         # One field at a time, so the error can name the field to change.
         try:
-            converter.get_structure_hook(field.type)
+            hooks.get_structure_hook(field.type)
         except DefinitionError as exc:
             raise DefinitionError(f"{cls.__name__}.{field.name}: {exc}") from None
-        except cattrs.errors.StructureHandlerNotFoundError as exc:
+        except Exception as exc:
+            # The converter answered (dynorm's own hooks raise no other error): cattrs is loaded.
+            from cattrs.errors import StructureHandlerNotFoundError  # noqa: PLC0415
+
+            if not isinstance(exc, StructureHandlerNotFoundError):
+                raise
             raise DefinitionError(
                 f"{cls.__name__}.{field.name}: cannot store {exc.type_!r} in DynamoDB; use str, "
                 "int, float, Decimal, bool, bytes, date/datetime/time, UUID, an Enum, an attrs "
@@ -1543,7 +1705,7 @@ def _generated_encoder(
     try:
         return generate_encoder(
             cls,
-            lambda tp: unstructure_hook(converter, tp),
+            lambda tp: unstructure_hook(hooks, tp),
             inline=INLINE_UNSTRUCTURE,
             helpers=_ENCODE_HELPERS,
             overrides=epoch_encode,
@@ -1560,10 +1722,10 @@ def value_encoder(cls: type) -> Callable[[Any], AttributeValue]:
     For values written many to an item (embedded children). The hook itself encodes what the
     generated function refuses, raising the error that says where the bad value sits.
     """
-    hook = unstructure_hook(converter, cls)
+    hook = unstructure_hook(hooks, cls)
     fast = generate_nested_encoder(
         cls,
-        lambda tp: unstructure_hook(converter, tp),
+        lambda tp: unstructure_hook(hooks, tp),
         inline=INLINE_UNSTRUCTURE,
         helpers=_ENCODE_HELPERS,
     )
@@ -1586,7 +1748,7 @@ def _attribute_steps(cls: type, path: str) -> list[tuple[str, str]]:
 
 
 def _field_decoder(tp: object) -> Callable[[AttributeValue], Any]:
-    hook = converter.get_structure_hook(tp)
+    hook = hooks.get_structure_hook(tp)
     return lambda av: hook(av, tp)
 
 

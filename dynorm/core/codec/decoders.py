@@ -18,12 +18,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-import cattrs
 import msgspec
 
 from dynorm.core.fields import stored_name
 from dynorm.core.keys import KeyFields
 from dynorm.core.keys import unescape as keys_unescape
+
+from .hooks import HookSource
 
 __all__ = [
     "LIST_HOOK_MARK",
@@ -61,12 +62,12 @@ class SourceBuilder:
 
     def __init__(
         self,
-        converter: cattrs.Converter,
+        hooks: HookSource,
         inline: Inline,
         helpers: Mapping[str, object],
         within: frozenset[type] = frozenset(),
     ) -> None:
-        self.converter = converter
+        self.hooks = hooks
         self.inline = inline
         self.helpers = helpers
         #: The classes whose decoders are being written: one holding itself is left to its hook.
@@ -81,13 +82,13 @@ class SourceBuilder:
 
     def expression(self, tp: Any, value: str) -> str:
         """Python source that decodes the AttributeValue ``value`` as type ``tp``."""
-        hook = self.converter.get_structure_hook(tp)
+        hook = self.hooks.get_structure_hook(tp)
         inline = self.inline.get(tp)
         if inline is not None and hook is inline[0]:
             return inline[1].format(v=value)
         if getattr(hook, NESTED_HOOK_MARK, False) and tp not in self.within:
             decoder = generate_decoder(
-                tp, self.converter, inline=self.inline, helpers=self.helpers, within=self.within
+                tp, self.hooks, inline=self.inline, helpers=self.helpers, within=self.within
             )
             return f'{self.bind("dec", decoder)}({value}["M"])'
         if getattr(hook, LIST_HOOK_MARK, False):
@@ -101,7 +102,7 @@ class DecoderSpec(msgspec.Struct, frozen=True, eq=False):
     """How a model's decoder was generated: what wire decoding mirrors (see generate_decoder)."""
 
     cls: type
-    converter: cattrs.Converter
+    hooks: HookSource
     inline: Inline
     helpers: Mapping[str, object]
     empty_when_missing: Mapping[str, type] = msgspec.field(default_factory=dict)
@@ -111,7 +112,7 @@ class DecoderSpec(msgspec.Struct, frozen=True, eq=False):
 
 def generate_decoder(
     cls: type,
-    converter: cattrs.Converter,
+    hooks: HookSource,
     *,
     inline: Inline,
     helpers: Mapping[str, object],
@@ -136,7 +137,7 @@ def generate_decoder(
     """
     empty_when_missing = empty_when_missing or {}
     overrides = overrides or {}
-    builder = SourceBuilder(converter, inline, helpers, within | {cls})
+    builder = SourceBuilder(hooks, inline, helpers, within | {cls})
     builder.namespace["__cls"] = cls
     lines, keys = key_texts(builder, from_keys or {})
     fields = [f for f in attrs.fields(cls) if f.init]
