@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import decimal
-import difflib
 import functools
 import sys
 import types
@@ -788,6 +787,8 @@ def not_key_fields(
 
     ``lookup`` starts the message: ``"User is looked up by"``, ``"db.query(User) takes"``.
     """
+    import difflib  # noqa: PLC0415 - an error's suggestions: not imported by correct programs
+
     named = []
     for name in unknown:
         close = difflib.get_close_matches(name, valid, n=1)

@@ -8,7 +8,7 @@ objects. ``explain`` and ``dynorm design`` show the same plans.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import msgspec
 
@@ -42,7 +42,10 @@ from .relations import (
     collection_read,
     relationships_of,
 )
-from .sharded import ShardedRead
+
+if TYPE_CHECKING:
+    # Imported by the first sharded relationship's load (``_sharded_read``) only.
+    from .sharded import ShardedRead
 
 __all__ = [
     "CollectionLoad",
@@ -64,6 +67,17 @@ __all__ = [
 ]
 
 P = TypeVar("P")
+
+
+def _sharded_read(reads: tuple[CollectionRead, ...]) -> ShardedRead:
+    """The merged read of a sharded relationship's Queries (one per shard).
+
+    ``mapping/sharded.py`` is imported here, by a sharded load only (a process whose loads are
+    not sharded never loads it); the import costs nothing beside the Queries the plan sends.
+    """
+    from .sharded import ShardedRead  # noqa: PLC0415 - sharded loads only
+
+    return ShardedRead(reads)
 
 
 def normalize_options(
@@ -193,7 +207,7 @@ def plan_get(
         if rel.sharded:
             # Its shards are other partitions than the parent's: their Queries go beside it.
             reads = rel.children_reads(table_name, key_values, consistent=consistent)
-            sharded.append(ShardedLoad(option, ShardedRead(reads)))
+            sharded.append(ShardedLoad(option, _sharded_read(reads)))
             continue
         groups.setdefault((rel.via.index, not rel.newest_first), []).append(option)
 
