@@ -15,10 +15,11 @@ if typing.TYPE_CHECKING:
     from dynorm.core.ranges import SortCondition, begins_with, between, ge, gt, le, lt
     from dynorm.core.requests import Request
     from dynorm.core.steps import FromRead
-    from dynorm.io.database import Database, Transaction, connect
+    from dynorm.io.database import Database, connect
     from dynorm.io.loaders import BelongsTo, HasMany, ParentLoader, RelationLoader
     from dynorm.io.paging import Page
     from dynorm.io.query import Query, Scan
+    from dynorm.io.transaction import Transaction
     from dynorm.mapping.cascade import CascadeReport
     from dynorm.mapping.jsonable import from_jsonable, jsonable
     from dynorm.mapping.relations import (
@@ -164,10 +165,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "dynorm.core.ranges": ("SortCondition", "begins_with", "between", "ge", "gt", "le", "lt"),
     "dynorm.core.requests": ("Request",),
     "dynorm.core.steps": ("FromRead",),
-    "dynorm.io.database": ("Database", "Transaction", "connect"),
+    "dynorm.io.database": ("Database", "connect"),
     "dynorm.io.loaders": ("BelongsTo", "HasMany", "ParentLoader", "RelationLoader"),
     "dynorm.io.paging": ("Page",),
     "dynorm.io.query": ("Query", "Scan"),
+    "dynorm.io.transaction": ("Transaction",),
     "dynorm.mapping.cascade": ("CascadeReport",),
     "dynorm.mapping.jsonable": ("from_jsonable", "jsonable"),
     "dynorm.mapping.relations": (

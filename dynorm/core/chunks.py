@@ -18,6 +18,7 @@ from .errors import LimitExceededError
 __all__ = [
     "BATCH_GET_MAX",
     "BATCH_WRITE_MAX",
+    "DEFAULT_MAX_ITEMS",
     "TRANSACT_MAX",
     "KeyId",
     "backoff",
@@ -34,6 +35,8 @@ BATCH_GET_MAX: Final = 100
 BATCH_WRITE_MAX: Final = 25
 #: Actions one TransactWriteItems may carry.
 TRANSACT_MAX: Final = 100
+#: How many items (the root included) ``db.delete(obj, cascade=True)`` deletes at most by default.
+DEFAULT_MAX_ITEMS: Final = 1000
 
 
 def chunked(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:

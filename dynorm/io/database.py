@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
 import msgspec
 
-from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
+from dynorm.core.chunks import (
+    BATCH_GET_MAX,
+    BATCH_WRITE_MAX,
+    DEFAULT_MAX_ITEMS,
+    chunked,
+    key_id,
+)
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, secret_from
 from dynorm.core.errors import (
@@ -49,8 +55,6 @@ from dynorm.core.steps import (
     together_fetches,
     together_writes,
 )
-from dynorm.core.throughput import RateLimit, Stats
-from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS, CascadeReport
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.reading import (
     Finished,
@@ -60,7 +64,12 @@ from dynorm.mapping.reading import (
     partial_of,
     scan_read,
 )
-from dynorm.mapping.readplan import normalize_options
+from dynorm.mapping.readplan import (
+    normalize_options,
+    plan_get,
+    query_read,
+    transact_get_reads,
+)
 from dynorm.mapping.relations import (
     HasManyRelation,
     LoadOption,
@@ -70,27 +79,32 @@ from dynorm.mapping.relations import (
 )
 from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
 from dynorm.mapping.table import Table
-from dynorm.mapping.tabledef import create_table_request, time_to_live_request
-from dynorm.mapping.writeplan import Action, WritePlanner, returned_fields
-from dynorm.mapping.writes import Returns, UpdateOps, UpdateOptions, return_values
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
-from .batch import drain_get, drain_get_tables, drain_write, drain_write_tables
-from .coalesce import Coalescer, Found
-from .explaining import DatabaseExplain
 from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
-from .ratelimit import Limiter
 from .tables import Connected, Tables, name_tables, table_of
-from .transaction import Transaction
 from .transport import Connection, RequestListener, Transport, open_connection
 
+# The write side, explain, transactions, batches, coalescing and rate limits are imported on
+# first use (``_Writing``, ``_Batches``, ``Database.explain``, the options of ``connect``): a
+# process that only gets and queries never loads them (tests/integration/test_lean_connection.py).
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Database", "Returns", "Transaction", "connect"]
+    from dynorm.core.throughput import RateLimit, Stats
+    from dynorm.mapping.cascade import CascadeReport
+    from dynorm.mapping.writeplan import Action, WritePlanner
+    from dynorm.mapping.writes import Returns, UpdateOptions
+
+    from .coalesce import Coalescer, FetchKeys, Found
+    from .explaining import DatabaseExplain
+    from .ratelimit import Limiter
+    from .transaction import Transaction
+
+__all__ = ["Database", "connect"]
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -140,6 +154,20 @@ def _update_loaded(
     loaded.items = [*kept, child] if adding else kept
 
 
+def _limiter(rate_limit: RateLimit | Literal["adaptive"]) -> Limiter:
+    """``connect(rate_limit=...)``'s limiter (its module imported only when one is asked for)."""
+    from .ratelimit import Limiter  # noqa: PLC0415 - once per connection, when asked for
+
+    return Limiter(rate_limit)
+
+
+def _coalescer(fetch: FetchKeys, batch_get_size: int) -> Coalescer:
+    """``connect(coalesce=True)``'s coalescer (its module imported only then)."""
+    from .coalesce import Coalescer  # noqa: PLC0415 - once per connection, when asked for
+
+    return Coalescer(fetch, batch_get_size)
+
+
 def _nothing_planned() -> Plan[None]:
     """The plan of no writes: it sends nothing."""
     yield from ()
@@ -156,6 +184,44 @@ def _table_status(table: Mapping[str, Any] | None) -> str | None:
     ):
         return "CREATING"
     return status
+
+
+class _Writing:
+    """What a Database's updates and transactions use, imported on the first of them.
+
+    One per Database (``Database._writing``, a cached property): after the first call each
+    name is an attribute lookup away, and a process that only gets and queries never imports
+    the write side (the write planner, copies, cascades, update expressions, difflib).
+    """
+
+    def __init__(self) -> None:
+        # Imported here on purpose: once per Database (see the class docstring).
+        from dynorm.mapping.writeplan import returned_fields  # noqa: PLC0415
+        from dynorm.mapping.writes import UpdateOps, return_values  # noqa: PLC0415
+
+        from .transaction import Transaction  # noqa: PLC0415
+
+        self.update_ops = UpdateOps
+        self.return_values = return_values
+        self.returned_fields = returned_fields
+        self.transaction = Transaction
+
+
+class _Batches:
+    """The BatchGetItem/BatchWriteItem loops (``io/batch.py``), imported on a first batch."""
+
+    def __init__(self) -> None:
+        from .batch import (  # noqa: PLC0415 - once per Database (see _Writing)
+            drain_get,
+            drain_get_tables,
+            drain_write,
+            drain_write_tables,
+        )
+
+        self.drain_get = drain_get
+        self.drain_get_tables = drain_get_tables
+        self.drain_write = drain_write
+        self.drain_write_tables = drain_write_tables
 
 
 class Database:
@@ -206,19 +272,37 @@ class Database:
             max_attempts=max_attempts,
             max_concurrency=max_concurrency,
             quota=None if retry_quota is None else RetryQuota(retry_quota),
-            limiter=None if rate_limit is None else Limiter(rate_limit),
+            limiter=None if rate_limit is None else _limiter(rate_limit),
         )
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
-        #: The exact requests a call would send (``db.explain.put(obj)``), without sending them.
-        self.explain: Final = DatabaseExplain(self._tables, exactly_once=exactly_once)
         #: Where plain gets wait to share a BatchGetItem (``connect(coalesce=True)``), or None.
-        self._coalescer: Final = Coalescer(self._fetch_keys, batch_get_size) if coalesce else None
+        self._coalescer: Final = _coalescer(self._fetch_keys, batch_get_size) if coalesce else None
         #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
         self._exactly_once = exactly_once
+        #: ``explain``, built on first use.
+        self._explain: DatabaseExplain | None = None
+
+    @property
+    def explain(self) -> DatabaseExplain:
+        """The exact requests a call would send (``db.explain.put(obj)``), without sending them."""
+        found = self._explain
+        if found is None:
+            from .explaining import DatabaseExplain  # noqa: PLC0415 - once per Database
+
+            found = self._explain = DatabaseExplain(self._tables, exactly_once=self._exactly_once)
+        return found
+
+    @functools.cached_property
+    def _writing(self) -> _Writing:
+        return _Writing()
+
+    @functools.cached_property
+    def _batches(self) -> _Batches:
+        return _Batches()
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
@@ -257,6 +341,11 @@ class Database:
     def connected_tables(self) -> list[Connected]:
         """Every table of this connection, in the order given to :func:`connect`."""
         return self._tables.connected_tables()
+
+    def _locate(self, model: type[Any]) -> tuple[ModelInfo[Any], str]:
+        """``model``'s info and the name its table has on this connection."""
+        connected = self._tables.connected(model)
+        return connected.table.info(model), connected.name
 
     @property
     def fast_path(self) -> bool:
@@ -480,6 +569,11 @@ class Database:
         timeout: float,
         key_types: Mapping[str, Literal["S", "N", "B"]] | None,
     ) -> None:
+        from dynorm.mapping.tabledef import (  # noqa: PLC0415 - not on a data path
+            create_table_request,
+            time_to_live_request,
+        )
+
         ttl = time_to_live_request(connected.table, connected.name)
         created = await self.send(create_table_request(connected.table, connected.name, key_types))
         # A server that creates tables at once (moto) says ACTIVE in the reply: then there is
@@ -553,7 +647,9 @@ class Database:
         """
         connected = self.connected(model)
         info = connected.table.info(model)
-        plan = connected.explain.get_reads(model, load=load, consistent=consistent, **key)
+        plan = plan_get(
+            info, key, normalize_options(info, load), connected.name, consistent=consistent
+        )
         if self._coalescer is not None and plan.single:
             raw = await self._coalescer.get(connected.name, plan.parent_key, consistent=consistent)
             return found_item(self, info, raw, key)[0]
@@ -768,8 +864,9 @@ class Database:
         """
         connected = self.connected(type(obj))
         info = connected.table.info(type(obj))
-        update = UpdateOps(**ops)
-        wire = return_values(returns, update)
+        writing = self._writing
+        update = writing.update_ops(**ops)
+        wire = writing.return_values(returns, update)
         once = self._exactly_once if exactly_once is None else exactly_once
         plan = connected.writes.update(
             obj, update, condition=condition, upsert=upsert, returns=wire, exactly_once=once
@@ -778,7 +875,7 @@ class Database:
         if returns is None:
             return None
         if returns in ("updated_new", "updated_old"):
-            return returned_fields(info, item, update.paths())
+            return writing.returned_fields(info, item, update.paths())
         if item is None:
             return None  # "old" of an item the upsert created
         updated: T = info.decode(item)
@@ -842,7 +939,7 @@ class Database:
         fetched: dict[tuple[str, bool, Any], Item] = {}
 
         async def write(chunk: dict[str, list[dict[str, Any]]]) -> None:
-            await drain_write_tables(
+            await self._batches.drain_write_tables(
                 self.send, chunk, max_attempts=self._max_attempts, sleep=asyncio.sleep
             )
 
@@ -1037,7 +1134,7 @@ class Database:
         chunks = list(chunked(unique, self._batch_get_size))
         found_chunks = await asyncio.gather(
             *(
-                drain_get(
+                self._batches.drain_get(
                     self.send,
                     connected.name,
                     chunk,
@@ -1077,7 +1174,7 @@ class Database:
 
     async def _get_tables(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
         """BatchGetItem of several tables' keys (unprocessed keys retried), by table and key."""
-        found = await drain_get_tables(
+        found = await self._batches.drain_get_tables(
             self.send,
             keys,
             consistent=consistent,
@@ -1140,7 +1237,7 @@ class Database:
     async def _write_batches(self, writes: list[dict[str, Any]], table_name: str) -> None:
         await asyncio.gather(
             *(
-                drain_write(
+                self._batches.drain_write(
                     self.send,
                     table_name,
                     chunk,
@@ -1181,7 +1278,7 @@ class Database:
         checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
         two of the reads; it costs twice the read capacity.
         """
-        plan = self.explain.transact_get_reads(wanted)
+        plan = transact_get_reads(wanted, self._locate)
         gets = [e["Get"] for e in plan.request.params["TransactItems"]]
         names = {g["TableName"] for g in gets}
         request = plan.request
@@ -1205,7 +1302,7 @@ class Database:
 
         Its writes may be of any tables of the connection: one TransactWriteItems carries them.
         """
-        return Transaction(self)
+        return self._writing.transaction(self)
 
     def planner(self, model: type[Any]) -> WritePlanner:
         """The write planner of ``model``'s table (DefinitionError when not connected)."""
@@ -1238,7 +1335,7 @@ class Database:
         """
         connected = self.connected(model)
         info = connected.table.info(model)
-        finished = connected.explain.query_read(info, index, components, consistent=consistent)
+        finished = query_read(info, index, components, connected.name, consistent=consistent)
         loads = None
         if load:
             loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))

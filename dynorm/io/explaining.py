@@ -13,10 +13,10 @@ from dynorm.core.expressions import Condition
 from dynorm.core.requests import CollectionRead, Request
 from dynorm.core.steps import Plan
 from dynorm.mapping.cascade import DEFAULT_MAX_ITEMS
-from dynorm.mapping.explain import Explain, KeyOf, TransactGetReads, transact_get_reads
+from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.reading import Finished
-from dynorm.mapping.readplan import GetReads
+from dynorm.mapping.readplan import GetReads, KeyOf, TransactGetReads, transact_get_reads
 from dynorm.mapping.relations import HasManyRelation, LoadOption, Relationship
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import Returns, UpdateOptions

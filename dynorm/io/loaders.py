@@ -21,13 +21,13 @@ from dynorm.core.requests import CollectionRead, Page, check_limit, get_item
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Relationship
-from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.state import Loaded, state_of
 
 from .reader import Reader
-from .sharded import iterate_sharded, read_sharded_page
 
 if TYPE_CHECKING:
+    from dynorm.mapping.sharded import ShardedRead
+
     from .query import Query
 
 __all__ = ["BelongsTo", "HasMany", "LoaderReader", "ParentLoader", "RelationLoader", "reader_of"]
@@ -196,6 +196,9 @@ class RelationLoader(Generic[P, C]):
         return Page(items, None if after is None else cursors.encode(after, read))
 
     def _sharded_read(self, reader: Reader, rel: HasManyRelation[C]) -> ShardedRead:
+        # The sharded modules are imported by a sharded relationship's reads only.
+        from dynorm.mapping.sharded import ShardedRead  # noqa: PLC0415 - sharded reads only
+
         values = rel.owner_info.values_of(self.parent)
         return ShardedRead(rel.children_reads(reader.name_of(rel.owner_info.table), values))
 
@@ -203,6 +206,8 @@ class RelationLoader(Generic[P, C]):
         self, reader: Reader, rel: HasManyRelation[C], limit: int | None, cursor: str | None
     ) -> Page[C]:
         """A page over every shard, merged; its cursor holds each shard's position."""
+        from .sharded import read_sharded_page  # noqa: PLC0415 - sharded reads only
+
         sharded = self._sharded_read(reader, rel)
         cursors = reader.cursors
         starts = (
@@ -273,6 +278,8 @@ class RelationLoader(Generic[P, C]):
             rel = loaded.read_by
         owner = rel.owner_info
         if rel.sharded:
+            from .sharded import iterate_sharded  # noqa: PLC0415 - sharded reads only
+
             sharded = self._sharded_read(reader, rel)
             accept_shard = reader.acceptor(rel.target_info, sharded.reads[0].index)
             if loaded is not None:

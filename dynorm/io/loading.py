@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
@@ -29,11 +29,12 @@ from dynorm.mapping.readplan import (
     share_of_page,
 )
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, LoadOption
-from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.state import InstanceState, Loaded, state_of
 
 from .reader import Reader
-from .sharded import read_sharded_page
+
+if TYPE_CHECKING:
+    from dynorm.mapping.sharded import ShardedRead
 
 __all__ = [
     "execute_get",
@@ -257,6 +258,9 @@ async def _run_sharded_load(
 async def _read_shards(
     reader: Reader, rel: HasManyRelation[Any], sharded: ShardedRead, limit: int | None
 ) -> Loaded:
+    # Imported by a sharded relationship's first read only (beside one Query per shard).
+    from .sharded import read_sharded_page  # noqa: PLC0415 - sharded reads only
+
     accept = reader.acceptor(rel.target_info, sharded.reads[0].index)
     items, starts = await read_sharded_page(
         reader, sharded, accept, limit=limit, starts=sharded.first_starts()
@@ -271,6 +275,8 @@ async def _run_children(
     rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
     if rel.sharded:
         reads = rel.children_reads(reader.name_of(rel.owner_info.table), parent_values)
+        from dynorm.mapping.sharded import ShardedRead  # noqa: PLC0415 - sharded reads only
+
         return await _read_shards(reader, rel, ShardedRead(reads), option.limit)
     read = rel.children_read(reader.name_of(rel.owner_info.table), parent_values)
     accept = reader.acceptor(rel.target_info, read.index)

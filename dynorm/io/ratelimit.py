@@ -9,27 +9,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from dynorm.core.errors import DefinitionError
 from dynorm.core.requests import Request
 from dynorm.core.throughput import (
     AdaptiveRate,
-    HotPartition,
     Kind,
     LimiterStats,
     RateLimit,
     SendRate,
-    Stats,
     TokenBucket,
-    TopCounter,
     consumed_units,
     request_cost,
 )
 
 from .batch import Sleep
 
-__all__ = ["Counts", "Limiter", "Ticket"]
+__all__ = ["Limiter", "Ticket"]
 
 
 class Ticket(NamedTuple):
@@ -142,40 +139,3 @@ class Limiter:
         """One bucket's rate and waits (None when ``kind`` is not limited)."""
         held = self._buckets.get(kind)
         return None if held is None else held.stats(self._clock())
-
-
-#: How many throttled partition keys a connection keeps counts of (the rest are forgotten).
-HOT_KEYS_KEPT: Final = 64
-#: How many of them ``db.stats()`` lists.
-HOT_KEYS_SHOWN: Final = 10
-
-
-class Counts:
-    """What ``db.stats()`` reports: requests sent, throttles by table and partition key."""
-
-    def __init__(self) -> None:
-        self.requests = 0
-        self.throttled = 0
-        self.by_table: dict[str, int] = {}
-        self.hot = TopCounter(HOT_KEYS_KEPT)
-
-    def throttle(self, tables: tuple[str, ...], keys: tuple[tuple[str, str], ...]) -> None:
-        """One throttled attempt naming ``tables`` and addressing ``keys``."""
-        self.throttled += 1
-        for table in tables:
-            self.by_table[table] = self.by_table.get(table, 0) + 1
-        for key in keys:
-            self.hot.add(key)
-
-    def stats(self, limiter: Limiter | None) -> Stats:
-        return Stats(
-            requests=self.requests,
-            throttled=self.throttled,
-            by_table=dict(self.by_table),
-            hot_partitions=[
-                HotPartition(table, key, count)
-                for (table, key), count in self.hot.top(HOT_KEYS_SHOWN)
-            ],
-            read=None if limiter is None else limiter.stats("read"),
-            write=None if limiter is None else limiter.stats("write"),
-        )

@@ -6,28 +6,56 @@ goes; ``db.explain`` asks the same one, so what is shown is planned by the table
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
+from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX
 from dynorm.core.errors import DefinitionError
 from dynorm.core.steps import Plan, together
-from dynorm.mapping.explain import Explain
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.table import Table
-from dynorm.mapping.writeplan import WritePlanner
+
+if TYPE_CHECKING:
+    from dynorm.mapping.explain import Explain
+    from dynorm.mapping.writeplan import WritePlanner
 
 __all__ = ["Connected", "Tables", "name_tables", "table_of"]
 
 
-class Connected(msgspec.Struct, frozen=True, eq=False):
-    """One table of a connection: its name there, and the planners of its writes and explains."""
+class Connected(msgspec.Struct, frozen=True, eq=False, dict=True):
+    """One table of a connection: its name there, and the planners of its writes and explains.
+
+    The planners are built on first use (a process that only reads never imports the write
+    side); each is then an attribute of the instance, as cheap to reach as a field.
+    """
 
     table: Table
     name: str
-    writes: WritePlanner
-    explain: Explain
+    batch_get_size: int = BATCH_GET_MAX
+    batch_write_size: int = BATCH_WRITE_MAX
+
+    @functools.cached_property
+    def writes(self) -> WritePlanner:
+        """The planner of this table's writes, under its name on this connection."""
+        from dynorm.mapping.writeplan import WritePlanner  # noqa: PLC0415 - once per table
+
+        return WritePlanner(self.table, self.name)
+
+    @functools.cached_property
+    def explain(self) -> Explain:
+        """This table's ``db.explain`` (planned by the same write planner as the writes)."""
+        from dynorm.mapping.explain import Explain  # noqa: PLC0415 - once per table
+
+        return Explain(
+            self.table,
+            self.name,
+            self.writes,
+            batch_write_size=self.batch_write_size,
+            batch_get_size=self.batch_get_size,
+        )
 
 
 def table_of(info: ModelInfo[Any]) -> Table:
@@ -87,7 +115,7 @@ class Tables:
     """The tables of one connection: which one, under which name, each call goes to.
 
     Built once per :class:`~dynorm.io.database.Database` (a ``WritePlanner`` and an ``Explain``
-    per table); every routing question is answered here, before anything is sent.
+    per table, on first use); every routing question is answered here, before anything is sent.
     """
 
     def __init__(
@@ -103,17 +131,10 @@ class Tables:
         named = name_tables(given, table_name, table_names)
         for each, _ in named:
             each.check()
-        connected = []
-        for each, name in named:
-            writes = WritePlanner(each, name)
-            explain = Explain(
-                each,
-                name,
-                writes,
-                batch_write_size=batch_write_size,
-                batch_get_size=batch_get_size,
-            )
-            connected.append(Connected(each, name, writes, explain))
+        connected = [
+            Connected(each, name, batch_get_size=batch_get_size, batch_write_size=batch_write_size)
+            for each, name in named
+        ]
         #: The tables of this connection, in the order given.
         self.tables: Final = tuple(t for t, _ in named)
         self._connected: Final = {c.table: c for c in connected}

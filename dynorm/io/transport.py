@@ -55,7 +55,6 @@ from dynorm.core.errors import (
 )
 from dynorm.core.events import OK, RequestEvent, outcome_of, targets_of
 from dynorm.core.requests import Request
-from dynorm.core.throughput import partition_keys_of
 from dynorm.core.versions import installed_version
 from dynorm.wire.protocol import (
     CONTROL_PLANE,
@@ -85,9 +84,7 @@ from dynorm.wire.retry import (
 )
 from dynorm.wire.sigv4 import Signer, canonical_host
 
-from .batch import Sleep
 from .otel import Span, Tracing
-from .ratelimit import Counts, Limiter, Ticket
 
 if TYPE_CHECKING:
     import ssl
@@ -95,6 +92,12 @@ if TYPE_CHECKING:
     import aiohttp
     import botocore.exceptions
     from aiobotocore.session import AioSession
+
+    # Imported with connect(rate_limit=...) only: a connection without one never loads them.
+    from dynorm.core.throughput import Stats, TopCounter
+
+    from .batch import Sleep
+    from .ratelimit import Limiter, Ticket
 
 __all__ = ["Connection", "RequestListener", "Send", "Transport", "open_connection"]
 
@@ -677,6 +680,66 @@ class _FastSender:
         raise _database_error(error.code, error.message, error.body, request)
 
 
+#: How many throttled partition keys a connection keeps counts of (the rest are forgotten).
+HOT_KEYS_KEPT: Final = 64
+#: How many of them ``db.stats()`` lists.
+HOT_KEYS_SHOWN: Final = 10
+
+
+class Counts:
+    """What ``db.stats()`` reports: requests sent, throttles by table and partition key.
+
+    ``dynorm.core.throughput`` (partition keys of a request, the bounded counter, the stats
+    structure) is imported by the first throttle or ``stats()``, not by a connection that
+    sees neither.
+    """
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.throttled = 0
+        self.by_table: dict[str, int] = {}
+        #: The throttled partition keys' counts (from the first throttle on).
+        self.hot: TopCounter | None = None
+
+    def throttle_request(
+        self, request: Request, key_attributes: Mapping[str, Sequence[str]] | Sequence[str]
+    ) -> tuple[tuple[str, str], ...]:
+        """One throttled attempt of ``request``; returns the (table, partition key) it addressed."""
+        from dynorm.core.throughput import partition_keys_of  # throttles only
+
+        pairs = partition_keys_of(request, key_attributes)
+        self.throttle(targets_of(request)[0], pairs)
+        return pairs
+
+    def throttle(self, tables: tuple[str, ...], keys: tuple[tuple[str, str], ...]) -> None:
+        """One throttled attempt naming ``tables`` and addressing ``keys``."""
+        self.throttled += 1
+        for table in tables:
+            self.by_table[table] = self.by_table.get(table, 0) + 1
+        if not keys:
+            return
+        hot = self.hot
+        if hot is None:
+            from dynorm.core.throughput import TopCounter  # the first throttle
+
+            hot = self.hot = TopCounter(HOT_KEYS_KEPT)
+        for key in keys:
+            hot.add(key)
+
+    def stats(self, limiter: Limiter | None) -> Stats:
+        from dynorm.core.throughput import HotPartition, Stats  # db.stats()
+
+        top = [] if self.hot is None else self.hot.top(HOT_KEYS_SHOWN)
+        return Stats(
+            requests=self.requests,
+            throttled=self.throttled,
+            by_table=dict(self.by_table),
+            hot_partitions=[HotPartition(table, key, count) for (table, key), count in top],
+            read=None if limiter is None else limiter.stats("read"),
+            write=None if limiter is None else limiter.stats("write"),
+        )
+
+
 class Transport:
     """Sends requests with retries, at most ``max_concurrency`` at a time.
 
@@ -871,9 +934,7 @@ class Transport:
             return ()
         if ticket is not None and self.limiter is not None:
             self.limiter.throttled(ticket)
-        known = self._key_attributes
-        pairs = partition_keys_of(request, known)
-        self.counts.throttle(targets_of(request)[0], pairs)
+        pairs = self.counts.throttle_request(request, self._key_attributes)
         return tuple(dict.fromkeys(value for _, value in pairs))
 
     def _stop(self, verdict: Verdict, attempt: int) -> str | None:

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import msgspec
 
-from dynorm.core.chunks import key_id
+from dynorm.core.chunks import DEFAULT_MAX_ITEMS, key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ConditionFailedError, DatabaseError, LimitExceededError
 from dynorm.core.expressions import Condition, extend_condition
@@ -43,8 +43,6 @@ from .writes import plan_delete, plan_mark
 
 __all__ = ["DEFAULT_MAX_ITEMS", "MARK", "CascadeReport", "plan_cascade"]
 
-#: How many items (the root included) ``db.delete(obj, cascade=True)`` deletes at most by default.
-DEFAULT_MAX_ITEMS: Final = 1000
 #: The attribute that marks a root whose cascade has checked its conditions (see step 3 above).
 MARK: Final = "dynorm:cascade"
 

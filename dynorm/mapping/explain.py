@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_MAX, chunked, key_id
-from dynorm.core.codec.converter import Item
-from dynorm.core.errors import DefinitionError, KeyTemplateError, LimitExceededError
+from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, chunked, key_id
+from dynorm.core.errors import DefinitionError
 from dynorm.core.expressions import Condition
-from dynorm.core.ranges import SortCondition, SortRange, sort_range
 from dynorm.core.requests import (
     CollectionRead,
     Request,
@@ -19,7 +17,6 @@ from dynorm.core.requests import (
     batch_get_tables,
     batch_write,
     batch_write_tables,
-    transact_get_items,
 )
 from dynorm.core.steps import (
     Fetch,
@@ -36,10 +33,19 @@ from dynorm.core.steps import (
 )
 
 from .cascade import DEFAULT_MAX_ITEMS
-from .model import ModelInfo, not_key_fields
-from .reading import Finished, finish_query
-from .readplan import GetReads, normalize_options, plan_get, plan_query_load
-from .relations import HasManyRelation, LoadOption, Relationship, collection_read
+from .model import ModelInfo
+from .reading import Finished
+from .readplan import (
+    GetReads,
+    KeyOf,
+    TransactGetReads,
+    normalize_options,
+    plan_get,
+    plan_query_load,
+    query_read,
+    transact_get_reads,
+)
+from .relations import HasManyRelation, LoadOption, Relationship
 from .table import Table
 from .writeplan import WritePlanner
 from .writes import Returns, UpdateOps, UpdateOptions, return_values
@@ -48,17 +54,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["Explain", "KeyOf", "TransactGetReads", "transact_get_reads"]
-
-#: One item ``db.transact_get`` reads: its model and its key fields.
-KeyOf = tuple[type[Any], Mapping[str, object]]
-
-
-class TransactGetReads(msgspec.Struct, frozen=True):
-    """A TransactGetItems and, for each item asked for, its model and key (in order)."""
-
-    request: Request
-    infos: tuple[ModelInfo[Any], ...]
-    keys: tuple[Item, ...]
 
 
 class Explain(msgspec.Struct):
@@ -261,69 +256,7 @@ class Explain(msgspec.Struct):
         consistent: bool = False,
     ) -> Finished[CollectionRead]:
         """The collection read behind ``db.query``, as it is sent (see ``finish_query``)."""
-        pk, sk = info.key_templates(index)
-        call = f"db.query({info.name}{', index=' + repr(index) if index else ''})"
-        known = tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
-        unknown = [name for name in components if name not in known]
-        if unknown:
-            raise not_key_fields(info.name, f"{call} takes", unknown, known)
-        missing = [f for f in pk.fields if f not in components]
-        if missing:
-            raise KeyTemplateError(
-                f"{call} needs every field of the partition key {pk.source!r}: "
-                f"give {', '.join(missing)}"
-            )
-        marked = [f for f in pk.fields if isinstance(components[f], SortCondition)]
-        if marked:
-            raise KeyTemplateError(
-                f"{call}: {marked[0]}={components[marked[0]]!r} is part of the partition key "
-                f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
-                "(conditions go on a sort key component)"
-            )
-        pk_attr, sk_attr = info.table.key_attributes(index)
-        if info.key_type(pk_attr) != "S":
-            info.key_attribute(pk_attr, components)  # a number or binary given as such
-        sk_kind = info.key_type(sk_attr or "")
-        sorted_ = sort_range(sk, components, call, sk_kind) if sk is not None else SortRange(None)
-        read = collection_read(
-            info, index, self.table_name, pk.format(components), sorted_, consistent=consistent
-        )
-        return finish_query(info, read)
-
-
-def transact_get_reads(
-    wanted: Sequence[KeyOf], locate: Callable[[type[Any]], tuple[ModelInfo[Any], str]]
-) -> TransactGetReads:
-    """The TransactGetItems of ``wanted``; ``locate`` gives a model's info and table name.
-
-    Items of several tables go in one request (each names its TableName); each distinct item
-    is read once, since DynamoDB refuses a transaction naming one twice.
-    """
-    infos: list[ModelInfo[Any]] = []
-    keys: list[Item] = []
-    named: dict[tuple[str, Any], tuple[str, Item]] = {}
-    for i, entry in enumerate(wanted):
-        shape: object = entry  # callers without a type checker pass anything
-        if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
-            raise DefinitionError(
-                f"db.transact_get takes (Model, {{key field: value}}) pairs, such as "
-                f"(Org, {{'name': 'ACME'}}); item {i} is {entry!r}"
-            )
-        info, name = locate(entry[0])
-        info.check_key_values(entry[1])
-        infos.append(info)
-        key = info.primary_key(entry[1])
-        keys.append(key)
-        named.setdefault((name, key_id(key)), (name, key))
-    if not named:
-        raise LimitExceededError("db.transact_get needs at least one (Model, key) pair")
-    if len(named) > TRANSACT_MAX:
-        raise LimitExceededError(
-            f"db.transact_get reads at most {TRANSACT_MAX} items in one transaction "
-            f"(TRANSACT_MAX); got {len(named)}: split them, or use db.get_many when the "
-            "items need not be read at one point in time"
-        )
-    return TransactGetReads(transact_get_items(list(named.values())), tuple(infos), tuple(keys))
+        return query_read(info, index, components, self.table_name, consistent=consistent)
 
 
 def _has_many(parent: object, relationship: Relationship[Any], verb: str) -> HasManyRelation[Any]:

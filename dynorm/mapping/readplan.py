@@ -7,50 +7,77 @@ objects. ``explain`` and ``dynorm design`` show the same plans.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import msgspec
 
-from dynorm.core.chunks import key_id
+from dynorm.core.chunks import TRANSACT_MAX, key_id
 from dynorm.core.codec.converter import Item
-from dynorm.core.errors import DefinitionError, ExpressionError, KeyTemplateError
+from dynorm.core.errors import (
+    DefinitionError,
+    ExpressionError,
+    KeyTemplateError,
+    LimitExceededError,
+)
+from dynorm.core.ranges import SortCondition, SortRange, sort_range
 from dynorm.core.requests import (
     CollectionRead,
     KeyRange,
     Request,
     batch_get,
     get_item,
+    transact_get_items,
     upper_bound,
     whole_item_reads,
 )
 
-from .model import ModelInfo
+from .model import ModelInfo, not_key_fields
+from .reading import Finished, finish_query
 from .relations import (
     BelongsToRelation,
     HasManyRelation,
     LoadOption,
     Relationship,
+    collection_read,
     relationships_of,
 )
-from .sharded import ShardedRead
+
+if TYPE_CHECKING:
+    # Imported by the first sharded relationship's load (``_sharded_read``) only.
+    from .sharded import ShardedRead
 
 __all__ = [
     "CollectionLoad",
     "GetReads",
+    "KeyOf",
     "PageShare",
     "QueryLoadReads",
     "ShardedLoad",
+    "TransactGetReads",
     "belongs_to",
     "normalize_options",
     "parent_get",
     "plan_get",
     "plan_query_load",
+    "query_read",
     "range_passed",
     "share_of_page",
+    "transact_get_reads",
 ]
 
 P = TypeVar("P")
+
+
+def _sharded_read(reads: tuple[CollectionRead, ...]) -> ShardedRead:
+    """The merged read of a sharded relationship's Queries (one per shard).
+
+    ``mapping/sharded.py`` is imported here, by a sharded load only (a process whose loads are
+    not sharded never loads it); the import costs nothing beside the Queries the plan sends.
+    """
+    from .sharded import ShardedRead  # noqa: PLC0415 - sharded loads only
+
+    return ShardedRead(reads)
 
 
 def normalize_options(
@@ -180,7 +207,7 @@ def plan_get(
         if rel.sharded:
             # Its shards are other partitions than the parent's: their Queries go beside it.
             reads = rel.children_reads(table_name, key_values, consistent=consistent)
-            sharded.append(ShardedLoad(option, ShardedRead(reads)))
+            sharded.append(ShardedLoad(option, _sharded_read(reads)))
             continue
         groups.setdefault((rel.via.index, not rel.newest_first), []).append(option)
 
@@ -445,3 +472,89 @@ def _bounds(range_: KeyRange | None) -> tuple[str, str] | None:
 
 
 _BOUNDED: frozenset[str] = frozenset({"eq", "begins_with", "between"})
+
+
+def query_read(
+    info: ModelInfo[Any],
+    index: str | None,
+    components: Mapping[str, object],
+    table_name: str,
+    *,
+    consistent: bool = False,
+) -> Finished[CollectionRead]:
+    """The collection read behind ``db.query``, as it is sent (see ``finish_query``)."""
+    pk, sk = info.key_templates(index)
+    call = f"db.query({info.name}{', index=' + repr(index) if index else ''})"
+    known = tuple(dict.fromkeys(pk.fields + (sk.fields if sk else ())))
+    unknown = [name for name in components if name not in known]
+    if unknown:
+        raise not_key_fields(info.name, f"{call} takes", unknown, known)
+    missing = [f for f in pk.fields if f not in components]
+    if missing:
+        raise KeyTemplateError(
+            f"{call} needs every field of the partition key {pk.source!r}: "
+            f"give {', '.join(missing)}"
+        )
+    marked = [f for f in pk.fields if isinstance(components[f], SortCondition)]
+    if marked:
+        raise KeyTemplateError(
+            f"{call}: {marked[0]}={components[marked[0]]!r} is part of the partition key "
+            f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
+            "(conditions go on a sort key component)"
+        )
+    pk_attr, sk_attr = info.table.key_attributes(index)
+    if info.key_type(pk_attr) != "S":
+        info.key_attribute(pk_attr, components)  # a number or binary given as such
+    sk_kind = info.key_type(sk_attr or "")
+    sorted_ = sort_range(sk, components, call, sk_kind) if sk is not None else SortRange(None)
+    read = collection_read(
+        info, index, table_name, pk.format(components), sorted_, consistent=consistent
+    )
+    return finish_query(info, read)
+
+
+#: One item ``db.transact_get`` reads: its model and its key fields.
+KeyOf = tuple[type[Any], Mapping[str, object]]
+
+
+class TransactGetReads(msgspec.Struct, frozen=True):
+    """A TransactGetItems and, for each item asked for, its model and key (in order)."""
+
+    request: Request
+    infos: tuple[ModelInfo[Any], ...]
+    keys: tuple[Item, ...]
+
+
+def transact_get_reads(
+    wanted: Sequence[KeyOf], locate: Callable[[type[Any]], tuple[ModelInfo[Any], str]]
+) -> TransactGetReads:
+    """The TransactGetItems of ``wanted``; ``locate`` gives a model's info and table name.
+
+    Items of several tables go in one request (each names its TableName); each distinct item
+    is read once, since DynamoDB refuses a transaction naming one twice.
+    """
+    infos: list[ModelInfo[Any]] = []
+    keys: list[Item] = []
+    named: dict[tuple[str, Any], tuple[str, Item]] = {}
+    for i, entry in enumerate(wanted):
+        shape: object = entry  # callers without a type checker pass anything
+        if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
+            raise DefinitionError(
+                f"db.transact_get takes (Model, {{key field: value}}) pairs, such as "
+                f"(Org, {{'name': 'ACME'}}); item {i} is {entry!r}"
+            )
+        info, name = locate(entry[0])
+        info.check_key_values(entry[1])
+        infos.append(info)
+        key = info.primary_key(entry[1])
+        keys.append(key)
+        named.setdefault((name, key_id(key)), (name, key))
+    if not named:
+        raise LimitExceededError("db.transact_get needs at least one (Model, key) pair")
+    if len(named) > TRANSACT_MAX:
+        raise LimitExceededError(
+            f"db.transact_get reads at most {TRANSACT_MAX} items in one transaction "
+            f"(TRANSACT_MAX); got {len(named)}: split them, or use db.get_many when the "
+            "items need not be read at one point in time"
+        )
+    return TransactGetReads(transact_get_items(list(named.values())), tuple(infos), tuple(keys))

@@ -31,11 +31,12 @@ from .model import (
 )
 from .pydantic_hooks import install_pydantic_hooks
 from .relations import Relationship, embedded_of
-from .streams import Change, StreamRecord, decode_change
 
 if TYPE_CHECKING:
     # msgspec, which the wire structures need, is imported by a table's first read.
     from dynorm.wire.structs import Wire
+
+    from .streams import Change, StreamRecord
 
 __all__ = ["GSI", "LSI", "Table"]
 
@@ -52,6 +53,19 @@ def _projection(value: object) -> Projection:
     raise DefinitionError(
         f"projection must be 'ALL', 'KEYS_ONLY' or attribute names; got {value!r}"
     )
+
+
+#: ``streams.decode_change``, imported with the first stream record decoded (``_decoder``).
+_decode_change: Callable[..., Change[object]] | None = None
+
+
+def _decoder() -> Callable[..., Change[object]]:
+    """``streams.decode_change``, its module imported once (none in a process reading no stream)."""
+    global _decode_change  # noqa: PLW0603 - filled once
+    from .streams import decode_change  # noqa: PLC0415 - once per process
+
+    _decode_change = decode_change
+    return decode_change
 
 
 #: Compiled on first use (``re``'s cache), not at import.
@@ -623,7 +637,7 @@ class Table:
         model the item belongs to (None when the stream does not carry that image); an item of
         no model gives ``model=None`` and no instances. Pure: nothing is sent.
         """
-        return decode_change(self.classifier(None), record)
+        return (_decode_change or _decoder())(self.classifier(None), record)
 
     def info(self, cls: type[T]) -> ModelInfo[T]:
         info = info_of(cls)

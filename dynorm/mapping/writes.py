@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final, Literal, TypedDict
@@ -10,7 +9,7 @@ from typing import Any, Final, Literal, TypedDict
 import attrs
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import CodecError, ExpressionError, KeyTemplateError
+from dynorm.core.errors import CodecError, ExpressionError, KeyTemplateError, did_you_mean
 from dynorm.core.expressions import Condition, ExpressionBuilder, render_update, top_field
 from dynorm.core.requests import Request, Retry, condition_check, transact_write, update_item
 from dynorm.core.stamps import VersionCheck
@@ -328,8 +327,7 @@ def _check_overlaps(info: ModelInfo[Any], paths: Iterable[str]) -> None:
 def _check_paths(info: ModelInfo[Any], ops: UpdateOps, changed: Sequence[str]) -> None:
     unknown = [name for name in changed if top_field(name) not in info.field_types]
     if unknown:
-        close = difflib.get_close_matches(top_field(unknown[0]), list(info.field_types), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(top_field(unknown[0]), list(info.field_types))
         raise KeyTemplateError(
             f"{info.name} has no field {unknown[0]!r}{hint}; update paths name fields, not "
             f"stored attribute names: {', '.join(info.field_types)}"

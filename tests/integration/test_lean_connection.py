@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import dynorm
@@ -44,7 +45,8 @@ class User:
     email: str = ""
 
 def stack():  # what a plain model's reads and writes need not import (cattrs: issue 19)
-    return sorted(m for m in sys.modules if m.split(".")[0] in ("botocore", "aiobotocore", "cattrs"))
+    unused = ("botocore", "aiobotocore", "cattrs")
+    return sorted(m for m in sys.modules if m.split(".")[0] in unused)
 
 async def main(options):
     async with dynorm.connect(t, **options) as db:
@@ -280,3 +282,122 @@ async def test_a_ca_bundle_that_cannot_be_read_is_an_error_naming_it(
     assert "GetItem: cannot set up TLS for https://127.0.0.1:9" in str(caught.value)
     assert "AWS_CA_BUNDLE" in str(caught.value)
     assert not isinstance(caught.value, dynorm.TransportError)  # not retried: nothing to retry
+
+
+#: What a process that only reads never imports: the write side (planner, copies, cascades,
+#: update expressions), explain, transactions, batches, coalescing, rate limits and their
+#: arithmetic, stream records, sharded reads and table definitions.
+WRITE_SIDE = (
+    "difflib",  # the "did you mean" of errors
+    "dynorm.core.throughput",
+    "dynorm.io.batch",
+    "dynorm.io.coalesce",
+    "dynorm.io.explaining",
+    "dynorm.io.ratelimit",
+    "dynorm.io.sharded",
+    "dynorm.io.transaction",
+    "dynorm.mapping.cascade",
+    "dynorm.mapping.copies",
+    "dynorm.mapping.explain",
+    "dynorm.mapping.sharded",
+    "dynorm.mapping.streams",
+    "dynorm.mapping.tabledef",
+    "dynorm.mapping.writeplan",
+    "dynorm.mapping.writes",
+)
+
+#: Run in a fresh process against a table the test created and filled: as an application
+#: that only reads (coldstart_child.py), then a put, then explain, a transaction and stats.
+READER = """
+import asyncio, json, sys, attrs
+from dynorm import Table, connect
+
+WRITE_SIDE = json.loads(sys.argv[2])
+t = Table("lazy", pk="pk", sk="sk")
+
+@t.model(pk="U#{name}", sk="U#{name}")
+@attrs.define
+class User:
+    name: str
+    email: str = ""
+
+def loaded():
+    return [m for m in WRITE_SIDE if m in sys.modules]
+
+async def main(options):
+    async with connect(t, **options) as db:
+        got = await db.get(User, name="ada")
+        page = await db.query(User, name="ada").page()
+        print(json.dumps({"got": got.email, "found": [u.email for u in page], "loaded": loaded()}))
+        await db.put(User(name="bob", email="b@c"))
+        print(json.dumps({"got": (await db.get(User, name="bob")).email, "loaded": loaded()}))
+        explained = db.explain.put(User(name="cy"))
+        tx = db.transaction()
+        print(json.dumps({
+            "explained": [r.operation for r in explained],
+            "transaction": type(tx).__name__,
+            "requests": db.stats().requests,
+            "loaded": loaded(),
+        }))
+
+asyncio.run(main(json.loads(sys.argv[1])))
+"""
+
+
+async def test_a_process_that_only_reads_imports_no_write_side_module(
+    tmp_path: Path, dynorm_server: RunningServer
+) -> None:
+    reader = dynorm.Table("lazy", pk="pk", sk="sk")
+
+    @reader.model(pk="U#{name}", sk="U#{name}")
+    @attrs.define
+    class User:
+        name: str
+        email: str = ""
+
+    options: dict[str, Any] = {
+        "endpoint_url": dynorm_server.url,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+        "fast_path": fast_path_selected(),
+        "table_name": f"lazy-{uuid.uuid4().hex[:8]}",
+    }
+    async with connect(reader, **options) as db:
+        await db.create_table()
+        try:
+            await db.put(User(name="ada", email="a@b"))
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                READER,
+                json.dumps(options),
+                json.dumps(WRITE_SIDE),
+                env=clean_environment(tmp_path),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await process.communicate()
+        finally:
+            await db.delete_table()
+    assert process.returncode == 0, err.decode()
+    reads, write, tools = [json.loads(line) for line in out.decode().splitlines()]
+    assert reads == {"got": "a@b", "found": ["a@b"], "loaded": []}
+    # The first write brings the write side in, and it works as before.
+    assert write["got"] == "b@c"
+    assert {
+        "dynorm.mapping.writeplan",
+        "dynorm.mapping.writes",
+        "dynorm.mapping.copies",
+        "dynorm.mapping.cascade",
+    } <= set(write["loaded"])
+    assert "dynorm.io.transaction" not in write["loaded"]
+    assert tools["explained"] == ["PutItem"]
+    assert tools["transaction"] == "Transaction"
+    assert tools["requests"] >= 4
+    assert {
+        "dynorm.mapping.explain",
+        "dynorm.io.explaining",
+        "dynorm.io.transaction",
+        "dynorm.core.throughput",
+    } <= set(tools["loaded"])

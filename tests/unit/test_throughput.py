@@ -21,7 +21,8 @@ from dynorm.core.throughput import (
     partition_keys_of,
     request_cost,
 )
-from dynorm.io.ratelimit import Counts, Limiter
+from dynorm.io.ratelimit import Limiter
+from dynorm.io.transport import Counts
 
 KEYS = {"app": ("PK", "SK"), "audit": ("Id",)}
 
