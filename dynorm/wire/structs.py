@@ -189,6 +189,9 @@ class _Generator:
         self.bind = self.builder.bind
         self._ids = itertools.count()
         self._nested: dict[type, _Form | None] = {}
+        #: Type -> its form: the models of a scope share their field types, and one form
+        #: (its bound names included) serves every field of its type.
+        self._forms: dict[Any, _Form | None] = {}
 
     def var(self) -> str:
         return f"w{next(self._ids)}"
@@ -206,6 +209,15 @@ class _Generator:
 
     def form(self, tp: Any) -> _Form | None:
         """The typed wire form of ``tp`` while dynorm's own hook decodes it, else None."""
+        try:
+            return self._forms[tp]
+        except KeyError:
+            made = self._forms[tp] = self._form(tp)
+            return made
+        except TypeError:  # an unhashable annotation
+            return self._form(tp)
+
+    def _form(self, tp: Any) -> _Form | None:
         hook = self.hooks.get_structure_hook(tp)
         inline = INLINE_STRUCTURE.get(tp)
         if inline is not None and hook is inline[0]:
@@ -466,11 +478,15 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
             form = None if f.name in spec.overrides else gen.form(f.type)
             forms[spec.cls, f.name] = form
             attributes.setdefault(stored_name(f), []).append(_GENERIC if form is None else form)
-    # An attribute is typed when every model of the scope stores it in the same form.
+    # An attribute is typed when every model of the scope stores it as the same wire struct
+    # (``id: str`` in each model; ``count: int`` in one and ``Decimal`` in another are both N):
+    # each model's converter renders its own form from it.
     typed: dict[str, _Form] = {}
     for attr, wanted in attributes.items():
         first = wanted[0]
-        if isinstance(first, _Form) and all(w == first for w in wanted):
+        if isinstance(first, _Form) and all(
+            isinstance(w, _Form) and w.type is first.type for w in wanted
+        ):
             typed[attr] = first
     fields = {attr: f"a{i}" for i, attr in enumerate(attributes)}
     struct_spec = [

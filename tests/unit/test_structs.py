@@ -93,6 +93,10 @@ class Part:
     # Stored under the same name as Rich's int field, as text: read as a dict by both.
     count: str = dynorm.field(name="count#1", default="")
     title: str = ""
+    # Stored under Rich's names as the same wire types (S; N for an int and a Decimal): typed
+    # for both, each model reading its own type.
+    name: str = dynorm.field(name="the name", default="")
+    amount: int = dynorm.field(name="a.b", default=0)
 
 
 RICH, PART = info_of(Rich), info_of(Part)
@@ -144,7 +148,9 @@ riches = st.builds(
     expires=st.none() | _seconds,
     note=_text,
 )
-parts = st.builds(Part, rid=_keys, n=st.integers(0, 99), count=_text, title=_text)
+parts = st.builds(
+    Part, rid=_keys, n=st.integers(0, 99), count=_text, title=_text, name=_text, amount=_ints
+)
 
 
 def _body(response: dict[str, Any]) -> bytes:
@@ -220,6 +226,7 @@ def test_attributes_are_typed_where_every_model_agrees() -> None:
     # the time to live stay generic AttributeValue dicts.
     for name in ("PK", "SK", "G1PK", "G1SK", "count#1", "money", "anything", "pair", "expires"):
         assert types[name] == generic, name
+    # Typed too: "the name" (str in both models) and "a.b" (Decimal and int, both N).
     for name in ("the name", "ratio-x", "a.b", "flag", "blob", "dims", "labels", "scores"):
         assert types[name] != generic, name
 
