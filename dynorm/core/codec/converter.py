@@ -22,7 +22,7 @@ import types
 import typing
 import uuid
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import attrs
 
@@ -1121,6 +1121,9 @@ def make_converter() -> cattrs.Converter:
     return converter
 
 
+H = TypeVar("H")
+
+
 def _plain_enum(tp: type) -> bool:
     """An Enum without a mixin (no str, int, ... base, whose hooks cattrs would pick first)."""
     return issubclass(tp, enum.Enum) and all(
@@ -1210,33 +1213,30 @@ class Hooks:
 
     def get_structure_hook(self, tp: Any, /) -> Callable[[Any, Any], Any]:
         if self._converter is None:
-            found = self._structure.get(tp) if _hashable(tp) else None
-            if found is None:
-                found = _own_structure(self, tp)
+            found = _own(self._structure, tp, functools.partial(_own_structure, self))
             if found is not None:
-                if _hashable(tp):
-                    self._structure[tp] = found
                 return found
         return self.converter.get_structure_hook(tp)
 
     def get_unstructure_hook(self, tp: Any, /) -> Callable[[Any], Any]:
         if self._converter is None:
-            found = self._unstructure.get(tp) if _hashable(tp) else None
-            if found is None:
-                found = _own_unstructure(self, tp)
+            found = _own(self._unstructure, tp, functools.partial(_own_unstructure, self))
             if found is not None:
-                if _hashable(tp):
-                    self._unstructure[tp] = found
                 return found
         return self.converter.get_unstructure_hook(tp)
 
 
-def _hashable(tp: object) -> bool:
+def _own(made: dict[object, H], tp: object, make: Callable[[object], H | None]) -> H | None:
+    """``tp``'s own hook from ``made``, else made by ``make`` (and kept); None: ask cattrs."""
     try:
-        hash(tp)
-    except TypeError:
-        return False
-    return True
+        found = made.get(tp)
+    except TypeError:  # an unhashable annotation: made each time
+        return make(tp)
+    if found is None:
+        found = make(tp)
+        if found is not None:
+            made[tp] = found
+    return found
 
 
 #: The hooks every model's codec is generated from (see ``Hooks``).
