@@ -300,11 +300,17 @@ class _Connection:
         self.idle_since = 0.0
 
     def usable(self) -> bool:
-        """Whether it may carry a request: the server has not closed it nor sent anything."""
+        """Whether it may carry a request: the server has not closed it nor sent anything.
+
+        Anything received while idle (a server's 408 before it hangs up, say) would be read as
+        the next request's reply, so a connection with unread data is not reused either.
+        """
+        reader = self.reader
         return (
             not self.transport.is_closing()
-            and not self.reader.at_eof()
-            and self.reader.exception() is None
+            and not reader.at_eof()
+            and not reader._buffer  # type: ignore[attr-defined]  # StreamReader's, since 3.4
+            and reader.exception() is None
         )
 
     def close(self) -> None:

@@ -179,6 +179,15 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     assert server.connections == 2
 
 
+async def test_a_connection_with_unread_data_is_not_reused() -> None:
+    late = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    server = Server(lambda n: OK + late if n == 0 else OK)  # what a server says before it hangs up
+    async with serving(server) as url, lean_db(url) as db:
+        assert await db.send(GET) == {}
+        assert await db.send(GET) == {}  # not the 408: a new connection
+    assert server.connections == 2
+
+
 async def test_connection_close_and_http_1_0_replies_are_honoured() -> None:
     close = OK.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
     old = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"
