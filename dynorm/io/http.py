@@ -29,6 +29,7 @@ __all__ = [
     "HTTPError",
     "MalformedReplyError",
     "Pool",
+    "PoolClosedError",
     "ReadTimeoutError",
     "Reply",
     "parse_head",
@@ -67,6 +68,10 @@ class BrokenConnectionError(HTTPError):
 
 class MalformedReplyError(BrokenConnectionError):
     """The reply is not an HTTP/1.x reply dynorm can read."""
+
+
+class PoolClosedError(HTTPError):
+    """The pool was closed before the request got a connection. Nothing was sent."""
 
 
 class Reply:
@@ -363,7 +368,7 @@ class Pool:
         data = "".join(lines).encode("latin-1") + body
         async with self._slots:
             if self.closed:
-                raise BrokenConnectionError("the connection pool is closed")
+                raise PoolClosedError("the connection pool is closed")
             connection = self._reuse() or await self._connect()
             busy = self._busy
             busy.add(connection)

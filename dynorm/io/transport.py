@@ -586,7 +586,10 @@ class _LeanChannel:
         pool = self._pool or await self._open(operation)
         if pool.closed:
             raise _closed(operation)
-        reply = await pool.post(headers, body)
+        try:
+            reply = await pool.post(headers, body)
+        except self._http.PoolClosedError:  # closed while this request waited for a connection
+            raise _closed(operation) from None
         return reply.status, reply.headers, reply.body
 
     def failure(self, exc: BaseException) -> _Failure:

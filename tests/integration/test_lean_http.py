@@ -311,6 +311,28 @@ async def test_closing_the_connection_closes_its_pooled_connections() -> None:
         await asyncio.wait_for(server.client_closed.wait(), 5)
 
 
+async def test_requests_waiting_for_a_connection_when_it_closes_were_not_sent() -> None:
+    started = asyncio.Event()
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        started.set()
+        await reader.read()  # never answers
+
+    async with serving(hold) as url:
+        async with lean_db(url, max_concurrency=1) as db:
+            sent = asyncio.create_task(db.send(GET))
+            waiting = asyncio.create_task(db.send(GET))
+            await started.wait()
+        results: list[object] = list(await asyncio.gather(sent, waiting, return_exceptions=True))
+    in_flight, queued = results
+    assert isinstance(in_flight, dynorm.TransportError)  # as aiohttp's session would say
+    assert in_flight.request_sent
+    assert isinstance(queued, dynorm.DynormError)
+    assert not isinstance(queued, dynorm.TransportError)
+    assert "the Database's connection is closed" in str(queued)
+
+
 async def test_idle_connections_past_the_keepalive_timeout_are_not_reused() -> None:
     server = Server()
     async with serving(server) as url:
