@@ -27,6 +27,7 @@ __all__ = [
     "ConnectError",
     "ConnectTimeoutError",
     "HTTPError",
+    "Head",
     "MalformedReplyError",
     "Pool",
     "PoolClosedError",
