@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from dynorm.core.throughput import Stats, TopCounter
 
     from .batch import Sleep
+    from .http import Pool
     from .ratelimit import Limiter, Ticket
 
 __all__ = ["Connection", "RequestListener", "Send", "Transport", "open_connection"]
@@ -390,18 +391,33 @@ class _Keys(msgspec.Struct, frozen=True):
 
 
 class _Channel(Protocol):
-    """What the fast path sends on: an HTTP session, its proxy, and the credentials to sign with.
+    """What the fast path sends on: an HTTP POST to the endpoint, and the credentials to sign with.
 
-    The one place where the two kinds of connection differ: :class:`_AioChannel` takes them
-    from aiobotocore's session (its credentials chain and AIOHTTPSession), :class:`_LeanChannel`
-    builds them itself when the configuration allows (see :func:`_lean_settings`).
+    The one place where the two kinds of connection differ: :class:`_AioChannel` posts through
+    aiobotocore's aiohttp session (its pool, TLS, proxies) and takes its credentials chain;
+    :class:`_LeanChannel` posts through dynorm's own HTTP client (:mod:`dynorm.io.http`), never
+    importing aiohttp, when the configuration allows (see :func:`_lean_settings`).
     """
 
-    proxy: str | None
-    proxy_headers: dict[str, str]
+    #: The exceptions ``post`` raises for a failure on the wire (see ``failure``).
+    wire_errors: tuple[type[BaseException], ...]
 
-    async def session(self) -> aiohttp.ClientSession:
-        """The aiohttp session (created on first use); ``_closed()`` once the connection ended."""
+    async def post(
+        self, operation: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """POSTs ``body`` to the endpoint: the reply's status, headers and payload.
+
+        The headers can be looked up by lower-case name. ``_closed()`` once the connection
+        ended; a DynormError when TLS cannot be set up.
+        """
+        ...
+
+    def failure(self, exc: BaseException) -> _Failure:
+        """What one of ``wire_errors`` stands for."""
+        ...
+
+    def cause(self, exc: BaseException) -> BaseException:
+        """What a TransportError for one of ``wire_errors`` is chained from: the wire's error."""
         ...
 
     async def credentials(self, request: Request) -> Any:
@@ -409,27 +425,76 @@ class _Channel(Protocol):
         ...
 
 
+def _tls_error(operation: str, endpoint: str, exc: OSError) -> DynormError:
+    return DynormError(
+        f"{operation}: cannot set up TLS for {endpoint} ({exc}); nothing was "
+        "sent. Check the CA bundle: AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or the "
+        "profile's ca_bundle"
+    )
+
+
 class _AioChannel:
     """aiobotocore's HTTP session (pool, timeouts, TLS, proxies) and credentials chain."""
 
     def __init__(self, http: Any, credentials: Any, endpoint: str) -> None:
+        import aiohttp
         import botocore.credentials
+        import yarl
 
         self._http = http
         proxies = http._proxy_config
         self.proxy: str | None = proxies.proxy_url_for(endpoint) or None
         self.proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(endpoint))
+        self._endpoint = endpoint
+        parts = urlsplit(endpoint)
+        self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
+        self._session: aiohttp.ClientSession | None = None
+        self.wire_errors: tuple[type[BaseException], ...] = (
+            aiohttp.ClientError,
+            OSError,
+            TimeoutError,
+        )
         self._credentials = credentials
         self._refreshable = isinstance(credentials, botocore.credentials.RefreshableCredentials)
         self._static: Any = None  # frozen once when the credentials never refresh
 
     async def session(self) -> aiohttp.ClientSession:
+        """The aiohttp session of aiobotocore; ``_closed()`` once the connection ended."""
         http = self._http
         if getattr(http, "_sessions", {}) is None:  # aiobotocore closed it: connect() ended
             raise _closed()
         if hasattr(http, "_get_session"):  # aiobotocore >= 3: one session per proxy
             return await http._get_session(self.proxy)  # type: ignore[no-any-return]
         return http._session  # type: ignore[no-any-return]
+
+    async def _open(self, operation: str) -> aiohttp.ClientSession:
+        try:
+            self._session = session = await self.session()
+        except OSError as exc:  # the TLS context's CA bundle cannot be read
+            raise _tls_error(operation, self._endpoint, exc) from exc
+        return session
+
+    async def post(
+        self, operation: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        session = self._session or await self._open(operation)
+        if session.closed:
+            raise _closed(operation)
+        async with session.post(
+            self._url,
+            data=body,
+            headers=headers,
+            proxy=self.proxy,
+            proxy_headers=self.proxy_headers or None,
+        ) as reply:
+            payload = await reply.read()
+            return reply.status, reply.headers, payload
+
+    def failure(self, exc: BaseException) -> _Failure:
+        return _aiohttp_failure(exc)
+
+    def cause(self, exc: BaseException) -> BaseException:
+        return exc
 
     async def credentials(self, request: Request) -> Any:
         if self._static is not None:
@@ -454,16 +519,16 @@ _KEEPALIVE_TIMEOUT: Final = 12
 
 
 class _LeanChannel:
-    """An aiohttp session dynorm builds itself, set up as aiobotocore's AIOHTTPSession would be.
+    """dynorm's own HTTP client and static credentials: aiohttp is never imported.
+
+    The client (:class:`dynorm.io.http.Pool`) is set up as aiobotocore's AIOHTTPSession would be.
 
     The pool holds ``max_concurrency`` connections (``max_pool_connections``), with the
     connect and read timeouts, aiobotocore's keep-alive, no decompression and no automatic
     Content-Type; TLS verifies against ``ca_bundle`` (AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE) or
     certifi's bundle, as botocore does. No proxy: a proxied environment takes aiobotocore's.
-    The credentials are static. Closed with the connection.
+    Closed with the connection.
     """
-
-    proxy: str | None = None
 
     def __init__(
         self,
@@ -474,43 +539,72 @@ class _LeanChannel:
         timeouts: _Timeouts,
         ca_bundle: str | None,
     ) -> None:
-        self.proxy_headers: dict[str, str] = {}
+        from . import http
+
+        self._http = http
         self._keys = keys
-        self._tls = urlsplit(endpoint).scheme == "https"
+        self._endpoint = endpoint
         self._limit = max_concurrency
         self._timeouts = timeouts
         self._ca_bundle = ca_bundle
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Pool | None = None
         self._lock = asyncio.Lock()
         self._closed = False
+        self.wire_errors: tuple[type[BaseException], ...] = (http.HTTPError, OSError)
 
-    async def session(self) -> aiohttp.ClientSession:
-        if self._session is not None:
-            return self._session
+    async def _open(self, operation: str) -> Pool:
         async with self._lock:
             if self._closed:
-                raise _closed()
-            if self._session is None:
-                import aiohttp
-
-                # Loading a CA bundle is file I/O: off the event loop, as aiobotocore does it.
-                tls: ssl.SSLContext | bool = (
-                    await asyncio.to_thread(_ssl_context, self._ca_bundle) if self._tls else True
-                )
+                raise _closed(operation)
+            if self._pool is None:
+                parts = urlsplit(self._endpoint)
+                tls = parts.scheme == "https"
+                try:
+                    # Loading a CA bundle is file I/O: off the event loop, as aiobotocore does.
+                    context = (
+                        await asyncio.to_thread(_ssl_context, self._ca_bundle) if tls else None
+                    )
+                except OSError as exc:  # the CA bundle cannot be read
+                    raise _tls_error(operation, self._endpoint, exc) from exc
                 if self._closed:
-                    raise _closed()
-                self._session = aiohttp.ClientSession(
-                    connector=aiohttp.TCPConnector(
-                        limit=self._limit, ssl=tls, keepalive_timeout=_KEEPALIVE_TIMEOUT
-                    ),
-                    timeout=aiohttp.ClientTimeout(
-                        sock_connect=self._timeouts.connect_timeout,
-                        sock_read=self._timeouts.read_timeout,
-                    ),
-                    skip_auto_headers={"Content-Type"},
-                    auto_decompress=False,
+                    raise _closed(operation)
+                self._pool = self._http.Pool(
+                    parts.hostname or "",
+                    parts.port or (443 if tls else 80),
+                    host_header=canonical_host(parts.netloc, parts.scheme),
+                    tls=context,
+                    limit=self._limit,
+                    connect_timeout=self._timeouts.connect_timeout,
+                    read_timeout=self._timeouts.read_timeout,
+                    keepalive=_KEEPALIVE_TIMEOUT,
                 )
-        return self._session
+            return self._pool
+
+    async def post(
+        self, operation: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        pool = self._pool or await self._open(operation)
+        if pool.closed:
+            raise _closed(operation)
+        try:
+            reply = await pool.post(headers, body)
+        except self._http.PoolClosedError:  # closed while this request waited for a connection
+            raise _closed(operation) from None
+        return reply.status, reply.headers, reply.body
+
+    def failure(self, exc: BaseException) -> _Failure:
+        http = self._http
+        if isinstance(exc, http.ConnectTimeoutError):
+            return "connect_timeout"
+        if isinstance(exc, http.ConnectError):
+            return "refused"  # refused, unreachable, TLS handshake, unknown host
+        if isinstance(exc, http.ReadTimeoutError):
+            return "read_timeout"
+        return "broken"  # reset, disconnected, truncated or malformed: after the request went out
+
+    def cause(self, exc: BaseException) -> BaseException:
+        # The socket's or the stream's error (refused, reset, timed out) when there is one.
+        return (exc.__cause__ if isinstance(exc, self._http.HTTPError) else None) or exc
 
     async def credentials(self, request: Request) -> _Keys:
         return self._keys
@@ -518,9 +612,9 @@ class _LeanChannel:
     async def close(self) -> None:
         async with self._lock:
             self._closed = True
-            session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
 
 
 def _ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
@@ -564,8 +658,8 @@ class _FastSender:
     """One attempt of one request as dynorm's own signed JSON POST (the fast request path).
 
     Per connection, once: the endpoint, the signer, the constant headers, and the
-    :class:`_Channel` that gives the HTTP session (its aiohttp pool, timeouts, TLS and proxy
-    settings, as a botocore client would have them) and the credentials. Per request: the
+    :class:`_Channel` that posts (its HTTP pool, timeouts, TLS and proxy settings, as a
+    botocore client would have them) and gives the credentials. Per request: the
     body, the signature, the POST, the checksum and the parse. Operations outside
     :data:`DATA_PLANE` and :data:`CONTROL_PLANE` go to ``fallback``.
     """
@@ -579,34 +673,17 @@ class _FastSender:
         timeouts: _Timeouts,
         fallback: Send,
     ) -> None:
-        import aiohttp
-        import yarl
-
         self._fallback = fallback
         self._config = timeouts
         self._endpoint = endpoint
         parts = urlsplit(self._endpoint)
-        self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
         self._signer = Signer(region=region, host=canonical_host(parts.netloc, parts.scheme))
         self._constant_headers = {"User-Agent": _user_agent(), "Accept-Encoding": "identity"}
         self._channel = channel
-        self._proxy = channel.proxy
-        self._proxy_headers = channel.proxy_headers
-        self._session: aiohttp.ClientSession | None = None
-        self._wire_errors = (aiohttp.ClientError, OSError, TimeoutError)
+        self._post = channel.post
+        self._wire_errors = channel.wire_errors
         #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
         self.clock_offset = 0.0
-
-    async def _open(self, operation: str) -> aiohttp.ClientSession:
-        try:
-            self._session = session = await self._channel.session()
-        except OSError as exc:  # the TLS context's CA bundle cannot be read
-            raise DynormError(
-                f"{operation}: cannot set up TLS for {self._endpoint} ({exc}); nothing was "
-                "sent. Check the CA bundle: AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or the "
-                "profile's ca_bundle"
-            ) from exc
-        return session
 
     async def __call__(self, request: Request) -> dict[str, Any]:
         operation = request.operation
@@ -631,23 +708,14 @@ class _FastSender:
             now=time.time() + self.clock_offset,
         )
         headers.update(self._constant_headers)
-        session = self._session or await self._open(operation)
-        if session.closed:
-            raise _closed(operation)
         try:
-            async with session.post(
-                self._url,
-                data=body,
-                headers=headers,
-                proxy=self._proxy,
-                proxy_headers=self._proxy_headers or None,
-            ) as reply:
-                payload = await reply.read()
-                status = reply.status
-                reply_headers = reply.headers
+            status, reply_headers, payload = await self._post(operation, headers, body)
         except self._wire_errors as exc:
-            failure = _aiohttp_failure(exc)
-            raise _transport_error(failure, exc, request, self._endpoint, self._config) from exc
+            channel = self._channel
+            failure = channel.failure(exc)
+            raise _transport_error(
+                failure, exc, request, self._endpoint, self._config
+            ) from channel.cause(exc)
         if not crc32_matches(payload, reply_headers.get("x-amz-crc32")):
             raise TransportError(
                 f"{operation}: the reply from {self._endpoint} does not match its checksum "
@@ -672,9 +740,9 @@ class _FastSender:
                     request_sent=True,
                 ) from exc
             return with_datetimes(parsed) if control else parsed
-        error = parse_error(status, payload, reply_headers.get("x-amzn-ErrorType"))
+        error = parse_error(status, payload, reply_headers.get("x-amzn-errortype"))
         if is_clock_skew(error.code, error.message):
-            offset = clock_offset(reply_headers.get("Date"), time.time())
+            offset = clock_offset(reply_headers.get("date"), time.time())
             if offset is not None:
                 self.clock_offset = offset
         raise _database_error(error.code, error.message, error.body, request)

@@ -2,9 +2,9 @@
 
 With credentials passed to connect() or in the environment, the region passed or in
 AWS_DEFAULT_REGION and no AWS configuration files, a process opens its connection, sends and
-reads without importing aiobotocore or botocore (run in fresh processes, where ``sys.modules``
-tells); a profile, a configuration file or an operation the fast path does not send bring
-aiobotocore's session back, and work as before.
+reads without importing aiobotocore, botocore or aiohttp (run in fresh processes, where
+``sys.modules`` tells); a profile, a configuration file or an operation the fast path does not
+send bring aiobotocore's session back, and work as before.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ class User:
     name: str
     email: str = ""
 
-def stack():  # what a plain model's reads and writes need not import (cattrs: issue 19)
-    unused = ("botocore", "aiobotocore", "cattrs")
+def stack():  # what a plain model's reads and writes need not import (cattrs, aiohttp: issue 19)
+    unused = ("botocore", "aiobotocore", "cattrs", "aiohttp", "yarl", "multidict")
     return sorted(m for m in sys.modules if m.split(".")[0] in unused)
 
 async def main(options):
@@ -124,6 +124,7 @@ async def test_environment_credentials_and_region_import_neither_aiobotocore_nor
     assert other["tags"] == []
     assert "aiobotocore.session" in other["stack"]
     assert "botocore.client" in other["stack"]
+    assert "aiohttp" in other["stack"]  # aiobotocore's HTTP session, for that operation only
 
 
 @pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")
@@ -163,6 +164,7 @@ async def test_a_profile_takes_aiobotocores_session_and_works(
     assert data["fast_path"] == fast_path_selected()
     assert "aiobotocore.session" in data["stack"]
     assert "botocore.credentials" in data["stack"]
+    assert "aiohttp" in data["stack"]  # aiobotocore's HTTP session, as before
 
 
 async def test_a_configuration_file_takes_aiobotocores_session_and_is_honoured(
