@@ -567,12 +567,10 @@ TEXT_STRUCTURE: Final[
 #: The structure hooks registered by class: cattrs dispatches on the class (and its subclasses)
 #: before any factory.
 _STRUCTURE_BY_CLASS: Final[Mapping[type, Callable[[AttributeValue, object], object]]] = {
-    str: _STRUCTURE_STR,
-    bool: _structure_bool,
-    int: _STRUCTURE_INT,
-    float: _STRUCTURE_FLOAT,
-    decimal.Decimal: _structure_decimal,
-    bytes: _structure_bytes,
+    **{
+        tp: cast("Callable[[AttributeValue, object], object]", h)
+        for tp, (h, _) in INLINE_STRUCTURE.items()
+    },
     **{tp: hook for tp, (hook, _) in TEXT_STRUCTURE.items()},
 }
 
@@ -1213,27 +1211,32 @@ class Hooks:
 
     def get_structure_hook(self, tp: Any, /) -> Callable[[Any, Any], Any]:
         if self._converter is None:
-            found = _own(self._structure, tp, functools.partial(_own_structure, self))
+            found = _own(self._structure, tp, _own_structure, self)
             if found is not None:
                 return found
         return self.converter.get_structure_hook(tp)
 
     def get_unstructure_hook(self, tp: Any, /) -> Callable[[Any], Any]:
         if self._converter is None:
-            found = _own(self._unstructure, tp, functools.partial(_own_unstructure, self))
+            found = _own(self._unstructure, tp, _own_unstructure, self)
             if found is not None:
                 return found
         return self.converter.get_unstructure_hook(tp)
 
 
-def _own(made: dict[object, H], tp: object, make: Callable[[object], H | None]) -> H | None:
+def _own(
+    made: dict[object, H],
+    tp: object,
+    make: Callable[[HookSource, object], H | None],
+    hooks: HookSource,
+) -> H | None:
     """``tp``'s own hook from ``made``, else made by ``make`` (and kept); None: ask cattrs."""
     try:
         found = made.get(tp)
     except TypeError:  # an unhashable annotation: made each time
-        return make(tp)
+        return make(hooks, tp)
     if found is None:
-        found = make(tp)
+        found = make(hooks, tp)
         if found is not None:
             made[tp] = found
     return found
