@@ -181,6 +181,8 @@ class KeyRange(msgspec.Struct, frozen=True):
             return False
         if self.op == "between":
             return bool(bounds[0] <= key <= bounds[1])
+        if self.op == "begins_with":  # a binary key's bytes (a number key has no prefix)
+            return isinstance(key, bytes) and key.startswith(bounds[0])
         compare = _COMPARE.get(self.op)
         return compare is not None and bool(compare(key, bounds[0]))
 
