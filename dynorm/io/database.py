@@ -457,7 +457,8 @@ class Database:
         for rel in embedded_of(info):
             codec = rel.embedded
             if codec is not None and codec.attribute in item:
-                state.loaded[rel.name] = Loaded(codec.decode(item, key=info.describe(item)), None)
+                children = codec.decode(item, key=info.describe(item))
+                state.loaded[rel.name] = Loaded(children, None, asked=False)  # see Loaded.asked
         return state
 
     def read_page(
