@@ -54,6 +54,7 @@ __all__ = [
     "TransportError",
     "ValidationError",
     "VersionConflictError",
+    "cancelled",
     "did_you_mean",
 ]
 
@@ -216,13 +217,36 @@ class CancellationReason(msgspec.Struct, frozen=True):
     """Why one action of a cancelled transaction failed (``code`` is ``"None"`` if it did not).
 
     ``item`` is the item as stored when a condition failed, where the action asked for it
-    (``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), else None.
+    (``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), else None. ``table`` (the table's
+    name as sent), ``key`` (its key attributes, as sent) and ``model`` (the model the key
+    belongs to, None when no model of the table claims it) name the action's item.
     """
 
     index: int
     code: str
     message: str
     item: dict[str, Any] | None = None
+    table: str | None = None
+    key: dict[str, Any] | None = None
+    model: str | None = None
+
+    def describe(self) -> str:
+        """``action 2 (Order in table 'orders', pk='ORDER#1', sk='ORDER#1'): Code message``."""
+        where = [] if self.model is None else [self.model]
+        if self.table is not None:
+            where.append(f"in table {self.table!r}")
+        shown = ", ".join(f"{a}={_key_value(v)}" for a, v in (self.key or {}).items())
+        place = " ".join(where) + (", " if where and shown else "") + shown
+        head = f"action {self.index}" + (f" ({place})" if place else "")
+        return f"{head}: {self.code} {self.message}".strip()
+
+
+def _key_value(value: object) -> str:
+    """A key attribute's typed value as written in a message: ``'ORDER#1'``, ``42``, ``b'...'``."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((tag, inner),) = value.items()
+        return str(inner) if tag == "N" else repr(inner)
+    return repr(value)
 
 
 class TransactionCanceledError(DatabaseError):
@@ -247,3 +271,15 @@ class TransactionCanceledError(DatabaseError):
     def failed(self) -> tuple[CancellationReason, ...]:
         """The actions that caused the cancellation."""
         return tuple(r for r in self.reasons if r.code not in ("None", ""))
+
+
+def cancelled(
+    reasons: Sequence[CancellationReason], message: str, *, operation: str = "TransactWriteItems"
+) -> TransactionCanceledError:
+    """The TransactionCanceledError of ``reasons``: its message names each failed action."""
+    failed = [r.describe() for r in reasons if r.code not in ("None", "")]
+    return TransactionCanceledError(
+        f"transaction cancelled, nothing was written ({'; '.join(failed) or message})",
+        reasons=reasons,
+        operation=operation,
+    )

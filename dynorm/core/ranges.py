@@ -60,12 +60,18 @@ def between(low: object, high: object) -> SortCondition:
     return SortCondition("between", (low, high))
 
 
-def begins_with(prefix: str) -> SortCondition:
-    """The component's text starts with ``prefix`` (a partial component)."""
+def begins_with(prefix: str | bytes | bytearray) -> SortCondition:
+    """The component's text starts with ``prefix`` (a partial component).
+
+    On a binary (B) sort key, ``prefix`` is the bytes the key starts with.
+    """
+    if isinstance(prefix, bytes | bytearray):
+        return SortCondition("begins_with", (bytes(prefix),))
     if not isinstance(prefix, str):
         raise ExpressionError(
-            f"begins_with takes the text a component starts with, a str; got {prefix!r} "
-            f"({type(prefix).__name__}): format it first, e.g. begins_with(f'{{value:06d}}')"
+            f"begins_with takes the text a component starts with (a str), or on a binary sort "
+            f"key the bytes it starts with; got {prefix!r} ({type(prefix).__name__}): format "
+            f"a number first, e.g. begins_with(f'{{value:06d}}')"
         )
     return SortCondition("begins_with", (prefix,))
 
@@ -139,7 +145,12 @@ def sort_range(
     segment = next(s for s in template.segments if s.field == name)
     if marker.op == "begins_with":
         (text,) = marker.values
-        value = prefix + template.escaped(str(text))
+        if not isinstance(text, str):
+            raise ExpressionError(
+                f"{call}: {name}={marker!r}: the sort key is text (S), so begins_with takes "
+                f"the text {name} starts with, a str (bytes are for a binary sort key)"
+            )
+        value = prefix + template.escaped(text)
         return SortRange(KeyRange("begins_with", (value,)) if value else None)
     if segment is not template.segments[-1]:
         return _inner_bounds(
@@ -256,13 +267,20 @@ def typed_range(
     marker = components[name]
     if not isinstance(marker, SortCondition):
         return SortRange(KeyRange("eq", (_typed_text(marker, kind, call, name),), kind))
-    if marker.op == "begins_with":
-        what = "number (N)" if kind == "N" else "binary (B)"
+    if marker.op == "begins_with" and kind == "N":
         raise ExpressionError(
-            f"{call}: {name}={marker!r}: the sort key holds {name} as a {what}, which DynamoDB "
-            "compares by value, not as text, so it has no prefix to begin with; use between, "
-            "gt, ge, lt or le"
+            f"{call}: {name}={marker!r}: the sort key holds {name} as a number (N), which "
+            "DynamoDB compares by value, not as text, so it has no prefix to begin with; use "
+            "between, gt, ge, lt or le"
         )
+    if marker.op == "begins_with":  # a binary key: the bytes it starts with
+        (start,) = marker.values
+        if not isinstance(start, bytes) or not start:
+            raise ExpressionError(
+                f"{call}: {name}={marker!r}: {name} is a binary (B) sort key: begins_with "
+                "takes the bytes it starts with, at least one (b'\\x01')"
+            )
+        return SortRange(KeyRange("begins_with", (_typed_text(start, kind, call, name),), kind))
     texts = tuple(_typed_text(v, kind, call, name) for v in marker.values)
     if marker.op == "between":
         order: Callable[[str], Any] = number_order if kind == "N" else _binary_order

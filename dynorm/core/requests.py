@@ -88,6 +88,28 @@ class Request(msgspec.Struct, frozen=True, eq=False):
     def __str__(self) -> str:
         return f"{self.operation} {dict(self.params)}"
 
+    def as_json(self) -> dict[str, Any]:
+        """The request as JSON data: ``{"operation": ..., "params": ...}``.
+
+        ``params`` as DynamoDB's JSON reads them (binary values as base64 text, sets as
+        lists); an ``explain`` placeholder stays the object ``{"from_read": ...}``. For
+        logging what ``explain`` shows: ``json.dumps([r.as_json() for r in requests])``.
+        """
+        return {"operation": self.operation, "params": _jsonable(self.params)}
+
+
+def _jsonable(value: object) -> Any:
+    """``value`` with what JSON cannot hold written as DynamoDB's JSON writes it."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)  # a Decimal: its digits, as a number travels in DynamoDB's JSON
+
 
 def upper_bound(prefix: str) -> str:
     """The smallest string greater than every string that starts with ``prefix``.
@@ -159,6 +181,8 @@ class KeyRange(msgspec.Struct, frozen=True):
             return False
         if self.op == "between":
             return bool(bounds[0] <= key <= bounds[1])
+        if self.op == "begins_with":  # a binary key's bytes (a number key has no prefix)
+            return isinstance(key, bytes) and key.startswith(bounds[0])
         compare = _COMPARE.get(self.op)
         return compare is not None and bool(compare(key, bounds[0]))
 

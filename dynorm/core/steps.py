@@ -117,18 +117,33 @@ class Unread(dict[str, Any]):
     """
 
 
-class FromRead(msgspec.Struct, frozen=True):
+class FromRead(dict[str, str]):
     """A value a write takes from a read sent before it, as ``explain`` shows the write.
 
     It stands where the value goes: an attribute of a PutItem's ``Item``, an
     ``ExpressionAttributeValues`` entry, a key of a BatchWriteItem's ``DeleteRequest``.
-    ``what`` says which value: ``"Author.birthdate"``, ``"the keys of the Book items read"``.
+    ``what`` says which value, and so which read it comes from: ``"Author.birthdate"`` (the
+    Author read before), ``"the keys of the Book items read"``.
+
+    It is the JSON object ``{"from_read": what}`` (a dict), so explain's requests can be
+    logged with ``json.dumps(request.params)``; no stored value has that shape, as every stored
+    value is typed (``{"S": ...}``, ``{"N": ...}``, ...).
     """
 
-    what: str
+    __slots__ = ()
+
+    def __init__(self, what: str) -> None:
+        super().__init__(from_read=what)
+
+    @property
+    def what(self) -> str:
+        """Which value, and the read it comes from."""
+        return self["from_read"]
 
     def __repr__(self) -> str:
         return f"<{self.what}, from a read before>"
+
+    __str__ = __repr__
 
 
 def write_batch(writes: Iterable[dict[str, Any]]) -> Plan[None]:

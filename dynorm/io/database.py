@@ -32,6 +32,7 @@ from dynorm.core.errors import (
     DynormError,
     LimitExceededError,
     TableNotFoundError,
+    TransactionCanceledError,
 )
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import (
@@ -55,6 +56,7 @@ from dynorm.core.steps import (
     together_fetches,
     together_writes,
 )
+from dynorm.mapping.cancellation import named_cancellation
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
 from dynorm.mapping.reading import (
     Finished,
@@ -392,8 +394,14 @@ class Database:
         return transport.counts.stats(transport.limiter)
 
     async def send(self, request: Request) -> dict[str, Any]:
-        """Send one request, retried as it allows; every failure is a DynormError subclass."""
-        return await self._transport.send(request)
+        """Send one request, retried as it allows; every failure is a DynormError subclass.
+
+        A cancelled transaction's reasons name each action's model, table and key.
+        """
+        try:
+            return await self._transport.send(request)
+        except TransactionCanceledError as exc:
+            raise named_cancellation(exc, request, self._tables.table_named) from exc.__cause__
 
     def acceptor(
         self,
@@ -449,7 +457,8 @@ class Database:
         for rel in embedded_of(info):
             codec = rel.embedded
             if codec is not None and codec.attribute in item:
-                state.loaded[rel.name] = Loaded(codec.decode(item, key=info.describe(item)), None)
+                children = codec.decode(item, key=info.describe(item))
+                state.loaded[rel.name] = Loaded(children, None, asked=False)  # see Loaded.asked
         return state
 
     def read_page(

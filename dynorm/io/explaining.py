@@ -55,7 +55,12 @@ class DatabaseExplain:
         consistent: bool = False,
         **key: object,
     ) -> GetReads:
-        """The reads ``db.get`` plans (see :meth:`get`)."""
+        """The reads ``db.get`` plans (see :meth:`get`); ``.costs()`` says what each load costs.
+
+        ``costs()`` uses the words ``dynorm design`` uses: ``1 Query on the table (more with
+        a limit, as Project items share its range)`` for a load whose range other entities'
+        items can fall in.
+        """
         return self._of(model).get_reads(model, load=load, consistent=consistent, **key)
 
     def get(

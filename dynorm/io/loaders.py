@@ -175,7 +175,7 @@ class RelationLoader(Generic[P, C]):
             )
         children: list[C] = codec.decode(item, key=info.describe(info.key_of(self.parent)))
         reader.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
-            list(children), None
+            list(children), None, asked=False
         )
         return children
 

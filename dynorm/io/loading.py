@@ -245,6 +245,7 @@ def _show_embedded(loaded: dict[str, Loaded], option: LoadOption) -> None:
     """Embedded children all came with the parent (none if it stores none); a limit shows some."""
     entry = loaded.setdefault(option.relationship.name, Loaded([], None))
     entry.shown = option.limit
+    entry.asked = True  # shown by jsonable, as a loaded relationship of any strategy is
 
 
 async def _run_sharded_load(

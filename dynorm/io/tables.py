@@ -189,6 +189,11 @@ class Tables:
         """Every table of this connection, in the order given to :func:`connect`."""
         return list(self._connected.values())
 
+    def table_named(self, name: str) -> Table | None:
+        """The Table this connection calls ``name``, or None when it has none of that name."""
+        found = self._by_name.get(name)
+        return None if found is None else found.table
+
     def of_name(self, name: str) -> Connected:
         """The table this connection calls ``name`` (the name a request carries)."""
         found = self._by_name.get(name)

@@ -49,9 +49,9 @@ from dynorm.core.errors import (
     OutcomeUnknownError,
     TableNotFoundError,
     ThrottledError,
-    TransactionCanceledError,
     TransportError,
     ValidationError,
+    cancelled,
 )
 from dynorm.core.events import OK, RequestEvent, outcome_of, targets_of
 from dynorm.core.requests import Request
@@ -161,13 +161,7 @@ def _database_error(
             )
             for i, r in enumerate(reply.get("CancellationReasons") or [])
         ]
-        failed = [
-            f"action {r.index}: {r.code} {r.message}".strip() for r in reasons if r.code != "None"
-        ]
-        return TransactionCanceledError(
-            f"transaction cancelled, nothing was written ({'; '.join(failed) or message})",
-            reasons=reasons,
-        )
+        return cancelled(reasons, message, operation=request.operation)
     if code == "ResourceNotFoundException":
         table = request.params.get("TableName", "?")
         message = f"{message} (table {table!r}: create it with `await db.create_table()`)"

@@ -22,6 +22,9 @@ embedded child)              recursively
 model                        the same, plus each *loaded* relationship by its name: a HasMany
                              as an array of its children (what ``.loaded`` shows), a BelongsTo
                              as the parent object or null; relationships not loaded are left out
+                             (embedded children too: they come inside the item, but show only
+                             when the call loaded them, so the JSON is the same for every
+                             strategy)
 ===========================  =========================================================
 
 The conversion of each class is built once, on first use, from the field types dynorm resolved at
@@ -575,8 +578,8 @@ class _ClassCodec:
         try:
             for rel in self._relations:
                 loaded = state.loaded.get(rel.name)
-                if loaded is None:
-                    continue
+                if loaded is None or not loaded.asked:
+                    continue  # not loaded by the call (embedded children came unasked)
                 items = loaded.items if loaded.shown is None else loaded.items[: loaded.shown]
                 if any(id(child) in active for child in items):
                     continue  # the object it came from: shown once, higher up

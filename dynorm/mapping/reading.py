@@ -28,6 +28,7 @@ __all__ = [
     "finish_query",
     "finish_scan",
     "identifying",
+    "models_in_range",
     "narrowed",
     "partial_of",
     "render_filter",
@@ -126,17 +127,28 @@ def entity_filter(info: ModelInfo[Any], read: CollectionRead | None) -> Conditio
 
 def _others_in_range(info: ModelInfo[Any], read: CollectionRead) -> bool:
     """Whether another declared model can have items in ``read``'s key range."""
+    return any(other is not info for other in models_in_range(info.table, read))
+
+
+def models_in_range(table: ModelTable, read: CollectionRead) -> list[ModelInfo[Any]]:
+    """The declared models whose items can be in ``read``'s key range (read from templates).
+
+    A model's partition key template must be able to make the read's partition key, and the
+    literal text its sort key starts with must be able to fall in the range (a sort key that
+    starts with a field can fall anywhere).
+    """
     low, high = read.range.span() if read.range is not None else ("", upper_bound(""))
-    for other in info.table.models.values():
-        if other is info or (read.index is not None and not other.in_index(read.index)):
+    found = []
+    for other in table.models.values():
+        if read.index is not None and not other.in_index(read.index):
             continue
         pk, sk = other.key_templates(read.index)
         if not pk.matches(read.pk_value):
             continue
         first = sk.literal_prefix if sk is not None else ""
         if first <= high and low <= upper_bound(first):
-            return True
-    return False
+            found.append(other)
+    return found
 
 
 def count_match(info: ModelInfo[Any], read: CollectionRead) -> Callable[[Item], bool] | None:

@@ -33,7 +33,7 @@ from dynorm.core.requests import (
 )
 
 from .model import ModelInfo, not_key_fields
-from .reading import Finished, finish_query
+from .reading import Finished, finish_query, models_in_range
 from .relations import (
     BelongsToRelation,
     HasManyRelation,
@@ -56,6 +56,7 @@ __all__ = [
     "ShardedLoad",
     "TransactGetReads",
     "belongs_to",
+    "crowding",
     "normalize_options",
     "parent_get",
     "plan_get",
@@ -108,6 +109,24 @@ class CollectionLoad(msgspec.Struct, frozen=True):
     parent_at: Position | None
     #: the index holds some of the items in part: each page is followed by a BatchGetItem.
     reads_whole: bool = False
+    #: other entities whose items may sort inside the read's range (see :func:`crowding`).
+    crowded_by: tuple[str, ...] = ()
+
+    def note(self) -> str | None:
+        """What the Query count depends on, when it can be more than one (see :func:`crowding`).
+
+        A limited load of one relationship asks for its children with a Limit, which items of
+        other entities in its range use up: the loader reads on until it has them all.
+        """
+        if not self.crowded_by or len(self.options) > 1:
+            return None  # several relationships share one unlimited page (1 MB)
+        return f"more with a limit, as {', '.join(self.crowded_by)} items share its range"
+
+    def cost(self) -> str:
+        """``1 Query on GSI1`` and, when it can take more, the note saying when."""
+        where = f"on {self.read.index}" if self.read.index else "on the table"
+        note = self.note()
+        return f"1 Query {where}" + (f" ({note})" if note else "")
 
 
 class ShardedLoad(msgspec.Struct, frozen=True):
@@ -155,6 +174,32 @@ class GetReads(msgspec.Struct, frozen=True):
             and not self.embedded
             and not self.sharded
         )
+
+    def costs(self) -> dict[str, str]:
+        """Each loaded relationship's qualified name -> the requests that read it.
+
+        ``1 Query on the table`` says when the load can take more (``dynorm design`` says the
+        same for the same load; see :meth:`CollectionLoad.cost`).
+        """
+        found: dict[str, str] = {}
+        for load in self.collections:
+            cost = load.cost()
+            if load.reads_whole:
+                cost += ", then 1 BatchGetItem per page (the index holds the items in part)"
+            names = [o.relationship.qualname for o in load.options]
+            for name in names:
+                others = ", ".join(n for n in names if n != name)
+                found[name] = cost + (f", the same Query as {others}" if others else "")
+        for sharded in self.sharded:
+            n = len(sharded.read.reads)
+            found[sharded.option.relationship.qualname] = f"{n} Queries in parallel (one a shard)"
+        for option in self.embedded:
+            found[option.relationship.qualname] = "inside the item (no request)"
+        for option in self.fetched_with:
+            found[option.relationship.qualname] = "in the first round's BatchGetItem"
+        for option in self.after_parent:
+            found[option.relationship.qualname] = "after the item is read (its keys come from it)"
+        return found
 
     @property
     def requests(self) -> list[Request]:
@@ -228,7 +273,8 @@ def plan_get(
             read = msgspec.structs.replace(read, consistent=True)
         partial = info.table.partial_models(index) if index is not None else frozenset()
         names = {info.name, *(r.target_info.name for r in rels)}
-        collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names)))
+        crowd = crowding(info, read, rels)
+        collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names), crowd))
     get_parent = (
         None if carried else parent_get(info, parent_key, table_name, consistent=consistent)
     )
@@ -252,6 +298,26 @@ def plan_get(
         embedded=tuple(embedded),
         sharded=tuple(sharded),
     )
+
+
+def crowding(
+    info: ModelInfo[Any], read: CollectionRead, rels: Sequence[HasManyRelation[Any]]
+) -> tuple[str, ...]:
+    """The other entities whose items may sort inside ``read``'s range (pure, from templates).
+
+    Those of :func:`~dynorm.mapping.reading.models_in_range` but the children read, and the
+    parent's own model when a collection holds one of it (the loader asks for it on top).
+    """
+    wanted = {r.target_info.name for r in rels}
+    found: list[str] = []
+    for other in models_in_range(info.table, read):
+        pk_t, sk_t = other.key_templates(read.index)
+        if other.name in wanted or sk_t is None:
+            continue
+        if other is info and set(sk_t.fields) <= set(pk_t.fields):
+            continue
+        found.append(other.name)
+    return tuple(found)
 
 
 def _batch_get(keys: Sequence[Item], table_name: str, *, consistent: bool) -> Request:

@@ -40,6 +40,11 @@ class Loaded(msgspec.Struct):
     #: A sharded relationship's position in each shard (``dynorm.mapping.sharded``): ``resume``
     #: is then ``{}`` while some shard has more, None once all were read to their end.
     starts: list[Any] | None = None
+    #: Whether the call that made the object asked for these children (``load=``, ``db.load``,
+    #: ``from_jsonable``). Embedded children come inside every read of the parent item, asked
+    #: for or not: they are kept (``.loaded``, writes of the parent), but ``jsonable`` shows a
+    #: relationship only when asked for, so its JSON does not depend on its strategy.
+    asked: bool = True
 
 
 class InstanceState(msgspec.Struct):

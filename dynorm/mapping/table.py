@@ -539,8 +539,8 @@ class Table:
                 sk_text = f"sort keys {sources[0]!r} and {sources[1]!r}"
                 raise DefinitionError(
                     f"{new.name} and {other.name} can share an item collection in {where} and "
-                    f"their {sk_text} cannot be told apart; give one a distinct literal prefix "
-                    f"such as 'USER#' so mixed results can be mapped"
+                    f"their {sk_text} cannot be told apart; "
+                    + _tell_apart(new, self.key_attributes(scope)[1])
                 )
 
     def _resolve_pending(self) -> None:
@@ -646,3 +646,16 @@ class Table:
                 f"{info.name} belongs to Table {info.table.name!r}, not {self.name!r}"
             )
         return info
+
+
+def _tell_apart(info: ModelInfo[Any], sk_attr: str | None) -> str:
+    """How two models sharing a collection can be told apart, for the kind of sort key."""
+    by_type = (
+        "store each item's model in an attribute: Table(..., type_attribute='type') (each "
+        "model's name, or @table.model(..., entity=...), is written there and read back)"
+    )
+    kind = info.key_type(sk_attr) if sk_attr is not None else "S"
+    if kind != "S":
+        what = "number (N)" if kind == "N" else "binary (B)"
+        return f"the sort key is a {what}, which holds the value alone (no prefix): {by_type}"
+    return f"give one a distinct literal prefix such as 'USER#', or {by_type}"

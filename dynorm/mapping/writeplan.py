@@ -367,7 +367,7 @@ class WritePlanner:
             info = model.info
             item = encoded if obj is given else self._whole_item(info, obj)
             if checked.unread:
-                item = {**item, **checked.placeholders(position)}  # type: ignore[dict-item]
+                item = {**item, **checked.placeholders(position)}
             ident = item_key_id(item, key_names)
             writes[ident] = {"PutRequest": {"Item": item}}
             winners[ident] = obj

@@ -243,10 +243,15 @@ def _rounds(requests: Sequence[Request]) -> tuple[list[Request], list[Request]]:
     return first, [r for r in requests if _reads_whole_items(r)]
 
 
-def _phrase(request: Request) -> str:
+#: A Query and what its count depends on (``CollectionLoad.note``): said after it.
+Notes = Sequence[tuple[Request, str]]
+
+
+def _phrase(request: Request, notes: Notes = ()) -> str:
     if request.operation == "Query":
         order = ", newest first" if request.params.get("ScanIndexForward") is False else ""
-        return f"1 Query {_scope(request.params)}{order}"
+        note = next((f" ({n})" for r, n in notes if r == request), "")
+        return f"1 Query {_scope(request.params)}{order}{note}"
     if _reads_whole_items(request):
         return "1 BatchGetItem per page (the index holds the items in part)"
     return f"1 {request.operation}"
@@ -269,8 +274,8 @@ def _grouped(phrases: Sequence[str]) -> list[str]:
     ]
 
 
-def _cost(first: Sequence[Request], then: Sequence[Request]) -> str:
-    phrases = _grouped([_phrase(r) for r in first])
+def _cost(first: Sequence[Request], then: Sequence[Request], notes: Notes = ()) -> str:
+    phrases = _grouped([_phrase(r, notes) for r in first])
     cost = " + ".join(phrases)
     if len(phrases) > 1:
         cost += " (at once)"
@@ -332,7 +337,8 @@ def _relationship_pattern(
             if parent_key is not None:
                 then.append(batch_get(table_name, {"Keys": [parent_key]}))
     strategy = rel.via.describe() if isinstance(rel, HasManyRelation) else "BelongsTo"
-    cost = _cost(first, then)
+    notes = [(c.read.request(), n) for c in plan.collections if (n := c.note()) is not None]
+    cost = _cost(first, then, notes)
     if isinstance(rel, HasManyRelation) and rel.embedded is not None:
         cost = "the parent's GetItem"
     return AccessPattern(

@@ -189,6 +189,17 @@ def test_loaded_relationships_are_included_and_unloaded_ones_left_out() -> None:
     assert dynorm.jsonable(store)["shelves"] == [{"nickname": "top", "size": 3}]
 
 
+def test_embedded_children_that_came_unasked_are_left_out() -> None:
+    # A read of the item carries its embedded shelves (kept for .loaded and writes), but the
+    # call did not load them: absent, as items in the partition would be (docs/web.md).
+    store = Store("s1")
+    bind(store, None).loaded["shelves"] = Loaded([Shelf("top", 3)], None, asked=False)
+    assert store.shelves.loaded == [Shelf("top", 3)]
+    assert "shelves" not in dynorm.jsonable(store)
+    bind(store, None).loaded["shelves"].asked = True  # load=[Store.shelves]
+    assert dynorm.jsonable(store)["shelves"] == [{"nickname": "top", "size": 3}]
+
+
 def test_a_belongs_to_is_an_object_or_null_and_a_cycle_is_shown_once() -> None:
     store = Store("s1")
     item = Item("s1", "a")

@@ -168,12 +168,18 @@ def test_models_whose_number_sort_keys_overlap_need_a_type_attribute() -> None:
         device: str
         at: int
 
-    with pytest.raises(DefinitionError, match="cannot be told apart"):
+    with pytest.raises(DefinitionError, match="cannot be told apart") as caught:
 
         @table.model(pk="D#{device}", sk="{at}")
         class Pong:
             device: str
             at: int
+
+    # A number key takes no text prefix: the advice is the type attribute, and only that.
+    message = str(caught.value)
+    assert "the sort key is a number (N), which holds the value alone" in message
+    assert "Table(..., type_attribute='type')" in message
+    assert "literal prefix" not in message
 
 
 def test_a_type_attribute_tells_models_with_number_sort_keys_apart() -> None:

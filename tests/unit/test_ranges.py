@@ -161,9 +161,32 @@ def test_an_empty_bound_without_a_prefix_is_refused() -> None:
         sort_range(KeyTemplate("{due}"), {"due": gt("")}, "q")
 
 
-def test_begins_with_needs_text() -> None:
-    with pytest.raises(ExpressionError, match="format it first"):
+def test_begins_with_needs_text_or_bytes() -> None:
+    with pytest.raises(ExpressionError, match="format a number first"):
         begins_with(5)  # type: ignore[arg-type]
+    assert begins_with(bytearray(b"\x01")).values == (b"\x01",)
+
+
+def test_begins_with_bytes_on_a_binary_key_is_a_binary_prefix() -> None:
+    found = sort_range(KeyTemplate("{blob}"), {"blob": begins_with(b"\x01\xff")}, "q", "B")
+    assert found.range == KeyRange("begins_with", ("Af8=",), "B")
+    assert found.range.render()[1] == {":sk": {"B": b"\x01\xff"}}
+    assert found.range.contains("Af8Q")  # b"\x01\xff\x10", as a cursor holds it
+    assert not found.range.contains("AQA=")  # b"\x01\x00"
+
+
+@pytest.mark.parametrize(
+    ("kind", "marker", "message"),
+    [
+        ("B", begins_with("a"), "binary .* takes the bytes it starts with"),
+        ("B", begins_with(b""), "at least one"),
+        ("N", begins_with(b"\x01"), "number .* no prefix to begin with"),
+        ("S", begins_with(b"\x01"), r"text \(S\), so begins_with takes the text"),
+    ],
+)
+def test_a_prefix_of_the_wrong_kind_is_refused(kind: str, marker: object, message: str) -> None:
+    with pytest.raises(ExpressionError, match=message):
+        sort_range(KeyTemplate("{blob}"), {"blob": marker}, "q", kind)  # type: ignore[arg-type]
 
 
 def test_key_range_contains_matches_dynamodb() -> None:

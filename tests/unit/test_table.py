@@ -282,6 +282,9 @@ def test_indistinguishable_sort_keys_in_one_collection(table: Table) -> None:
     assert "Admin and User can share an item collection in Table 'app'" in message
     assert "sort keys 'USER#{admin}' and 'USER#{username}' cannot be told apart" in message
     assert "give one a distinct literal prefix" in message
+    assert (
+        "or store each item's model in an attribute: Table(..., type_attribute='type')" in message
+    )
 
 
 def test_indistinguishable_in_an_index(table: Table) -> None:
