@@ -44,6 +44,7 @@ class ConnectOptions:
     max_concurrency: int | None = None
     connect_timeout: float | None = None
     read_timeout: float | None = None
+    attempt_timeout: float | None = None
     fast_path: bool = True
 
     def name_of(self, table: Table) -> str:
@@ -191,6 +192,11 @@ _OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     ),
     click.option("--connect-timeout", type=Seconds(), help="Seconds to connect."),
     click.option("--read-timeout", type=Seconds(), help="Seconds to wait for a reply."),
+    click.option(
+        "--attempt-timeout",
+        type=Seconds(),
+        help="Seconds one attempt may take in all, however slowly a reply comes.",
+    ),
     click.option(
         "--fast-path/--no-fast-path",
         default=True,

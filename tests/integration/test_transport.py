@@ -231,3 +231,26 @@ async def test_a_refusal_returns_the_stored_item_where_the_server_supports_it(
     with pytest.raises(dynorm.ConditionFailedError) as plain:
         await kinds_db.send(request)
     assert plain.value.item is None
+
+
+async def test_an_operation_the_server_lacks_says_which_server_lacks_which_operation(
+    kinds_db: Database, dynorm_backend: str
+) -> None:
+    (put,) = kinds_db.explain.put(Thing(thing_id="t3", text="in a transaction"))
+    transaction = Request("TransactWriteItems", {"TransactItems": [{"Put": dict(put.params)}]})
+    if dynorm_backend != "dynalite":  # moto and DynamoDB have transactions
+        await kinds_db.send(transaction)
+        assert await kinds_db.get(Thing, thing_id="t3") == Thing(
+            thing_id="t3", text="in a transaction"
+        )
+        return
+    with count_requests(kinds_db) as log, pytest.raises(dynorm.UnsupportedOperationError) as caught:
+        await kinds_db.send(transaction)
+    endpoint = kinds_db._transport.endpoint
+    assert str(caught.value) == (
+        f"TransactWriteItems: the server at {endpoint} does not support TransactWriteItems "
+        "(UnknownOperationException); DynamoDB does (dynalite, for one, has no transactions: "
+        "test them against DynamoDB Local, moto or DynamoDB itself)"
+    )
+    assert caught.value.code == "UnknownOperationException"
+    assert log.operations == ["TransactWriteItems"]  # refused once, not retried
