@@ -1,6 +1,6 @@
 """dynorm's own HTTP/1.1 client for the lean connection: POSTs to one host over asyncio streams.
 
-A lean connection (see ``transport._lean_settings``) sends every fast-path request through a
+A lean connection (see ``lean._lean_settings``) sends every fast-path request through a
 :class:`Pool` of keep-alive connections to its endpoint, so a process that only uses one never
 imports aiohttp (nor yarl, multidict...). It does what aiobotocore's aiohttp session does for
 DynamoDB and no more: ``POST /`` with the signed headers and a Content-Length, replies framed by
