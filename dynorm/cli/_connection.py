@@ -44,6 +44,7 @@ class ConnectOptions:
     max_concurrency: int | None = None
     connect_timeout: float | None = None
     read_timeout: float | None = None
+    attempt_timeout: float | None = None
     fast_path: bool = True
 
     def name_of(self, table: Table) -> str:
@@ -140,12 +141,12 @@ class TableNameParam(click.ParamType):  # type: ignore[type-arg]
 
 
 class Seconds(click.FloatRange):
-    """A number of seconds, 0 or more; not nan."""
+    """A number of seconds, 0 or more (more than 0 when ``positive``); not nan."""
 
     name = "SECONDS"
 
-    def __init__(self) -> None:
-        super().__init__(min=0)
+    def __init__(self, *, positive: bool = False) -> None:
+        super().__init__(min=0, min_open=positive)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         seconds = super().convert(value, param, ctx)
@@ -191,6 +192,11 @@ _OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     ),
     click.option("--connect-timeout", type=Seconds(), help="Seconds to connect."),
     click.option("--read-timeout", type=Seconds(), help="Seconds to wait for a reply."),
+    click.option(
+        "--attempt-timeout",
+        type=Seconds(positive=True),
+        help="Seconds one attempt may take in all, however slowly a reply comes.",
+    ),
     click.option(
         "--fast-path/--no-fast-path",
         default=True,

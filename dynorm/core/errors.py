@@ -11,6 +11,7 @@
     ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
     ├── CursorError (ValueError)             a page cursor is malformed, edited or another query's
     ├── LimitExceededError (ValueError)      a request would break a DynamoDB or dynorm limit
+    ├── ConfigurationError (ValueError)      a connect() setting or credential cannot work
     ├── TransportError (ConnectionError)     DynamoDB could not be reached or did not answer
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
@@ -21,6 +22,7 @@
         ├── TransactionCanceledError
         ├── TableNotFoundError (LookupError)
         ├── ThrottledError
+        ├── UnsupportedOperationError        the server (an emulator) lacks the operation
         └── ValidationError (ValueError)
 """
 
@@ -35,6 +37,7 @@ __all__ = [
     "CancellationReason",
     "CodecError",
     "ConditionFailedError",
+    "ConfigurationError",
     "CopiesIncompleteError",
     "CursorError",
     "DatabaseError",
@@ -52,6 +55,7 @@ __all__ = [
     "ThrottledError",
     "TransactionCanceledError",
     "TransportError",
+    "UnsupportedOperationError",
     "ValidationError",
     "VersionConflictError",
     "cancelled",
@@ -123,6 +127,13 @@ class CursorError(DynormError, ValueError):
 
 class LimitExceededError(DynormError, ValueError):
     """A request would exceed a DynamoDB limit or a limit set on a relationship."""
+
+
+class ConfigurationError(DynormError, ValueError):
+    """A setting of connect() (or the credentials it found) cannot work; nothing was sent.
+
+    The message names the setting: the connect() argument or the environment variable.
+    """
 
 
 class TransportError(DynormError, ConnectionError):
@@ -207,6 +218,14 @@ class TableNotFoundError(DatabaseError, LookupError):
 
 class ThrottledError(DatabaseError):
     """DynamoDB throttled the request and retries ran out."""
+
+
+class UnsupportedOperationError(DatabaseError):
+    """The server does not implement the operation (``UnknownOperationException``).
+
+    DynamoDB implements every operation dynorm sends; a local emulator may not (dynalite has
+    no transactions). The message names the operation and the endpoint.
+    """
 
 
 class ValidationError(DatabaseError, ValueError):

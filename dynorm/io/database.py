@@ -1534,6 +1534,7 @@ async def connect(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     connect_timeout: float = 5.0,
     read_timeout: float = 30.0,
+    attempt_timeout: float | None = None,
     fast_path: bool = True,
     cursor_secret: bytes | None = None,
     retry_quota: int | None = DEFAULT_RETRY_QUOTA,
@@ -1548,6 +1549,10 @@ async def connect(
     the name of a connection's one table (one table per test, per stage …); ``table_names``
     those of several, by Table: ``table_names={app: "app-test", audit: "audit-test"}``;
     ``connect(table=app)`` is ``connect(app)``.
+    ``connect_timeout`` bounds making a connection, ``read_timeout`` each wait for the reply's
+    next bytes, and ``attempt_timeout`` one attempt in all (connecting, sending, the whole
+    reply), however slowly a server trickles it (default: 120 seconds, or connect_timeout +
+    read_timeout if more); each ends the attempt with a ``TransportError``.
     ``fast_path=False`` sends and parses every request with botocore instead of dynorm's own
     signed JSON requests (slower; the results are the same, except that binary values in raw
     :meth:`Database.send` replies are bytes rather than base64 text). ``cursor_secret``
@@ -1587,6 +1592,7 @@ async def connect(
         max_concurrency=max_concurrency,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
+        attempt_timeout=attempt_timeout,
         fast_path=fast_path,
     ) as connection:
         db = Database(

@@ -27,7 +27,6 @@ import os
 import platform
 import re
 import socket
-import sys
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -50,6 +49,7 @@ from dynorm.core.errors import (
     TableNotFoundError,
     ThrottledError,
     TransportError,
+    UnsupportedOperationError,
     ValidationError,
     cancelled,
 )
@@ -84,7 +84,9 @@ from dynorm.wire.retry import (
 )
 from dynorm.wire.sigv4 import Signer, canonical_host
 
+from .lean import _STANDARD_REGIONS, _Keys, _Lean, _lean_settings
 from .otel import Span, Tracing
+from .settings import attempt_timeout_of, check_credentials
 
 if TYPE_CHECKING:
     import ssl
@@ -112,6 +114,7 @@ _ERRORS: Final[Mapping[str, type[DatabaseError]]] = {
     "ThrottlingException": ThrottledError,
     "RequestLimitExceeded": ThrottledError,
     "TransactionInProgressException": ThrottledError,
+    "UnknownOperationException": UnsupportedOperationError,
     "ValidationException": ValidationError,
 }
 
@@ -143,17 +146,22 @@ def _user_agent() -> str:
     )
 
 
-def _translate(exc: botocore.exceptions.ClientError, request: Request) -> DatabaseError:
+def _translate(
+    exc: botocore.exceptions.ClientError, request: Request, endpoint: str
+) -> DatabaseError:
     error = exc.response.get("Error", {})
     code = str(error.get("Code", ""))
     message = str(error.get("Message", "")) or str(exc)
-    return _database_error(code, message, exc.response, request)
+    return _database_error(code, message, exc.response, request, endpoint)
 
 
 def _database_error(
-    code: str, message: str, reply: Mapping[str, Any], request: Request
+    code: str, message: str, reply: Mapping[str, Any], request: Request, endpoint: str
 ) -> DatabaseError:
-    """The DatabaseError for an error reply; ``reply`` holds its reasons and returned item."""
+    """The DatabaseError for an error reply from ``endpoint``.
+
+    ``reply`` holds its reasons and returned item.
+    """
     if code == "TransactionCanceledException":
         reasons = [
             CancellationReason(
@@ -171,11 +179,29 @@ def _database_error(
         message = f"{message or code} (a failure on DynamoDB's side; try again later)"
     elif is_clock_skew(code, message):
         message += " (this machine's clock is off: dynorm corrects for it and retries)"
+    elif code == "UnknownOperationException":
+        message = _unsupported(request.operation, endpoint, message)
     cls = _ERRORS.get(code, DatabaseError)
     translated = cls(f"{request.operation}: {message}", code=code, operation=request.operation)
     if isinstance(translated, ConditionFailedError):
         translated.item = _item(reply.get("Item"))
     return translated
+
+
+def _unsupported(operation: str, endpoint: str, said: str) -> str:
+    """Which server lacks which operation (dynalite answers transactions with no message)."""
+    lacks = (
+        "; DynamoDB does (dynalite, for one, has no transactions: test them against DynamoDB "
+        "Local, moto or DynamoDB itself)"
+        if operation.startswith("Transact")
+        else "; DynamoDB does (the server is an emulator that lacks it, or not DynamoDB)"
+    )
+    # dynalite says nothing (botocore then makes "An error occurred (...)"; some servers "None").
+    said = "" if not said or said == "None" or "UnknownOperationException" in said else f": {said}"
+    return (
+        f"the server at {endpoint} does not support {operation} "
+        f"(UnknownOperationException{said}){lacks}"
+    )
 
 
 def _item(value: object) -> Item | None:
@@ -202,7 +228,9 @@ def _never_connected(exc: botocore.exceptions.BotoCoreError) -> bool:
 
 
 #: What went wrong on the wire, as the messages below tell it.
-_Failure = Literal["connect_timeout", "proxy", "refused", "read_timeout", "broken"]
+_Failure = Literal[
+    "connect_timeout", "proxy", "refused", "read_timeout", "broken", "deadline", "unsent_deadline"
+]
 
 
 def _botocore_failure(exc: Exception) -> _Failure:
@@ -246,9 +274,16 @@ def _transport_error(
     """A TransportError whose message says what happened and what to check."""
     operation = request.operation
     detail = getattr(exc, "kwargs", {}).get("error", exc)
-    if failure in {"connect_timeout", "proxy", "refused"}:
+    if failure in {"connect_timeout", "proxy", "refused", "unsent_deadline"}:
+        bound = (
+            "connect(attempt_timeout=...)"
+            if failure == "unsent_deadline"
+            else "connect(connect_timeout=...)"
+        )
         if failure == "connect_timeout":
             what = f"no connection to {endpoint} within connect_timeout={config.connect_timeout}s"
+        elif failure == "unsent_deadline":
+            what = f"no connection to {endpoint} within attempt_timeout={config.attempt_timeout}s"
         elif failure == "proxy":
             what = f"could not connect through the proxy ({exc})"
         else:
@@ -256,18 +291,25 @@ def _transport_error(
         return TransportError(
             f"{operation}: {what}; nothing was sent. Check connect(endpoint_url=...) and "
             "region_name, that the network (proxy, firewall, VPC endpoint) reaches it, and "
-            "connect(connect_timeout=...)",
+            f"{bound}",
             operation=operation,
             request_sent=False,
         )
     if failure == "read_timeout":
         what = f"no reply from {endpoint} within read_timeout={config.read_timeout}s"
+    elif failure == "deadline":
+        what = (
+            f"the reply from {endpoint} did not end within attempt_timeout="
+            f"{config.attempt_timeout}s (it came too slowly, or never ended)"
+        )
     else:
         what = f"the connection to {endpoint} broke before a reply came ({exc})"
     return TransportError(
         f"{operation}: {what}; the request may have been applied. Check that the endpoint is "
         "up and reachable (network, proxy, load balancer), or raise "
-        "connect(read_timeout=...)",
+        + (
+            "connect(attempt_timeout=...)" if failure == "deadline" else "connect(read_timeout=...)"
+        ),
         operation=operation,
         request_sent=True,
     )
@@ -282,10 +324,14 @@ def _credentials_error(request: Request, cause: object) -> DynormError:
 
 
 class _Timeouts(msgspec.Struct, frozen=True):
-    """The timeouts a connection was opened with (what a TransportError's message names)."""
+    """The timeouts a connection was opened with (what a TransportError's message names).
+
+    ``attempt_timeout`` bounds one attempt's whole exchange, however the server trickles it.
+    """
 
     connect_timeout: float
     read_timeout: float
+    attempt_timeout: float
 
 
 def _closed(operation: str | None = None) -> DynormError:
@@ -345,12 +391,13 @@ class _ClientSender:
     The slow path: botocore validates, serializes, signs and parses.
     """
 
-    def __init__(self, client: _Client) -> None:
+    def __init__(self, client: _Client, timeouts: _Timeouts) -> None:
         import aiohttp
         import botocore.exceptions
         from botocore import xform_name
 
         self._client = client
+        self._timeouts = timeouts
         self._name = xform_name
         self._exceptions = botocore.exceptions
         self._wire_errors = (botocore.exceptions.BotoCoreError, aiohttp.ClientError, OSError)
@@ -359,29 +406,26 @@ class _ClientSender:
         client = await self._client.get()
         method = getattr(client, self._name(request.operation))
         exceptions = self._exceptions
+        timeouts = self._timeouts
+        deadline = asyncio.timeout(timeouts.attempt_timeout)
         try:
-            response: dict[str, Any] = await method(**request.params)
+            async with deadline:
+                response: dict[str, Any] = await method(**request.params)
         except exceptions.ClientError as exc:
-            raise _translate(exc, request) from exc
+            raise _translate(exc, request, str(client.meta.endpoint_url)) from exc
         except exceptions.ParamValidationError as exc:
             raise ValidationError(
                 f"{request.operation}: {exc}", operation=request.operation
             ) from exc
         except _credential_errors() as exc:
             raise _credentials_error(request, exc) from exc
-        except self._wire_errors as exc:
-            endpoint = getattr(exc, "kwargs", {}).get("endpoint_url", "the endpoint")
-            failure = _botocore_failure(exc)
-            raise _transport_error(failure, exc, request, endpoint, client.meta.config) from exc
+        except self._wire_errors as exc:  # TimeoutError (the deadline's) is an OSError
+            endpoint = getattr(exc, "kwargs", {}).get("endpoint_url", client.meta.endpoint_url)
+            # Past the attempt's deadline botocore may be connecting or reading: say it may
+            # have been sent.
+            failure = "deadline" if deadline.expired() else _botocore_failure(exc)
+            raise _transport_error(failure, exc, request, endpoint, timeouts) from exc
         return response
-
-
-class _Keys(msgspec.Struct, frozen=True):
-    """Credentials that never change: connect()'s own, or the environment's."""
-
-    access_key: str
-    secret_key: str
-    token: str | None
 
 
 class _Channel(Protocol):
@@ -430,12 +474,16 @@ def _tls_error(operation: str, endpoint: str, exc: OSError) -> DynormError:
 class _AioChannel:
     """aiobotocore's HTTP session (pool, timeouts, TLS, proxies) and credentials chain."""
 
-    def __init__(self, http: Any, credentials: Any, endpoint: str) -> None:
+    def __init__(self, http: Any, credentials: Any, endpoint: str, deadline: float) -> None:
         import aiohttp
         import botocore.credentials
         import yarl
 
+        from .http import DeadlineError
+
         self._http = http
+        self._deadline = deadline
+        self._deadline_error = DeadlineError
         proxies = http._proxy_config
         self.proxy: str | None = proxies.proxy_url_for(endpoint) or None
         self.proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(endpoint))
@@ -447,6 +495,7 @@ class _AioChannel:
             aiohttp.ClientError,
             OSError,
             TimeoutError,
+            DeadlineError,
         )
         self._credentials = credentials
         self._refreshable = isinstance(credentials, botocore.credentials.RefreshableCredentials)
@@ -474,17 +523,28 @@ class _AioChannel:
         session = self._session or await self._open(operation)
         if session.closed:
             raise _closed(operation)
-        async with session.post(
-            self._url,
-            data=body,
-            headers=headers,
-            proxy=self.proxy,
-            proxy_headers=self.proxy_headers or None,
-        ) as reply:
-            payload = await reply.read()
-            return reply.status, reply.headers, payload
+        deadline = asyncio.timeout(self._deadline)
+        try:
+            async with (
+                deadline,
+                session.post(
+                    self._url,
+                    data=body,
+                    headers=headers,
+                    proxy=self.proxy,
+                    proxy_headers=self.proxy_headers or None,
+                ) as reply,
+            ):
+                payload = await reply.read()
+                return reply.status, reply.headers, payload
+        except TimeoutError as exc:
+            if deadline.expired():  # aiohttp may be connecting or reading: it may have been sent
+                raise self._deadline_error("the attempt's deadline", sent=True) from exc
+            raise
 
     def failure(self, exc: BaseException) -> _Failure:
+        if isinstance(exc, self._deadline_error):
+            return "deadline"
         return _aiohttp_failure(exc)
 
     def cause(self, exc: BaseException) -> BaseException:
@@ -571,6 +631,7 @@ class _LeanChannel:
                     connect_timeout=self._timeouts.connect_timeout,
                     read_timeout=self._timeouts.read_timeout,
                     keepalive=_KEEPALIVE_TIMEOUT,
+                    deadline=self._timeouts.attempt_timeout,
                 )
             return self._pool
 
@@ -594,6 +655,8 @@ class _LeanChannel:
             return "refused"  # refused, unreachable, TLS handshake, unknown host
         if isinstance(exc, http.ReadTimeoutError):
             return "read_timeout"
+        if isinstance(exc, http.DeadlineError):
+            return "deadline" if exc.sent else "unsent_deadline"
         return "broken"  # reset, disconnected, truncated or malformed: after the request went out
 
     def cause(self, exc: BaseException) -> BaseException:
@@ -648,6 +711,13 @@ def _default_ca_bundle() -> str | None:
     return certifi.where()
 
 
+#: Where credentials that came through aiobotocore's chain were set, for ConfigurationErrors.
+_CHAIN_ACCESS: Final = "connect(aws_access_key_id=...), AWS_ACCESS_KEY_ID or the profile"
+_CHAIN_SESSION: Final = (
+    "connect(aws_session_token=...), AWS_SESSION_TOKEN or the profile's aws_session_token"
+)
+
+
 class _FastSender:
     """One attempt of one request as dynorm's own signed JSON POST (the fast request path).
 
@@ -678,6 +748,7 @@ class _FastSender:
         self._wire_errors = channel.wire_errors
         #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
         self.clock_offset = 0.0
+        self._checked: object = None  # the last credentials found fit to send
 
     async def __call__(self, request: Request) -> dict[str, Any]:
         operation = request.operation
@@ -685,6 +756,14 @@ class _FastSender:
         if operation not in DATA_PLANE and not control:
             return await self._fallback(request)
         credentials = await self._channel.credentials(request)
+        if credentials is not self._checked:  # a chain's credentials may come from anywhere
+            check_credentials(
+                credentials.access_key,
+                credentials.token,
+                key_setting=_CHAIN_ACCESS,
+                session_setting=_CHAIN_SESSION,
+            )
+            self._checked = credentials
         try:
             body = encode_body(request.params)
         except TypeError as exc:
@@ -739,7 +818,7 @@ class _FastSender:
             offset = clock_offset(reply_headers.get("date"), time.time())
             if offset is not None:
                 self.clock_offset = offset
-        raise _database_error(error.code, error.message, error.body, request)
+        raise _database_error(error.code, error.message, error.body, request, self._endpoint)
 
 
 #: How many throttled partition keys a connection keeps counts of (the rest are forgotten).
@@ -1077,15 +1156,6 @@ class Connection:
         self.region = region
 
 
-#: The regions whose DynamoDB endpoint is ``https://dynamodb.{region}.{suffix}`` (the aws and
-#: aws-cn partitions of botocore's endpoint data). Another region (us-gov-, us-iso-, a
-#: ``-fips`` pseudo-region, ``local``) takes botocore's endpoint resolution.
-_STANDARD_REGIONS: Final = (
-    (r"^(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+$", "amazonaws.com"),
-    (r"^cn-\w+-\d+$", "amazonaws.com.cn"),
-)
-
-
 def _standard_endpoint(session: AioSession, region: str) -> str | None:
     """DynamoDB's endpoint for ``region``.
 
@@ -1186,132 +1256,6 @@ def _cannot_create(exc: Exception | str) -> DynormError:
     )
 
 
-class _Lean(msgspec.Struct, frozen=True):
-    """Everything a lean connection needs, read from connect()'s arguments and the environment."""
-
-    region: str
-    endpoint: str
-    keys: _Keys
-    ca_bundle: str | None
-
-
-#: A region botocore accepts (``validate_region_name``): a host label.
-_REGION: Final = r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{,63}(?<!-)$"
-#: A host name botocore accepts in an endpoint URL (``is_valid_endpoint_url``).
-_HOST: Final = r"(?i)^((?!-)[A-Z\d-]{1,63}(?<!-)\.)*((?!-)[A-Z\d-]{1,63}(?<!-))$"
-
-
-def _lean_settings(
-    *,
-    endpoint_url: str | None,
-    region_name: str | None,
-    aws_access_key_id: str | None,
-    aws_secret_access_key: str | None,
-    aws_session_token: str | None,
-    environ: Mapping[str, str],
-) -> _Lean | None:
-    """The lean connection's settings, or None when only aiobotocore's session can resolve them.
-
-    Lean when nothing but connect()'s arguments and a few environment variables can configure
-    the connection, so that aiobotocore's session would resolve exactly this: credentials
-    passed to connect(), else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (botocore's chain
-    tries them first unless a profile is passed; AWS_SESSION_TOKEN optional, no
-    AWS_CREDENTIAL_EXPIRATION); the region passed or AWS_DEFAULT_REGION; the endpoint passed,
-    or the standard one of an aws or aws-cn region; no AWS config or shared credentials file
-    with anything in it (a profile, ``services``, ``ca_bundle``, FIPS ... could be there), no
-    AWS_PROFILE or AWS_DEFAULT_PROFILE, no AWS_ENDPOINT_URL(_DYNAMODB) (unless
-    AWS_IGNORE_CONFIGURED_ENDPOINT_URLS), no FIPS or dual-stack, no proxy. Anything else, and
-    any configuration botocore would refuse, goes to aiobotocore's session (and its errors).
-    """
-    if aws_access_key_id is not None and aws_secret_access_key is not None:
-        keys = _Keys(aws_access_key_id, aws_secret_access_key, aws_session_token)
-    elif aws_access_key_id is not None or aws_secret_access_key is not None:
-        return None  # partial: botocore's error
-    else:
-        access_key = environ.get("AWS_ACCESS_KEY_ID", "")
-        secret_key = environ.get("AWS_SECRET_ACCESS_KEY", "")
-        if not access_key or not secret_key or environ.get("AWS_CREDENTIAL_EXPIRATION"):
-            return None  # another provider of the chain, a partial error, or refreshing ones
-        token = environ.get("AWS_SECURITY_TOKEN") or environ.get("AWS_SESSION_TOKEN") or None
-        keys = _Keys(access_key, secret_key, token)
-    region = region_name or environ.get("AWS_DEFAULT_REGION")
-    if not region or not re.match(_REGION, region):
-        return None
-    if "AWS_DEFAULT_PROFILE" in environ or "AWS_PROFILE" in environ:
-        return None  # the profile must exist in the files (ProfileNotFound), even "default"
-    for name, default in (
-        ("AWS_CONFIG_FILE", "~/.aws/config"),
-        ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
-    ):
-        path = Path(os.path.expandvars(environ.get(name, default))).expanduser()
-        with contextlib.suppress(OSError):
-            if path.is_file() and path.stat().st_size > 0:
-                return None
-    for name in ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT"):
-        if environ.get(name, "false").lower() != "false":
-            return None
-    if endpoint_url:
-        endpoint = endpoint_url
-    else:
-        if environ.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true" and (
-            "AWS_ENDPOINT_URL_DYNAMODB" in environ or "AWS_ENDPOINT_URL" in environ
-        ):
-            return None
-        standard = next(
-            (
-                f"https://dynamodb.{region}.{suffix}"
-                for p, suffix in _STANDARD_REGIONS
-                if re.match(p, region)
-            ),
-            None,
-        )
-        if standard is None:
-            return None
-        endpoint = standard
-    try:
-        parts = urlsplit(endpoint)
-        host = parts.hostname or ""
-    except ValueError:  # urllib's "Invalid IPv6 URL": botocore's error
-        return None
-    if (
-        parts.scheme not in ("http", "https")
-        or parts.path not in ("", "/")
-        or not (re.match(_HOST, host.removesuffix(".")) or _ip_address(host))
-    ):
-        return None  # botocore's checks and errors, or its path-signing request path
-    if _proxied(environ):
-        return None  # botocore's proxy settings (NO_PROXY, proxy headers, proxy TLS)
-    bundle = environ.get("AWS_CA_BUNDLE") or environ.get("REQUESTS_CA_BUNDLE")
-    return _Lean(region, endpoint, keys, bundle if bundle and bundle.strip() else None)
-
-
-def _proxied(environ: Mapping[str, str]) -> bool:
-    """Whether a proxy is configured: ``*_proxy`` variables, or (the process's) system settings.
-
-    Elsewhere than on macOS and Windows, urllib's ``getproxies`` reads only those variables.
-    """
-    if any(
-        value and name.lower().endswith("_proxy") and name.lower() != "no_proxy"
-        for name, value in environ.items()
-    ):
-        return True
-    if environ is os.environ and sys.platform in ("darwin", "win32"):
-        import urllib.request
-
-        return any(scheme != "no" for scheme in urllib.request.getproxies())
-    return False
-
-
-def _ip_address(host: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
 def _client_config(max_concurrency: int, timeouts: _Timeouts) -> Any:
     """The AioConfig of a connection's botocore client: botocore's retries off, dynorm's UA."""
     from aiobotocore.config import AioConfig
@@ -1325,13 +1269,13 @@ def _client_config(max_concurrency: int, timeouts: _Timeouts) -> Any:
     )
 
 
-def _client_sender(client: _Client) -> Send:
+def _client_sender(client: _Client, timeouts: _Timeouts) -> Send:
     """The slow path's sender for ``client``, made (botocore imported) on its first request."""
     made: list[_ClientSender] = []
 
     async def send(request: Request) -> dict[str, Any]:
         if not made:
-            made.append(_ClientSender(client))
+            made.append(_ClientSender(client, timeouts))
         return await made[0](request)
 
     return send
@@ -1374,7 +1318,7 @@ async def _lean_connection(
             region=lean.region,
             channel=channel,
             timeouts=timeouts,
-            fallback=_client_sender(client),
+            fallback=_client_sender(client, timeouts),
         )
         yield Connection(sender, fast_path=True, endpoint=lean.endpoint, region=lean.region)
     finally:
@@ -1396,6 +1340,7 @@ async def open_connection(
     max_concurrency: int,
     connect_timeout: float,
     read_timeout: float,
+    attempt_timeout: float | None = None,
     fast_path: bool = True,
 ) -> AsyncIterator[Connection]:
     """A connection to DynamoDB, open until the block ends.
@@ -1407,7 +1352,18 @@ async def open_connection(
     configuration is connect()'s arguments and the environment only (:func:`_lean_settings`),
     the fast path imports neither aiobotocore nor botocore (:func:`_lean_connection`).
     """
-    timeouts = _Timeouts(connect_timeout, read_timeout)
+    timeouts = _Timeouts(
+        connect_timeout,
+        read_timeout,
+        attempt_timeout_of(attempt_timeout, connect_timeout, read_timeout),
+    )
+    if aws_access_key_id is not None or aws_session_token is not None:
+        check_credentials(  # refused before a client is built, on every path
+            aws_access_key_id or "",
+            aws_session_token,
+            key_setting="connect(aws_access_key_id=...)",
+            session_setting="connect(aws_session_token=...)",
+        )
     if fast_path and profile is None:
         lean = _lean_settings(
             endpoint_url=endpoint_url,
@@ -1446,7 +1402,7 @@ async def open_connection(
     client = _Client(create)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(client.close)
-        slow = _ClientSender(client)
+        slow = _ClientSender(client, timeouts)
         if not fast_path:
             yield await client.through_botocore(slow)
             return
@@ -1494,7 +1450,7 @@ async def open_connection(
         sender = _FastSender(
             endpoint=endpoint,
             region=region,
-            channel=_AioChannel(http, credentials, endpoint),
+            channel=_AioChannel(http, credentials, endpoint, timeouts.attempt_timeout),
             timeouts=timeouts,
             fallback=slow,
         )

@@ -109,6 +109,7 @@ ONE_COMMAND = [
     (["--table-name", "no spaces"], "is not a DynamoDB table name"),
     (["--connect-timeout", "nan"], "is not a number of seconds"),
     (["--read-timeout", "-1"], "--read-timeout"),
+    (["--attempt-timeout", "0"], "x>0"),
     (["--max-attempts", "0"], "--max-attempts"),
 ]
 

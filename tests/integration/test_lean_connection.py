@@ -240,6 +240,23 @@ async def test_both_kinds_of_connection_fail_with_the_same_errors(kind: str) -> 
         "or raise connect(read_timeout=...)"
     )
 
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        while not writer.transport.is_closing():  # a byte every 20 ms, for ever
+            writer.write(b"1\r\n \r\n")
+            await writer.drain()
+            await asyncio.sleep(0.02)
+
+    async with serving(trickle) as url:
+        slow = await failures(url, kind, read_timeout=5, attempt_timeout=0.5)
+    assert slow == (
+        f"GetItem: the reply from {url} did not end within attempt_timeout=0.5s (it came too "
+        "slowly, or never ended); the request may have been applied. Check that the endpoint "
+        "is up and reachable (network, proxy, load balancer), or raise "
+        "connect(attempt_timeout=...)"
+    )
+
     async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
 
@@ -250,6 +267,62 @@ async def test_both_kinds_of_connection_fail_with_the_same_errors(kind: str) -> 
         "; the request may have been applied. Check that the endpoint is up "
         "and reachable (network, proxy, load balancer), or raise connect(read_timeout=...)"
     )
+
+
+@pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")
+async def test_both_kinds_of_connection_refuse_a_token_no_header_can_carry(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDENV")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "FwoGZXIvYXdz\nIQoJb3JpZ2lu")
+    accepted = 0
+
+    async def count(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        accepted += 1
+
+    async with serving(count) as url:
+        with pytest.raises(dynorm.ConfigurationError) as caught:
+            async with connect(app, endpoint_url=url, region_name="us-east-1") as db:
+                await db.get(Org, name="ACME")
+    # botocore's chain takes the environment's keys first too: both name the variable.
+    assert str(caught.value).startswith(
+        "the AWS session token from the environment variable AWS_SESSION_TOKEN has a line "
+        "break (CR or LF), which an HTTP header cannot carry; nothing was sent."
+    )
+    assert accepted == 0
+
+
+@pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")
+async def test_a_profiles_token_no_header_can_carry_is_refused_before_sending(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    credentials = tmp_path / "credentials"
+    # An indented line continues the value: the token holds a line break.
+    credentials.write_text(
+        "[default]\naws_access_key_id = AKID\naws_secret_access_key = secret\n"
+        "aws_session_token = FwoGZXIvYXdz\n    IQoJb3JpZ2lu\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    accepted = 0
+
+    async def count(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        accepted += 1
+
+    async with serving(count) as url, connect(app, endpoint_url=url, region_name="us-east-1") as db:
+        assert channel_of(db) == "_AioChannel"
+        with pytest.raises(dynorm.ConfigurationError) as caught:
+            await db.get(Org, name="ACME")
+    assert str(caught.value).startswith(
+        "the AWS session token from connect(aws_session_token=...), AWS_SESSION_TOKEN or the "
+        "profile's aws_session_token has a line break (CR or LF)"
+    )
+    assert accepted == 0
 
 
 @pytest.mark.skipif(not fast_path_selected(), reason="the slow path is aiobotocore's client")

@@ -11,10 +11,11 @@ compares both kinds of connection).
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime
 import ipaddress
 import ssl
-from collections.abc import AsyncIterator, Callable, Container
+from collections.abc import AsyncIterator, Awaitable, Callable, Container
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from cryptography.x509.oid import NameOID
 
 import dynorm
 from dynorm import Database, Request, connect
-from dynorm.io.http import Pool
+from dynorm.io.http import MAX_BODY, MAX_FIELDS, MAX_HEAD, MAX_INTERIM, MalformedReplyError, Pool
 from dynorm.testing import count_requests
 from tests.integration.test_connect_config import AWS_VARIABLES
 from tests.integration.test_transport import closed_port, serving
@@ -38,6 +39,8 @@ GET = Request("GetItem", {"TableName": "app", "Key": {"pk": {"S": "a"}, "sk": {"
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 2\r\n\r\n{}"
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]
+#: A reply as bytes, or played by a coroutine that writes it (for ever, say).
+Answer = bytes | Callable[[asyncio.StreamWriter], Awaitable[None]]
 
 
 @pytest.fixture(autouse=True)
@@ -71,11 +74,12 @@ def pool_of(db: Database) -> Pool:
 
 
 class Server:
-    """Counts connections and requests; ``answer(n)`` is the reply to the n-th request (from 0),
-    and the connection is closed after the replies to the requests in ``closing``."""
+    """Counts connections and requests; ``answer(n)`` is the reply to the n-th request (from 0):
+    bytes, or a coroutine function that plays it (see :func:`endless`). The connection is
+    closed after the replies to the requests in ``closing``."""
 
     def __init__(
-        self, answer: Callable[[int], bytes] = lambda n: OK, closing: Container[int] = ()
+        self, answer: Callable[[int], Answer] = lambda n: OK, closing: Container[int] = ()
     ) -> None:
         self.answer = answer
         self.closing = closing
@@ -99,8 +103,12 @@ class Server:
                 await reader.readexactly(length)
                 self.heads.append(head)
                 n = len(self.heads) - 1
-                writer.write(self.answer(n))
-                await writer.drain()
+                answer = self.answer(n)
+                if isinstance(answer, bytes):
+                    writer.write(answer)
+                    await writer.drain()
+                else:
+                    await answer(writer)
                 if n in self.closing:
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -346,6 +354,7 @@ async def test_idle_connections_past_the_keepalive_timeout_are_not_reused() -> N
             connect_timeout=5,
             read_timeout=5,
             keepalive=0,  # every idle connection has expired by the next request
+            deadline=30,
         )
         try:
             for _ in range(3):
@@ -359,10 +368,20 @@ async def test_idle_connections_past_the_keepalive_timeout_are_not_reused() -> N
 
 def test_a_header_with_a_newline_is_refused() -> None:
     pool = Pool(
-        "h", 80, host_header="h", tls=None, limit=1, connect_timeout=1, read_timeout=1, keepalive=1
+        "h",
+        80,
+        host_header="h",
+        tls=None,
+        limit=1,
+        connect_timeout=1,
+        read_timeout=1,
+        keepalive=1,
+        deadline=1,
     )
-    with pytest.raises(ValueError, match="newline"):
+    with pytest.raises(ValueError, match="a line break"):
         asyncio.run(pool.post({"X-Amz-Security-Token": "a\r\nInjected: yes"}, b"{}"))
+    with pytest.raises(ValueError, match="outside Latin-1"):
+        asyncio.run(pool.post({"X-Amz-Security-Token": "a\u20ac"}, b"{}"))
 
 
 # -- TLS -----------------------------------------------------------------------------------------
@@ -461,3 +480,201 @@ async def test_https_verifies_against_the_ca_bundle_sends_sni_and_keeps_alive(
     assert not caught.value.request_sent
     assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
     assert server.connections == 1  # the handshake failed: no request reached it
+
+
+# -- hostile replies: every one ends the request, and its connection, within a bound ------------
+
+
+def endless(first: bytes, each: bytes, *, pause: float = 0) -> Answer:
+    """A reply that starts with ``first`` and repeats ``each`` until the client hangs up."""
+
+    async def play(writer: asyncio.StreamWriter) -> None:
+        writer.write(first)
+        while not writer.transport.is_closing():  # until the client's close reaches us
+            writer.write(each)
+            await writer.drain()
+            await asyncio.sleep(pause)  # the client shares this event loop
+
+    return play
+
+
+CHUNKED = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("hostile", "said"),
+    [
+        (  # RFC 9112 6.3; under Content-Length, "0\r\n\r\n" would be read as the next reply
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n"
+                b"2\r\n{}\r\n0\r\n\r\n"
+            ),
+            "malformed HTTP reply: both Transfer-Encoding and Content-Length: 'chunked'",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n{" % (MAX_BODY + 1),
+            f"HTTP reply refused: its body exceeds {MAX_BODY} bytes",
+        ),
+        (
+            endless(CHUNKED + b"%x\r\n" % (MAX_BODY + 1), b"x" * 1024),
+            f"HTTP reply refused: its body exceeds {MAX_BODY} bytes",
+        ),
+        (
+            endless(b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+            f"malformed HTTP reply: more than {MAX_INTERIM} interim (1xx) replies",
+        ),
+        (
+            endless(CHUNKED + b"2\r\n{}\r\n0\r\n", b"X-Trailer: more\r\n"),
+            (
+                "malformed HTTP reply: its trailer fields exceed "
+                f"{MAX_FIELDS} fields or {MAX_HEAD} bytes"
+            ),
+        ),
+    ],
+    ids=["both-framings", "content-length-over-cap", "chunk-over-cap", "endless-1xx", "trailers"],
+)
+async def test_a_hostile_reply_is_refused_and_its_connection_never_reused(
+    hostile: Answer, said: str
+) -> None:
+    server = Server(lambda n: hostile if n == 0 else OK)  # and the server keeps it open
+    async with serving(server) as url, lean_db(url) as db:
+        with pytest.raises(dynorm.TransportError) as caught:
+            await asyncio.wait_for(db.send(GET), 10)
+        error = caught.value
+        assert str(error).startswith(
+            f"GetItem: the connection to {url} broke before a reply came ({said}"
+        )
+        assert error.request_sent  # it may have been applied
+        assert isinstance(error.__cause__, MalformedReplyError)
+        await asyncio.wait_for(server.client_closed.wait(), 10)  # closed, not left in the pool
+        assert pool_of(db)._idle == collections.deque()
+        assert await db.send(GET) == {}
+    assert server.connections == 2  # the next request took a connection of its own
+
+
+async def test_an_endless_chunked_body_is_refused_at_the_body_cap() -> None:
+    # Chunks of 1 KB for ever, in time (no read timeout): only the cap ends it, at its size.
+    server = Server(lambda n: endless(CHUNKED, b"400\r\n" + b"x" * 1024 + b"\r\n"))
+    async with serving(server) as url:
+        host, port = url.removeprefix("http://").split(":")
+        pool = Pool(
+            host,
+            int(port),
+            host_header=f"{host}:{port}",
+            tls=None,
+            limit=1,
+            connect_timeout=60,
+            read_timeout=60,
+            keepalive=60,
+            deadline=600,
+            max_body=100 * 1024,
+        )
+        try:
+            with pytest.raises(MalformedReplyError, match=f"its body exceeds {100 * 1024} bytes"):
+                await asyncio.wait_for(pool.post({"X-Amz-Target": "t"}, b"{}"), 10)
+            await asyncio.wait_for(server.client_closed.wait(), 10)
+        finally:
+            await pool.close()
+
+
+async def test_a_reply_trickled_for_ever_ends_at_the_attempt_timeout() -> None:
+    # A byte of the body every 20 ms: the read timeout (5 s) restarts each time and never ends
+    # it; the attempt's deadline does.
+    trickle = endless(CHUNKED, b"1\r\nx\r\n", pause=0.02)
+    server = Server(lambda n: trickle if n == 0 else OK)
+    loop = asyncio.get_running_loop()
+    async with serving(server) as url:
+        async with lean_db(url, read_timeout=5, attempt_timeout=0.5) as db:
+            started = loop.time()
+            with pytest.raises(dynorm.TransportError) as caught:
+                await asyncio.wait_for(db.send(GET), 30)
+            took = loop.time() - started
+            await asyncio.wait_for(server.client_closed.wait(), 10)
+            assert await db.send(GET) == {}
+        assert server.connections == 2
+    error = caught.value
+    assert str(error).startswith(
+        f"GetItem: the reply from {url} did not end within attempt_timeout=0.5s (it came too "
+        "slowly, or never ended); the request may have been applied."
+    )
+    assert str(error).endswith("or raise connect(attempt_timeout=...)")
+    assert error.request_sent
+    assert isinstance(error.__cause__, TimeoutError)
+    assert took < 10  # the deadline (0.5 s), with a margin for a loaded machine; not 5 s * n
+
+
+async def test_an_attempt_timeout_while_connecting_says_nothing_was_sent() -> None:
+    # A TLS endpoint that never answers the handshake: the connection is never made.
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+
+    async with serving(silent) as url:
+        port = url.rsplit(":", 1)[1]
+        async with lean_db(
+            f"https://127.0.0.1:{port}", connect_timeout=60, attempt_timeout=0.5
+        ) as db:
+            with pytest.raises(dynorm.TransportError) as caught:
+                await asyncio.wait_for(db.send(GET), 30)
+    assert not caught.value.request_sent
+    assert str(caught.value).startswith(
+        f"GetItem: no connection to https://127.0.0.1:{port} within attempt_timeout=0.5s; "
+        "nothing was sent."
+    )
+    assert str(caught.value).endswith("connect(attempt_timeout=...)")
+
+
+@pytest.mark.parametrize(
+    ("options", "environment", "said"),
+    [
+        (
+            {"aws_session_token": "FwoGZXIvYXdz\r\nX-Injected: yes"},
+            {},
+            "the AWS session token from connect(aws_session_token=...) has a line break",
+        ),
+        (
+            {"aws_access_key_id": "AKID\u2013TEST"},  # an en dash pasted from a document
+            {},
+            (
+                "the AWS access key id from connect(aws_access_key_id=...) has the character "
+                "'\u2013', outside Latin-1"
+            ),
+        ),
+        (
+            {"aws_access_key_id": None, "aws_secret_access_key": None},
+            {
+                "AWS_ACCESS_KEY_ID": "AKIDENV",
+                "AWS_SECRET_ACCESS_KEY": "secret",
+                "AWS_SESSION_TOKEN": "token\u20ac",
+            },
+            (
+                "the AWS session token from the environment variable AWS_SESSION_TOKEN has the "
+                "character '\u20ac', outside Latin-1"
+            ),
+        ),
+    ],
+    ids=["newline-in-connect", "non-latin-1-key", "non-latin-1-environment"],
+)
+async def test_credentials_a_header_cannot_carry_are_refused_before_anything_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+    options: dict[str, Any],
+    environment: dict[str, str],
+    said: str,
+) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    server = Server()
+    async with serving(server) as url:
+        arguments = {
+            "endpoint_url": url,
+            "region_name": "us-east-1",
+            "aws_access_key_id": "testing",
+            "aws_secret_access_key": "testing",
+            "max_attempts": 1,
+            **options,
+        }
+        with pytest.raises(dynorm.ConfigurationError) as caught:
+            async with connect(dynorm.Table("app", pk="pk", sk="sk"), **arguments) as db:
+                await db.send(GET)
+    assert str(caught.value).startswith(said)
+    assert "nothing was sent" in str(caught.value)
+    assert server.connections == 0

@@ -147,6 +147,28 @@ async def test_a_silent_server_is_a_read_timeout_within_read_timeout() -> None:
     assert accepted == 1
 
 
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast-path", "botocore"])
+async def test_a_reply_that_never_ends_is_cut_at_the_attempt_timeout(fast_path: bool) -> None:
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        while not writer.transport.is_closing():  # a byte every 20 ms: no read timeout ends it
+            writer.write(b"1\r\n \r\n")
+            await writer.drain()
+            await asyncio.sleep(0.02)
+
+    options = {"read_timeout": 5, "attempt_timeout": 0.5, "max_attempts": 1}
+    async with serving(trickle) as url, database(url, fast_path=fast_path, **options) as db:
+        started = time.monotonic()
+        with pytest.raises(dynorm.TransportError) as caught:
+            await asyncio.wait_for(db.send(GET), 30)
+        elapsed = time.monotonic() - started
+    assert elapsed < 10  # the 0.5 s deadline, with a margin for a loaded machine
+    assert caught.value.request_sent
+    assert f"the reply from {url}" in str(caught.value)
+    assert "did not end within attempt_timeout=0.5s" in str(caught.value)
+
+
 async def test_a_conditional_write_that_times_out_is_an_unknown_outcome() -> None:
     async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read()
@@ -231,3 +253,26 @@ async def test_a_refusal_returns_the_stored_item_where_the_server_supports_it(
     with pytest.raises(dynorm.ConditionFailedError) as plain:
         await kinds_db.send(request)
     assert plain.value.item is None
+
+
+async def test_an_operation_the_server_lacks_says_which_server_lacks_which_operation(
+    kinds_db: Database, dynorm_backend: str
+) -> None:
+    (put,) = kinds_db.explain.put(Thing(thing_id="t3", text="in a transaction"))
+    transaction = Request("TransactWriteItems", {"TransactItems": [{"Put": dict(put.params)}]})
+    if dynorm_backend != "dynalite":  # moto and DynamoDB have transactions
+        await kinds_db.send(transaction)
+        assert await kinds_db.get(Thing, thing_id="t3") == Thing(
+            thing_id="t3", text="in a transaction"
+        )
+        return
+    with count_requests(kinds_db) as log, pytest.raises(dynorm.UnsupportedOperationError) as caught:
+        await kinds_db.send(transaction)
+    endpoint = kinds_db._transport.endpoint
+    assert str(caught.value) == (
+        f"TransactWriteItems: the server at {endpoint} does not support TransactWriteItems "
+        "(UnknownOperationException); DynamoDB does (dynalite, for one, has no transactions: "
+        "test them against DynamoDB Local, moto or DynamoDB itself)"
+    )
+    assert caught.value.code == "UnknownOperationException"
+    assert log.operations == ["TransactWriteItems"]  # refused once, not retried

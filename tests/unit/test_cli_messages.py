@@ -104,6 +104,20 @@ def test_every_advice_of_a_call_is_said_with_flags(where: str, text: str) -> Non
         ),
         (
             (
+                "Scan: the reply from http://h/ did not end within attempt_timeout=0.5s; raise "
+                "connect(attempt_timeout=...)"
+            ),
+            (
+                "Scan: the reply from http://h/ did not end within --attempt-timeout 0.5s; raise "
+                "--attempt-timeout"
+            ),
+        ),
+        (
+            "the AWS session token from connect(aws_session_token=...) has a line break",
+            "the AWS session token from --aws-session-token has a line break",
+        ),
+        (
+            (
                 "PutItem: Throughput exceeded (throttled: raise the table's capacity, or "
                 "connect(max_attempts=...))"
             ),

@@ -12,11 +12,14 @@ import asyncio
 import pytest
 
 from dynorm.io.http import (
+    MAX_BODY,
     MAX_FIELDS,
     MAX_HEAD,
+    MAX_INTERIM,
     MAX_LINE,
     BrokenConnectionError,
     MalformedReplyError,
+    header_value_problem,
     parse_head,
     read_body,
     read_reply,
@@ -93,6 +96,12 @@ def test_a_reply_without_a_length_ends_with_the_connection() -> None:
         b"HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+        # RFC 9112 6.3: both framings at once (a sign of response splitting), whatever the order
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n",
+        # RFC 9112 6.1: HTTP/1.0 has no transfer coding
+        b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
     ],
 )
 def test_a_malformed_head_is_rejected(head: bytes) -> None:
@@ -179,3 +188,92 @@ async def test_a_body_without_length_is_read_to_the_end_and_interim_replies_skip
 async def test_no_body_for_204() -> None:
     reply = await read_reply(stream(b"HTTP/1.1 204 No Content\r\n\r\n", eof=False))
     assert (reply.status, reply.body, reply.keep_alive) == (204, b"", True)
+
+
+def test_both_framings_are_named_in_the_error() -> None:
+    with pytest.raises(MalformedReplyError, match="both Transfer-Encoding and Content-Length"):
+        parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+
+def the_rest(reader: asyncio.StreamReader) -> bytes:
+    """What the client left unread in ``reader`` (fed and ended by the test)."""
+    return bytes(reader._buffer)  # type: ignore[attr-defined]  # StreamReader's, since 3.4
+
+
+async def test_a_body_over_the_cap_is_refused_before_it_is_read() -> None:
+    cap = 1000
+    # A Content-Length over the cap: refused on the head, no byte of the body read.
+    head = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n")
+    reader = stream(b"x" * 1001)
+    with pytest.raises(MalformedReplyError, match="its body exceeds 1000 bytes"):
+        await read_body(reader, head, max_body=cap)
+    assert len(the_rest(reader)) == 1001
+    # Chunks: refused on the size of the chunk that would pass the cap, before its bytes.
+    chunked = parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    reader = stream(b"190\r\n" + b"a" * 400 + b"\r\n" + b"259\r\n" + b"b" * 601 + b"\r\n0\r\n\r\n")
+    with pytest.raises(MalformedReplyError, match="exceeds 1000 bytes"):
+        await read_body(reader, chunked, max_body=cap)
+    assert the_rest(reader) == b"b" * 601 + b"\r\n0\r\n\r\n"
+    # Framed by the connection's end: at most one byte past the cap is read.
+    until_close = parse_head(b"HTTP/1.0 200 OK\r\n\r\n")
+    reader = stream(b"c" * 5000)
+    with pytest.raises(MalformedReplyError, match="exceeds 1000 bytes"):
+        await read_body(reader, until_close, max_body=cap)
+    assert len(the_rest(reader)) == 5000 - cap - 1
+    # At the cap exactly, every framing is read.
+    assert await read_body(stream(b"d" * cap), until_close, max_body=cap) == b"d" * cap
+    exact = b"3e8\r\n" + b"e" * cap + b"\r\n0\r\n\r\n"
+    assert await read_body(stream(exact), chunked, max_body=cap) == b"e" * cap
+
+
+def test_the_body_cap_is_above_dynamodbs_largest_reply() -> None:
+    # A BatchGetItem reply holds up to 16 MB of items; its JSON is larger (types, base64).
+    assert MAX_BODY >= 4 * 16 * 1024 * 1024
+
+
+async def test_endless_interim_replies_are_refused() -> None:
+    interim = b"HTTP/1.1 100 Continue\r\n\r\n"
+    final = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    reply = await read_reply(stream(interim * MAX_INTERIM + final))
+    assert reply.body == b"{}"
+    reader = stream(interim * 1000, eof=False)  # and more would come
+    with pytest.raises(MalformedReplyError, match=f"more than {MAX_INTERIM} interim"):
+        await read_reply(reader)
+    assert len(the_rest(reader)) == len(interim) * (1000 - MAX_INTERIM - 1)
+
+
+@pytest.mark.parametrize(
+    ("trailers", "said"),
+    [
+        (b"X: y\r\n" * 10_000, f"exceed {MAX_FIELDS} fields"),  # endless fields
+        (b"X: " + b"y" * (MAX_LINE - 10) + b"\r\n" * 1, None),  # one long field is fine
+        ((b"X: " + b"y" * 8000 + b"\r\n") * 9, f"or {MAX_HEAD} bytes"),  # too many bytes
+        (b"X: " + b"y" * (MAX_LINE + 1) + b"\r\n", "a trailer line longer than"),
+    ],
+)
+async def test_trailer_fields_are_bounded_as_header_fields(
+    trailers: bytes, said: str | None
+) -> None:
+    head = parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    body = b"2\r\n{}\r\n0\r\n" + trailers
+    if said is None:
+        assert await read_body(stream(body + b"\r\n"), head) == b"{}"
+        return
+    with pytest.raises(MalformedReplyError, match=said):
+        await read_body(stream(body, eof=False), head)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJH+/=", None),
+        ("with a\ttab and Latin-1 \u00e9", None),
+        ("token\r\nX-Injected: yes", "a line break (CR or LF)"),
+        ("token\n", "a line break (CR or LF)"),
+        ("nul\x00", "the control character '\\x00'"),
+        ("del\x7f", "the control character '\\x7f'"),
+        ("euro \u20ac", "the character '\u20ac', outside Latin-1"),
+    ],
+)
+def test_header_values_that_http_cannot_carry(value: str, problem: str | None) -> None:
+    assert header_value_problem(value) == problem

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
+import dynorm
 from dynorm.core.versions import installed_version as _version
-from dynorm.io.transport import _Keys, _Lean, _lean_settings, _ssl_context
+from dynorm.io.lean import _Keys, _Lean, _lean_settings
+from dynorm.io.transport import _ssl_context
 
 ENV_KEYS = {"AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret"}
 
@@ -180,3 +182,19 @@ def test_an_egg_info_folder_without_a_version_in_its_name_is_read(
     monkeypatch.syspath_prepend(str(tmp_path))
     assert _version("somepkg") == "1.2.3" == importlib.metadata.version("somepkg")
     assert _version("otherpkg-that-is-not-installed") == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("variables", "named"),
+    [
+        ({"AWS_SESSION_TOKEN": "tok\r\nX-Injected: yes"}, "AWS_SESSION_TOKEN has a line break"),
+        ({"AWS_SECURITY_TOKEN": "tok\u20ac", "AWS_SESSION_TOKEN": "ok"}, "AWS_SECURITY_TOKEN"),
+        ({"AWS_ACCESS_KEY_ID": "AKID\x00"}, "AWS_ACCESS_KEY_ID has the control character"),
+    ],
+)
+def test_environment_credentials_no_header_can_carry_are_refused_naming_the_variable(
+    no_files: dict[str, str], variables: dict[str, str], named: str
+) -> None:
+    env = {**no_files, **ENV_KEYS, **variables, "AWS_DEFAULT_REGION": "eu-west-1"}
+    with pytest.raises(dynorm.ConfigurationError, match=f"from the environment variable {named}"):
+        lean(env)

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
+import dynorm
 from dynorm import (
     Attr,
     ConditionFailedError,
@@ -28,7 +29,7 @@ from dynorm import (
 )
 from dynorm.core.codec.converter import Item
 from dynorm.core.requests import Request
-from dynorm.io.transport import Transport
+from dynorm.io.transport import Transport, _database_error
 from dynorm.mapping.model import info_of
 from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_update
 from dynorm.wire.retry import TOKEN_ATTRIBUTE, RetryQuota, prepare
@@ -501,3 +502,28 @@ async def test_a_refused_add_on_its_first_attempt_is_a_real_condition_failure() 
     assert server.item is not None
     assert server.item["hits"] == {"N": "9"}
     assert len(server.sent) == 1
+
+
+@pytest.mark.parametrize(
+    ("operation", "said", "lacks"),
+    [
+        ("TransactWriteItems", "", "dynalite, for one, has no transactions"),
+        ("TransactGetItems", "None", "dynalite, for one, has no transactions"),
+        ("UpdateTimeToLive", "not here", "an emulator that lacks it"),
+    ],
+)
+def test_an_operation_the_server_lacks_names_the_operation_and_the_server(
+    operation: str, said: str, lacks: str
+) -> None:
+    error = _database_error(
+        "UnknownOperationException", said, {}, Request(operation, {}), "http://127.0.0.1:4567"
+    )
+    assert isinstance(error, dynorm.UnsupportedOperationError)
+    assert isinstance(error, dynorm.DatabaseError)
+    assert (error.code, error.operation) == ("UnknownOperationException", operation)
+    shown = f": {said}" if said not in ("", "None") else ""
+    assert str(error).startswith(
+        f"{operation}: the server at http://127.0.0.1:4567 does not support {operation} "
+        f"(UnknownOperationException{shown}); DynamoDB does ("
+    )
+    assert lacks in str(error)
