@@ -166,18 +166,24 @@ class Relationship(Generic[C, Owner]):
     accepts_plain_target = False
 
     def _same_table(self, table: ModelTable) -> None:
-        """Relationships stay within a table: its loaders read one table's collections."""
+        """A target of another table: allowed where the relationship can read it there."""
         target = self._target
         if not isinstance(target, type) or not is_model(target):
             return
         other = info_of(target).table
         if other is not table:
-            raise DefinitionError(
-                f"{self.qualname}: {target.__name__} is a model of Table {other.name!r}, and "
-                f"{self.owner_name} of Table {table.name!r}; a relationship stays within one "
-                "table (its loads read one table's item collections). Declare both models on "
-                "one table, or keep the other's key as plain fields and read it with db.get"
-            )
+            self.check_across_tables(table, other)
+
+    def check_across_tables(self, table: ModelTable, other: ModelTable) -> None:
+        """Refuse a target of Table ``other`` (the owner is of ``table``) this kind cannot read."""
+
+    @property
+    def crosses_tables(self) -> bool:
+        """Whether the target is a model of another table than the owner's."""
+        target = self._target
+        if not isinstance(target, type) or not is_model(target) or self.owner is None:
+            return False
+        return info_of(target).table is not info_of(self.owner).table
 
     def _find_target(self, table: ModelTable, name: str) -> type[C] | None:
         info = table.models.get(name)
@@ -215,7 +221,9 @@ class Relationship(Generic[C, Owner]):
     def target_info(self) -> ModelInfo[C]:
         if self._target is None or isinstance(self._target, str):
             raise DefinitionError(
-                f"{self.qualname}: model {self._target!r} is not declared on this table yet"
+                f"{self.qualname}: model {self._target!r} is not declared on this table yet (a "
+                "name in a string is looked up on the owner's table; for a model of another "
+                "table, pass the class)"
             )
         return info_of(self._target)
 
@@ -298,6 +306,15 @@ class HasManyRelation(Relationship[C, Owner]):
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
         return self.via.accepts_plain_target
+
+    def check_across_tables(self, table: ModelTable, other: ModelTable) -> None:
+        # The strategy says whether its children can live in another table (Index can).
+        self.via.check_across_tables(self.qualname, table.name, other.name)
+
+    @property
+    def children_table(self) -> ModelTable:
+        """The table holding the children: the target's, or the owner's for embedded ones."""
+        return self.owner_info.table if self.embedded is not None else self.target_info.table
 
     def validate(self) -> None:
         self.embedded = self.via.embedded_codec(self)
@@ -517,7 +534,8 @@ def link_to_parent(
         found = dict(key)
     else:
         found = _from_inverses(qualname, parent, child, inverses)
-        if not found and not myself:
+        if not found and not myself and parent.table is child.table:
+            # Templates of two tables share no collection: their shapes say nothing of a link.
             found = _from_shapes(qualname, parent, child)
     if found or not myself:
         found.update({f: f for f in identity if f not in found and f in child.field_types})

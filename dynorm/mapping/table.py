@@ -562,7 +562,9 @@ class Table:
                 f"{r.owner_name}.{r.name} -> {r.target_name!r}" for r in self._pending
             )
             raise DefinitionError(
-                f"Table {self.name!r}: relationships name models that are not declared: {missing}"
+                f"Table {self.name!r}: relationships name models that are not declared: "
+                f"{missing} (a name in a string is looked up on the owner's table; for a model "
+                "of another table, pass the class)"
             )
         for info in self.models.values():
             unsharded = [a for a, t in info.templates.items() if t.sharded and a not in info.shards]
