@@ -363,10 +363,10 @@ def _parent_sort_key(
     table: ModelTable,
 ) -> str | None:
     """The parent's sort key in the collection being read, when it lives there."""
-    if index is not None and not info.in_index(index):
-        return None
     if table is not info.table:
         return None  # the children are of another table: the parent is never among them
+    if index is not None and not info.in_index(index):
+        return None
     pk_t, sk_t = info.key_templates(index)
     if sk_t is None or not (sk_t.covers(key_values) and pk_t.covers(key_values)):
         return None

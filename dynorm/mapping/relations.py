@@ -189,14 +189,19 @@ class Relationship(Generic[C, Owner]):
         info = table.models.get(name)
         if info is not None:
             return info.cls
-        if self.accepts_plain_target and self.owner is not None:
-            # A plain attrs class named by string is looked up where the owner was defined:
-            # the declaring function's locals first, then the module.
-            found = self.local_names().get(name)
-            if found is None:
-                found = getattr(sys.modules.get(self.owner.__module__), name, None)
-            if isinstance(found, type) and attrs.has(found):
-                return cast("type[C]", found)
+        if self.owner is None:
+            return None
+        # Not a model of this table: the name is looked up where the owner was defined, the
+        # declaring function's locals first, then the module (as typing resolves a forward
+        # reference). A model found there may be of another table; a plain attrs class is an
+        # embedded child.
+        found = self.local_names().get(name)
+        if found is None:
+            found = getattr(sys.modules.get(self.owner.__module__), name, None)
+        if isinstance(found, type) and (
+            is_model(found) or (self.accepts_plain_target and attrs.has(found))
+        ):
+            return cast("type[C]", found)
         return None
 
     @property
@@ -221,9 +226,9 @@ class Relationship(Generic[C, Owner]):
     def target_info(self) -> ModelInfo[C]:
         if self._target is None or isinstance(self._target, str):
             raise DefinitionError(
-                f"{self.qualname}: model {self._target!r} is not declared on this table yet (a "
-                "name in a string is looked up on the owner's table; for a model of another "
-                "table, pass the class)"
+                f"{self.qualname}: model {self._target!r} is not declared yet (a name in a "
+                "string is looked up on the owner's table, then in the module that declares "
+                "the owner)"
             )
         return info_of(self._target)
 

@@ -563,8 +563,9 @@ class Table:
             )
             raise DefinitionError(
                 f"Table {self.name!r}: relationships name models that are not declared: "
-                f"{missing} (a name in a string is looked up on the owner's table; for a model "
-                "of another table, pass the class)"
+                f"{missing} (a name in a string is looked up on the owner's table, then in the "
+                "module that declares the owner: import a model of another table there, or pass "
+                "the class)"
             )
         for info in self.models.values():
             unsharded = [a for a, t in info.templates.items() if t.sharded and a not in info.shards]

@@ -740,25 +740,30 @@ def test_across_tables_children_are_linked_by_field_names() -> None:
     assert "Order has no field ref" in message
 
 
-def test_a_model_of_another_table_is_named_by_its_class() -> None:
+def test_a_model_of_another_table_is_named_by_its_class_or_a_name_in_scope() -> None:
     orders = Table("orders3", pk="pk", sk="sk")
-    audit = Table("audit3", pk="pk", sk="sk")
+    audit = Table("audit3", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
-    @audit.model(pk="ORDER#{order_id}", sk="EVENT#{what}")
+    @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+    class Order:
+        order_id: str
+        entries = HasMany["Entry"](via=Index("GSI1"))  # declared below, on audit
+        missing = BelongsTo("Nowhere")
+
+    @audit.model(pk="EVENT#{event_id}", sk="EVENT#{event_id}", GSI1=("ORDER#{order_id}", "{at}"))
     class Entry:
+        event_id: str
         order_id: str
-        what: str
-
-    @orders.model(pk="ORDER#{order_id}", sk="LINE#{line}")
-    class Line:
-        order_id: str
-        line: str
-        entry = BelongsTo("Entry")
+        at: str
+        order = BelongsTo(Order)
 
     with pytest.raises(DefinitionError) as caught:
         orders.check()
-    assert "for a model of another table, pass the class" in str(caught.value)
-    assert Entry.__name__ == "Entry"
+    assert "Order.missing -> 'Nowhere'" in str(caught.value)
+    assert "then in the module that declares the owner" in str(caught.value)
+    assert Order.entries.target_cls is Entry  # found where Order was declared
+    assert Order.entries.children_table is audit
+    assert Entry.order.link == {"order_id": "order_id"}
 
 
 def test_the_target_comes_from_the_type_argument_in_either_form() -> None:
