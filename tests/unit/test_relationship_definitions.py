@@ -24,6 +24,7 @@ from dynorm import (
     Table,
 )
 from dynorm.mapping.model import info_of
+from dynorm.mapping.strategies import Strategy
 
 
 @pytest.fixture
@@ -678,7 +679,7 @@ def test_across_tables_only_what_dynamodb_cannot_express_is_refused() -> None:
         "Embedded(key='event_id', max_items=None)": ("stored inside", "plain attrs class"),
         "Denormalized(copy={'order_id': 'order_id'})": ("stay within one table", "transaction"),
     }
-    strategies = [
+    strategies: list[Strategy] = [
         Partition(),
         Embedded(key="event_id"),
         Denormalized(copy={"order_id": "order_id"}),
@@ -687,17 +688,17 @@ def test_across_tables_only_what_dynamodb_cannot_express_is_refused() -> None:
         with pytest.raises(DefinitionError) as caught:
 
             @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
-            class Order:
+            class Refused:
                 order_id: str
                 entries = HasMany(Entry, via=via)
 
         message = str(caught.value)
-        assert message.startswith(f"Order.entries via {via.describe()}: ")
+        assert message.startswith(f"Refused.entries via {via.describe()}: ")
         assert "Table 'audit'" in message
         assert "Table 'orders'" in message
         for words in refusals[via.describe()]:
             assert words in message
-        assert "Order" not in orders.models  # nothing half-declared
+        assert "Refused" not in orders.models  # nothing half-declared
 
     @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
     class Order:
@@ -748,7 +749,7 @@ def test_a_model_of_another_table_is_named_by_its_class_or_a_name_in_scope() -> 
     class Order:
         order_id: str
         entries = HasMany["Entry"](via=Index("GSI1"))  # declared below, on audit
-        missing = BelongsTo("Nowhere")
+        missing = BelongsTo[Any]("Nowhere")
 
     @audit.model(pk="EVENT#{event_id}", sk="EVENT#{event_id}", GSI1=("ORDER#{order_id}", "{at}"))
     class Entry:
