@@ -109,6 +109,15 @@ async def test_the_other_tables_request_goes_out_with_the_parents(
         own.release()
         other.release()
         account = await task
+        explained = proxied.explain.get(Account, account_id="a1", load=load)
+        sent = sorted(proxy.bodies, key=lambda body: body["TableName"])
+        assert sent == sorted((r.params for r in explained), key=lambda params: params["TableName"])
+        proxy.bodies.clear()
+        key = {"account_id": "a1", "entry_id": "e1"}
+        entry = await proxied.get(Entry, load=[Entry.account], **key)
+        assert entry.account.loaded == ALICE
+        (planned,) = proxied.explain.get(Entry, load=[Entry.account], **key)
+        assert proxy.bodies == [planned.params]  # the one BatchGetItem, as explained
     assert account.entries.loaded == ENTRIES[::-1]
 
 
@@ -184,6 +193,7 @@ def test_design_shows_the_other_tables_requests() -> None:
     )
     owned = {p.name: p for p in design(ledger).patterns}["Entry.account"]
     assert owned.cost == "1 BatchGetItem of Table 'ledger' and Table 'people'"
+    assert "Query on GSI1 of Table 'ledger'" in design(people).markdown()  # what the CLI prints
     (request,) = owned.requests
     assert request == (
         'BatchGetItem: pk = "LEDGER#{account_id}", sk = "ENTRY#{entry_id}"; '
