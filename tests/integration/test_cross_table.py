@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
-from dynorm import Database, DefinitionError, connect
+from dynorm import Database, DefinitionError, Relationship, connect
 from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
     TEST_REGION,
@@ -63,7 +64,7 @@ async def test_belongs_to_another_table_loads_with_the_get_in_one_request(db: Da
 
 
 async def test_has_many_through_another_tables_index_loads_with_the_parent(db: Database) -> None:
-    load = [Account.notes, Account.entries]
+    load: list[Relationship[Any, Account]] = [Account.notes, Account.entries]
     planned = db.explain.get(Account, account_id="a1", load=load)
     with count_requests(db) as log:
         account = await db.get(Account, account_id="a1", load=load)
@@ -102,7 +103,7 @@ async def test_the_other_tables_request_goes_out_with_the_parents(
     ):
         own = proxy.pause("Query", when=lambda body: "IndexName" not in body)
         other = proxy.pause("Query", when=lambda body: body.get("IndexName") == "GSI1")
-        load = [Account.notes, Account.entries]
+        load: list[Relationship[Any, Account]] = [Account.notes, Account.entries]
         task = asyncio.ensure_future(proxied.get(Account, account_id="a1", load=load))
         # Both are held by the proxy at once: neither waited for the other's reply.
         await asyncio.wait_for(asyncio.gather(own.arrived.wait(), other.arrived.wait()), 30)
@@ -113,10 +114,11 @@ async def test_the_other_tables_request_goes_out_with_the_parents(
         sent = sorted(proxy.bodies, key=lambda body: body["TableName"])
         assert sent == sorted((r.params for r in explained), key=lambda params: params["TableName"])
         proxy.bodies.clear()
-        key = {"account_id": "a1", "entry_id": "e1"}
-        entry = await proxied.get(Entry, load=[Entry.account], **key)
+        entry = await proxied.get(Entry, account_id="a1", entry_id="e1", load=[Entry.account])
         assert entry.account.loaded == ALICE
-        (planned,) = proxied.explain.get(Entry, load=[Entry.account], **key)
+        (planned,) = proxied.explain.get(
+            Entry, account_id="a1", entry_id="e1", load=[Entry.account]
+        )
         assert proxy.bodies == [planned.params]  # the one BatchGetItem, as explained
     assert account.entries.loaded == ENTRIES[::-1]
 
