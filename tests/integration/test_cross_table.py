@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import dynorm
 from dynorm import Database, DefinitionError, Relationship, connect
 from dynorm.testing import (
     TEST_ACCESS_KEY_ID,
@@ -22,7 +23,7 @@ from dynorm.testing import (
 from dynorm.tools.design import design
 from tests.faultproxy import FaultProxy
 
-from .xtable_models import Account, Entry, Note, ledger, people
+from .xtable_models import Account, Entry, Note, Receipt, Star, ledger, people
 
 pytestmark = pytest.mark.integration
 
@@ -79,6 +80,8 @@ async def test_has_many_through_another_tables_index_loads_with_the_parent(db: D
         (db.name_of(ledger), "GSI1"),
     ]
     assert await account.entries.all() == ENTRIES[::-1]
+    assert await account.entries.query().count() == 3
+    assert await account.entries.query(at="2026-01-02").all() == [ENTRIES[1]]
     page = await account.entries.page(limit=2)
     assert page.items == ENTRIES[:0:-1]
     rest = await account.entries.page(limit=2, cursor=page.cursor)
@@ -201,3 +204,35 @@ def test_design_shows_the_other_tables_requests() -> None:
         'BatchGetItem: pk = "LEDGER#{account_id}", sk = "ENTRY#{entry_id}"; '
         'pk = "ACCOUNT#{account_id}", sk = "#ACCOUNT#{account_id}" in Table \'people\''
     )
+
+
+async def test_a_parent_key_known_from_the_item_only_costs_a_second_round_trip(
+    db: Database,
+) -> None:
+    await db.put(Receipt(receipt_id="r1", account_id="a1"))
+    (first,) = db.explain.get(Receipt, receipt_id="r1", load=[Receipt.account])
+    assert first.operation == "GetItem"  # the first round; the account's read follows it
+    with count_requests(db) as log:
+        receipt = await db.get(Receipt, receipt_id="r1", load=[Receipt.account])
+    assert receipt.account.loaded == ALICE
+    assert log.operations == ["GetItem", "BatchGetItem"]
+    assert [e.tables for e in log.events] == [(db.name_of(ledger),), (db.name_of(people),)]
+    shown = {p.name: p for p in design(ledger).patterns}["Receipt.account"]
+    assert shown.cost == "1 GetItem, then 1 BatchGetItem of Table 'people'"
+
+
+async def test_a_sharded_index_of_the_other_table_loads_every_shard_at_once(
+    db: Database,
+) -> None:
+    stars = [Star(account_id="a1", user=f"u{i:02d}") for i in range(12)]
+    await db.put_all(stars)
+    planned = db.explain.get(Account, account_id="a1", load=[Account.stars])
+    with count_requests(db) as log:
+        account = await db.get(Account, account_id="a1", load=[Account.stars])
+    assert account.stars.loaded == stars  # merged in sort key order
+    assert sorted(log.operations) == ["GetItem", "Query", "Query", "Query", "Query"]
+    assert [r.params["TableName"] for r in planned] == [db.name_of(people)] + [
+        db.name_of(ledger)
+    ] * 4
+    assert await account.stars.all() == stars
+    assert dynorm.jsonable(account)["stars"][0] == {"account_id": "a1", "user": "u00"}

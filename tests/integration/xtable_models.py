@@ -19,6 +19,7 @@ class Account:
     name: str = ""
     notes = HasMany["Note"](via=Partition())
     entries = HasMany["Entry"](via=Index("GSI1"), newest_first=True)
+    stars = HasMany["Star"](via=Index("GSI1", shards=4))  # spread over 4 index partitions
 
 
 @people.model(pk="ACCOUNT#{account_id}", sk="NOTE#{note_id}")
@@ -39,3 +40,20 @@ class Entry:
     at: str
     amount: int = 0
     account = BelongsTo(Account)
+
+
+@ledger.model(pk="RECEIPT#{receipt_id}", sk="RECEIPT#{receipt_id}")
+class Receipt:
+    """Its account's key is outside its own: read after the receipt, a second round trip."""
+
+    receipt_id: str
+    account_id: str
+    account = BelongsTo(Account)
+
+
+@ledger.model(
+    pk="STAR#{user}", sk="STAR#{account_id}", GSI1=("STARS#{account_id}#{shard}", "U#{user}")
+)
+class Star:
+    account_id: str
+    user: str
