@@ -529,7 +529,7 @@ def link_to_parent(
 
     Sources, first that applies: ``key``; the one distinct inverse link (``inverses`` are the
     HasMany links child field -> parent field); the shapes of the key templates both models have
-    (table and common indexes); nothing. Key fields still unmapped are matched by name. A model
+    (table and common indexes; models of one table only); nothing. Key fields still unmapped are matched by name. A model
     pointing at itself is never linked by shape or name alone, which would link it to itself.
     """
     identity = parent.identity_fields()
