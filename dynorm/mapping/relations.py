@@ -135,15 +135,19 @@ class Relationship(Generic[C, Owner]):
             return "?"
         return self._target if isinstance(self._target, str) else self._target.__name__
 
-    def try_resolve(self, table: ModelTable) -> bool:
-        """Resolve a string target once its model is declared, and validate the declaration."""
+    def try_resolve(self, table: ModelTable, *, final: bool = False) -> bool:
+        """Resolve a string target once its model is declared, and validate the declaration.
+
+        ``final`` (the table's ``check()``, run by ``connect``): every model of the owner's table
+        is declared by now, so a name none of them has may be a model of another table.
+        """
         if self._resolved:
             return True
         original = self._target
         if self._target is None:
             return False  # not bound to its owner yet
         if isinstance(self._target, str):
-            found = self._find_target(table, self._target)
+            found = self._find_target(table, self._target, final=final)
             if found is None:
                 return False
             self._target = found
@@ -185,7 +189,7 @@ class Relationship(Generic[C, Owner]):
             return False
         return info_of(target).table is not info_of(self.owner).table
 
-    def _find_target(self, table: ModelTable, name: str) -> type[C] | None:
+    def _find_target(self, table: ModelTable, name: str, *, final: bool) -> type[C] | None:
         info = table.models.get(name)
         if info is not None:
             return info.cls
@@ -193,14 +197,17 @@ class Relationship(Generic[C, Owner]):
             return None
         # Not a model of this table: the name is looked up where the owner was defined, the
         # declaring function's locals first, then the module (as typing resolves a forward
-        # reference). A model found there may be of another table; a plain attrs class is an
-        # embedded child.
+        # reference). A plain attrs class there is an embedded child; a model there is taken
+        # only once the owner's table is complete (``final``), so a model of this table declared
+        # later always wins over another table's of the same name.
         found = self.local_names().get(name)
         if found is None:
             found = getattr(sys.modules.get(self.owner.__module__), name, None)
-        if isinstance(found, type) and (
-            is_model(found) or (self.accepts_plain_target and attrs.has(found))
-        ):
+        if not isinstance(found, type):
+            return None
+        if is_model(found):
+            return cast("type[C]", found) if final else None
+        if self.accepts_plain_target and attrs.has(found):
             return cast("type[C]", found)
         return None
 
@@ -529,8 +536,9 @@ def link_to_parent(
 
     Sources, first that applies: ``key``; the one distinct inverse link (``inverses`` are the
     HasMany links child field -> parent field); the shapes of the key templates both models have
-    (table and common indexes; models of one table only); nothing. Key fields still unmapped are matched by name. A model
-    pointing at itself is never linked by shape or name alone, which would link it to itself.
+    (table and common indexes; models of one table only); nothing. Key fields still unmapped
+    are matched by name. A model pointing at itself is never linked by shape or name alone,
+    which would link it to itself.
     """
     identity = parent.identity_fields()
     myself = parent.cls is child.cls

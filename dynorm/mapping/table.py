@@ -543,20 +543,24 @@ class Table:
                     f"such as 'USER#' so mixed results can be mapped"
                 )
 
-    def _resolve_pending(self) -> None:
+    def _resolve_pending(self, *, final: bool = False) -> None:
         self._partial.clear()  # a model or an embedded relationship may have been added
         self._classifiers.clear()
         self._wires.clear()
         still: list[Relationship[Any]] = []
         for relationship in self._pending:
-            if relationship.try_resolve(self):
+            if relationship.try_resolve(self, final=final):
                 continue
             still.append(relationship)
         self._pending = still
 
     def check(self) -> None:
-        """Fail if any relationship names a model that was never declared on this table."""
-        self._resolve_pending()
+        """Fail if any relationship names a model that was never declared on this table.
+
+        A name no model of this table has may name a model of another table, found where the
+        owner was declared (see ``Relationship.try_resolve``): it is looked up now.
+        """
+        self._resolve_pending(final=True)
         if self._pending:
             missing = ", ".join(
                 f"{r.owner_name}.{r.name} -> {r.target_name!r}" for r in self._pending

@@ -785,3 +785,28 @@ def test_the_target_comes_from_the_type_argument_in_either_form() -> None:
 
     assert Book.loans.target_cls is Loan
     assert Book.holds.target_name == "Loan"
+
+
+def test_a_model_of_this_table_declared_later_wins_over_another_tables_of_that_name() -> None:
+    other = Table("other4", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+    mine = Table("mine4", pk="pk", sk="sk")
+
+    @other.model(pk="X#{order_id}", sk="X#{order_id}", GSI1=("ORDER#{order_id}", "X"))
+    class Line:
+        order_id: str
+
+    @mine.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+    class Order:
+        order_id: str
+        lines = HasMany["Line"](via=Partition())  # the Line of this table, declared below
+
+    assert Line.__name__ in other.models  # another table's Line is in scope meanwhile
+
+    @mine.model(pk="ORDER#{order_id}", sk="LINE#{n}")
+    class Line:  # type: ignore[no-redef]
+        order_id: str
+        n: str
+
+    mine.check()
+    assert Order.lines.target_cls is Line
+    assert Order.lines.children_table is mine
