@@ -656,8 +656,9 @@ class Database:
         """
         connected = self.connected(model)
         info = connected.table.info(model)
+        options = normalize_options(info, load)
         plan = plan_get(
-            info, key, normalize_options(info, load), connected.name, consistent=consistent
+            info, key, options, connected.name, consistent=consistent, name_of=self.name_of
         )
         if self._coalescer is not None and plan.single:
             raw = await self._coalescer.get(connected.name, plan.parent_key, consistent=consistent)
@@ -1089,9 +1090,7 @@ class Database:
             info = connected.table.info(entry[0])
             info.check_key_values(entry[1])
             wanted.append((connected, info, info.primary_key(entry[1])))
-        found = await self._fetch_tables(
-            [(c.table, k) for c, _, k in wanted], consistent=consistent
-        )
+        found = await self.fetch_named([(c.name, k) for c, _, k in wanted], consistent=consistent)
         accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
         out: list[Any] = []
         for connected, info, key in wanted:
@@ -1105,19 +1104,22 @@ class Database:
             out.append(accept(raw))
         return out
 
-    async def _fetch_tables(
-        self, keys: Sequence[tuple[Table, Item]], *, consistent: bool = False
+    async def fetch_named(
+        self, keys: Sequence[tuple[str, Item]], *, consistent: bool = False
     ) -> dict[tuple[str, Any], Item]:
-        """Raw items of several tables by (table name, ``key_id``): BatchGetItem, keys shared."""
-        tables = {t for t, _ in keys}
-        if len(tables) == 1:
-            (table,) = tables
-            name = self.name_of(table)
+        """Raw items by (table name, ``key_id``) for (table name, key) pairs.
+
+        Any tables of this connection: BatchGetItem, the tables sharing requests (100 keys a
+        request), each table's keys in the order first named.
+        """
+        names = list(dict.fromkeys(n for n, _ in keys))  # in order: the requests are as planned
+        if len(names) == 1:
+            (name,) = names
+            table = self._tables.of_name(name).table
             one = await self.fetch([k for _, k in keys], consistent=consistent, table=table)
             return {(name, ident): raw for ident, raw in one.items()}
         steps = tuple(
-            (self.name_of(t), Fetch(tuple(k for u, k in keys if u is t), consistent=consistent))
-            for t in tables
+            (n, Fetch(tuple(k for u, k in keys if u == n), consistent=consistent)) for n in names
         )
         outcomes = await self._together(Together(steps))
         found: dict[tuple[str, Any], Item] = {}
@@ -1486,7 +1488,7 @@ class Database:
     async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
         rel = self._has_many(parent, relationship, "add")
-        connected = self.connected(type(parent))
+        connected = self._tables.of_table(rel.children_table)  # the children's table plans it
         stored = await self.run(connected.writes.add(parent, rel, child), connected.table)
         _update_loaded(parent, rel, stored, adding=True, position=None)
         return cast("T", stored)
@@ -1494,7 +1496,7 @@ class Database:
     async def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
         rel = self._has_many(parent, relationship, "remove")
-        connected = self.connected(type(parent))
+        connected = self._tables.of_table(rel.children_table)
         position = await self.run(connected.writes.remove(parent, rel, child), connected.table)
         _update_loaded(parent, rel, child, adding=False, position=position)
 

@@ -156,11 +156,17 @@ class DatabaseExplain:
 
     def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> list[Request]:
         """The requests ``db.add(parent, relationship, child)`` sends."""
-        return self._of(type(parent)).add(parent, relationship, child)
+        return self._children_of(parent, relationship).add(parent, relationship, child)
 
     def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> list[Request]:
         """The requests ``db.remove(parent, relationship, child)`` sends."""
-        return self._of(type(parent)).remove(parent, relationship, child)
+        return self._children_of(parent, relationship).remove(parent, relationship, child)
+
+    def _children_of(self, parent: object, relationship: Relationship[Any]) -> Explain:
+        """The explain of the table holding the children (another table's, across tables)."""
+        if isinstance(relationship, HasManyRelation) and relationship.owner is type(parent):
+            return self._tables.of_table(relationship.children_table).explain
+        return self._of(type(parent))  # which refuses the call, saying why
 
     def plan(self, plan: Plan[Any], table: Table | None = None) -> list[Request]:
         """Every request a write plan sends, in order (see :meth:`Explain.plan`).

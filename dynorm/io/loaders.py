@@ -91,7 +91,7 @@ class ParentLoader(Generic[P, C]):
             )
         key = rel.parent_key(self.child)
         if rel.name not in state.loaded and key is not None:
-            request = get_item(reader.name_of(rel.owner_info.table), key)
+            request = get_item(reader.name_of(rel.target_info.table), key)
             raw = (await reader.send(request)).get("Item")
             accept = reader.acceptor(rel.target_info, None)
             found = accept(raw) if raw is not None else None
@@ -157,7 +157,7 @@ class RelationLoader(Generic[P, C]):
     def _read(self, reader: Reader) -> CollectionRead:
         rel = self._has_many()
         values = rel.owner_info.values_of(self.parent)
-        return rel.children_read(reader.name_of(rel.owner_info.table), values)
+        return rel.children_read(reader.name_of(rel.children_table), values)
 
     async def _embedded_children(self, reader: Reader, codec: EmbeddedCodec) -> list[C]:
         """Embedded children come with the parent item; a parent built in code reads them."""
@@ -200,7 +200,7 @@ class RelationLoader(Generic[P, C]):
         from dynorm.mapping.sharded import ShardedRead  # noqa: PLC0415 - sharded reads only
 
         values = rel.owner_info.values_of(self.parent)
-        return ShardedRead(rel.children_reads(reader.name_of(rel.owner_info.table), values))
+        return ShardedRead(rel.children_reads(reader.name_of(rel.children_table), values))
 
     async def _sharded_page(
         self, reader: Reader, rel: HasManyRelation[C], limit: int | None, cursor: str | None
@@ -257,7 +257,7 @@ class RelationLoader(Generic[P, C]):
                 ".query() reads one partition"
             )
         values = rel.owner_info.values_of(self.parent)
-        read = rel.children_read(reader.name_of(rel.owner_info.table), values, where=where)
+        read = rel.children_read(reader.name_of(rel.children_table), values, where=where)
         return reader.query_collection(rel.target_info, read)
 
     async def all(self) -> list[C]:
@@ -291,7 +291,7 @@ class RelationLoader(Generic[P, C]):
             async for child in iterate_sharded(reader, sharded, accept_shard, starts=starts):
                 yield child
             return
-        read = rel.children_read(reader.name_of(owner.table), owner.values_of(self.parent))
+        read = rel.children_read(reader.name_of(rel.children_table), owner.values_of(self.parent))
         accept = reader.acceptor(rel.target_info, read.index)
         if loaded is None:
             async for child in reader.iterate(read, accept):

@@ -45,7 +45,7 @@ __all__ = [
 P = TypeVar("P")
 
 
-async def _nothing() -> dict[Any, Item]:
+async def _nothing() -> dict[tuple[str, Any], Item]:
     return {}
 
 
@@ -153,7 +153,7 @@ async def _run_shared(
         entry = Loaded([obj for obj, _ in kept[i][: share.keep]], share.resume, read_by=rel)
         loaded[rel.name] = entry
         if share.more:
-            name = reader.name_of(rel.owner_info.table)
+            name = reader.name_of(rel.children_table)
             own = rel.children_read(name, key_values, consistent=read.consistent)
             follow_ups.append(_read_on(reader, own, accepts[i], entry, share))
     return loaded, follow_ups, after
@@ -201,20 +201,23 @@ async def _load_by_key(
     # Objects lacking an embedded relationship are read again: their items hold the children.
     stale = [o for o in objs if any(not _held(o, e) for e in embedded)]
     parent_keys = [[belongs_to(b).parent_key(o) for o in objs] for b in belongs]
-    keys = [info.key_of(o) for o in stale]
-    keys += [k for ks in parent_keys for k in ks if k is not None]
-    found = await reader.fetch(keys, table=info.table)
+    own = reader.name_of(info.table)
+    # Parents of other tables share the requests, each key under its table's name.
+    names = [reader.name_of(belongs_to(b).target_info.table) for b in belongs]
+    keys = [(own, info.key_of(o)) for o in stale]
+    keys += [(n, k) for n, ks in zip(names, parent_keys, strict=True) for k in ks if k is not None]
+    found = await reader.fetch_named(keys) if keys else {}
     for obj in stale:
-        reader.adopt(info, obj, found.get(key_id(info.key_of(obj)), {}))
+        reader.adopt(info, obj, found.get((own, key_id(info.key_of(obj))), {}))
     for option in embedded:
         for obj in objs:
             _show_embedded(reader.adopt(info, obj, {}).loaded, option)
-    for option, obj_keys in zip(belongs, parent_keys, strict=True):
+    for option, name, obj_keys in zip(belongs, names, parent_keys, strict=True):
         rel = belongs_to(option)
         accept = reader.acceptor(rel.target_info, None)
         parents: dict[Any, Any] = {}
         for obj, key in zip(objs, obj_keys, strict=True):
-            kid = None if key is None else key_id(key)
+            kid = None if key is None else (name, key_id(key))
             if kid is not None and kid not in parents:
                 raw = found.get(kid)
                 parents[kid] = None if raw is None else accept(raw)
@@ -275,11 +278,11 @@ async def _run_children(
 ) -> Loaded:
     rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
     if rel.sharded:
-        reads = rel.children_reads(reader.name_of(rel.owner_info.table), parent_values)
+        reads = rel.children_reads(reader.name_of(rel.children_table), parent_values)
         from dynorm.mapping.sharded import ShardedRead  # noqa: PLC0415 - sharded reads only
 
         return await _read_shards(reader, rel, ShardedRead(reads), option.limit)
-    read = rel.children_read(reader.name_of(rel.owner_info.table), parent_values)
+    read = rel.children_read(reader.name_of(rel.children_table), parent_values)
     accept = reader.acceptor(rel.target_info, read.index)
     items, after = await reader.read_page(read, accept, limit=option.limit, start=None)
     return Loaded(items, after, read_by=rel)
@@ -311,12 +314,12 @@ async def execute_get(
     runs = [_run_collection(reader, info, c, plan.parent_key, key_values) for c in plan.collections]
     runs += [_run_sharded_load(reader, load) for load in plan.sharded]
     raw_parent: Item | None
-    found: dict[Any, Item]
+    found: dict[tuple[str, Any], Item]
     collected: list[tuple[Item | None, dict[str, Loaded]]]
 
-    def fetching() -> Awaitable[dict[Any, Item]]:
+    def fetching() -> Awaitable[dict[tuple[str, Any], Item]]:
         if plan.fetch_keys:
-            return reader.fetch(plan.fetch_keys, consistent=plan.consistent, table=info.table)
+            return reader.fetch_named(plan.fetch_keys, consistent=plan.consistent)
         return _nothing()
 
     def collections() -> Awaitable[list[tuple[Item | None, dict[str, Loaded]]]]:
@@ -329,7 +332,8 @@ async def execute_get(
         found, collected = {}, []
     elif plan.fetch_self:
         found, collected = await asyncio.gather(fetching(), collections())
-        raw_parent = found.get(key_id(plan.parent_key))
+        own, key = plan.fetch_keys[0]
+        raw_parent = found.get((own, key_id(key)))
     elif plan.get_parent is not None:
         response, found, collected = await asyncio.gather(
             reader.send(plan.get_parent), fetching(), collections()
@@ -345,9 +349,9 @@ async def execute_get(
     for option in plan.embedded:
         _show_embedded(state.loaded, option)
     parent_keys = plan.fetch_keys[1:] if plan.fetch_self else plan.fetch_keys
-    for option, key in zip(plan.fetched_with, parent_keys, strict=True):
+    for option, (name, key) in zip(plan.fetched_with, parent_keys, strict=True):
         rel = belongs_to(option)
-        raw = found.get(key_id(key))
+        raw = found.get((name, key_id(key)))
         owner = reader.acceptor(rel.target_info, None)(raw) if raw is not None else None
         state.loaded[rel.name] = Loaded([owner] if owner is not None else [], None)
     await load_all(reader, info, [parent], plan.after_parent)

@@ -139,7 +139,7 @@ class QueryLoad(msgspec.Struct, Generic[P], frozen=True):
         start: Item | None,
     ) -> None:
         """More of one parent's children, by the relationship's own read."""
-        read = rel.children_read(self.reader.name_of(rel.owner_info.table), values)
+        read = rel.children_read(self.reader.name_of(rel.children_table), values)
         accept = self.reader.acceptor(rel.target_info, read.index)
         items, after = await self.reader.read_page(read, accept, limit=limit, start=start)
         entry.items += items

@@ -42,6 +42,12 @@ class Reader(Protocol):
         """Raw items for primary keys of ``table``, by ``key_id`` (BatchGetItem)."""
         ...
 
+    def fetch_named(
+        self, keys: Sequence[tuple[str, Item]], *, consistent: bool = False
+    ) -> Awaitable[dict[tuple[str, Any], Item]]:
+        """Raw items for (table name, key) pairs of any tables, by (name, ``key_id``)."""
+        ...
+
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
         ...

@@ -7,7 +7,7 @@ goes; ``db.explain`` asks the same one, so what is shown is planned by the table
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
@@ -36,6 +36,8 @@ class Connected(msgspec.Struct, frozen=True, eq=False, dict=True):
     name: str
     batch_get_size: int = BATCH_GET_MAX
     batch_write_size: int = BATCH_WRITE_MAX
+    #: The names of the connection's other tables (loads across tables read them).
+    name_of: Callable[[ModelTable], str] | None = None
 
     @functools.cached_property
     def writes(self) -> WritePlanner:
@@ -55,6 +57,7 @@ class Connected(msgspec.Struct, frozen=True, eq=False, dict=True):
             self.writes,
             batch_write_size=self.batch_write_size,
             batch_get_size=self.batch_get_size,
+            name_of=self.name_of,
         )
 
 
@@ -132,7 +135,13 @@ class Tables:
         for each, _ in named:
             each.check()
         connected = [
-            Connected(each, name, batch_get_size=batch_get_size, batch_write_size=batch_write_size)
+            Connected(
+                each,
+                name,
+                batch_get_size=batch_get_size,
+                batch_write_size=batch_write_size,
+                name_of=self.name_of,
+            )
             for each, name in named
         ]
         #: The tables of this connection, in the order given.
@@ -164,7 +173,8 @@ class Tables:
             names = ", ".join(repr(t.name) for t in self.tables)
             raise DefinitionError(
                 f"Table {table.name!r} is not a table of this connection (it has {names}); "
-                "pass it to connect() beside them"
+                f"pass it to connect() beside them: connect("
+                f"{', '.join(t.name for t in self.tables)}, {table.name}, ...)"
             )
         return found
 

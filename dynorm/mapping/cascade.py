@@ -30,7 +30,12 @@ import msgspec
 
 from dynorm.core.chunks import DEFAULT_MAX_ITEMS, key_id
 from dynorm.core.codec.converter import Item
-from dynorm.core.errors import ConditionFailedError, DatabaseError, LimitExceededError
+from dynorm.core.errors import (
+    ConditionFailedError,
+    DatabaseError,
+    DefinitionError,
+    LimitExceededError,
+)
 from dynorm.core.expressions import Condition, extend_condition
 from dynorm.core.requests import CollectionRead, Request, consistent_get
 from dynorm.core.stamps import VersionCheck, Write
@@ -97,11 +102,33 @@ class _Found(msgspec.Struct, frozen=True):
 
 def _cascading(info: ModelInfo[Any]) -> list[HasManyRelation[Any]]:
     """The relationships of ``info`` whose children a cascade deletes as items of their own."""
-    return [
+    found = [
         rel
         for rel in relationships_of(info).values()
         if isinstance(rel, HasManyRelation) and rel.via.cascades
     ]
+    for rel in found:
+        if rel.crosses_tables:
+            # The tree's deletes are one table's batches, bounded and resumable by the root's
+            # mark; children in another table would be left behind by an interrupted cascade.
+            raise DefinitionError(
+                f"db.delete(cascade=True) would follow {rel.qualname} into Table "
+                f"{rel.target_info.table.name!r}, and a cascade deletes within one table; "
+                f"delete those children first (db.delete_all(await parent.{rel.name}.all())), "
+                "then cascade"
+            )
+    return found
+
+
+def _check_tree(info: ModelInfo[Any]) -> None:
+    """Refuse, before anything is sent, a tree that reaches into another table."""
+    seen: set[ModelInfo[Any]] = set()
+    todo = [info]
+    while todo:
+        one = todo.pop()
+        if one not in seen:
+            seen.add(one)
+            todo += [rel.target_info for rel in _cascading(one)]
 
 
 def plan_cascade(
@@ -118,6 +145,7 @@ def plan_cascade(
     """Delete the item ``values`` names and every item under it (see the module docstring)."""
     if max_items is not None and (type(max_items) is not int or max_items < 1):
         raise ValueError(f"max_items must be a positive int or None; got {max_items!r}")
+    _check_tree(info)
     key = info.primary_key(values)
     delete = plan_delete(info, key, table_name, condition=condition, version=check)
     found = yield Send(consistent_get(key, table_name))

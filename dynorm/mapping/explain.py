@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -33,7 +33,7 @@ from dynorm.core.steps import (
 )
 
 from .cascade import DEFAULT_MAX_ITEMS
-from .model import ModelInfo
+from .model import ModelInfo, ModelTable
 from .reading import Finished
 from .readplan import (
     GetReads,
@@ -64,6 +64,8 @@ class Explain(msgspec.Struct):
     writes: WritePlanner
     batch_write_size: int = BATCH_WRITE_MAX
     batch_get_size: int = BATCH_GET_MAX
+    #: The names of the connection's other tables, which loads across tables read.
+    name_of: Callable[[ModelTable], str] | None = None
 
     def get_reads(
         self,
@@ -74,8 +76,9 @@ class Explain(msgspec.Struct):
         **key: object,
     ) -> GetReads:
         info = self.table.info(model)
+        options = normalize_options(info, load)
         return plan_get(
-            info, key, normalize_options(info, load), self.table_name, consistent=consistent
+            info, key, options, self.table_name, consistent=consistent, name_of=self.name_of
         )
 
     def get(

@@ -26,13 +26,14 @@ from dynorm.core.requests import (
     KeyRange,
     Request,
     batch_get,
+    batch_get_tables,
     get_item,
     transact_get_items,
     upper_bound,
     whole_item_reads,
 )
 
-from .model import ModelInfo, not_key_fields
+from .model import ModelInfo, ModelTable, not_key_fields
 from .reading import Finished, finish_query, models_in_range
 from .relations import (
     BelongsToRelation,
@@ -57,6 +58,7 @@ __all__ = [
     "TransactGetReads",
     "belongs_to",
     "crowding",
+    "fetch_request",
     "normalize_options",
     "parent_get",
     "plan_get",
@@ -148,8 +150,9 @@ class GetReads(msgspec.Struct, frozen=True):
     #: BelongsTo parents whose keys follow from the arguments, read by one BatchGetItem in the
     #: first round: with the item itself when ``fetch_self`` (get_parent is then that
     #: BatchGetItem and ``fetch_keys`` starts with the item's key), else beside the Queries.
+    #: Each key with the name of its table: parents of other tables share the BatchGetItem.
     fetched_with: tuple[LoadOption, ...] = ()
-    fetch_keys: tuple[Item, ...] = ()
+    fetch_keys: tuple[tuple[str, Item], ...] = ()
     fetch_self: bool = False
     #: Embedded relationships: their children arrive inside the parent item.
     embedded: tuple[LoadOption, ...] = ()
@@ -206,8 +209,7 @@ class GetReads(msgspec.Struct, frozen=True):
         """The requests sent in the first round (all concurrently)."""
         first = [self.get_parent] if self.get_parent else []
         if self.fetch_keys and not self.fetch_self:
-            table_name = self.collections[0].read.table_name
-            first.append(_batch_get(self.fetch_keys, table_name, consistent=self.consistent))
+            first.append(fetch_request(self.fetch_keys, consistent=self.consistent))
         for c in self.collections:
             first.append(c.read.request())
             if c.reads_whole:
@@ -228,10 +230,29 @@ def plan_get(
     table_name: str,
     *,
     consistent: bool = False,
+    name_of: Callable[[ModelTable], str] | None = None,
 ) -> GetReads:
+    """What ``db.get`` sends; ``name_of`` names other tables a load reads (None: own only).
+
+    Every request of the first round goes out at once: the item (or the Query carrying it),
+    each collection's Query (another table's index too) and one BatchGetItem of the parents
+    whose keys follow from the arguments, whatever their tables.
+    """
     info.check_key_values(key_values)
     parent_key = info.primary_key(key_values)
-    groups: dict[tuple[str | None, bool], list[LoadOption]] = {}
+
+    def named(table: ModelTable, rel: Relationship[Any]) -> str:
+        if table is info.table:
+            return table_name
+        if name_of is None:
+            return table.name
+        try:
+            return name_of(table)
+        except DefinitionError as exc:  # a table the connection was not given
+            what = f"load=[{rel.qualname}] reads Table {table.name!r}"
+            raise DefinitionError(f"{what}: {exc}") from exc
+
+    groups: dict[tuple[str, str | None, bool], list[LoadOption]] = {}
     after_parent: list[LoadOption] = []
     belongs: list[LoadOption] = []
     embedded: list[LoadOption] = []
@@ -249,42 +270,29 @@ def plan_get(
         if not all(parent_field in key_values for parent_field in rel.link.values()):
             after_parent.append(option)
             continue
+        where = named(rel.children_table, rel)
         if rel.sharded:
             # Its shards are other partitions than the parent's: their Queries go beside it.
-            reads = rel.children_reads(table_name, key_values, consistent=consistent)
+            reads = rel.children_reads(where, key_values, consistent=consistent)
             sharded.append(ShardedLoad(option, _sharded_read(reads)))
             continue
-        groups.setdefault((rel.via.index, not rel.newest_first), []).append(option)
+        groups.setdefault((where, rel.via.index, not rel.newest_first), []).append(option)
 
-    collections = []
-    carried = False
-    for (index, forward), group in groups.items():
-        rels = [cast("HasManyRelation[Any]", o.relationship) for o in group]
-        read, position = _group_read(
-            info, key_values, rels, index=index, forward=forward, table_name=table_name
-        )
-        # A parent at the far end arrives in the same page only when the page is not cut short
-        # by a limit; without a limit it usually does, and a GetItem follows only if it did not.
-        if position == "last" and any(o.limit is not None for o in group):
-            position = None
-        take = position if not carried else None
-        carried = carried or take is not None
-        if consistent and index is None:
-            read = msgspec.structs.replace(read, consistent=True)
-        partial = info.table.partial_models(index) if index is not None else frozenset()
-        names = {info.name, *(r.target_info.name for r in rels)}
-        crowd = crowding(info, read, rels)
-        collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names), crowd))
+    collections, carried = _collection_loads(info, key_values, groups, consistent=consistent)
     get_parent = (
         None if carried else parent_get(info, parent_key, table_name, consistent=consistent)
     )
     early = [o for o in belongs if belongs_to(o).parent_key_from(key_values) is not None]
-    fetch_keys = tuple(belongs_to(o).parent_key_from(key_values) or {} for o in early)
+    fetch_keys = tuple(
+        (named(rel.target_info.table, rel), rel.parent_key_from(key_values) or {})
+        for rel in map(belongs_to, early)
+    )
     fetch_self = get_parent is not None and bool(early)
     if fetch_self:
-        # The item and its parents are all addressed by key: one BatchGetItem reads them all.
-        fetch_keys = (parent_key, *fetch_keys)
-        get_parent = _batch_get(fetch_keys, table_name, consistent=consistent)
+        # The item and its parents are all addressed by key: one BatchGetItem reads them all,
+        # the parents of other tables too (each table's keys under its name).
+        fetch_keys = ((table_name, parent_key), *fetch_keys)
+        get_parent = fetch_request(fetch_keys, consistent=consistent)
     late = [o for o in belongs if o not in early]
     return GetReads(
         parent_key,
@@ -310,7 +318,8 @@ def crowding(
     """
     wanted = {r.target_info.name for r in rels}
     found: list[str] = []
-    for other in models_in_range(info.table, read):
+    # The children's table: another table's collection is crowded by that table's models.
+    for other in models_in_range(rels[0].children_table, read):
         pk_t, sk_t = other.key_templates(read.index)
         if other.name in wanted or sk_t is None:
             continue
@@ -318,6 +327,56 @@ def crowding(
             continue
         found.append(other.name)
     return tuple(found)
+
+
+def _collection_loads(
+    info: ModelInfo[Any],
+    key_values: Mapping[str, object],
+    groups: Mapping[tuple[str, str | None, bool], Sequence[LoadOption]],
+    *,
+    consistent: bool,
+) -> tuple[list[CollectionLoad], bool]:
+    """One Query per group of relationships sharing a collection; whether one carries the parent.
+
+    The first that can carry it does.
+    """
+    collections = []
+    carried = False
+    for (name, index, forward), group in groups.items():
+        rels = [cast("HasManyRelation[Any]", o.relationship) for o in group]
+        read, position = _group_read(
+            info, key_values, rels, index=index, forward=forward, table_name=name
+        )
+        # A parent at the far end arrives in the same page only when the page is not cut short
+        # by a limit; without a limit it usually does, and a GetItem follows only if it did not.
+        if position == "last" and any(o.limit is not None for o in group):
+            position = None
+        take = position if not carried else None
+        carried = carried or take is not None
+        if consistent and index is None:
+            read = msgspec.structs.replace(read, consistent=True)
+        table = rels[0].children_table
+        partial = table.partial_models(index) if index is not None else frozenset()
+        names = {info.name, *(r.target_info.name for r in rels)}
+        crowd = crowding(info, read, rels)
+        collections.append(CollectionLoad(read, tuple(group), take, bool(partial & names), crowd))
+    return collections, carried
+
+
+def fetch_request(keys: Sequence[tuple[str, Item]], *, consistent: bool) -> Request:
+    """The BatchGetItem of (table name, key) pairs, each key once, as the reader sends it.
+
+    One table's keys make the request a lone table's fetch sends; several tables' share one
+    request, each table's keys under its name, in the order first named.
+    """
+    grouped: dict[str, dict[Any, Item]] = {}
+    for name, key in keys:
+        grouped.setdefault(name, {}).setdefault(key_id(key), key)
+    if len(grouped) == 1:
+        ((name, only),) = grouped.items()
+        return _batch_get(list(only.values()), name, consistent=consistent)
+    read = {"ConsistentRead": True} if consistent else {}
+    return batch_get_tables({n: {"Keys": list(k.values()), **read} for n, k in grouped.items()})
 
 
 def _batch_get(keys: Sequence[Item], table_name: str, *, consistent: bool) -> Request:
@@ -343,7 +402,7 @@ def _group_read(
     """The Query for a group, and where the parent sits in it (None: not in the range)."""
     children = rels[0].children_read(table_name, key_values)
     prefixes = [r.child_prefix(key_values) for r in rels]
-    parent_sk = _parent_sort_key(info, key_values, index, children.pk_value)
+    parent_sk = _parent_sort_key(info, key_values, index, children.pk_value, rels[0].children_table)
     if parent_sk is None or not all(prefixes):
         # Several kinds of children but no common bound: read the whole collection.
         read = children if len(rels) == 1 else msgspec.structs.replace(children, range=None)
@@ -364,9 +423,15 @@ def _group_read(
 
 
 def _parent_sort_key(
-    info: ModelInfo[Any], key_values: Mapping[str, object], index: str | None, collection: str
+    info: ModelInfo[Any],
+    key_values: Mapping[str, object],
+    index: str | None,
+    collection: str,
+    table: ModelTable,
 ) -> str | None:
     """The parent's sort key in the collection being read, when it lives there."""
+    if table is not info.table:
+        return None  # the children are of another table: the parent is never among them
     if index is not None and not info.in_index(index):
         return None
     pk_t, sk_t = info.key_templates(index)
@@ -454,6 +519,10 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
                 how = "inside each parent item (no request)"
             else:
                 how = "one Query per parent of a page, run concurrently"
+            if rel.crosses_tables:
+                # The page's items give the keys: its round trip comes first.
+                how += f", in Table {rel.target_info.table.name!r}, after the page"
+
             found[rel.qualname] = how
         return found
 
@@ -507,6 +576,8 @@ def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) ->
     """Whether the children of every parent the query returns lie in the query's collection."""
     if not isinstance(rel, HasManyRelation) or rel.embedded is not None or read.sk_attr is None:
         return False
+    if rel.crosses_tables:
+        return False  # another table's collection: never in the parents' Query
     if rel.via.index != read.index or rel.newest_first == read.forward or rel.sharded:
         return False  # (a sharded collection is other partitions: read by its own Queries)
     child_pk, _ = rel.target_info.key_templates(read.index)

@@ -135,15 +135,19 @@ class Relationship(Generic[C, Owner]):
             return "?"
         return self._target if isinstance(self._target, str) else self._target.__name__
 
-    def try_resolve(self, table: ModelTable) -> bool:
-        """Resolve a string target once its model is declared, and validate the declaration."""
+    def try_resolve(self, table: ModelTable, *, final: bool = False) -> bool:
+        """Resolve a string target once its model is declared, and validate the declaration.
+
+        ``final`` (the table's ``check()``, run by ``connect``): every model of the owner's table
+        is declared by now, so a name none of them has may be a model of another table.
+        """
         if self._resolved:
             return True
         original = self._target
         if self._target is None:
             return False  # not bound to its owner yet
         if isinstance(self._target, str):
-            found = self._find_target(table, self._target)
+            found = self._find_target(table, self._target, final=final)
             if found is None:
                 return False
             self._target = found
@@ -166,31 +170,45 @@ class Relationship(Generic[C, Owner]):
     accepts_plain_target = False
 
     def _same_table(self, table: ModelTable) -> None:
-        """Relationships stay within a table: its loaders read one table's collections."""
+        """A target of another table: allowed where the relationship can read it there."""
         target = self._target
         if not isinstance(target, type) or not is_model(target):
             return
         other = info_of(target).table
         if other is not table:
-            raise DefinitionError(
-                f"{self.qualname}: {target.__name__} is a model of Table {other.name!r}, and "
-                f"{self.owner_name} of Table {table.name!r}; a relationship stays within one "
-                "table (its loads read one table's item collections). Declare both models on "
-                "one table, or keep the other's key as plain fields and read it with db.get"
-            )
+            self.check_across_tables(table, other)
 
-    def _find_target(self, table: ModelTable, name: str) -> type[C] | None:
+    def check_across_tables(self, table: ModelTable, other: ModelTable) -> None:
+        """Refuse a target of Table ``other`` (the owner is of ``table``) this kind cannot read."""
+
+    @property
+    def crosses_tables(self) -> bool:
+        """Whether the target is a model of another table than the owner's."""
+        target = self._target
+        if not isinstance(target, type) or not is_model(target) or self.owner is None:
+            return False
+        return info_of(target).table is not info_of(self.owner).table
+
+    def _find_target(self, table: ModelTable, name: str, *, final: bool) -> type[C] | None:
         info = table.models.get(name)
         if info is not None:
             return info.cls
-        if self.accepts_plain_target and self.owner is not None:
-            # A plain attrs class named by string is looked up where the owner was defined:
-            # the declaring function's locals first, then the module.
-            found = self.local_names().get(name)
-            if found is None:
-                found = getattr(sys.modules.get(self.owner.__module__), name, None)
-            if isinstance(found, type) and attrs.has(found):
-                return cast("type[C]", found)
+        if self.owner is None:
+            return None
+        # Not a model of this table: the name is looked up where the owner was defined, the
+        # declaring function's locals first, then the module (as typing resolves a forward
+        # reference). A plain attrs class there is an embedded child; a model there is taken
+        # only once the owner's table is complete (``final``), so a model of this table declared
+        # later always wins over another table's of the same name.
+        found = self.local_names().get(name)
+        if found is None:
+            found = getattr(sys.modules.get(self.owner.__module__), name, None)
+        if not isinstance(found, type):
+            return None
+        if is_model(found):
+            return cast("type[C]", found) if final else None
+        if self.accepts_plain_target and attrs.has(found):
+            return cast("type[C]", found)
         return None
 
     @property
@@ -215,7 +233,9 @@ class Relationship(Generic[C, Owner]):
     def target_info(self) -> ModelInfo[C]:
         if self._target is None or isinstance(self._target, str):
             raise DefinitionError(
-                f"{self.qualname}: model {self._target!r} is not declared on this table yet"
+                f"{self.qualname}: model {self._target!r} is not declared yet (a name in a "
+                "string is looked up on the owner's table, then in the module that declares "
+                "the owner)"
             )
         return info_of(self._target)
 
@@ -298,6 +318,15 @@ class HasManyRelation(Relationship[C, Owner]):
     @property
     def accepts_plain_target(self) -> bool:  # type: ignore[override]
         return self.via.accepts_plain_target
+
+    def check_across_tables(self, table: ModelTable, other: ModelTable) -> None:
+        # The strategy says whether its children can live in another table (Index can).
+        self.via.check_across_tables(self.qualname, table.name, other.name)
+
+    @property
+    def children_table(self) -> ModelTable:
+        """The table holding the children: the target's, or the owner's for embedded ones."""
+        return self.owner_info.table if self.embedded is not None else self.target_info.table
 
     def validate(self) -> None:
         self.embedded = self.via.embedded_codec(self)
@@ -507,8 +536,9 @@ def link_to_parent(
 
     Sources, first that applies: ``key``; the one distinct inverse link (``inverses`` are the
     HasMany links child field -> parent field); the shapes of the key templates both models have
-    (table and common indexes); nothing. Key fields still unmapped are matched by name. A model
-    pointing at itself is never linked by shape or name alone, which would link it to itself.
+    (table and common indexes; models of one table only); nothing. Key fields still unmapped
+    are matched by name. A model pointing at itself is never linked by shape or name alone,
+    which would link it to itself.
     """
     identity = parent.identity_fields()
     myself = parent.cls is child.cls
@@ -517,7 +547,8 @@ def link_to_parent(
         found = dict(key)
     else:
         found = _from_inverses(qualname, parent, child, inverses)
-        if not found and not myself:
+        if not found and not myself and parent.table is child.table:
+            # Templates of two tables share no collection: their shapes say nothing of a link.
             found = _from_shapes(qualname, parent, child)
     if found or not myself:
         found.update({f: f for f in identity if f not in found and f in child.field_types})

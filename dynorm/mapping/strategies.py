@@ -143,10 +143,24 @@ class Strategy:
         yield from change.writes.delete(change.child)
         return None
 
+    def check_across_tables(self, qualname: str, table: str, other: str) -> None:
+        """Refuse children that are models of Table ``other`` (the parent's is ``table``).
+
+        A partition belongs to one table: children of another table cannot share the parent's.
+        ``Index`` reads them through an index of their table instead.
+        """
+        raise DefinitionError(
+            f"{qualname} via {self.describe()}: the children are models of Table {other!r} and "
+            f"the parent of Table {table!r}; items of two tables cannot share a partition. Read "
+            f"them through an index of Table {other!r} whose partition key the parent's fields "
+            "fill: via=Index(name)"
+        )
+
     def link(self, parent: ModelInfo[Any], child: ModelInfo[Any], qualname: str) -> dict[str, str]:
         """Child field -> parent field, from aligning the collection's partition key templates.
 
-        When the parent is not in the children's collection, fields of the same name link them.
+        When the parent is not in the children's collection, fields of the same name link them
+        (for children of another table, too: the parent is never in their collection).
         """
         scope = f"index {self.index!r}" if self.index else "the table"
         if self.index is not None and self.index not in child.table.indexes:
@@ -163,13 +177,25 @@ class Strategy:
         child_pk, child_sk = child.key_templates(self.index)
         child_pk = self._check_shards(child, child_pk, qualname)
         mapping = None
-        if parent.in_index(self.index) if self.index else True:
+        # Across tables an index of the parent's table may bear the same name: not this one.
+        shared = parent.table is child.table and (
+            parent.in_index(self.index) if self.index else True
+        )
+        if shared:
             parent_pk, _ = parent.key_templates(self.index)
             mapping = parent_pk.align(child_pk)
         if mapping is None and all(f in parent.field_types for f in child_pk.fields):
             # The parent is not in the children's collection (a user's games in an inverted
             # index): the collection is still found from the parent's fields of the same names.
             mapping = {f: f for f in child_pk.fields}
+        if mapping is None and not shared:
+            missing = [f for f in child_pk.fields if f not in parent.field_types]
+            raise DefinitionError(
+                f"{qualname} via {self.describe()}: {parent.name} is not in {child.name}'s "
+                f"collection in {scope} of Table {child.table.name!r}, so fields of the same "
+                f"names link them, and {parent.name} has no field {', '.join(missing)} (from "
+                f"{child_pk.source!r}); name {child.name}'s fields as {parent.name}'s"
+            )
         if mapping is None:
             parent_pk, _ = parent.key_templates(self.index)
             raise DefinitionError(
@@ -182,7 +208,7 @@ class Strategy:
                 f"{qualname} via {self.describe()}: {scope} has no sort key, so a partition "
                 "holds one item and cannot hold children"
             )
-        if parent.in_index(self.index) if self.index else True:
+        if shared:
             # Children nested under the parent's own sort key (USER#{u} -> USER#{u}#DEVICE#{d})
             # are narrowed to this parent, not to every sibling's children.
             _, parent_sk = parent.key_templates(self.index)
@@ -261,6 +287,9 @@ class Index(msgspec.Struct, Strategy, frozen=True, repr_omit_defaults=True):
     def index(self) -> str:  # type: ignore[override]
         return self.name
 
+    def check_across_tables(self, qualname: str, table: str, other: str) -> None:
+        """Children of another table are read by one Query on its index ``name``."""
+
     def describe(self) -> str:
         if self.shards > 1:
             return f"Index({self.name!r}, shards={self.shards})"
@@ -324,6 +353,14 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
                 f"{owner.name}; pass Embedded(attribute=...) to store children elsewhere"
             )
         return codec
+
+    def check_across_tables(self, qualname: str, table: str, other: str) -> None:
+        raise DefinitionError(
+            f"{qualname} via {self.describe()}: embedded children are stored inside the "
+            f"parent's item in Table {table!r}, so they cannot be models of Table {other!r}; "
+            "embed a plain attrs class, or read the other table's items through one of its "
+            "indexes: via=Index(name)"
+        )
 
     @property
     def cascades(self) -> bool:
@@ -436,6 +473,16 @@ class Denormalized(msgspec.Struct, Strategy, frozen=True):
 
     def fanout_limit(self) -> int:
         return self.max_fanout
+
+    def check_across_tables(self, qualname: str, table: str, other: str) -> None:
+        # The copies are planned by the parent's table's write planner, which writes its own
+        # table only: across tables a copy could be left stale, so it is refused.
+        raise DefinitionError(
+            f"{qualname} via {self.describe()}: denormalized copies stay within one table, and "
+            f"the children are models of Table {other!r}, the parent of Table {table!r}; "
+            f"declare both on one table, or read the children with via=Index(name) of Table "
+            f"{other!r} and write the copied fields yourself (db.transaction() spans tables)"
+        )
 
     def prepare_child(
         self, rel: Children, parent_values: Mapping[str, object], child: object

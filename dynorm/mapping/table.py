@@ -543,26 +543,33 @@ class Table:
                     + _tell_apart(new, self.key_attributes(scope)[1])
                 )
 
-    def _resolve_pending(self) -> None:
+    def _resolve_pending(self, *, final: bool = False) -> None:
         self._partial.clear()  # a model or an embedded relationship may have been added
         self._classifiers.clear()
         self._wires.clear()
         still: list[Relationship[Any]] = []
         for relationship in self._pending:
-            if relationship.try_resolve(self):
+            if relationship.try_resolve(self, final=final):
                 continue
             still.append(relationship)
         self._pending = still
 
     def check(self) -> None:
-        """Fail if any relationship names a model that was never declared on this table."""
-        self._resolve_pending()
+        """Fail if any relationship names a model that was never declared on this table.
+
+        A name no model of this table has may name a model of another table, found where the
+        owner was declared (see ``Relationship.try_resolve``): it is looked up now.
+        """
+        self._resolve_pending(final=True)
         if self._pending:
             missing = ", ".join(
                 f"{r.owner_name}.{r.name} -> {r.target_name!r}" for r in self._pending
             )
             raise DefinitionError(
-                f"Table {self.name!r}: relationships name models that are not declared: {missing}"
+                f"Table {self.name!r}: relationships name models that are not declared: "
+                f"{missing} (a name in a string is looked up on the owner's table, then in the "
+                "module that declares the owner: import a model of another table there, or pass "
+                "the class)"
             )
         for info in self.models.values():
             unsharded = [a for a, t in info.templates.items() if t.sharded and a not in info.shards]

@@ -19,7 +19,7 @@ from dynorm.core.errors import DefinitionError, KeyTemplateError
 from dynorm.core.keys import key_string, key_value_parser
 from dynorm.core.requests import Request, batch_get, whole_item_reads
 from dynorm.mapping.explain import Explain
-from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.model import ModelInfo, ModelTable
 from dynorm.mapping.readplan import normalize_options, plan_get
 from dynorm.mapping.relations import (
     BelongsToRelation,
@@ -198,12 +198,20 @@ def _expression(
     return _PLACEHOLDER.sub(one, text)
 
 
-def _scope(params: Mapping[str, Any]) -> str:
+def _scope(params: Mapping[str, Any], home: str) -> str:
     index = params.get("IndexName")
-    return f"on {index}" if index else "on the table"
+    other = _elsewhere(params.get("TableName"), home)
+    if index:
+        return f"on {index}{other}"
+    return f"on Table {params['TableName']!r}" if other else "on the table"
 
 
-def _line(request: Request, samples: _Samples) -> str:
+def _elsewhere(name: object, home: str) -> str:
+    """`` of Table 'audit'`` for a request to another table than the design's (``home``)."""
+    return f" of Table {name!r}" if home and name != home else ""
+
+
+def _line(request: Request, samples: _Samples, home: str = "") -> str:
     params = request.params
     op = request.operation
     if op == "Query":
@@ -214,17 +222,19 @@ def _line(request: Request, samples: _Samples) -> str:
             samples,
         )
         order = ", newest first" if params.get("ScanIndexForward") is False else ""
-        line = f"Query {_scope(params)}: {text}{order}"
+        line = f"Query {_scope(params, home)}: {text}{order}"
     elif op == "GetItem":
-        line = "GetItem: " + ", ".join(
+        line = f"GetItem{_elsewhere(params['TableName'], home)}: " + ", ".join(
             f"{k} = {samples.value(v)}" for k, v in params["Key"].items()
         )
     elif op == "BatchGetItem":
-        keys = [k for spec in params["RequestItems"].values() for k in spec["Keys"]]
         shown = "; ".join(
-            ", ".join(f"{a} = {samples.value(v)}" for a, v in k.items()) for k in keys
+            ", ".join(f"{a} = {samples.value(v)}" for a, v in k.items())
+            + _elsewhere(name, home).replace(" of ", " in ")
+            for name, spec in params["RequestItems"].items()
+            for k in spec["Keys"]
         )
-        line = f"BatchGetItem: {shown}" if keys else "BatchGetItem: the table keys of each page"
+        line = f"BatchGetItem: {shown}" if shown else "BatchGetItem: the table keys of each page"
     else:  # pragma: no cover - reads are the three above
         line = op
     return line
@@ -247,13 +257,18 @@ def _rounds(requests: Sequence[Request]) -> tuple[list[Request], list[Request]]:
 Notes = Sequence[tuple[Request, str]]
 
 
-def _phrase(request: Request, notes: Notes = ()) -> str:
+def _phrase(request: Request, home: str, notes: Notes = ()) -> str:
     if request.operation == "Query":
         order = ", newest first" if request.params.get("ScanIndexForward") is False else ""
         note = next((f" ({n})" for r, n in notes if r == request), "")
-        return f"1 Query {_scope(request.params)}{order}{note}"
+        return f"1 Query {_scope(request.params, home)}{order}{note}"
     if _reads_whole_items(request):
         return "1 BatchGetItem per page (the index holds the items in part)"
+    names = request.params.get("RequestItems") or [request.params.get("TableName")]
+    others = [n for n in names if _elsewhere(n, home)]
+    if others:  # one request reading another table (a BatchGetItem may read both)
+        tables = " and ".join(f"Table {n!r}" for n in names)
+        return f"1 {request.operation} of {tables}"
     return f"1 {request.operation}"
 
 
@@ -274,13 +289,15 @@ def _grouped(phrases: Sequence[str]) -> list[str]:
     ]
 
 
-def _cost(first: Sequence[Request], then: Sequence[Request], notes: Notes = ()) -> str:
-    phrases = _grouped([_phrase(r, notes) for r in first])
+def _cost(
+    first: Sequence[Request], then: Sequence[Request], home: str = "", notes: Notes = ()
+) -> str:
+    phrases = _grouped([_phrase(r, home, notes) for r in first])
     cost = " + ".join(phrases)
     if len(phrases) > 1:
         cost += " (at once)"
     if then:
-        cost += ", then " + " + ".join(_phrase(r) for r in then)
+        cost += ", then " + " + ".join(_phrase(r, home) for r in then)
     return cost
 
 
@@ -326,19 +343,29 @@ def _relationship_pattern(
 ) -> AccessPattern:
     key_fields = _key_fields(info)
     key = {f: values[f] for f in key_fields}
-    plan = plan_get(info, key, normalize_options(info, [rel]), table_name)
+
+    def name_of(table: ModelTable) -> str:
+        # Another table of the application: under its own name (the design's may be renamed).
+        return table_name if table is info.table else table.name
+
+    options = normalize_options(info, [rel])
+    plan = plan_get(info, key, options, table_name, name_of=name_of)
     first, then = _rounds(plan.requests)
     for option in plan.after_parent:
         later = option.relationship
         if isinstance(later, HasManyRelation):
-            then += [read.request() for read in later.children_reads(table_name, values)]
+            reads = later.children_reads(name_of(later.children_table), values)
+            then += [read.request() for read in reads]
         elif isinstance(later, BelongsToRelation):
             parent_key = later.parent_key_from(values)
             if parent_key is not None:
-                then.append(batch_get(table_name, {"Keys": [parent_key]}))
+                where = name_of(later.target_info.table)
+                then.append(batch_get(where, {"Keys": [parent_key]}))
     strategy = rel.via.describe() if isinstance(rel, HasManyRelation) else "BelongsTo"
+    if rel.crosses_tables:
+        strategy += f" (Table {rel.target_info.table.name!r})"
     notes = [(c.read.request(), n) for c in plan.collections if (n := c.note()) is not None]
-    cost = _cost(first, then, notes)
+    cost = _cost(first, then, table_name, notes)
     if isinstance(rel, HasManyRelation) and rel.embedded is not None:
         cost = "the parent's GetItem"
     return AccessPattern(
@@ -346,7 +373,7 @@ def _relationship_pattern(
         call=_call(info, key_fields, f", load=[{info.name}.{rel.name}]"),
         strategy=strategy,
         cost=cost,
-        requests=tuple(_line(r, samples) for r in (*first, *then)),
+        requests=tuple(_line(r, samples, table_name) for r in (*first, *then)),
     )
 
 

@@ -96,6 +96,15 @@ def test_design_shows_each_table_in_turn(cli: Cli) -> None:
     assert as_json.code == 0, as_json.output
     assert [d["table"] for d in orjson.loads(as_json.out)] == ["shop", "audit"]
 
+    across = cli("design", "tests.integration.xtable_models:people", "--format", "json")
+    assert across.code == 0, across.output
+    people = orjson.loads(across.out)  # one table: its design
+    entries = next(p for p in people["patterns"] if p["name"] == "Account.entries")
+    assert entries["strategy"] == "Index('GSI1') (Table 'ledger')"
+    assert (
+        entries["cost"] == "1 GetItem + 1 Query on GSI1 of Table 'ledger', newest first (at once)"
+    )
+
     renamed = cli("design", shop, audit, "--table-name", "renamed")
     assert renamed.code == 2
     assert "--table-name renames one table" in renamed.err

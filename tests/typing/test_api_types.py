@@ -22,6 +22,7 @@ from dynorm import (
     Database,
     HasMany,
     HasManyRelation,
+    Index,
     LoadOption,
     Page,
     ParentLoader,
@@ -67,6 +68,34 @@ class Customer:
     tags: list[str] = dynorm.field(factory=list)
     # A class target: the child type is inferred from it.
     orders = HasMany(Order, via=Partition())
+
+
+ledger = Table("typing_ledger", pk="pk", sk="sk", indexes=[dynorm.GSI("GSI1", pk="g", sk="h")])
+
+
+@ledger.model(pk="LEDGER#{customer_id}", sk="ENTRY#{entry_id}", GSI1=("C#{customer_id}", "{at}"))
+class Entry:
+    """A model of another table: its relationships are typed as any other's."""
+
+    customer_id: str
+    entry_id: str
+    at: str
+    customer = BelongsTo(Customer)
+
+
+@table.model(pk="ACCOUNT#{customer_id}", sk="ACCOUNT#{customer_id}")
+class Account:
+    customer_id: str
+    entries = HasMany["Entry"](via=Index("GSI1"))  # found in this module, on Table ledger
+
+
+async def _across_tables(db: Database, entry: Entry, account: Account) -> None:
+    assert_type(entry.customer.loaded, Customer | None)
+    assert_type(account.entries.loaded, list[Entry])
+    got = await db.get(Entry, customer_id="c", entry_id="e", load=[Entry.customer])
+    assert_type(got.customer.loaded, Customer | None)
+    found = await db.get(Account, customer_id="c", load=[Account.entries])
+    assert_type(found.entries.loaded, list[Entry])
 
 
 def test_constructors_are_the_attrs_ones() -> None:

@@ -24,6 +24,7 @@ from dynorm import (
     Table,
 )
 from dynorm.mapping.model import info_of
+from dynorm.mapping.strategies import Strategy
 
 
 @pytest.fixture
@@ -663,35 +664,107 @@ def test_key_is_a_mapping_of_field_names(key: Any) -> None:
         BelongsTo("User", key=key)
 
 
-def test_a_relationship_to_a_model_of_another_table_is_refused_at_declaration() -> None:
+def test_across_tables_only_what_dynamodb_cannot_express_is_refused() -> None:
     orders = Table("orders", pk="pk", sk="sk")
-    audit = Table("audit", pk="pk", sk="sk")
+    audit = Table("audit", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
-    @audit.model(pk="ORDER#{order_id}", sk="EVENT#{what}")
+    @audit.model(pk="EVENT#{event_id}", sk="EVENT#{event_id}", GSI1=("ORDER#{order_id}", "{at}"))
     class Entry:
+        event_id: str
         order_id: str
-        what: str
+        at: str
+
+    refusals = {
+        "Partition()": ("cannot share a partition", "via=Index(name)"),
+        "Embedded(key='event_id', max_items=None)": ("stored inside", "plain attrs class"),
+        "Denormalized(copy={'order_id': 'order_id'})": ("stay within one table", "transaction"),
+    }
+    strategies: list[Strategy] = [
+        Partition(),
+        Embedded(key="event_id"),
+        Denormalized(copy={"order_id": "order_id"}),
+    ]
+    for via in strategies:
+        with pytest.raises(DefinitionError) as caught:
+
+            @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+            class Refused:
+                order_id: str
+                entries = HasMany(Entry, via=via)
+
+        message = str(caught.value)
+        assert message.startswith(f"Refused.entries via {via.describe()}: ")
+        assert "Table 'audit'" in message
+        assert "Table 'orders'" in message
+        for words in refusals[via.describe()]:
+            assert words in message
+        assert "Refused" not in orders.models  # nothing half-declared
+
+    @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+    class Order:
+        order_id: str
+        entries = HasMany(Entry, via=Index("GSI1"))  # their collection in audit's index
+
+    @audit.model(pk="NOTE#{note_id}", sk="NOTE#{note_id}")
+    class Note:
+        note_id: str
+        order_id: str
+        order = BelongsTo(Order)
+
+    assert Order.entries.link == {"order_id": "order_id"}
+    assert Order.entries.crosses_tables
+    assert Order.entries.children_table is audit
+    assert Note.order.link == {"order_id": "order_id"}
+    assert Note.order.crosses_tables
+
+
+def test_across_tables_children_are_linked_by_field_names() -> None:
+    orders = Table("orders2", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+    audit = Table("audit2", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    @audit.model(pk="EVENT#{event_id}", sk="EVENT#{event_id}", GSI1=("ORDER#{ref}", "{at}"))
+    class Entry:
+        event_id: str
+        ref: str
+        at: str
 
     with pytest.raises(DefinitionError) as caught:
+        # orders2 has a GSI1 of its own, holding Order: not the children's collection.
 
-        @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+        @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}", GSI1=("ORDER#{order_id}", "X"))
         class Order:
             order_id: str
-            entries = HasMany(Entry, via=Partition())
+            entries = HasMany(Entry, via=Index("GSI1"))
 
     message = str(caught.value)
-    assert "Order.entries" in message
-    assert "Table 'audit'" in message
-    assert "within one table" in message
-    assert "Order" not in orders.models  # nothing half-declared
+    assert "Order is not in Entry's collection in index 'GSI1' of Table 'audit2'" in message
+    assert "Order has no field ref" in message
 
-    with pytest.raises(DefinitionError, match="within one table"):
 
-        @orders.model(pk="ORDER#{order_id}", sk="LINE#{line}")
-        class Line:
-            order_id: str
-            line: str
-            entry = BelongsTo(Entry)
+def test_a_model_of_another_table_is_named_by_its_class_or_a_name_in_scope() -> None:
+    orders = Table("orders3", pk="pk", sk="sk")
+    audit = Table("audit3", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    @orders.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+    class Order:
+        order_id: str
+        entries = HasMany["Entry"](via=Index("GSI1"))  # declared below, on audit
+        missing = BelongsTo[Any]("Nowhere")
+
+    @audit.model(pk="EVENT#{event_id}", sk="EVENT#{event_id}", GSI1=("ORDER#{order_id}", "{at}"))
+    class Entry:
+        event_id: str
+        order_id: str
+        at: str
+        order = BelongsTo(Order)
+
+    with pytest.raises(DefinitionError) as caught:
+        orders.check()
+    assert "Order.missing -> 'Nowhere'" in str(caught.value)
+    assert "then in the module that declares the owner" in str(caught.value)
+    assert Order.entries.target_cls is Entry  # found where Order was declared
+    assert Order.entries.children_table is audit
+    assert Entry.order.link == {"order_id": "order_id"}
 
 
 def test_the_target_comes_from_the_type_argument_in_either_form() -> None:
@@ -712,3 +785,28 @@ def test_the_target_comes_from_the_type_argument_in_either_form() -> None:
 
     assert Book.loans.target_cls is Loan
     assert Book.holds.target_name == "Loan"
+
+
+def test_a_model_of_this_table_declared_later_wins_over_another_tables_of_that_name() -> None:
+    other = Table("other4", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+    mine = Table("mine4", pk="pk", sk="sk")
+
+    @other.model(pk="X#{order_id}", sk="X#{order_id}", GSI1=("ORDER#{order_id}", "X"))
+    class Line:
+        order_id: str
+
+    @mine.model(pk="ORDER#{order_id}", sk="ORDER#{order_id}")
+    class Order:
+        order_id: str
+        lines = HasMany["Line"](via=Partition())  # the Line of this table, declared below
+
+    assert Line.__name__ in other.models  # another table's Line is in scope meanwhile
+
+    @mine.model(pk="ORDER#{order_id}", sk="LINE#{n}")
+    class Line:  # type: ignore[no-redef]
+        order_id: str
+        n: str
+
+    mine.check()
+    assert Order.lines.target_cls is Line
+    assert Order.lines.children_table is mine

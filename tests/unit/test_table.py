@@ -351,7 +351,9 @@ def test_check_reports_every_unresolved_target(table: Table) -> None:
         table.check()
     assert str(info.value) == (
         "Table 'app': relationships name models that are not declared: "
-        "Org.users -> 'User', Org.teams -> 'Team'"
+        "Org.users -> 'User', Org.teams -> 'Team' (a name in a string is looked up on the "
+        "owner's table, then in the module that declares the owner: import a model of another "
+        "table there, or pass the class)"
     )
 
 
