@@ -45,6 +45,7 @@ class Book:
     author_country: str = ""
 
 
+@pytest.mark.transactions  # the rewrite goes out with the parent in a transaction
 async def test_a_copy_rewrite_reads_every_shard_at_once(faulty_connect: FaultyConnect) -> None:
     async with faulty_connect(table) as faulty:
         db, proxy = faulty.db, faulty.proxy

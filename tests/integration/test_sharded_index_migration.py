@@ -24,6 +24,7 @@ from dynorm.migrations import MigrationProgress, Workers, migrate
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import FaultPlan, FaultyConnect, connect_to
 
+from .cli import Cli
 from .raw import stored
 
 pytestmark = pytest.mark.integration
@@ -74,6 +75,8 @@ def declare(shards: int) -> Layout:
 
 
 LAYOUTS = {n: declare(n) for n in (1, 2, 4, 8)}
+#: The declaration with 8 shards, for the command line (MODULE:TABLE).
+index_8 = LAYOUTS[8].table
 
 
 def expected(shards: int) -> list[dict[str, Any]]:
@@ -238,6 +241,36 @@ async def test_sharding_an_index_collection_under_faults_leaves_every_item_right
         for got, want in zip(items, expected(4), strict=True):
             assert got == want
         await assert_moved(faulty.direct, new, old)
+
+
+async def test_two_commands_reshard_an_index_collection_as_workers(
+    cli: Cli, dynorm_connect: Connect, dynorm_server: RunningServer, tmp_path: Path
+) -> None:
+    new, old = LAYOUTS[8], LAYOUTS[4]
+    async with both(dynorm_connect, dynorm_server, new, old) as (db, _):
+        command = (
+            "migrate",
+            "tests.integration.test_sharded_index_migration:index_8",
+            "Post.likes",
+            "--from",
+            "Index('GSI1', shards=4)",
+            "--table-name",
+            db.table_name,
+            "--segments",
+            "3",
+            "--coordinate",
+            "--page-size",
+            "5",
+            "--yes",
+        )
+        first, second = await asyncio.gather(
+            cli.run(*command, cwd=tmp_path), cli.run(*command, cwd=tmp_path)
+        )
+
+        assert first.code == 0, first.output
+        assert second.code == 0, second.output
+        assert "Traceback" not in first.output + second.output
+        await assert_moved(db, new, old)
 
 
 # -- {shard} anywhere in the key ------------------------------------------------------------------
