@@ -8,22 +8,30 @@ import math
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 import click
 
+from dynorm.core.errors import DynormError
+from dynorm.core.ratespec import RATE_LIMIT_FORMS, parse_rate_limit
+from dynorm.core.throughput import LimiterStats, RateLimit, Stats
 from dynorm.io.database import DEFAULT_MAX_ATTEMPTS, Database, connect
 from dynorm.mapping.table import Table
+
+from ._output import err
 
 __all__ = [
     "ConnectOptions",
     "EndpointParam",
+    "RateLimitParam",
     "RegionParam",
     "Seconds",
     "TableNameParam",
     "connection_options",
+    "describe_limits",
+    "rate_limit_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,6 +54,8 @@ class ConnectOptions:
     read_timeout: float | None = None
     attempt_timeout: float | None = None
     fast_path: bool = True
+    #: ``--rate-limit``, on the commands that move data (see ``rate_limit_option``)
+    rate_limit: RateLimit | Literal["adaptive"] | None = None
 
     def name_of(self, table: Table) -> str:
         """The name of the table the command works on (``--table-name`` or the Table's)."""
@@ -57,12 +67,19 @@ class ConnectOptions:
 
     @asynccontextmanager
     async def open(self, table: Table) -> AsyncIterator[Database]:
-        """``connect(table, ...)`` with these options."""
+        """``connect(table, ...)`` with these options; at the end, what ``--rate-limit`` did."""
         given: dict[str, Any] = {
-            k: v for k, v in attrs.asdict(self).items() if v is not None and k != "fast_path"
+            k: v
+            for k, v in attrs.asdict(self, recurse=False).items()
+            if v is not None and k != "fast_path"
         }
         async with connect(table, fast_path=self.fast_path, **given) as db:
-            yield db
+            try:
+                yield db
+            finally:
+                limits = describe_limits(db.stats())
+                if limits is not None:
+                    err.print(limits)
 
 
 class EndpointParam(click.ParamType):  # type: ignore[type-arg]
@@ -138,6 +155,47 @@ class TableNameParam(click.ParamType):  # type: ignore[type-arg]
                 ctx,
             )
         return text
+
+
+class RateLimitParam(click.ParamType):  # type: ignore[type-arg]
+    """``--rate-limit``: ``connect(rate_limit=...)`` as text (see dynorm.core.ratespec)."""
+
+    name = "RATE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, RateLimit) or value == "adaptive":
+            return value
+        try:
+            return parse_rate_limit(str(value))
+        except DynormError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def rate_limit_option(command: F) -> F:
+    """``--rate-limit`` for a command that moves data; put it above ``@connection_options``."""
+    option = click.option(
+        "--rate-limit",
+        type=RateLimitParam(),
+        help=f"Client-side throughput, as connect(rate_limit=...): {RATE_LIMIT_FORMS} "
+        "(capacity units a second; default: no limit).",
+    )
+    return option(command)
+
+
+def describe_limits(stats: Stats) -> str | None:
+    """What ``--rate-limit`` did, one line (None: no limit was given)."""
+    parts = [
+        _describe_bucket(kind, bucket)
+        for kind, bucket in (("reads", stats.read), ("writes", stats.write))
+        if bucket is not None
+    ]
+    return f"Rate limit: {'; '.join(parts)}" if parts else None
+
+
+def _describe_bucket(kind: str, bucket: LimiterStats) -> str:
+    rate = "unlimited now" if bucket.rate is None else f"{bucket.rate:g} units/s now"
+    cuts = f", cut {bucket.cuts} times by throttling" if bucket.cuts else ""
+    return f"{kind} {rate}{cuts}, {bucket.waits} requests waited {bucket.waited:.1f}s in all"
 
 
 class Seconds(click.FloatRange):

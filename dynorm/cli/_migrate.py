@@ -33,7 +33,11 @@ from dynorm.migrations import (
     migrate as run_migration,
 )
 
-from ._connection import ConnectOptions, connection_options
+from ._connection import (
+    ConnectOptions,
+    connection_options,
+    rate_limit_option,
+)
 from ._output import err, out
 from ._strategy import StrategyParam
 from ._target import TableParam
@@ -270,6 +274,7 @@ def _print_findings(report: MigrationReport) -> None:
 )
 @click.option("--no-verify", is_flag=True, help="Skip the verification pass at the end.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@rate_limit_option
 @connection_options
 def migrate(
     table: Table,

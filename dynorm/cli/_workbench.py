@@ -23,7 +23,11 @@ from dynorm.workbench import (
     table_from_model,
 )
 
-from ._connection import ConnectOptions, connection_options
+from ._connection import (
+    ConnectOptions,
+    connection_options,
+    rate_limit_option,
+)
 from ._migrate import _workers
 from ._output import Interrupted, err, out
 from ._tables import describe_keys
@@ -192,6 +196,7 @@ def export(
     help="With several workers: seconds a worker holds a run without renewing it; a dead "
     f"worker's run is taken over after it (default {DEFAULT_LEASE:.0f}).",
 )
+@rate_limit_option
 @connection_options
 def import_(
     file: Path,

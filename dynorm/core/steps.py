@@ -32,7 +32,7 @@ __all__ = [
     "Unread",
     "WriteBatch",
     "on_table",
-    "read_all",
+    "read_each",
     "request_of",
     "together",
     "together_fetches",
@@ -171,14 +171,24 @@ def request_of(step: Step) -> list[Request]:
     return []
 
 
-def read_all(
-    read: CollectionRead, decode: Callable[[Item], T | None]
-) -> Generator[Step, Any, list[T]]:
-    """Every item of a collection read, decoded (``None`` results dropped)."""
+def _raw_request(read: CollectionRead) -> Request:
+    """The read's request, answered with raw items as stored.
+
+    (The typed page structures of the read path are for its own decoders.)
+    """
     base = read.request()
-    # Raw items, as stored: the typed page structures of the read path are for its own decoders.
-    items: list[Item] = yield ReadAll(Request(base.operation, base.params))
-    return [obj for obj in map(decode, items) if obj is not None]
+    return Request(base.operation, base.params)
+
+
+def read_each(reads: Sequence[CollectionRead]) -> Generator[Step, Any, list[list[Item]]]:
+    """Every raw item of each collection read, in the order of ``reads``.
+
+    One step, so the reads (a sharded collection's shards, say) are sent concurrently.
+    """
+    if not reads:
+        return []
+    answers: list[list[Item]] = yield ReadEach(tuple(map(_raw_request, reads)))
+    return answers
 
 
 def together(plans: Sequence[tuple[str, Plan[Any]]]) -> Plan[list[Any]]:

@@ -41,7 +41,7 @@ from dynorm.core.requests import (
     transact_write,
     update_item,
 )
-from dynorm.core.steps import CANCELLED, Fetch, FromRead, Plan, Send, SendAll, Unread, read_all
+from dynorm.core.steps import CANCELLED, Fetch, FromRead, Plan, Send, SendAll, Unread, read_each
 
 from .model import ModelInfo
 from .relations import HasManyRelation, relationships_of
@@ -376,13 +376,22 @@ class CopyPlanner:
             yield Send(request)
 
     def children(self, copying: Copying) -> Plan[list[tuple[HasManyRelation[Any], list[Any]]]]:
-        out = []
-        for rel in copying.rels:
-            found: list[Any] = []
-            for read in rel.children_reads(self.table_name, copying.values, consistent=True):
-                decode = functools.partial(rel.target_info.decode_if, index=read.index)
-                found += yield from read_all(read, decode)
-            out.append((rel, found))
+        """Each copying relationship's children, read whole.
+
+        Every read (each shard's Query, each relationship's) is sent at once, so a rewrite
+        costs the time of its slowest read, not the sum of them.
+        """
+        reads = [
+            (at, read)
+            for at, rel in enumerate(copying.rels)
+            for read in rel.children_reads(self.table_name, copying.values, consistent=True)
+        ]
+        answers = yield from read_each([read for _, read in reads])
+        out: list[tuple[HasManyRelation[Any], list[Any]]] = [(rel, []) for rel in copying.rels]
+        for (at, read), items in zip(reads, answers, strict=True):
+            rel, found = out[at]
+            decode = functools.partial(rel.target_info.decode_if, index=read.index)
+            found += [obj for obj in map(decode, items) if obj is not None]
         return out
 
     def changed_parents(self, parents: Sequence[Copying]) -> Plan[list[Copying]]:

@@ -21,6 +21,7 @@ from dynorm.core.requests import (
 from dynorm.core.steps import (
     Fetch,
     Plan,
+    ReadEach,
     SendAll,
     Step,
     Together,
@@ -200,7 +201,9 @@ class Explain(msgspec.Struct):
                 return self._together(step, sent)
             requests = request_of(step)
             sent.extend(requests)
-            return [Unread() for _ in requests] if isinstance(step, SendAll) else Unread()
+            return (
+                [Unread() for _ in requests] if isinstance(step, SendAll | ReadEach) else Unread()
+            )
 
         run_sync(plan, answer)
         return sent
@@ -226,7 +229,9 @@ class Explain(msgspec.Struct):
                 requests = request_of(inner)
                 sent.extend(requests)
                 outcomes.append(
-                    [Unread() for _ in requests] if isinstance(inner, SendAll) else Unread()
+                    [Unread() for _ in requests]
+                    if isinstance(inner, SendAll | ReadEach)
+                    else Unread()
                 )
         return outcomes
 

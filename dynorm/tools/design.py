@@ -211,9 +211,45 @@ def _elsewhere(name: object, home: str) -> str:
     return f" of Table {name!r}" if home and name != home else ""
 
 
-def _line(request: Request, samples: _Samples, home: str = "") -> str:
+#: A model's sharded key attributes: attribute -> (the segment holding the shard, shards).
+_Sharded = Mapping[str, tuple[int, int]]
+
+
+def _sharded(info: ModelInfo[Any]) -> dict[str, tuple[int, int]]:
+    return {
+        attr: (template.shard_at, info.shards.get(attr, 0))
+        for attr, template in info.templates.items()
+        if template.shard_at is not None
+    }
+
+
+def _key_value(samples: _Samples, attr: str, value: Any, sharded: _Sharded) -> str:
+    """A key attribute's value, its shard shown as ``{shard}``, not the samples' own shard."""
+    shown = samples.value(value)
+    if attr not in sharded:
+        return shown
+    parts = shown[1:-1].split(samples.delimiter)
+    parts[sharded[attr][0]] = "{shard}"
+    return '"' + samples.delimiter.join(parts) + '"'
+
+
+def _shard_note(info: ModelInfo[Any], sharded: _Sharded, request: Request) -> str:
+    """What ``{shard}`` stands for in the key ``request`` reads by: one of how many, from what."""
+    key = request.params.get("Key", {})
+    counts = sorted({n for attr, (_, n) in sharded.items() if attr in key})
+    if not counts:
+        return ""
+    fields = ", ".join(_key_fields(info))
+    return f" ({{shard}}: one of {' or '.join(map(str, counts))}, from {fields})"
+
+
+def _line(
+    request: Request, samples: _Samples, home: str = "", sharded: _Sharded | None = None
+) -> str:
+    """One request as a line; ``sharded``: the keys read by key whose shard to show as such."""
     params = request.params
     op = request.operation
+    sharded = sharded or {}
     if op == "Query":
         text = _expression(
             params["KeyConditionExpression"],
@@ -225,7 +261,7 @@ def _line(request: Request, samples: _Samples, home: str = "") -> str:
         line = f"Query {_scope(params, home)}: {text}{order}"
     elif op == "GetItem":
         line = f"GetItem{_elsewhere(params['TableName'], home)}: " + ", ".join(
-            f"{k} = {samples.value(v)}" for k, v in params["Key"].items()
+            f"{k} = {_key_value(samples, k, v, sharded)}" for k, v in params["Key"].items()
         )
     elif op == "BatchGetItem":
         shown = "; ".join(
@@ -442,13 +478,16 @@ def design(table: Table, *, table_name: str | None = None) -> Design:
         key_fields = _key_fields(info)
         key = {f: values[f] for f in key_fields}
         get = plan_get(info, key, (), name).requests
+        sharded = _sharded(info)
         patterns.append(
             AccessPattern(
                 name=f"{info.name} by key",
                 call=_call(info, key_fields),
                 strategy="",
                 cost=_cost(get, ()),
-                requests=tuple(_line(r, samples) for r in get),
+                requests=tuple(
+                    _line(r, samples, sharded=sharded) + _shard_note(info, sharded, r) for r in get
+                ),
             )
         )
         patterns += [

@@ -30,7 +30,7 @@ from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
-from dynorm.core.keys import KeyTemplate, key_text
+from dynorm.core.keys import key_text
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.io.batch import drain_get
@@ -42,6 +42,8 @@ from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import plan_delete, plan_put
 from dynorm.wire.retry import same_value
+
+from .migrate_shards import OldPartition
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -457,43 +459,61 @@ class Move(_StrategyChange):
         )
         #: the new keys this run's moves have taken (see Claims)
         self.claims = Claims()
-        #: the children's partition key template as the old layout stored it: the declared one,
-        #: with its shard left out (from an unsharded layout) or added as the last component
-        #: (from a sharded one) when the number of shards changes.
-        self.old_pk = _old_partition_template(child.key_templates(rel.via.index)[0], source)
+        #: the children's partition key as the old layout stored it (see OldPartition)
+        self.old_pk = OldPartition(child.key_templates(rel.via.index)[0], source.shards)
+        #: the key attributes a child keeps through the move: with the index unchanged (the
+        #: shard count changes), its table key, which the decode may need
+        self.kept_keys = (
+            table.primary_attributes
+            if source.index == rel.via.index and rel.via.index is not None
+            else ()
+        )
+
+    def is_current(self, raw: Item) -> bool:
+        """Whether ``raw`` is stored as the current code stores it (table and new keys)."""
+        child = self.child
+        if not child.tests(None).keys(raw):
+            return False
+        encoded = child.encode(child.decode(raw))
+        return all(
+            (a in raw) == (a in encoded) and (a not in raw or same_value(raw[a], encoded[a]))
+            for a in dict.fromkeys([*child.table.primary_attributes, *self.dst])
+        )
 
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not an old-layout child).
 
         The stored item with its key attributes replaced by those the current templates give:
         attributes the model does not declare, timestamps and versions stay as stored.
+        CodecError when it does not decode, or when its old key reads as two children.
         """
         child, table = self.child, self.child.table
         (src_pk, src_sk), (dst_pk, dst_sk) = self.src, self.dst
         found = table.model_of(raw)
         if found is not None and found is not child:
             return None  # another model's item
-        if child.tests(None).keys(raw):
-            current = child.decode(raw)
-            if _primary(table, child.encode(current)) == _primary(table, raw):
-                return None  # stored as the current code stores it
-        pk_t, sk_t = child.key_templates(self.rel.via.index)
-        pk_text, sk_text = _text(raw, src_pk), _text(raw, src_sk)
-        if pk_text is None or sk_text is None or sk_t is None:
+        if self.is_current(raw):
             return None
-        old_pk = self.old_pk
-        if not (old_pk.matches(pk_text) and sk_t.matches(sk_text)):
+        sk_t = child.key_templates(self.rel.via.index)[1]
+        pk_text, sk_text = _text(raw, src_pk), _text(raw, src_sk)
+        if pk_text is None or sk_text is None or sk_t is None or not sk_t.matches(sk_text):
             return None
         kept = {k: v for k, v in raw.items() if k not in self.key_attributes}
-        pk_value = raw[src_pk]
-        if old_pk is not pk_t:
-            # The shard count changes: the old key's fields in the declared template's shape
-            # (any shard: encoding the decoded child computes its own).
-            texts = old_pk.parse(pk_text) or {}
-            values = {f: child.key_parsers[f](t) for f, t in texts.items()}
-            pk_value = {"S": pk_t.format(values, 0 if pk_t.sharded else None)}
-        encoded = child.encode(child.decode({**kept, dst_pk: pk_value, dst_sk: raw[src_sk]}))
-        return {**kept, **{k: v for k, v in encoded.items() if k in self.key_attributes}}
+        base = {**kept, **{a: raw[a] for a in self.kept_keys if a in raw}, dst_sk: raw[src_sk]}
+        made: dict[KeyId, Item] = {}
+        for reading in self.old_pk.readings(pk_text, child.key_parsers):
+            obj = child.decode({**base, dst_pk: reading.key})
+            encoded = child.encode(obj)
+            if self.old_pk.confirms(child, reading, obj, encoded.get(dst_pk)):
+                new = {**kept, **{k: v for k, v in encoded.items() if k in self.key_attributes}}
+                made[key_id(_primary(table, new) | {dst_pk: new[dst_pk]})] = new
+        if len(made) > 1:
+            raise CodecError(
+                f"its partition key {pk_text!r} reads as {len(made)} different "
+                f"{child.name} children of {self.source.describe()}: which of its parts is the "
+                "shard cannot be told; move it by hand"
+            )
+        return next(iter(made.values()), None)
 
     def plan_page(
         self, table: Table, table_name: str, items: Sequence[Item]
@@ -591,15 +611,6 @@ class Move(_StrategyChange):
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
         return await reach_collection(db, self.rel, items)
-
-
-def _old_partition_template(declared: KeyTemplate, source: Strategy) -> KeyTemplate:
-    """The children's partition key template in ``source``'s layout (see ``Move.old_pk``)."""
-    if (source.shards > 1) == declared.sharded:
-        return declared
-    if declared.sharded:
-        return declared.without_shard()
-    return KeyTemplate(declared.source + declared.delimiter + "{shard}", declared.delimiter)
 
 
 # -- unembed: Embedded -> a collection ------------------------------------------------------------

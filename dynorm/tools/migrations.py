@@ -307,8 +307,9 @@ async def migrate(
     - ``Partition()`` <-> ``Partition(shards=N)`` (``Index(name)`` <-> ``Index(name, shards=N)``
       likewise): a move between the shards' partition keys and the one partition. An old
       child's partition key is the declared template without its ``{shard}`` component (to a
-      sharded layout), or with ``{shard}`` as its last component (back from one); from one
-      number of shards to another, the declared template (each child's shard is recomputed).
+      sharded layout), or with one more component holding its shard, at any position (back
+      from one); from one number of shards to another, the declared template (each child's
+      shard is recomputed). An index child keeps its table key: it is rewritten in place.
     - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
       (its map entry as stored, every attribute kept, given its parent's link fields and the
       key attributes), then the attribute is removed from the parent (UpdateItem conditioned

@@ -26,7 +26,7 @@ from dynorm import (
     Table,
     TransactionCanceledError,
 )
-from dynorm.core.steps import Plan, ReadAll, Send, SendAll
+from dynorm.core.steps import Plan, ReadEach, Send, SendAll
 from dynorm.mapping.writeplan import WritePlanner
 
 table = Table("review-unit", pk="pk", sk="sk")
@@ -84,8 +84,8 @@ def test_a_conflict_on_the_parent_in_its_transaction_is_not_a_refused_condition(
     def answer(step: Any) -> Any:
         if isinstance(step, Send) and step.request.operation == "PutItem":
             return ConditionFailedError("copied field changed", code="ConditionalCheckFailed")
-        if isinstance(step, ReadAll):
-            return books(3)
+        if isinstance(step, ReadEach):  # the children's reads, at once
+            return [books(3) for _ in step.requests]
         tries.append(step)
         # The first attempt collides with another writer; a retry would go through.
         return conflict_at_parent(4) if len(tries) == 1 else {}
@@ -104,8 +104,8 @@ def test_a_conflict_on_the_parent_check_of_a_batch_is_not_a_newer_write() -> Non
     def answer(step: Any) -> Any:
         if isinstance(step, Send) and step.request.operation == "GetItem":
             return {"Item": author_item}
-        if isinstance(step, ReadAll):
-            return books(3)
+        if isinstance(step, ReadEach):  # the children's reads, at once
+            return [books(3) for _ in step.requests]
         assert isinstance(step, SendAll)
         return [conflict_at_parent(4)]  # the stored parent still holds LATER
 

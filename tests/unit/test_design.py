@@ -235,3 +235,42 @@ def test_a_sharded_collection_costs_one_query_per_shard_in_parallel() -> None:
         f'Query on the table: pk = "POST#{{post_id}}#{shard}" AND begins_with(sk, "LIKE#")'
         for shard in range(8)
     )
+
+
+middle = Table("middle", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+@middle.model(pk="POLL#{poll_id}", sk="POLL#{poll_id}", GSI1=("POLL#{poll_id}", "POLL"))
+class Poll:
+    poll_id: str
+    votes = HasMany["Vote"](via=Index("GSI1", shards=3))
+
+
+@middle.model(pk="VOTE#{poll_id}#{user_id}", sk="V", GSI1=("POLL#{shard}#{poll_id}", "V#{user_id}"))
+class Vote:
+    poll_id: str
+    user_id: str
+
+
+def test_a_sharded_child_by_key_shows_shard_and_the_shard_count_not_a_sample_shard() -> None:
+    like = pattern("Like by key", sharded)
+
+    assert like.cost == "1 GetItem"
+    assert like.requests == (
+        (
+            'GetItem: pk = "POST#{post_id}#{shard}", sk = "LIKE#{user_id}" '
+            "({shard}: one of 8, from post_id, user_id)"
+        ),
+    )
+    assert pattern("Post by key", sharded).requests == (
+        'GetItem: pk = "POST#{post_id}", sk = "POST#{post_id}"',
+    )
+    # A shard only in an index key: the get by key does not involve it.
+    assert pattern("Vote by key", middle).requests == (
+        'GetItem: pk = "VOTE#{poll_id}#{user_id}", sk = "V"',
+    )
+    votes = pattern("Poll.votes", middle)
+    assert votes.requests[1:] == tuple(
+        f'Query on GSI1: GSI1PK = "POLL#{shard}#{{poll_id}}" AND begins_with(GSI1SK, "V#")'
+        for shard in range(3)
+    )
