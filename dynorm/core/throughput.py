@@ -19,10 +19,12 @@ awaiting half is ``dynorm/io/ratelimit.py``.
 
 from __future__ import annotations
 
+import array
 import base64
 import heapq
 import math
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -350,31 +352,42 @@ def partition_keys_of(
 
 
 class TopCounter:
-    """The most counted keys of a stream in bounded memory: Space-Saving (Metwally et al.).
+    """The most counted keys of a stream in bounded memory: Filtered Space-Saving.
 
-    At most ``capacity`` keys are kept. A new key arriving when all places are taken replaces
-    the least counted one (the one that reached that count first) and takes over its count
-    plus one: the count of a key that came and went and came back is never lost, only
-    over-estimated. Each kept key carries that over-estimate (``overcount``: the count it took
-    over), so its true count lies between ``count - overcount`` and ``count``.
+    At most ``capacity`` keys are kept with their counts (Space-Saving, Metwally et al.), and
+    ``filter_size`` small counters stand for every key not kept, by a hash of the key (the
+    filter of Homem and Carvalho): each holds a bound on the count of any key not kept that
+    hashes to it, raised by the arrivals of such keys and by the count of a key that leaves.
 
-    Whatever the order of the stream, a key counted more than ``total / capacity`` times is
-    kept (``total``: every count added): a key hit again and again keeps its place among any
-    tail of keys seen once, as long as the tail is shorter than ``capacity`` times its count.
-
-    Every step takes constant time: the keys are grouped by count (Stream-Summary), so the
-    least counted is found without a search.
+    A key not kept arriving when all places are taken comes in only if its filter counter
+    reaches the least count kept; it then replaces the key with that count (the one that
+    reached it first) and counts on from the filter counter: a key that came and went and came
+    back keeps its count, and a key seen for the first time starts near 1, so a long tail of
+    keys seen once churns among the least counted places without raising them. Each kept key
+    carries its ``overcount`` (the filter counter it came in with): its true count lies between
+    ``count - overcount`` and ``count``. A key counted more often than the least count kept is
+    always kept, and the least count grows about ``capacity`` times slower than plain
+    Space-Saving's as a tail spreads over the filter.
     """
 
-    def __init__(self, capacity: int = 64) -> None:
-        if capacity < 1:
-            raise LimitExceededError(f"capacity must be at least 1; got {capacity}")
+    def __init__(self, capacity: int = 64, filter_size: int | None = None) -> None:
+        if capacity < 1 or (filter_size is not None and filter_size < 1):
+            raise LimitExceededError(
+                f"capacity and filter_size must be at least 1; got {capacity}, {filter_size}"
+            )
         self.capacity = capacity
         #: key -> (count, overcount); in the order the keys were taken in.
         self._kept: dict[tuple[str, str], tuple[int, int]] = {}
-        #: count -> the keys with that count, in the order they reached it.
+        #: count -> the keys with that count, in the order they reached it (Stream-Summary:
+        #: the least counted key is found without a search).
         self._by_count: dict[int, dict[tuple[str, str], None]] = {}
         self._least = 0
+        # 4 bytes a counter: 64 KB for the 16,384 of a connection's 1,024 kept keys.
+        self._filter = array.array("I", [0]) * (filter_size or 16 * capacity)
+
+    def _slot(self, key: tuple[str, str]) -> int:
+        # crc32, not hash(): the same key lands in the same slot in every process.
+        return zlib.crc32("\0".join(key).encode()) % len(self._filter)
 
     def add(self, key: tuple[str, str]) -> None:
         """Count ``key`` once more."""
@@ -382,32 +395,42 @@ class TopCounter:
         found = kept.get(key)
         if found is not None:
             count, overcount = found
-            self._move(key, count)
+            self._move(key, count, count + 1)
             kept[key] = (count + 1, overcount)
             return
-        if len(kept) < self.capacity:
-            kept[key] = (1, 0)
-            self._by_count.setdefault(1, {})[key] = None
-            self._least = 1
-            return
+        slot = self._slot(key)
+        bound = self._filter[slot]
+        if len(kept) >= self.capacity:
+            if bound + 1 < self._least:
+                self._filter[slot] = bound + 1  # not kept: counted in the filter only
+                return
+            self._evict()
+        kept[key] = (bound + 1, bound)
+        self._by_count.setdefault(bound + 1, {})[key] = None
+        self._least = min(self._least, bound + 1) if self._least else bound + 1
+
+    def _evict(self) -> None:
+        """The least counted key (the one that reached that count first) leaves for the filter."""
         least = self._least
         group = self._by_count[least]
         evicted = next(iter(group))
-        del kept[evicted]
-        kept[key] = (least + 1, least)
+        del self._kept[evicted]
+        slot = self._slot(evicted)
+        self._filter[slot] = max(self._filter[slot], least)
         del group[evicted]
-        group[key] = None
-        self._move(key, least)
+        if not group:
+            del self._by_count[least]
+            self._least = min(self._by_count, default=0)
 
-    def _move(self, key: tuple[str, str], count: int) -> None:
-        """``key`` goes from the group of ``count`` to that of ``count + 1``."""
+    def _move(self, key: tuple[str, str], count: int, to: int) -> None:
+        """``key`` goes from the group of ``count`` to that of ``to`` (more)."""
         group = self._by_count[count]
         del group[key]
         if not group:
             del self._by_count[count]
             if self._least == count:
-                self._least = count + 1  # the key moved there: that group is not empty
-        self._by_count.setdefault(count + 1, {})[key] = None
+                self._least = to  # the key moved there, and nothing was between
+        self._by_count.setdefault(to, {})[key] = None
 
     def __len__(self) -> int:
         return len(self._kept)

@@ -748,8 +748,8 @@ class _FastSender:
         raise _database_error(error.code, error.message, error.body, request)
 
 
-#: How many throttled partition keys a connection keeps counts of: a key throttled more than
-#: 1/1024th of all the keys' throttles is always among them (Space-Saving, ``TopCounter``).
+#: How many throttled partition keys a connection keeps counts of (``TopCounter``: a key
+#: throttled more often than the least count kept is always among them).
 HOT_KEYS_KEPT: Final = 1024
 #: How many of them ``db.stats()`` lists.
 HOT_KEYS_SHOWN: Final = 10

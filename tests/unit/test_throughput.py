@@ -280,21 +280,62 @@ def test_the_top_counter_keeps_the_heavy_hitters_in_bounded_memory() -> None:
         TopCounter(capacity=0)
 
 
-@pytest.mark.parametrize("order", ["hot first", "hot last", "interleaved", "shuffled"])
-def test_a_key_throttled_20_times_stays_on_top_among_thousands_throttled_once(
-    order: str,
-) -> None:
-    cold = [("app", f"cold{i}") for i in range(5000)]
-    hot = [("app", "hot")] * 20
-    stream = {
-        "hot first": hot + cold,
-        "hot last": cold + hot,
+def streams(hot: int, cold: int) -> dict[str, list[tuple[str, str]]]:
+    """A key counted ``hot`` times among ``cold`` keys counted once, in four orders."""
+    tail = [("app", f"cold{i}") for i in range(cold)]
+    hits = [("app", "hot")] * hot
+    step = cold // hot
+    return {
+        "hot first": hits + tail,
+        "hot last": tail + hits,
         "interleaved": [
-            k for i, c in enumerate(cold) for k in ([hot[0], c] if i % 250 == 0 else [c])
+            k for i, c in enumerate(tail) for k in ([hits[0], c] if i % step == 0 else [c])
         ],
         # A fixed shuffle, not a secret.
-        "shuffled": random.Random(27).sample(hot + cold, len(hot) + len(cold)),  # noqa: S311
-    }[order]
+        "shuffled": random.Random(27).sample(hits + tail, hot + cold),  # noqa: S311
+    }
+
+
+@pytest.mark.parametrize("order", ["hot first", "hot last", "interleaved", "shuffled"])
+def test_a_tail_of_keys_seen_once_does_not_push_out_a_hot_key(order: str) -> None:
+    # 10,000 keys seen once for 64 places: plain Space-Saving's least count climbs to about
+    # 10,000 / 64 = 156 and the key seen 20 times is gone in all but one order; the filter
+    # keeps the tail's counts near 1.
+    counter = TopCounter(capacity=64)
+    for key in streams(20, 10_000)[order]:
+        counter.add(key)
+    assert len(counter) == 64
+    (key, count, overcount), *_ = counter.top(10)
+    assert key == ("app", "hot")
+    assert count - overcount <= 20 <= count
+
+
+def test_kept_counts_bound_the_true_counts_and_a_key_above_the_least_is_kept() -> None:
+    rng = random.Random(11)  # noqa: S311 - a fixed stream, not a secret
+    # Keys drawn with very unequal frequencies (Zipf-like), and a long tail.
+    keys = [("t", f"k{int(rng.paretovariate(0.8))}") for _ in range(20_000)]
+    counter = TopCounter(capacity=32, filter_size=256)
+    true: dict[tuple[str, str], int] = {}
+    for key in keys:
+        counter.add(key)
+        true[key] = true.get(key, 0) + 1
+    kept = counter.top(32)
+    assert len(kept) == 32
+    for key, count, overcount in kept:
+        assert count - overcount <= true[key] <= count
+    least = min(count for _, count, _ in kept)
+    shown = {key for key, _, _ in kept}
+    assert all(key in shown for key, n in true.items() if n > least)
+    # The heaviest keys come first, in their true order where the bounds tell them apart.
+    heaviest = sorted(true, key=true.__getitem__, reverse=True)[:5]
+    assert [key for key, _, _ in kept[:5]] == heaviest
+
+
+@pytest.mark.parametrize("order", ["hot first", "hot last", "interleaved", "shuffled"])
+def test_a_key_throttled_20_times_stays_on_top_among_100_000_throttled_once(
+    order: str,
+) -> None:
+    stream = streams(20, 100_000)[order]
     counts = Counts()
     for key in stream:
         counts.throttle(("app",), (key,))
