@@ -109,12 +109,19 @@ class Limiter:
             try:
                 await self._sleep(wait)
             except asyncio.CancelledError:
-                # Never sent: its units go back, or the callers after it would wait for a
-                # request that never went out.
-                held.bucket.adjust(-units, self._clock())
-                held.sent.remove(units, now)
+                self.give_back(Ticket(kind, units, now))
                 raise
         return Ticket(kind, units, now)
+
+    def give_back(self, ticket: Ticket) -> None:
+        """The request holding ``ticket`` was cancelled before it was sent: its units return.
+
+        Kept, they would be debt: the callers after it would wait for a request that never
+        went out.
+        """
+        held = self._buckets[ticket.kind]
+        held.bucket.adjust(-ticket.units, self._clock())
+        held.sent.remove(ticket.units, ticket.reserved_at)
 
     def measured(self, request: Request) -> Request:
         """``request`` asking for its ``ConsumedCapacity`` when this limiter charges it.

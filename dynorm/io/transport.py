@@ -877,7 +877,8 @@ class Transport:
 
         With a limiter, the first attempt waits for its units before taking one of the
         ``max_concurrency`` places: requests held back by one bucket leave them to the other.
-        A limited request asks for its ConsumedCapacity, which the limiter charges.
+        A limited request asks for its ConsumedCapacity, which the limiter charges; cancelled
+        before it is sent, it gives its units back.
         """
         ticket = None
         measured = False
@@ -885,7 +886,13 @@ class Transport:
             asked, request = request, self.limiter.measured(request)
             measured = request is not asked
             ticket = await self.limiter.acquire(request)
-        async with self._gate:
+        try:
+            await self._gate.acquire()
+        except asyncio.CancelledError:
+            if ticket is not None and self.limiter is not None:
+                self.limiter.give_back(ticket)  # cancelled before it was sent
+            raise
+        try:
             span = self._tracing.start(request)
             if span is None:
                 return await self._send(request, None, ticket, measured=measured)
@@ -897,6 +904,8 @@ class Transport:
                     raise
                 span.succeed(response)
                 return response
+        finally:
+            self._gate.release()
 
     async def _send(
         self,

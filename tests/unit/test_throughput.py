@@ -23,7 +23,7 @@ from dynorm.core.throughput import (
     with_consumed_capacity,
 )
 from dynorm.io.ratelimit import Limiter
-from dynorm.io.transport import HOT_KEYS_KEPT, Counts
+from dynorm.io.transport import HOT_KEYS_KEPT, Counts, Transport
 
 KEYS = {"app": ("PK", "SK"), "audit": ("Id",)}
 
@@ -560,3 +560,37 @@ def test_a_limited_request_asks_for_its_consumed_capacity_and_is_charged_it() ->
 
     asyncio.run(run())
     assert time.slept == pytest.approx([0.8])  # 7 units owed, and 1 more, at 10 a second
+
+
+def test_a_request_cancelled_while_waiting_for_a_place_gives_its_units_back() -> None:
+    time = FakeTime()
+    limiter = Limiter(RateLimit(write=10.0), sleep=time.sleep, clock=time.clock)
+    answer = asyncio.Event()
+    sent: list[str] = []
+
+    async def attempt(request: Request) -> dict[str, object]:
+        sent.append(request.operation)
+        await answer.wait()
+        return {}
+
+    transport = Transport(attempt, key_attributes=("PK", "SK"), max_attempts=1, max_concurrency=1)
+    transport.limiter = limiter
+
+    async def run() -> None:
+        first = asyncio.ensure_future(transport.send(PUT))  # takes the only place
+        await asyncio.sleep(0)
+        queued = asyncio.ensure_future(transport.send(BATCH))  # its units taken, no place
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert time.slept == [pytest.approx(2.5)]
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        answer.set()
+        await first
+        await limiter.acquire(PUT)
+
+    asyncio.run(run())
+    assert sent == ["PutItem"]
+    # The last PutItem waits for its own unit only (keeping the batch's, it would wait 2.6 s).
+    assert time.slept == pytest.approx([2.5, 0.1])
