@@ -366,8 +366,9 @@ class TopCounter:
     keys seen once churns among the least counted places without raising them. Each kept key
     carries its ``overcount`` (the filter counter it came in with): its true count lies between
     ``count - overcount`` and ``count``. A key counted more often than the least count kept is
-    always kept, and the least count grows about ``capacity`` times slower than plain
-    Space-Saving's as a tail spreads over the filter.
+    always kept. In plain Space-Saving every new key raises the least count, which a tail of
+    ``capacity`` times a hot key's count lifts past it; here the tail spreads over the filter
+    (16 counters a kept key by default), and the least count rises only as those fill.
     """
 
     def __init__(self, capacity: int = 64, filter_size: int | None = None) -> None:
@@ -448,9 +449,9 @@ class HotPartition(msgspec.Struct, frozen=True):
     """A partition key value whose requests were throttled, and how many attempts were.
 
     ``throttled`` may over-count by at most ``overcount`` (0: exact): the counts are kept in
-    bounded memory, and a value that took the place of another takes over its count (see
-    :class:`TopCounter`). The true count lies between ``throttled - overcount`` and
-    ``throttled``.
+    bounded memory, and a value taken in after others were forgotten starts from a counter it
+    shares with them (see :class:`TopCounter`). The true count lies between
+    ``throttled - overcount`` and ``throttled``.
     """
 
     table: str
