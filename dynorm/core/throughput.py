@@ -7,19 +7,24 @@ awaiting half is ``dynorm/io/ratelimit.py``.
 - :class:`TokenBucket` hands out reservations: a request takes its cost in units now and is
   told how long to wait before it may go (the bucket may go into debt, so concurrent callers
   queue up one behind the other without polling).
-- :class:`AdaptiveRate` is the AIMD controller of ``rate_limit="adaptive"``: it starts
-  unlimited, halves the rate on a throttle and adds a step back after each quiet second.
-- :func:`request_cost` estimates what a request costs before it is sent, :func:`consumed_units`
-  reads what it did cost from a reply that reports ``ConsumedCapacity``.
+- :class:`AdaptiveRate` is the controller of ``rate_limit="adaptive"``: it starts unlimited,
+  halves the rate on a throttle and climbs back along a cubic curve (as TCP CUBIC does) to
+  the rate the cuts began from within :data:`RECOVER_SECONDS`.
+- :func:`request_cost` estimates what a request costs before it is sent,
+  :func:`with_consumed_capacity` asks the reply to say what it did cost, and
+  :func:`consumed_units` reads that from the reply.
 - :func:`partition_keys_of` names the partition key values a request addresses, and
   :class:`TopCounter` counts the throttled ones in bounded memory.
 """
 
 from __future__ import annotations
 
+import array
 import base64
+import heapq
 import math
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -30,11 +35,11 @@ from .requests import Request
 
 __all__ = [
     "BURST_SECONDS",
+    "CUBIC_SCALE",
     "CUT_FACTOR",
     "MAX_RATE",
     "MIN_RATE",
-    "QUIET_SECONDS",
-    "RAISE_FRACTION",
+    "RECOVER_SECONDS",
     "AdaptiveRate",
     "HotPartition",
     "Kind",
@@ -47,6 +52,7 @@ __all__ = [
     "consumed_units",
     "partition_keys_of",
     "request_cost",
+    "with_consumed_capacity",
 ]
 
 #: Which bucket a request draws from.
@@ -62,11 +68,13 @@ MIN_RATE: Final = 1.0
 MAX_RATE: Final = 40_000.0
 #: A throttle multiplies the rate by this (multiplicative decrease).
 CUT_FACTOR: Final = 0.5
-#: After this many seconds without a throttle the rate grows by one step (additive increase) ...
-QUIET_SECONDS: Final = 1.0
-#: ... of this fraction of the rate the last cut started from: back there ten quiet seconds
-#: after a cut.
-RAISE_FRACTION: Final = 0.05
+#: After the last cut, the rate is back where the cuts began within this many seconds, however
+#: many cuts there were (the cubic curve of :class:`AdaptiveRate`) ...
+RECOVER_SECONDS: Final = 8.0
+#: ... and the curve is never flatter than this (units a second, per second cubed: TCP
+#: CUBIC's and botocore's constant), so a small gap closes sooner and the probe past it
+#: still climbs.
+CUBIC_SCALE: Final = 0.4
 
 
 class RateLimit(msgspec.Struct, frozen=True):
@@ -127,9 +135,14 @@ class TokenBucket:
 
 
 class SendRate:
-    """Units sent over the last second, in ten slots of a tenth of a second (bounded memory)."""
+    """Units sent over the last second, in slots of a tenth of a second (bounded memory).
 
-    _SLOTS: Final = 10
+    Eleven slots are kept: the ten that end now, and the one before them, of which the part
+    still inside the last second counts (as if its units came evenly), so a steady rate reads
+    as itself at any moment, not up to a slot short.
+    """
+
+    _SLOTS: Final = 11
     _WIDTH: Final = 0.1
 
     def __init__(self) -> None:
@@ -144,17 +157,39 @@ class SendRate:
             self._units[slot] = 0.0
         self._units[slot] += units
 
+    def remove(self, units: float, at: float) -> None:
+        """Take back ``units`` added at ``at`` (nothing once that slot has rolled out)."""
+        tick = int(at / self._WIDTH)
+        slot = tick % self._SLOTS
+        if self._stamps[slot] == tick:
+            self._units[slot] -= units
+
     def per_second(self, now: float) -> float:
         tick = int(now / self._WIDTH)
-        return sum(
-            u
-            for u, s in zip(self._units, self._stamps, strict=True)
-            if tick - self._SLOTS < s <= tick
-        )
+        oldest = tick - self._SLOTS + 1
+        # The share of the oldest slot still within the last second.
+        share = 1.0 - min(1.0, max(0.0, now / self._WIDTH - tick))
+        total = 0.0
+        for units, stamp in zip(self._units, self._stamps, strict=True):
+            if oldest < stamp <= tick:
+                total += units
+            elif stamp == oldest:
+                total += units * share
+        return total
 
 
 class AdaptiveRate:
-    """AIMD: unlimited at first; each throttle halves the rate, each quiet second adds a step.
+    """Cut on a throttle, then back to the rate the cuts began from within seconds (CUBIC).
+
+    It starts unlimited. A throttle multiplies the rate by :data:`CUT_FACTOR`. After a cut the
+    rate climbs along a cubic curve, as TCP CUBIC and botocore's adaptive retry mode do: fast
+    at first, flat near the rate the cuts began from (the *peak*, reached within
+    :data:`RECOVER_SECONDS` of the last cut however deep the cuts went), then faster again
+    past it, probing for more, until past :data:`MAX_RATE` it is unlimited again.
+
+    Cuts that come while the rate is still climbing back keep the peak: a throttled burst
+    that cuts five times in a row still returns to the rate before the first cut. A throttle
+    once the peak is passed starts over from the rate of that moment.
 
     Throttles of requests reserved before the last cut do not cut again: the burst that
     caused a cut is answered by it once, not once per request of the burst.
@@ -164,8 +199,10 @@ class AdaptiveRate:
         self.rate: float | None = None
         self.cuts = 0
         self._cut_at = -math.inf
-        self._changed_at = 0.0
-        self._step = MIN_RATE
+        # The curve since the last cut: rate(t) = peak + scale * (t - cut_at - rise) ** 3.
+        self._peak = 0.0
+        self._scale = CUBIC_SCALE
+        self._rise = 0.0
 
     def throttled(self, reserved_at: float, now: float, sent: float) -> float | None:
         """A request reserved at ``reserved_at`` was throttled; the new rate, None if unchanged.
@@ -174,22 +211,26 @@ class AdaptiveRate:
         """
         if reserved_at < self._cut_at:
             return None
-        base = self.rate if self.rate is not None else max(sent, MIN_RATE / CUT_FACTOR)
+        current = self.raised(now)
+        base = current if current is not None else max(sent, MIN_RATE / CUT_FACTOR)
+        climbing = current is not None and now < self._cut_at + self._rise
+        self._peak = max(self._peak, base) if climbing else base
         self.rate = max(MIN_RATE, base * CUT_FACTOR)
-        self._step = max(MIN_RATE, base * RAISE_FRACTION)
-        self._cut_at = self._changed_at = now
+        gap = self._peak - self.rate
+        # Steep enough to close the gap within RECOVER_SECONDS, never flatter than CUBIC_SCALE
+        # (a small gap is closed sooner, and the probe past the peak still gets somewhere).
+        self._scale = max(CUBIC_SCALE, gap / RECOVER_SECONDS**3)
+        self._rise = (gap / self._scale) ** (1 / 3)
+        self._cut_at = now
         self.cuts += 1
         return self.rate
 
     def raised(self, now: float) -> float | None:
-        """The rate at ``now`` after the quiet seconds since the last change (maybe unchanged)."""
-        if self.rate is None:
-            return None
-        steps = int((now - self._changed_at) / QUIET_SECONDS)
-        if steps > 0:
-            self._changed_at += steps * QUIET_SECONDS
-            rate = self.rate + steps * self._step
-            self.rate = None if rate >= MAX_RATE else rate
+        """The rate at ``now`` on the curve since the last cut (None: unlimited)."""
+        if self.rate is None or now <= self._cut_at:
+            return self.rate
+        rate = self._peak + self._scale * (now - self._cut_at - self._rise) ** 3
+        self.rate = None if rate >= MAX_RATE else max(MIN_RATE, rate)
         return self.rate
 
 
@@ -221,6 +262,17 @@ def request_cost(request: Request) -> tuple[Kind, float] | None:
     if operation == "TransactGetItems":
         return "read", 2.0 * max(1, len(params.get("TransactItems") or ()))
     return None
+
+
+def with_consumed_capacity(request: Request) -> Request:
+    """``request`` asking for ``ReturnConsumedCapacity=TOTAL`` (as is when it says already).
+
+    Every request :func:`request_cost` charges takes the parameter.
+    """
+    if "ReturnConsumedCapacity" in request.params or request_cost(request) is None:
+        return request
+    params = {**request.params, "ReturnConsumedCapacity": "TOTAL"}
+    return msgspec.structs.replace(request, params=params)
 
 
 def consumed_units(response: Mapping[str, Any]) -> float | None:
@@ -300,42 +352,112 @@ def partition_keys_of(
 
 
 class TopCounter:
-    """Counts of keys in bounded memory: at most ``capacity`` keys are kept.
+    """The most counted keys of a stream in bounded memory: Filtered Space-Saving.
 
-    A new key arriving when full replaces the least counted one (the oldest of those), and
-    counts from 1: every count shown is exact since the key was last taken in, never an
-    over-estimate. A key hit again and again stays; a long tail of keys seen once churns
-    among the least counted places.
+    At most ``capacity`` keys are kept with their counts (Space-Saving, Metwally et al.), and
+    ``filter_size`` small counters stand for every key not kept, by a hash of the key (the
+    filter of Homem and Carvalho): each holds a bound on the count of any key not kept that
+    hashes to it, raised by the arrivals of such keys and by the count of a key that leaves.
+
+    A key not kept arriving when all places are taken comes in only if its filter counter
+    reaches the least count kept; it then replaces the key with that count (the one that
+    reached it first) and counts on from the filter counter: a key that came and went and came
+    back keeps its count, and a key seen for the first time starts near 1, so a long tail of
+    keys seen once churns among the least counted places without raising them. Each kept key
+    carries its ``overcount`` (the filter counter it came in with): its true count lies between
+    ``count - overcount`` and ``count``. A key counted more often than the least count kept is
+    always kept. In plain Space-Saving every new key raises the least count, which a tail of
+    ``capacity`` times a hot key's count lifts past it; here the tail spreads over the filter
+    (16 counters a kept key by default), and the least count rises only as those fill.
     """
 
-    def __init__(self, capacity: int = 64) -> None:
-        if capacity < 1:
-            raise LimitExceededError(f"capacity must be at least 1; got {capacity}")
+    def __init__(self, capacity: int = 64, filter_size: int | None = None) -> None:
+        if capacity < 1 or (filter_size is not None and filter_size < 1):
+            raise LimitExceededError(
+                f"capacity and filter_size must be at least 1; got {capacity}, {filter_size}"
+            )
         self.capacity = capacity
-        self._counts: dict[tuple[str, str], int] = {}
+        #: key -> (count, overcount); in the order the keys were taken in.
+        self._kept: dict[tuple[str, str], tuple[int, int]] = {}
+        #: count -> the keys with that count, in the order they reached it (Stream-Summary:
+        #: the least counted key is found without a search).
+        self._by_count: dict[int, dict[tuple[str, str], None]] = {}
+        self._least = 0
+        # 4 bytes a counter: 64 KB for the 16,384 of a connection's 1,024 kept keys.
+        self._filter = array.array("I", [0]) * (filter_size or 16 * capacity)
 
-    def add(self, key: tuple[str, str], count: int = 1) -> None:
-        counts = self._counts
-        if key in counts or len(counts) < self.capacity:
-            counts[key] = counts.get(key, 0) + count
+    def _slot(self, key: tuple[str, str]) -> int:
+        # crc32, not hash(): the same key lands in the same slot in every process.
+        return zlib.crc32("\0".join(key).encode()) % len(self._filter)
+
+    def add(self, key: tuple[str, str]) -> None:
+        """Count ``key`` once more."""
+        kept = self._kept
+        found = kept.get(key)
+        if found is not None:
+            count, overcount = found
+            self._move(key, count, count + 1)
+            kept[key] = (count + 1, overcount)
             return
-        del counts[min(counts, key=counts.__getitem__)]
-        counts[key] = count
+        slot = self._slot(key)
+        bound = self._filter[slot]
+        if len(kept) >= self.capacity:
+            if bound + 1 < self._least:
+                self._filter[slot] = bound + 1  # not kept: counted in the filter only
+                return
+            self._evict()
+        kept[key] = (bound + 1, bound)
+        self._by_count.setdefault(bound + 1, {})[key] = None
+        self._least = min(self._least, bound + 1) if self._least else bound + 1
+
+    def _evict(self) -> None:
+        """The least counted key (the one that reached that count first) leaves for the filter."""
+        least = self._least
+        group = self._by_count[least]
+        evicted = next(iter(group))
+        del self._kept[evicted]
+        slot = self._slot(evicted)
+        self._filter[slot] = max(self._filter[slot], least)
+        del group[evicted]
+        if not group:
+            del self._by_count[least]
+            self._least = min(self._by_count, default=0)
+
+    def _move(self, key: tuple[str, str], count: int, to: int) -> None:
+        """``key`` goes from the group of ``count`` to that of ``to`` (more)."""
+        group = self._by_count[count]
+        del group[key]
+        if not group:
+            del self._by_count[count]
+            if self._least == count:
+                self._least = to  # the key moved there, and nothing was between
+        self._by_count.setdefault(to, {})[key] = None
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._kept)
 
-    def top(self, n: int) -> list[tuple[tuple[str, str], int]]:
-        """The ``n`` most counted keys, most first (ties: first seen first)."""
-        return sorted(self._counts.items(), key=lambda kv: -kv[1])[:n]
+    def top(self, n: int) -> list[tuple[tuple[str, str], int, int]]:
+        """The ``n`` most counted keys with their counts and overcounts, most first.
+
+        Ties: the key taken in first comes first.
+        """
+        best = heapq.nsmallest(n, self._kept.items(), key=lambda kv: -kv[1][0])
+        return [(key, count, overcount) for key, (count, overcount) in best]
 
 
 class HotPartition(msgspec.Struct, frozen=True):
-    """A partition key value whose requests were throttled, and how many attempts were."""
+    """A partition key value whose requests were throttled, and how many attempts were.
+
+    ``throttled`` may over-count by at most ``overcount`` (0: exact): the counts are kept in
+    bounded memory, and a value taken in after others were forgotten starts from a counter it
+    shares with them (see :class:`TopCounter`). The true count lies between
+    ``throttled - overcount`` and ``throttled``.
+    """
 
     table: str
     partition_key: str
     throttled: int
+    overcount: int = 0
 
 
 class LimiterStats(msgspec.Struct, frozen=True):

@@ -10,7 +10,8 @@ consistent gets never share a request, since ConsistentRead is per table entry, 
 Each caller's future is its own: a caller cancelled while waiting cancels only that future, and
 the request, which runs in a task of its own, goes on for the others. Nothing is decoded here:
 each caller decodes its own object from the raw item (``io/loading.py`` ``found_item``), so two
-gets of one key in one batch share the request but not a mutable instance.
+gets of one key in one batch share the request but not a mutable instance. Likewise a failed
+batch hands each caller an exception of its own (:func:`own_copy`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Protocol
 from dynorm.core.chunks import KeyId, key_id
 from dynorm.core.codec.converter import Item
 
-__all__ = ["Coalescer", "FetchKeys", "Found"]
+__all__ = ["Coalescer", "FetchKeys", "Found", "own_copy"]
 
 #: Raw items found, by (table name, ``key_id`` of the item's primary key).
 Found = dict[tuple[str, KeyId], Item]
@@ -32,6 +33,29 @@ class FetchKeys(Protocol):
     """Reads table name -> keys (each once, at most one request's worth), raw items found."""
 
     def __call__(self, keys: dict[str, list[Item]], *, consistent: bool) -> Awaitable[Found]: ...
+
+
+def own_copy(error: Exception) -> Exception:
+    """A caller's own ``error``: the same class, message and attributes, caused by ``error``.
+
+    Raising one exception object in several tasks makes each raise add its frames to the one
+    ``__traceback__`` and set the one ``__context__``: concurrent callers' tracebacks would
+    tangle. Each gets a copy instead, its ``__cause__`` the shared failure (with the request's
+    traceback). The copy is made without calling ``__init__``, whose signature differs between
+    error classes; its notes are a list of its own.
+    """
+    try:
+        copy = type(error).__new__(type(error), *error.args)
+    except TypeError:  # an exception class whose __new__ takes other arguments: shared as is
+        return error
+    copy.args = error.args
+    copy.__dict__.update(error.__dict__)
+    notes = getattr(error, "__notes__", None)
+    if notes is not None:
+        copy.__notes__ = list(notes)
+    copy.__cause__ = error
+    copy.__suppress_context__ = True
+    return copy
 
 
 class _Entry:
@@ -110,7 +134,7 @@ class Coalescer:
             for entry in batch.values():
                 for waiter in entry.waiters:
                     if not waiter.done():
-                        waiter.set_exception(exc)
+                        waiter.set_exception(own_copy(exc))
             return
         for ident, entry in batch.items():
             raw = found.get(ident)

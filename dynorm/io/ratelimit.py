@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 from dynorm.core.errors import DefinitionError
@@ -22,6 +22,7 @@ from dynorm.core.throughput import (
     TokenBucket,
     consumed_units,
     request_cost,
+    with_consumed_capacity,
 )
 
 from .batch import Sleep
@@ -105,18 +106,48 @@ class Limiter:
         if wait > 0:
             held.waits += 1
             held.waited += wait
-            await self._sleep(wait)
+            try:
+                await self._sleep(wait)
+            except asyncio.CancelledError:
+                self.give_back(Ticket(kind, units, now))
+                raise
         return Ticket(kind, units, now)
 
-    def settle(self, ticket: Ticket, response: Mapping[str, Any]) -> None:
+    def give_back(self, ticket: Ticket) -> None:
+        """The request holding ``ticket`` was cancelled before it was sent: its units return.
+
+        Kept, they would be debt: the callers after it would wait for a request that never
+        went out.
+        """
+        held = self._buckets[ticket.kind]
+        held.bucket.adjust(-ticket.units, self._clock())
+        held.sent.remove(ticket.units, ticket.reserved_at)
+
+    def measured(self, request: Request) -> Request:
+        """``request`` asking for its ``ConsumedCapacity`` when this limiter charges it.
+
+        A Query's or a batch's cost is known only from the reply; asked for, it is charged
+        in full by :meth:`settle` instead of the estimate. The same ``request`` when it is not
+        limited or asks already.
+        """
+        cost = request_cost(request)
+        if cost is None or cost[0] not in self._buckets:
+            return request
+        return with_consumed_capacity(request)
+
+    def settle(self, ticket: Ticket, response: dict[str, Any], *, measured: bool = False) -> None:
         """Correct the estimate by the reply's ``ConsumedCapacity`` (when it reports one).
 
-        A batch answered with unprocessed items was throttled in part: the adaptive rate is
-        cut as for a throttle.
+        ``measured``: the request asked for it only for the limiter's sake (:meth:`measured`),
+        so it is taken out of ``response``: the caller sees the reply it would see without a
+        limiter. A batch answered with unprocessed items was throttled in part: the adaptive
+        rate is cut as for a throttle.
         """
         held = self._buckets[ticket.kind]
         now = self._clock()
         consumed = consumed_units(response)
+        if measured:
+            response.pop("ConsumedCapacity", None)
         if consumed is not None and consumed != ticket.units:
             held.bucket.adjust(consumed - ticket.units, now)
             held.sent.add(consumed - ticket.units, now)

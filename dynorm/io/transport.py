@@ -821,8 +821,9 @@ class _FastSender:
         raise _database_error(error.code, error.message, error.body, request, self._endpoint)
 
 
-#: How many throttled partition keys a connection keeps counts of (the rest are forgotten).
-HOT_KEYS_KEPT: Final = 64
+#: How many throttled partition keys a connection keeps counts of (``TopCounter``: a key
+#: throttled more often than the least count kept is always among them).
+HOT_KEYS_KEPT: Final = 1024
 #: How many of them ``db.stats()`` lists.
 HOT_KEYS_SHOWN: Final = 10
 
@@ -875,7 +876,9 @@ class Counts:
             requests=self.requests,
             throttled=self.throttled,
             by_table=dict(self.by_table),
-            hot_partitions=[HotPartition(table, key, count) for (table, key), count in top],
+            hot_partitions=[
+                HotPartition(table, key, count, overcount) for (table, key), count, overcount in top
+            ],
             read=None if limiter is None else limiter.stats("read"),
             write=None if limiter is None else limiter.stats("write"),
         )
@@ -947,24 +950,48 @@ class Transport:
 
         With a limiter, the first attempt waits for its units before taking one of the
         ``max_concurrency`` places: requests held back by one bucket leave them to the other.
+        A limited request asks for its ConsumedCapacity, which the limiter charges; cancelled
+        before it is sent, it gives its units back.
         """
-        ticket = None if self.limiter is None else await self.limiter.acquire(request)
-        async with self._gate:
+        ticket = None
+        measured = False
+        if self.limiter is not None:
+            asked, request = request, self.limiter.measured(request)
+            measured = request is not asked
+            ticket = await self.limiter.acquire(request)
+        try:
+            await self._gate.acquire()
+        except asyncio.CancelledError:
+            if ticket is not None and self.limiter is not None:
+                self.limiter.give_back(ticket)  # cancelled before it was sent
+            raise
+        try:
             span = self._tracing.start(request)
             if span is None:
-                return await self._send(request, None, ticket)
+                return await self._send(request, None, ticket, measured=measured)
             with span.scope:
                 try:
-                    response = await self._send(request, span, ticket)
+                    response = await self._send(request, span, ticket, measured=measured)
                 except BaseException as exc:
                     span.fail(exc)
                     raise
                 span.succeed(response)
                 return response
+        finally:
+            self._gate.release()
 
     async def _send(
-        self, request: Request, span: Span | None, ticket: Ticket | None = None
+        self,
+        request: Request,
+        span: Span | None,
+        ticket: Ticket | None = None,
+        *,
+        measured: bool = False,
     ) -> dict[str, Any]:
+        """``send``'s attempts.
+
+        ``measured``: the limiter added ReturnConsumedCapacity (see ``Limiter.settle``).
+        """
         token = self._token() if needs_token(request) else ""
         prepared = prepare(request, token)
         mode = request.retry
@@ -1021,7 +1048,7 @@ class Transport:
                 continue
             self.counts.requests += 1
             if ticket is not None and self.limiter is not None:
-                self.limiter.settle(ticket, response)
+                self.limiter.settle(ticket, response, measured=measured)
             if report:
                 self._report(request, attempt, started, span, response=response)
             if self._quota is not None:

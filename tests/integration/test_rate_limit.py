@@ -8,6 +8,7 @@ RequestEvents and the proxy's record, waits from the limiter's recorded decision
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
@@ -19,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from dynorm import Database, DefinitionError, HotPartition, RateLimit, RequestEvent
 from dynorm.testing import RunningServer
-from tests.faultproxy import Faulty, Injected, connect_through, connect_to
+from tests.faultproxy import Faulty, FaultyConnect, Injected, connect_through, connect_to
 
 from .fault_models import Entry, faults
 
@@ -173,3 +174,64 @@ async def test_a_rate_limit_of_another_kind_is_refused(dynorm_server: RunningSer
     with pytest.raises(DefinitionError, match=r"rate_limit takes RateLimit\(read=..., write=...\)"):
         async with connect_to(dynorm_server.url, faults, "never-created", rate_limit="fast"):
             pass
+
+
+async def test_a_limited_read_is_charged_the_capacity_the_server_reports(
+    faulty_connect: FaultyConnect,
+) -> None:
+    """The limiter asks for ConsumedCapacity and charges what the reply reports.
+
+    moto reports fixed amounts, whatever the items' size: 1 unit a Query (the estimate too)
+    and half a unit a GetItem (an eventually consistent read of up to 4 KB, estimated 1). So
+    the Query shows that the capacity is asked for and kept from the caller, the GetItem that
+    the reported half unit is what is charged.
+    """
+    async with faulty_connect(faults, rate_limit=RateLimit(read=1)) as faulty:
+        db, proxy = faulty.db, faulty.proxy
+        await faulty.direct.put_all([Entry("box", n) for n in range(3)])
+        page = await db.query(Entry, box="box").page(limit=10)  # takes the bucket's 1 unit
+        assert len(page) == 3
+        assert proxy.bodies[-1]["ReturnConsumedCapacity"] == "TOTAL"
+        assert page.consumed is None  # the caller sees the page it would see without a limiter
+        before = time.monotonic()
+        await db.get(Entry, box="box", n=0)  # waits about a second; charged half a unit
+        assert proxy.bodies[-1]["ReturnConsumedCapacity"] == "TOTAL"
+        told_first = waited(db)
+        first = asyncio.ensure_future(db.get(Entry, box="box", n=1))
+        await held(db, 2)
+        span = time.monotonic() - before
+        told = waited(db) - told_first
+        # It is told to wait for what the first get was, plus the half unit that one was
+        # charged (a whole one at the estimate), less what the bucket refilled in between:
+        # at least the first get's wait, at most the time since it was called.
+        assert told_first + 0.5 - span <= told <= 0.5 + 1e-6
+        # Cancelled while it waits, it gives its unit back: the next get is told to wait no
+        # longer than it was (keeping it, the next would wait a whole second more).
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        second = asyncio.ensure_future(db.get(Entry, box="box", n=2))
+        await held(db, 3)
+        assert waited(db) - told_first - told <= told + 1e-6
+        second.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        assert proxy.requests.count("GetItem") == 1  # neither cancelled get was sent
+
+
+async def held(db: Database, waits: int) -> None:
+    """Returns once the limiter has held ``waits`` reads (a get held waits on the next turn)."""
+    for _ in range(100):
+        read = db.stats().read
+        assert read is not None
+        if read.waits >= waits:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"the limiter held fewer than {waits} reads")
+
+
+def waited(db: Database) -> float:
+    """The seconds the limiter has told reads to wait, in all."""
+    read = db.stats().read
+    assert read is not None
+    return read.waited

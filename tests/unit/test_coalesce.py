@@ -88,7 +88,46 @@ async def test_missing_keys_answer_none_and_a_failure_reaches_every_caller() -> 
     failed = await asyncio.gather(
         *(coalescer.get("t", key(n), consistent=False) for n in (1, 2)), return_exceptions=True
     )
-    assert failed == [fetch.fail, fetch.fail]
+    assert all(type(e) is ThrottledError and e.__cause__ is fetch.fail for e in failed)
+
+
+async def test_each_caller_of_a_failed_batch_raises_an_exception_of_its_own() -> None:
+    fetch = Fetches()
+    coalescer = Coalescer(fetch, 100)
+    shared = ThrottledError("slow down", code="ThrottlingException", operation="BatchGetItem")
+    shared.add_note("dynorm gave up after 3 attempts")
+    fetch.fail = shared
+
+    async def caller(n: int) -> BaseException:
+        try:
+            try:
+                raise KeyError(f"handling {n}")  # each caller's own context
+            except KeyError:
+                await coalescer.get("t", key(n), consistent=False)
+        except ThrottledError as error:
+            return error
+        raise AssertionError("the batch did not fail")
+
+    first, second = await asyncio.gather(caller(1), caller(1))
+    assert first is not second
+    for n, error in enumerate((first, second)):
+        assert isinstance(error, ThrottledError)
+        assert (str(error), error.code, error.operation) == (
+            "slow down",
+            "ThrottlingException",
+            "BatchGetItem",
+        )
+        assert error.__cause__ is shared  # the shared failure, with the request's traceback
+        assert error.__suppress_context__
+        assert isinstance(error.__context__, KeyError)
+        assert error.__context__.args == ("handling 1",)
+        error.add_note(f"caller {n}")
+    assert first.__notes__ == ["dynorm gave up after 3 attempts", "caller 0"]
+    assert second.__notes__ == ["dynorm gave up after 3 attempts", "caller 1"]
+    assert shared.__notes__ == ["dynorm gave up after 3 attempts"]
+    assert shared.__context__ is None  # the callers' raises did not touch it
+    # Each traceback holds its own caller's frames only once.
+    assert first.__traceback__ is not second.__traceback__
 
 
 async def test_a_cancelled_waiter_leaves_the_batch_to_the_others() -> None:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 
 from dynorm import DefinitionError, LimitExceededError, RateLimit, Request
 from dynorm.core.throughput import (
+    CUBIC_SCALE,
     CUT_FACTOR,
-    MAX_RATE,
     MIN_RATE,
-    QUIET_SECONDS,
-    RAISE_FRACTION,
+    RECOVER_SECONDS,
     AdaptiveRate,
     SendRate,
     TokenBucket,
@@ -20,9 +20,10 @@ from dynorm.core.throughput import (
     consumed_units,
     partition_keys_of,
     request_cost,
+    with_consumed_capacity,
 )
 from dynorm.io.ratelimit import Limiter
-from dynorm.io.transport import Counts
+from dynorm.io.transport import HOT_KEYS_KEPT, Counts, Transport
 
 KEYS = {"app": ("PK", "SK"), "audit": ("Id",)}
 
@@ -70,38 +71,123 @@ def test_the_adaptive_rate_cuts_from_what_was_sent_and_only_once_a_burst() -> No
     # More throttles of requests reserved before that cut: the same burst, no new cut.
     assert adaptive.throttled(reserved_at=0.05, now=0.2, sent=400.0) is None
     assert adaptive.cuts == 1
-    # A request reserved after the cut was throttled too: the rate halves again.
-    assert adaptive.throttled(reserved_at=0.3, now=0.4, sent=0.0) == 400.0 * CUT_FACTOR**2
+    # A request reserved after the cut was throttled too: the rate it has climbed back to
+    # halves again.
+    climbed = adaptive.raised(0.4)
+    assert climbed is not None
+    assert 200.0 < climbed < 400.0
+    assert adaptive.throttled(reserved_at=0.3, now=0.4, sent=0.0) == climbed * CUT_FACTOR
     assert adaptive.cuts == 2
 
 
-def test_the_adaptive_rate_grows_back_by_steps_after_quiet_seconds() -> None:
+def test_the_adaptive_rate_climbs_back_along_a_cubic_curve() -> None:
     adaptive = AdaptiveRate()
     adaptive.throttled(reserved_at=0.0, now=0.0, sent=1000.0)
     assert adaptive.rate == 500.0
-    step = 1000.0 * RAISE_FRACTION
-    assert adaptive.raised(QUIET_SECONDS * 0.9) == 500.0  # not a quiet second yet
-    assert adaptive.raised(QUIET_SECONDS) == 500.0 + step
-    assert adaptive.raised(QUIET_SECONDS * 3.5) == 500.0 + 3 * step
-    # Back where it was cut from after 10 quiet seconds (additive increase).
-    assert adaptive.raised(QUIET_SECONDS * 10) == pytest.approx(1000.0)
-    # It never falls below MIN_RATE, and past MAX_RATE it is unlimited again.
+    rates = [adaptive.raised(t / 2) for t in range(2 * int(RECOVER_SECONDS) + 1)]
+    assert all(r is not None for r in rates)
+    climb = [r for r in rates if r is not None]
+    assert climb == sorted(climb)  # it only climbs
+    # Fast at first, flat near the rate it was cut from ...
+    assert climb[2] - climb[0] > climb[-1] - climb[-3]
+    # ... and back there within RECOVER_SECONDS of the cut.
+    assert climb[-1] == pytest.approx(1000.0)
+    # Then it probes past it, faster and faster, until it is unlimited again.
+    past = [adaptive.raised(RECOVER_SECONDS + t) for t in (1.0, 2.0, 3.0)]
+    assert past[0] is not None
+    assert past[1] is not None
+    assert past[2] is not None
+    assert 1000.0 < past[0] < past[1] < past[2]
+    assert past[2] - past[1] > past[1] - past[0]
+    assert adaptive.raised(RECOVER_SECONDS + 100.0) is None
+    assert adaptive.cuts == 1
+
+
+def test_a_small_gap_closes_sooner_and_the_rate_never_falls_below_the_minimum() -> None:
+    small = AdaptiveRate()
+    small.throttled(reserved_at=0.0, now=0.0, sent=4.0)  # 4 -> 2 units a second
+    # The gap of 2 closes in (2 / CUBIC_SCALE) ** (1/3) seconds, not RECOVER_SECONDS.
+    back = (2 / CUBIC_SCALE) ** (1 / 3)
+    assert back < RECOVER_SECONDS
+    assert small.raised(back) == pytest.approx(4.0)
     low = AdaptiveRate()
     for t in range(20):
-        low.throttled(reserved_at=float(t), now=float(t), sent=0.0)
+        low.throttled(reserved_at=t / 100, now=t / 100, sent=0.0)
     assert low.rate == MIN_RATE
-    high = AdaptiveRate()
-    high.throttled(reserved_at=0.0, now=0.0, sent=MAX_RATE)
-    assert high.raised(QUIET_SECONDS * 11) is None
+    assert low.cuts == 20
+
+
+def test_after_any_number_of_cuts_ten_quiet_seconds_bring_the_rate_back() -> None:
+    """The issue's case: 373 writes a second, cut again and again, then quiet."""
+    for cuts in (1, 2, 5, 9, 20):
+        adaptive = AdaptiveRate()
+        now = 0.0
+        after: list[float] = []
+        for _ in range(cuts):  # each throttle of a request reserved after the cut before it
+            cut = adaptive.throttled(reserved_at=now, now=now + 0.05, sent=373.0)
+            assert cut is not None
+            after.append(cut)
+            now += 0.05
+        # Each throttle cut it further (to the minimum at most).
+        assert after == sorted(after, reverse=True)
+        assert after[-1] < 373.0 * CUT_FACTOR**0.5**cuts or after[-1] == MIN_RATE
+        rate = adaptive.raised(now + 10.0)
+        assert rate is None or rate >= 373.0, (cuts, rate)
+
+
+def test_throttles_while_climbing_back_still_cut_and_the_peak_is_kept() -> None:
+    adaptive = AdaptiveRate()
+    adaptive.throttled(reserved_at=0.0, now=0.0, sent=800.0)  # 400, climbing back to 800
+    halfway = adaptive.raised(3.0)
+    assert halfway is not None
+    assert 400.0 < halfway < 800.0
+    # Throttled again while climbing: cut from where it is, but still aiming for 800.
+    assert adaptive.throttled(reserved_at=3.0, now=3.0, sent=0.0) == halfway * CUT_FACTOR
+    assert adaptive.raised(3.0 + RECOVER_SECONDS) == pytest.approx(800.0)
+    # Throttled once past the peak: a new start from the rate of that moment.
+    above = adaptive.raised(3.0 + RECOVER_SECONDS + 2.0)
+    assert above is not None
+    assert above > 800.0
+    adaptive.throttled(reserved_at=20.0, now=3.0 + RECOVER_SECONDS + 2.0, sent=0.0)
+    assert adaptive.raised(4.0 + 2 * RECOVER_SECONDS + 2.0) == pytest.approx(above, rel=0.01)
+
+
+def test_a_connection_throttled_at_its_capacity_keeps_backing_off() -> None:
+    """A table that takes 100 units a second: every second above it throttles and cuts."""
+    adaptive = AdaptiveRate()
+    now, sent = 0.0, 400.0
+    adaptive.throttled(reserved_at=0.0, now=0.0, sent=sent)
+    over = 0
+    while now < 60.0:
+        now += 0.1
+        rate = adaptive.raised(now)
+        if rate is None or rate > 100.0:
+            over += 1
+            adaptive.throttled(reserved_at=now, now=now, sent=sent)
+    # Above the capacity for a moment at a time only: each time a throttle halves it.
+    assert adaptive.cuts > 5
+    assert over < 60.0 / 0.1 / 4
+    assert adaptive.raised(now) is not None
 
 
 def test_the_send_rate_counts_the_last_second_only() -> None:
     sent = SendRate()
     sent.add(100, 0.0)
     sent.add(50, 0.55)
-    assert sent.per_second(0.6) == 150
-    assert sent.per_second(1.02) == 50  # the first tenth of a second has rolled out
+    assert sent.per_second(0.65) == 150
+    # A fifth of the first tenth of a second has rolled out (its units count as spread evenly).
+    assert sent.per_second(1.02) == pytest.approx(100 * 0.8 + 50)
+    assert sent.per_second(1.1) == 50
     assert sent.per_second(5.0) == 0
+    steady = SendRate()
+    for n in range(1000):
+        steady.add(1, n / 373)
+        if n > 373:
+            assert steady.per_second(n / 373) == pytest.approx(373, rel=0.02)
+    steady.remove(10, 999 / 373)
+    assert steady.per_second(999 / 373) == pytest.approx(363, rel=0.02)
+    steady.remove(10, 0.0)  # rolled out long ago: nothing to take back
+    assert steady.per_second(999 / 373) == pytest.approx(363, rel=0.02)
 
 
 def request(operation: str, **params: object) -> Request:
@@ -174,17 +260,93 @@ def test_partition_keys_of_each_request_kind() -> None:
 
 
 def test_the_top_counter_keeps_the_heavy_hitters_in_bounded_memory() -> None:
-    counter = TopCounter(capacity=3)
+    counter = TopCounter(capacity=8)
     for _ in range(50):
         counter.add(("t", "hot"))
     for i in range(100):  # a long tail of keys throttled once each
         counter.add(("t", f"cold{i}"))
     for _ in range(20):
         counter.add(("t", "warm"))
-    assert len(counter) == 3
-    (first, hot), (second, warm) = counter.top(2)
-    assert (first, hot) == (("t", "hot"), 50)
-    assert (second, warm) == (("t", "warm"), 20)
+    assert len(counter) == 8
+    first, second = counter.top(2)
+    assert first == (("t", "hot"), 50, 0)  # exact: it was never replaced
+    # Taken in among the tail, it took over the count of the key it replaced (its own 20
+    # come on top): the true count is within [count - overcount, count].
+    key, count, overcount = second
+    assert key == ("t", "warm")
+    assert count - overcount == 20
+    assert 0 < overcount <= 100 // 7 + 1  # at most the tail's 100 over the other 7 places
+    with pytest.raises(LimitExceededError):
+        TopCounter(capacity=0)
+
+
+def streams(hot: int, cold: int) -> dict[str, list[tuple[str, str]]]:
+    """A key counted ``hot`` times among ``cold`` keys counted once, in four orders."""
+    tail = [("app", f"cold{i}") for i in range(cold)]
+    hits = [("app", "hot")] * hot
+    step = cold // hot
+    return {
+        "hot first": hits + tail,
+        "hot last": tail + hits,
+        "interleaved": [
+            k for i, c in enumerate(tail) for k in ([hits[0], c] if i % step == 0 else [c])
+        ],
+        # A fixed shuffle, not a secret.
+        "shuffled": random.Random(27).sample(hits + tail, hot + cold),  # noqa: S311
+    }
+
+
+@pytest.mark.parametrize("order", ["hot first", "hot last", "interleaved", "shuffled"])
+def test_a_tail_of_keys_seen_once_does_not_push_out_a_hot_key(order: str) -> None:
+    # 10,000 keys seen once for 64 places: plain Space-Saving's least count climbs to about
+    # 10,000 / 64 = 156 and the key seen 20 times is gone in all but one order; the filter
+    # keeps the tail's counts near 1.
+    counter = TopCounter(capacity=64)
+    for key in streams(20, 10_000)[order]:
+        counter.add(key)
+    assert len(counter) == 64
+    (key, count, overcount), *_ = counter.top(10)
+    assert key == ("app", "hot")
+    assert count - overcount <= 20 <= count
+
+
+def test_kept_counts_bound_the_true_counts_and_a_key_above_the_least_is_kept() -> None:
+    rng = random.Random(11)  # noqa: S311 - a fixed stream, not a secret
+    # Keys drawn with very unequal frequencies (Zipf-like), and a long tail.
+    keys = [("t", f"k{int(rng.paretovariate(0.8))}") for _ in range(20_000)]
+    counter = TopCounter(capacity=32, filter_size=256)
+    true: dict[tuple[str, str], int] = {}
+    for key in keys:
+        counter.add(key)
+        true[key] = true.get(key, 0) + 1
+    kept = counter.top(32)
+    assert len(kept) == 32
+    for key, count, overcount in kept:
+        assert count - overcount <= true[key] <= count
+    least = min(count for _, count, _ in kept)
+    shown = {key for key, _, _ in kept}
+    assert all(key in shown for key, n in true.items() if n > least)
+    # The heaviest keys come first, in their true order where the bounds tell them apart.
+    heaviest = sorted(true, key=true.__getitem__, reverse=True)[:5]
+    assert [key for key, _, _ in kept[:5]] == heaviest
+
+
+@pytest.mark.parametrize("order", ["hot first", "hot last", "interleaved", "shuffled"])
+def test_a_key_throttled_20_times_stays_on_top_among_100_000_throttled_once(
+    order: str,
+) -> None:
+    stream = streams(20, 100_000)[order]
+    counts = Counts()
+    for key in stream:
+        counts.throttle(("app",), (key,))
+    stats = counts.stats(None)
+    assert len(stats.hot_partitions) == 10
+    top = stats.hot_partitions[0]
+    assert (top.table, top.partition_key) == ("app", "hot")
+    # The true count, 20, lies within what is shown.
+    assert top.throttled - top.overcount <= 20 <= top.throttled
+    assert len(counts.hot or ()) == HOT_KEYS_KEPT  # bounded memory
+    # The old rule (a new key evicts the least counted and starts from 1) lost it.
     with pytest.raises(LimitExceededError):
         TopCounter(capacity=0)
 
@@ -244,30 +406,68 @@ def test_the_adaptive_limiter_cuts_on_a_throttle_and_paces_the_retries() -> None
         write = limiter.stats("write")
         assert write is not None
         assert (write.rate, write.cuts) == (200.0, 1)
-        for _ in range(12):  # the retries go out at 200 units a second
+        # The retries go out at 200 units a second (the fake clock stands still meanwhile).
+        for _ in range(12):
             retry = await limiter.acquire(BATCH)
             assert retry is not None
             limiter.settle(retry, {"UnprocessedItems": {}})
         # A batch answered with unprocessed items counts as a throttle.
-        time.now = 0.02
         partial = await limiter.acquire(BATCH)
         assert partial is not None
         limiter.settle(partial, {"UnprocessedItems": {"app": [{}]}})
 
     asyncio.run(run())
-    # After a cut the bucket starts empty: one batch every 25/200 s (the 13th 10 ms later,
-    # which paid back 2 units).
-    expected = [(i + 1) * 25 / 200 for i in range(13)]
-    expected[-1] -= 0.01
-    assert time.slept == pytest.approx(expected)
+    # After a cut the bucket starts empty: one batch every 25/200 s.
+    assert time.slept == pytest.approx([(i + 1) * 25 / 200 for i in range(13)])
     write = limiter.stats("write")
     assert write is not None
     assert write.rate == 100.0
     assert write.cuts == 2
-    time.now = 0.02 + QUIET_SECONDS
+    # Both cuts came in one burst: quiet, it climbs back to the 400 units a second sent
+    # before the first within RECOVER_SECONDS.
+    time.now = 0.01 + RECOVER_SECONDS
     write = limiter.stats("write")
     assert write is not None
-    assert write.rate == pytest.approx(100.0 + 200 * RAISE_FRACTION)
+    assert write.rate == pytest.approx(400.0)
+
+
+def test_ten_quiet_seconds_of_sends_after_many_cuts_run_at_the_rate_before_them() -> None:
+    """373 writes a second, throttled and cut six times; then ten seconds without a throttle."""
+    time = FakeTime()
+    limiter = Limiter("adaptive", sleep=time.sleep, clock=time.clock)
+
+    async def send_for(seconds: float) -> int:
+        """PutItems back to back as the limiter lets them go (the clock moves by the waits)."""
+        sent = 0
+        end = time.now + seconds
+        while time.now < end:
+            ticket = await limiter.acquire(PUT)
+            assert ticket is not None
+            time.now += max(time.slept[-1] if time.slept else 0.0, 1 / 373)
+            time.slept.clear()
+            limiter.settle(ticket, {})
+            sent += 1
+        return sent
+
+    async def run() -> None:
+        assert await send_for(1.0) == 373  # unlimited: as fast as the requests go
+        for _ in range(6):
+            ticket = await limiter.acquire(PUT)
+            assert ticket is not None
+            limiter.throttled(ticket)
+        cut = limiter.stats("write")
+        assert cut is not None
+        assert cut.cuts == 6
+        assert cut.rate is not None
+        assert cut.rate < 373 / 32
+        await send_for(10.0)
+        back = limiter.stats("write")
+        assert back is not None
+        assert back.rate is None or back.rate >= 373.0, back
+        # And the next second runs at that rate again.
+        assert await send_for(1.0) >= 373 - 1
+
+    asyncio.run(run())
 
 
 def test_a_reported_consumed_capacity_corrects_the_estimate() -> None:
@@ -303,3 +503,94 @@ def test_counts_report_the_throttled_tables_and_keys() -> None:
 def test_rate_limit_must_be_a_rate_limit_or_adaptive() -> None:
     with pytest.raises(DefinitionError, match=r"rate_limit takes RateLimit\(read=..., write=...\)"):
         Limiter("fast")  # type: ignore[arg-type]
+
+
+def test_a_waiter_cancelled_before_its_turn_gives_its_units_back() -> None:
+    time = FakeTime()
+    held = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        time.slept.append(seconds)
+        if len(time.slept) == 1:
+            await held.wait()  # the first waiter waits until it is cancelled
+
+    limiter = Limiter(RateLimit(write=10.0), sleep=sleep, clock=time.clock)
+
+    async def run() -> None:
+        assert await limiter.acquire(PUT) is not None  # the burst of 1 unit
+        waiter = asyncio.ensure_future(limiter.acquire(BATCH))  # 25 units: waits 2.5 s
+        await asyncio.sleep(0)
+        assert time.slept == [2.5]
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        # The next request waits for its own unit only, not for the 25 never sent.
+        assert await limiter.acquire(PUT) is not None
+
+    asyncio.run(run())
+    assert time.slept == pytest.approx([2.5, 0.1])  # without giving back: [2.5, 2.6]
+
+
+def test_a_limited_request_asks_for_its_consumed_capacity_and_is_charged_it() -> None:
+    time = FakeTime()
+    limiter = Limiter(RateLimit(read=10.0), sleep=time.sleep, clock=time.clock)
+    query = request("Query", TableName="app", KeyConditionExpression="#pk = :pk")
+    measured = limiter.measured(query)
+    assert measured.params == {**query.params, "ReturnConsumedCapacity": "TOTAL"}
+    assert measured.operation == "Query"
+    # Not limited here (writes), not a data request, or asking already: unchanged.
+    assert limiter.measured(PUT) is PUT
+    describe = request("DescribeTable", TableName="app")
+    assert limiter.measured(describe) is describe
+    indexes = request("Query", TableName="app", ReturnConsumedCapacity="INDEXES")
+    assert limiter.measured(indexes) is indexes
+    assert with_consumed_capacity(describe) is describe
+
+    async def run() -> None:
+        ticket = await limiter.acquire(measured)
+        assert ticket is not None
+        reply: dict[str, object] = {
+            "Items": [],
+            "ConsumedCapacity": {"TableName": "app", "CapacityUnits": 8.0},
+        }
+        limiter.settle(ticket, reply, measured=True)
+        # The caller sees the reply it would see without a limiter.
+        assert reply == {"Items": []}
+        await limiter.acquire(measured)
+
+    asyncio.run(run())
+    assert time.slept == pytest.approx([0.8])  # 7 units owed, and 1 more, at 10 a second
+
+
+def test_a_request_cancelled_while_waiting_for_a_place_gives_its_units_back() -> None:
+    time = FakeTime()
+    limiter = Limiter(RateLimit(write=10.0), sleep=time.sleep, clock=time.clock)
+    answer = asyncio.Event()
+    sent: list[str] = []
+
+    async def attempt(request: Request) -> dict[str, object]:
+        sent.append(request.operation)
+        await answer.wait()
+        return {}
+
+    transport = Transport(attempt, key_attributes=("PK", "SK"), max_attempts=1, max_concurrency=1)
+    transport.limiter = limiter
+
+    async def run() -> None:
+        first = asyncio.ensure_future(transport.send(PUT))  # takes the only place
+        await asyncio.sleep(0)
+        queued = asyncio.ensure_future(transport.send(BATCH))  # its units taken, no place
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert time.slept == [pytest.approx(2.5)]
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        answer.set()
+        await first
+        await limiter.acquire(PUT)
+
+    asyncio.run(run())
+    assert sent == ["PutItem"]
+    # The last PutItem waits for its own unit only (keeping the batch's, it would wait 2.6 s).
+    assert time.slept == pytest.approx([2.5, 0.1])
