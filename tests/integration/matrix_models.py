@@ -42,6 +42,8 @@ class Layout:
     parent_key: Callable[[str], dict[str, Any]] = lambda pid: {"parent_id": pid}
     #: The key fields of a db.query that reads the parent (and, for a hierarchy, its siblings).
     query_key: Callable[[str], dict[str, Any]] = lambda pid: {"parent_id": pid}
+    #: The connection's other tables (a relationship across tables).
+    others: tuple[Table, ...] = ()
     #: The order a load returns children in (the collection's sort key).
     order: Callable[[Any], Any] = lambda c: c.name
     make_parent: Callable[[str], Any] = lambda pid: None
@@ -308,6 +310,35 @@ def adjacency() -> Layout:
         make_child=lambda pid, i: Joined(f"g{i:02d}", pid, i),
         order=lambda c: c.game_id,
     )
+
+
+# -- across tables: the children in another table, collected by that table's index ------------
+
+
+def cross_table() -> Layout:
+    parents = Table("matrix-x-parents", pk="pk", sk="sk")
+    children = Table("matrix-x-children", pk="pk", sk="sk", indexes=INDEXES)
+
+    @children.model(
+        pk="C#{parent_id}#{name}", sk="C#{parent_id}#{name}", GSI1=("P#{parent_id}", "C#{name}")
+    )
+    class Child:
+        parent_id: str
+        name: str
+        qty: int = 0
+
+    @parents.model(pk="P#{parent_id}", sk="#P#{parent_id}")
+    class Parent:
+        parent_id: str
+        title: str = ""
+        items = HasMany(Child, via=Index("GSI1"))  # an index of the children's table
+
+    def stored_as(c: Any) -> Stored:
+        own = f"C#{c.parent_id}#{c.name}"
+        return {"pk": own, "sk": own, "GSI1PK": f"P#{c.parent_id}", "GSI1SK": f"C#{c.name}"}
+
+    layout = _string_layout(parents, Parent, Child, Parent.items, stored_as)
+    return attrs.evolve(layout, others=(children,))
 
 
 # -- number sort keys: Table(key_types={...: "N"}) ------------------------------------------------
