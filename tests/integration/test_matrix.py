@@ -299,6 +299,7 @@ async def test_load_with_query(case: Case, dynorm_connect: Connect) -> None:
     lay = layout_of(case)
     async with opened(dynorm_connect, lay) as db:
         _, children = await seed(db, lay, [2, 0, 1, 3])
+        await assert_stored(db, lay, [*children, *neighbours(lay)])
         parents = await db.query(lay.parent_cls, **lay.query_key(PID), load=[lay.rel]).all()
         want = {PID: children, NEIGHBOUR: ordered(lay, neighbours(lay))}
         assert parents
@@ -468,6 +469,7 @@ async def test_jsonable(case: Case, dynorm_connect: Connect) -> None:
     lay = layout_of(case)
     async with opened(dynorm_connect, lay) as db:
         _, children = await seed(db, lay, [2, 0, 1])
+        await assert_stored(db, lay, [*children, *neighbours(lay)])
         loaded = await db.get(lay.parent_cls, **lay.parent_key(PID), load=[lay.rel])
         shown = dynorm.jsonable(loaded)
         assert shown[lay.rel.name] == [dynorm.jsonable(c) for c in children]
