@@ -193,6 +193,23 @@ class CursorCodec(msgspec.Struct, frozen=True):
             raise _malformed()
         return offset
 
+    def encode_after(self, key: str, scope: str) -> str:
+        """A cursor resuming after the child whose map key is ``key``, in the map ``scope`` names.
+
+        Embedded children keyed by a field (``Embedded(key=...)``) are read in key order; as a
+        Query's cursor does, this one holds the last child returned, not a count, so a child
+        added or removed before it between two pages moves no other child in or out of the
+        next page.
+        """
+        return self._seal({"v": _VERSION, "q": scope, "a": key})
+
+    def decode_after(self, cursor: str, scope: str) -> str:
+        """The map key in ``cursor``; CursorError unless it was made for ``scope``."""
+        key = self._open(cursor, scope).get("a")
+        if type(key) is not str:
+            raise _malformed()
+        return key
+
     # -- the envelope --------------------------------------------------------------------------
 
     def _seal(self, body: dict[str, Any]) -> str:

@@ -20,6 +20,8 @@ __all__ = [
     "ExpressionBuilder",
     "entity_is",
     "equal_to",
+    "extend_condition",
+    "grouped",
     "path_steps",
     "render_update",
     "top_field",
@@ -337,5 +339,25 @@ def extend_condition(params: dict[str, Any], extra: Callable[[ExpressionBuilder]
     )
     added = extra(builder)
     existing = params.get("ConditionExpression")
-    params["ConditionExpression"] = f"({existing}) AND ({added})" if existing else added
+    params["ConditionExpression"] = (
+        f"{grouped(existing)} AND {grouped(added)}" if existing else added
+    )
     params.update(builder.params())
+
+
+def grouped(expression: str) -> str:
+    """``expression`` in parentheses, unless one pair encloses it already.
+
+    DynamoDB refuses a condition with redundant parentheses (``((a = :v OR b))``), and a
+    condition built elsewhere may arrive enclosed (a type check on a table with a type
+    attribute). Placeholders stand for every name and value, so no parenthesis is quoted text.
+    """
+    if expression.startswith("(") and expression.endswith(")"):
+        depth = 0
+        for i, char in enumerate(expression):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                if i == len(expression) - 1:
+                    return expression  # the first parenthesis closes at the end
+                break
+    return f"({expression})"

@@ -223,17 +223,30 @@ class RelationLoader(Generic[P, C]):
     async def _embedded_page(
         self, reader: Reader, codec: EmbeddedCodec, limit: int | None, cursor: str | None
     ) -> Page[C]:
-        # Bound to this parent: the offset of one parent's children means nothing for another's.
+        # Bound to this parent: the position in one parent's children means nothing for another's.
         rel = self.relationship
         scope = scope_fingerprint(
             "embedded", rel.qualname, rel.target_name, rel.owner_info.key_of(self.parent)
         )
-        offset = 0 if cursor is None else reader.cursors.decode_offset(cursor, scope)
+        cursors = reader.cursors
+        if codec.key is not None:
+            # A map, read in key order: the cursor is the last key returned, as a Query's is.
+            after_key = None if cursor is None else cursors.decode_after(cursor, scope)
+            children = await self._embedded_children(reader, codec)
+            field = codec.key
+            rest = [c for c in children if after_key is None or getattr(c, field) > after_key]
+            shown = rest if limit is None else rest[:limit]
+            more = len(shown) < len(rest)
+            return Page(
+                shown, cursors.encode_after(getattr(shown[-1], field), scope) if more else None
+            )
+        # A list: a child is its position, so the cursor is one.
+        offset = 0 if cursor is None else cursors.decode_offset(cursor, scope)
         children = await self._embedded_children(reader, codec)
         end = len(children) if limit is None else offset + limit
         after = None
         if end < len(children):
-            after = reader.cursors.encode_offset(end, scope)
+            after = cursors.encode_offset(end, scope)
         return Page(children[offset:end], after)
 
     def query(self, **where: object) -> Query[C]:

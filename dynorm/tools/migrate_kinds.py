@@ -38,6 +38,7 @@ from dynorm.io.database import Database
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo, ModelTable
 from dynorm.mapping.relations import HasManyRelation
+from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import plan_delete, plan_put
@@ -918,8 +919,15 @@ class Embed(_StrategyChange):
                 plan.skip(db.table, raw, exc)
 
         async def children(values: Mapping[str, object]) -> list[tuple[Item, Any]]:
-            read = self.old.children_read(db.table_name, values, consistent=True)
-            return await _read_raw(db, read, child, plan)
+            # A sharded collection is one read a shard, merged in the collection's order (a
+            # list keeps it).
+            reads = ShardedRead(self.old.children_reads(db.table_name, values, consistent=True))
+            found = await asyncio.gather(*(_read_raw(db, r, child, plan) for r in reads.reads))
+            if len(found) == 1:
+                return found[0]
+            order = reads.order()
+            merged = [pair for shard in found for pair in shard]
+            return sorted(merged, key=lambda pair: order(pair[0]), reverse=not reads.forward)
 
         found = await asyncio.gather(*(children(values) for _, values in parents))
         for (raw, _), old in zip(parents, found, strict=True):

@@ -330,6 +330,25 @@ def test_a_forged_offset_is_refused(offset: object) -> None:
         SIGNED.decode_offset(_signed({"v": 2, "q": SCOPE_A, "o": offset}), SCOPE_A)
 
 
+@CODECS
+def test_a_map_position_round_trips_and_is_bound_to_its_parent(codec: CursorCodec) -> None:
+    for key in ("", "home", "a#b", "\u00e9t\u00e9"):
+        assert codec.decode_after(codec.encode_after(key, SCOPE_A), SCOPE_A) == key
+    with pytest.raises(CursorError, match="different query"):
+        codec.decode_after(codec.encode_after("home", SCOPE_A), SCOPE_B)
+
+
+@pytest.mark.parametrize("key", [-1, True, 1.5, None, ["home"], {"S": "home"}])
+def test_a_forged_map_position_is_refused(key: object) -> None:
+    with pytest.raises(CursorError, match="malformed cursor"):
+        UNSIGNED.decode_after(_unsigned({"v": 2, "q": SCOPE_A, "a": key}), SCOPE_A)
+    # An offset cursor (a list's) is no map position, and back.
+    with pytest.raises(CursorError, match="malformed cursor"):
+        UNSIGNED.decode_after(UNSIGNED.encode_offset(2, SCOPE_A), SCOPE_A)
+    with pytest.raises(CursorError, match="malformed cursor"):
+        UNSIGNED.decode_offset(UNSIGNED.encode_after("home", SCOPE_A), SCOPE_A)
+
+
 def test_a_key_cursor_is_no_offset_and_back() -> None:
     key_cursor = UNSIGNED.encode(KEY, USERS)
     with pytest.raises(CursorError):

@@ -10,7 +10,7 @@ import pytest
 
 from dynorm import Attr, Condition, ExpressionError
 from dynorm.core.codec.converter import AttributeValue, build_codec, encode_any
-from dynorm.core.expressions import ExpressionBuilder, render_update
+from dynorm.core.expressions import ExpressionBuilder, extend_condition, grouped, render_update
 
 
 class Status(enum.Enum):
@@ -251,3 +251,31 @@ def test_update_and_condition_share_placeholders() -> None:
 def test_is_in_needs_an_option() -> None:
     with pytest.raises(ExpressionError, match=r"Attr\('status'\)\.is_in\(\) needs at least one"):
         Attr("status").is_in()
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("a = :v", "(a = :v)"),
+        ("(a = :v OR attribute_not_exists(a))", "(a = :v OR attribute_not_exists(a))"),
+        ("(a = :v) AND (b = :w)", "((a = :v) AND (b = :w))"),  # two groups, not one
+        ("attribute_exists(a)", "(attribute_exists(a))"),
+        ("NOT (a = :v)", "(NOT (a = :v))"),
+    ],
+)
+def test_grouped_adds_parentheses_only_where_none_enclose(expression: str, expected: str) -> None:
+    assert grouped(expression) == expected
+
+
+def test_an_enclosed_condition_is_extended_without_redundant_parentheses() -> None:
+    # A delete on a table with a type attribute arrives enclosed; DynamoDB refuses ((...)).
+    params: dict[str, Any] = {
+        "ConditionExpression": "(#n0 = :v0 OR attribute_not_exists(#n0))",
+        "ExpressionAttributeNames": {"#n0": "entity"},
+        "ExpressionAttributeValues": {":v0": {"S": "parent"}},
+    }
+    extend_condition(params, lambda b: f"attribute_exists({b.attribute('dynorm:cascade')})")
+    assert params["ConditionExpression"] == (
+        "(#n0 = :v0 OR attribute_not_exists(#n0)) AND (attribute_exists(#n1))"
+    )
+    assert params["ExpressionAttributeNames"] == {"#n0": "entity", "#n1": "dynorm:cascade"}
