@@ -72,15 +72,14 @@ EMBEDDED_QUERY = (
     "refused"
 )
 ITEM1 = "issue 27 item 1: sharded cursors lose or reorder children written between pages"
-ITEM4 = "issue 27 item 4: a HasMany through an index of another table is refused at declaration"
+CROSS_CASCADE = (
+    "issue 27 item 4: db.delete(cascade=True) that would follow a relationship into another "
+    "table is refused"
+)
 ITEM5 = (
     "issue 27 item 5 (not covered by the i27-explain merge): query(load=).explain() lists the "
     "parents' Query only, not the Query of each parent's children (one a shard) that the load "
     "sends for the parents it finds"
-)
-ITEM8 = (
-    "issue 27 item 8: jsonable of a parent read without load= shows embedded children but "
-    "leaves a collection's out"
 )
 ONE_TABLE_PROXY = (
     "not yet: the recording proxy (tests/faultproxy.connect_through) opens one table; "
@@ -118,7 +117,7 @@ CASES = [
         skip=SHARDED,
         xfail=SHARDED_XFAIL,
     ),
-    Case("Embedded", m.embedded, skip={"count": EMBEDDED_QUERY}, xfail={"jsonable": ITEM8}),
+    Case("Embedded", m.embedded, skip={"count": EMBEDDED_QUERY}),
     Case(
         "Embedded-sharded",
         None,
@@ -159,9 +158,7 @@ CASES = [
             "explain": ONE_TABLE_PROXY,
             "explain_query": ONE_TABLE_PROXY,
         },
-        xfail=dict.fromkeys(
-            ["load_get", "load_query", "paging", "count", "cascade", "jsonable"], ITEM4
-        ),
+        xfail={"cascade": CROSS_CASCADE},
     ),
     Case(
         "adjacency-sharded",
@@ -508,7 +505,6 @@ class Migration:
         return pytest.param(self, id=f"{self.source}->{self.target}", marks=marks)
 
 
-ITEM2 = "issue 27 item 2: migrate between Index shard counts writes nothing, reports unreachable"
 SAME_PLACE = {
     ("Partition", "Denormalized"): "repair_copies",
     ("Denormalized", "Partition"): "nothing",
@@ -518,7 +514,6 @@ MIGRATIONS = [
         source,
         target,
         how=SAME_PLACE.get((source, target), "migrate"),
-        xfail=ITEM2 if {source, target} == {"Index", "Index-sharded"} else "",
     )
     for source in STRING_LAYOUTS
     for target in STRING_LAYOUTS
