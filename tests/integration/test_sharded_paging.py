@@ -76,7 +76,7 @@ def _declare(kind: str, index: bool, shards: int) -> Case:
     table = TABLES[kind]
     child = f"Child{tag}"
     via: Partition | Index = Index("GSI1", shards=shards) if index else Partition(shards=shards)
-    relationships = {
+    relationships: dict[str, Any] = {
         "children": HasMany(child, via=via),
         "newest": HasMany(child, via=via, newest_first=True),
     }
@@ -197,7 +197,7 @@ async def _page_while_writing(
 ) -> tuple[list[Any], set[tuple[int, str]]]:
     """Every page of the collection, writing between pages; what came, and what must not."""
     case, db = writer.case, writer.db
-    parent = await db.get(case.parent, pid="p1", **({"version": 0} if case.kind == "N" else {}))
+    parent = await db.get(case.parent, **_parent_key(case))
     loader = parent.newest if newest_first else parent.children
     seen: list[Any] = []
     behind: set[tuple[int, str]] = set()

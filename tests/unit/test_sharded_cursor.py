@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import attrs
+import msgspec
 import orjson
 import pytest
 
@@ -37,48 +39,43 @@ def declare(
     via = Index("GSI1", shards=shards) if index else Partition(shards=shards)
 
     # A number or binary sort key of the table holds one field, the parent's too.
-    parent_sk = "{version}" if kind != "S" and not index else "POST#{post_id}"
-
-    if kind == "B" and not index:
-
-        @table.model(pk="POST#{post_id}", sk="{version}")
-        class Post:
-            post_id: str
-            version: bytes = b""
-            likes = HasMany["Like"](via=via, newest_first=newest_first)
-
-    else:
-
-        @table.model(pk="POST#{post_id}", sk=parent_sk)
-        class Post:  # type: ignore[no-redef]
-            post_id: str
-            version: int = 0
-            likes = HasMany["Like"](via=via, newest_first=newest_first)
-
-    child_sk = {"S": "LIKE#{user_id}", "N": "{rank}", "B": "{blob}"}[kind]
-    if index:
-
-        @table.model(
-            pk="LIKE#{user_id}",
-            sk="LIKE#{user_id}",
-            GSI1=("POST#{post_id}#{shard}", "{rank}" if kind != "S" else "AT#{at}"),
+    typed = kind != "S" and not index
+    parent_sk = "{version}" if typed else "POST#{post_id}"
+    version: type[Any] = bytes if kind == "B" and typed else int
+    post = table.model(pk="POST#{post_id}", sk=parent_sk)(
+        _model(
+            "Post",
+            {"post_id": (str, attrs.NOTHING), "version": (version, version())},
+            {"likes": HasMany("Like", via=via, newest_first=newest_first)},
         )
-        class Like:
-            post_id: str
-            user_id: str
-            at: str = ""
-            rank: int = 0
-
+    )
+    fields = {
+        "post_id": (str, attrs.NOTHING),
+        "user_id": (str, ""),
+        "at": (str, ""),
+        "rank": (int, 0),
+        "blob": (bytes, b""),
+    }
+    if index:
+        sort = "{rank}" if kind != "S" else "AT#{at}"
+        table.model(
+            pk="LIKE#{user_id}", sk="LIKE#{user_id}", GSI1=("POST#{post_id}#{shard}", sort)
+        )(_model("Like", fields))
     else:
+        child_sk = {"S": "LIKE#{user_id}", "N": "{rank}", "B": "{blob}"}[kind]
+        table.model(pk="POST#{post_id}#{shard}", sk=child_sk)(_model("Like", fields))
+    return ShardedRead(post.likes.children_reads("t", {"post_id": "p1"}))
 
-        @table.model(pk="POST#{post_id}#{shard}", sk=child_sk)
-        class Like:  # type: ignore[no-redef]
-            post_id: str
-            user_id: str = ""
-            rank: int = 0
-            blob: bytes = b""
 
-    return ShardedRead(Post.likes.children_reads("t", {"post_id": "p1"}))
+def _model(name: str, fields: dict[str, Any], extra: dict[str, Any] | None = None) -> type[Any]:
+    """A model class named ``name`` with ``fields`` (name: (type, default)) and ``extra``."""
+    namespace: dict[str, Any] = {"__module__": __name__, "__annotations__": {}}
+    for field, (tp, default) in fields.items():
+        namespace["__annotations__"][field] = tp
+        if default is not attrs.NOTHING:
+            namespace[field] = default
+    namespace.update(extra or {})
+    return attrs.define(type(name, (), namespace))
 
 
 def item(read: CollectionRead, sort: str, user: str = "u") -> Item:
@@ -196,9 +193,9 @@ def test_newest_first_shards_read_down_from_the_position() -> None:
 
 
 @pytest.mark.parametrize(("newest_first", "op"), [(False, "ge"), (True, "le")])
-def test_number_sort_keys_narrow_by_value(newest_first: bool, op: str) -> None:
+def test_number_sort_keys_narrow_by_value(newest_first: bool, op: Any) -> None:
     sharded = declare(2, newest_first=newest_first, kind="N")
-    key = {"pk": {"S": "POST#p1#0"}, "sk": {"N": "100"}}
+    key: Item = {"pk": {"S": "POST#p1#0"}, "sk": {"N": "100"}}
     later = sharded.starts(Position(0, key))[1]
     assert later.read is not None
     assert later.read.range == KeyRange(op, ("100",), "N")  # no prefix: the partition from 100
@@ -212,7 +209,7 @@ def test_number_sort_keys_narrow_by_value(newest_first: bool, op: str) -> None:
 
 def test_binary_sort_keys_narrow_by_their_bytes() -> None:
     sharded = declare(2, kind="B")
-    key = {"pk": {"S": "POST#p1#1"}, "sk": {"B": b"\x01\xff"}}
+    key: Item = {"pk": {"S": "POST#p1#1"}, "sk": {"B": b"\x01\xff"}}
     earlier = sharded.starts(Position(1, key))[0]
     assert earlier.read is not None
     assert earlier.read.range == KeyRange("ge", (base64.b64encode(b"\x01\xff").decode(),), "B")
@@ -270,18 +267,20 @@ def test_binary_and_number_keys_round_trip() -> None:
     }
     codec = CursorCodec()
     key = reads[1].key_of(raw)
-    assert codec.decode_position(codec.encode_position(1, key, reads, SCOPE), reads, SCOPE, "x")
+    cursor = codec.encode_position(1, key, reads, SCOPE)
+    assert codec.decode_position(cursor, reads, SCOPE, "x") == (1, key)
     binary = declare(2, kind="B").reads
-    bkey = {"pk": {"S": "POST#p1#0"}, "sk": {"B": b"\x00\xfe"}}
+    bkey: Item = {"pk": {"S": "POST#p1#0"}, "sk": {"B": b"\x00\xfe"}}
     cursor = codec.encode_position(0, bkey, binary, SCOPE)
     assert codec.decode_position(cursor, binary, SCOPE, "x") == (0, bkey)
 
 
 def test_a_cursor_is_bound_to_its_reads_and_its_key_to_its_shard() -> None:
     sharded = declare(2)
+    # Post p2's likes: the same reads in other partitions.
     other = ShardedRead(
         tuple(
-            r.__class__(**{**_fields(r), "pk_value": r.pk_value.replace("p1", "p2")})
+            msgspec.structs.replace(r, pk_value=r.pk_value.replace("p1", "p2"))
             for r in sharded.reads
         )
     )
@@ -296,10 +295,6 @@ def test_a_cursor_is_bound_to_its_reads_and_its_key_to_its_shard() -> None:
     outside = codec.encode_position(0, {**key, "sk": {"S": "POST#p1"}}, sharded.reads, SCOPE)
     with pytest.raises(CursorError, match="outside its query"):
         codec.decode_position(outside, sharded.reads, SCOPE, "Post.likes")
-
-
-def _fields(read: CollectionRead) -> dict[str, Any]:
-    return {name: getattr(read, name) for name in read.__struct_fields__}
 
 
 def test_a_shard_count_change_says_so_and_what_to_do() -> None:
