@@ -109,6 +109,9 @@ class ShardedRead(msgspec.Struct, frozen=True):
     def _start(self, shard: int, read: CollectionRead, after: Position) -> ShardStart:
         if shard == after.shard:
             return ShardStart(read, after.key)
+        # Another shard starts by its sort key condition, not by an ExclusiveStartKey made up
+        # from the position: among equal index sort keys, DynamoDB places such a key by its own
+        # order of the table keys (a hash, on some servers), which no merge can follow.
         attr = read.sk_attr
         # Children with the position's sort key come after it in a later shard only.
         strict = shard < after.shard
@@ -125,7 +128,8 @@ class ShardedRead(msgspec.Struct, frozen=True):
         def drop(raw: Item) -> bool:
             return order(raw.get(attr)) in dropped
 
-        return ShardStart(msgspec.structs.replace(read, range=narrowed), None, drop)
+        narrowed_read = msgspec.structs.replace(read, range=narrowed)
+        return ShardStart(narrowed_read, None, drop if dropped else None)
 
 
 def _above(prefix: str, kind: KeyType) -> str | None:
