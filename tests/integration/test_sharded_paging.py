@@ -146,13 +146,18 @@ class Writer:
 
     async def add_in(self, shard: int, values: range) -> Any:
         """Add a child in ``shard`` whose sort value is the first free one of ``values``."""
+        child = self.new_in(shard, values)
+        await self.db.put(child)
+        return child
+
+    def new_in(self, shard: int, values: range) -> Any:
+        """A child to write in ``shard``, its sort value the first free one of ``values``."""
         for v in values:
             for _ in range(8 if self.case.index else 1):
                 child = self.make(v)
                 if (v, child.name) in self.used or (not self.case.index and v in self.taken()):
                     continue
                 if self.shard(child) == shard:
-                    await self.db.put(child)
                     self.used.add((v, child.name))
                     return child
         msg = f"no free sort value in {values} for shard {shard}"
@@ -227,16 +232,16 @@ async def _page_while_writing(
         last = page.items[-1].v
         step = -1 if newest_first else 1
         ahead = range(last + step, last + step * (GAP // 2), step)
-        for shard in range(case.shards):
-            await writer.add_in(shard, ahead)
-        passed = await writer.add_in(
-            pages % case.shards, range(last - step, last - step * GAP, -step)
-        )
+        added = [writer.new_in(shard, ahead) for shard in range(case.shards)]
+        back = range(last - step, last - step * GAP, -step)
+        passed = writer.new_in(pages % case.shards, back)
+        await db.put_all([*added, passed])
         behind.add(identity(passed))
         # The nearest seeded child ahead of the new ones (a shard may have read it already):
         # removed, so never returned.
-        later = [k for k in await stored(db, case) if (k[0] - last) * step >= GAP // 2]
+        later = [k for k in writer.used if (k[0] - last) * step >= GAP // 2]
         v, name = min(later, key=lambda k: abs(k[0] - last))
+        writer.used.discard((v, name))
         await db.delete(case.child(pid="p1", v=v, name=name))
 
 
@@ -260,7 +265,7 @@ async def test_pages_return_every_later_child_once_in_order_while_written(
     db = dbs[case.kind]
     writer = Writer(db, case)
     await _seed(writer)
-    seen, behind = await _page_while_writing(writer, newest_first=newest_first, limit=4)
+    seen, behind = await _page_while_writing(writer, newest_first=newest_first, limit=6)
     expected = [k for k in await stored(db, case) if k not in behind]
     _check(case, seen, expected, newest_first=newest_first)
     assert not behind & {identity(c) for c in seen}
