@@ -134,7 +134,16 @@ class CursorCodec(msgspec.Struct, frozen=True):
 
     def decode(self, cursor: str, read: CollectionRead) -> Item:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
-        body = self._open(cursor, read.fingerprint())
+        body = self._open(cursor, None)
+        made = body.get("n")
+        if "p" in body and type(made) is int:
+            raise CursorError(
+                f"this cursor was made by a read of a collection sharded over {made} shards, and "
+                "this read is not sharded: if the collection's shard count changed (from "
+                f"{made} to 1, unsharded), start again without a cursor (cursor=None); otherwise "
+                "pass it only to the query that returned it"
+            )
+        _check_fingerprint(body, read.fingerprint())
         key = _start_key(body.get("k"))
         _check_names(key, read.key_attrs, "query", dict(read.key_types))
         _check_position(key, read)
@@ -176,12 +185,19 @@ class CursorCodec(msgspec.Struct, frozen=True):
                 "longer read (it could skip or repeat children added between pages): start again "
                 "without a cursor (cursor=None)"
             )
+        if "k" in body and "p" not in body:
+            raise CursorError(
+                f"this cursor was made by an unsharded read, and {what} is spread over "
+                f"{len(reads)} shards: if its shard count changed (from 1, unsharded, to "
+                f"{len(reads)}), start again without a cursor (cursor=None); otherwise pass it "
+                "only to the query that returned it"
+            )
         made = body.get("n")
         if body.get("r") == scope and made != len(reads) and type(made) is int:
             raise CursorError(
                 f"the shard count of {what} changed from {made} to {len(reads)} since this cursor "
-                "was made, so the shard positions in it no longer exist; start again without a "
-                "cursor (cursor=None)"
+                "was made, so the shard its position names no longer holds those children; start "
+                "again without a cursor (cursor=None)"
             )
         _check_fingerprint(body, _shards_fingerprint(reads))
         position = body.get("p")

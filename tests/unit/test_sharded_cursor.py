@@ -335,3 +335,16 @@ def test_an_edited_position_is_refused(change: Any) -> None:
     change(body)
     with pytest.raises(CursorError):
         CursorCodec().decode_position(sealed(body), reads, SCOPE, "Post.likes")
+
+
+def test_a_change_between_sharded_and_unsharded_says_what_may_have_happened() -> None:
+    codec = CursorCodec()
+    sharded = declare(8).reads
+    key: Item = {"pk": {"S": "POST#p1#5"}, "sk": {"S": "LIKE#a"}}
+    unsharded = msgspec.structs.replace(sharded[0], pk_value="POST#p1")
+    cursor = codec.encode_position(5, key, sharded, SCOPE)
+    with pytest.raises(CursorError, match=r"sharded over 8 shards.*from 8 to 1.*cursor=None"):
+        codec.decode(cursor, unsharded)
+    plain = codec.encode({"pk": {"S": "POST#p1"}, "sk": {"S": "LIKE#a"}}, unsharded)
+    with pytest.raises(CursorError, match=r"unsharded read.*from 1, unsharded, to 8.*cursor=None"):
+        codec.decode_position(plain, sharded, SCOPE, "Post.likes")
