@@ -2,7 +2,9 @@
 
 A cursor is ``base64url(body)``, or ``base64url(body) + "." + base64url(hmac)`` when the codec has
 a secret. The body is JSON: the format version ``v``, the read's fingerprint ``q`` and either the
-ExclusiveStartKey ``k`` or, for embedded children, an offset ``o``.
+ExclusiveStartKey ``k``, for embedded children an offset ``o``, or for a sharded collection the
+position ``p`` of the last child returned (its shard ``s`` and key ``k``) with the shard count
+``n`` and the collection's scope ``r``.
 
 Every cursor is checked against the read it is handed to, signed or not: its fingerprint (models,
 index, partition, key range, direction), and its key (exactly the read's key attributes, the
@@ -132,40 +134,83 @@ class CursorCodec(msgspec.Struct, frozen=True):
 
     def decode(self, cursor: str, read: CollectionRead) -> Item:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
-        body = self._open(cursor, read.fingerprint())
+        body = self._open(cursor, None)
+        made = body.get("n")
+        if "p" in body and type(made) is int:
+            raise CursorError(
+                f"this cursor was made by a read of a collection sharded over {made} shards, and "
+                "this read is not sharded: if the collection's shard count changed (from "
+                f"{made} to 1, unsharded), start again without a cursor (cursor=None); otherwise "
+                "pass it only to the query that returned it"
+            )
+        _check_fingerprint(body, read.fingerprint())
         key = _start_key(body.get("k"))
         _check_names(key, read.key_attrs, "query", dict(read.key_types))
         _check_position(key, read)
         return key
 
-    # -- positions in every shard of a sharded collection --------------------------------------
+    # -- a position in a sharded collection -----------------------------------------------------
 
-    def encode_shards(self, starts: Sequence[Item | None], reads: Sequence[CollectionRead]) -> str:
-        """A cursor resuming a sharded read: per shard (one ``read`` each) where it resumes.
+    def encode_position(
+        self, shard: int, key: Item, reads: Sequence[CollectionRead], scope: str
+    ) -> str:
+        """A cursor resuming a sharded read (one ``read`` per shard) after ``key`` of ``shard``.
 
-        A start is an ExclusiveStartKey, ``{}`` (the shard's first item) or None (the shard is
-        read to its end).
+        ``key`` is the last returned child's ExclusiveStartKey in its shard; the next page reads
+        every shard from that child's sort key on. ``scope`` names the collection whatever its
+        shard count (relationship, parent, direction), so a cursor of the same collection made
+        with another number of shards is told apart from one of another query.
         """
-        positions = [None if s is None else _jsonable(s) for s in starts]
-        return self._seal({"v": _VERSION, "q": _shards_fingerprint(reads), "s": positions})
+        body = {
+            "v": _VERSION,
+            "q": _shards_fingerprint(reads),
+            "r": scope,
+            "n": len(reads),
+            "p": {"s": shard, "k": _jsonable(key)},
+        }
+        return self._seal(body)
 
-    def decode_shards(self, cursor: str, reads: Sequence[CollectionRead]) -> list[Item | None]:
-        """Each shard's start in ``cursor``; CursorError unless ``reads`` made it, unedited."""
-        positions = self._open(cursor, _shards_fingerprint(reads)).get("s")
-        if not isinstance(positions, list) or len(positions) != len(reads):
+    def decode_position(
+        self, cursor: str, reads: Sequence[CollectionRead], scope: str, what: str
+    ) -> tuple[int, Item]:
+        """The shard and key in ``cursor``; CursorError unless ``reads`` made it, unedited.
+
+        ``what`` names the collection in messages (``"Post.likes"``).
+        """
+        body = self._open(cursor, None)
+        if "s" in body and "p" not in body:
+            raise CursorError(
+                f"this cursor of {what} holds each shard's own read position, the form dynorm "
+                "wrote before sharded cursors resumed from the last child returned; it is no "
+                "longer read (it could skip or repeat children added between pages): start again "
+                "without a cursor (cursor=None)"
+            )
+        if "k" in body and "p" not in body:
+            raise CursorError(
+                f"this cursor was made by an unsharded read, and {what} is spread over "
+                f"{len(reads)} shards: if its shard count changed (from 1, unsharded, to "
+                f"{len(reads)}), start again without a cursor (cursor=None); otherwise pass it "
+                "only to the query that returned it"
+            )
+        made = body.get("n")
+        if body.get("r") == scope and made != len(reads) and type(made) is int:
+            raise CursorError(
+                f"the shard count of {what} changed from {made} to {len(reads)} since this cursor "
+                "was made, so the shard its position names no longer holds those children; start "
+                "again without a cursor (cursor=None)"
+            )
+        _check_fingerprint(body, _shards_fingerprint(reads))
+        position = body.get("p")
+        if not isinstance(position, dict):
             raise _malformed()
-        starts: list[Item | None] = []
-        for position, read in zip(positions, reads, strict=True):
-            if position is None or position == {}:
-                starts.append(None if position is None else {})
-                continue
-            key = _start_key(position)
-            _check_names(key, read.key_attrs, "query", dict(read.key_types))
-            _check_position(key, read)
-            starts.append(key)
-        if all(s is None for s in starts):
-            raise _malformed()  # a cursor is only made while some shard has more
-        return starts
+        shard = position.get("s")
+        if type(shard) is not int or not 0 <= shard < len(reads):
+            raise _malformed()
+        key = _start_key(position.get("k"))
+        read = reads[shard]
+        _check_names(key, read.key_attrs, "query", dict(read.key_types))
+        _check_position(key, read)
+        return shard, key
 
     # -- keys of a scan segment -----------------------------------------------------------------
 
@@ -218,7 +263,8 @@ class CursorCodec(msgspec.Struct, frozen=True):
             return _b64encode(data)
         return _b64encode(data) + _SEPARATOR + _b64encode(_mac(self.secret, data))
 
-    def _open(self, cursor: str, fingerprint: str) -> dict[str, Any]:
+    def _open(self, cursor: str, fingerprint: str | None) -> dict[str, Any]:
+        """The body of ``cursor``, checked; its fingerprint too unless ``fingerprint`` is None."""
         value: object = cursor  # typed str, but a caller's bytes or dict must not get further
         if not isinstance(value, str) or not value:
             raise CursorError(f"a cursor is a non-empty string from Page.cursor; got {cursor!r}")
@@ -238,11 +284,8 @@ class CursorCodec(msgspec.Struct, frozen=True):
             raise _malformed()
         if body.get("v") != _VERSION:
             raise CursorError(f"cursor version {body.get('v')!r} is not supported; start from None")
-        if body["q"] != fingerprint:
-            raise CursorError(
-                "this cursor was made by a different query (another model, index, partition, "
-                "key range, direction or parent); pass it only to the query that returned it"
-            )
+        if fingerprint is not None:
+            _check_fingerprint(body, fingerprint)
         return body
 
     def _verify(self, data: bytes, given: bytes | None, *, has_separator: bool) -> None:
@@ -263,6 +306,14 @@ class CursorCodec(msgspec.Struct, frozen=True):
                 "cursor signature does not match: the cursor was edited, or signed with another "
                 f"cursor_secret; {_RESTART}"
             )
+
+
+def _check_fingerprint(body: dict[str, Any], fingerprint: str) -> None:
+    if body["q"] != fingerprint:
+        raise CursorError(
+            "this cursor was made by a different query (another model, index, partition, "
+            "key range, direction or parent); pass it only to the query that returned it"
+        )
 
 
 def _shards_fingerprint(reads: Sequence[CollectionRead]) -> str:

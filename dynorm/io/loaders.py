@@ -205,20 +205,28 @@ class RelationLoader(Generic[P, C]):
     async def _sharded_page(
         self, reader: Reader, rel: HasManyRelation[C], limit: int | None, cursor: str | None
     ) -> Page[C]:
-        """A page over every shard, merged; its cursor holds each shard's position."""
+        """A page over every shard, merged; its cursor holds the last child's position."""
+        from dynorm.mapping.sharded import Position  # noqa: PLC0415 - sharded reads only
+
         from .sharded import read_sharded_page  # noqa: PLC0415 - sharded reads only
 
         sharded = self._sharded_read(reader, rel)
         cursors = reader.cursors
-        starts = (
-            sharded.first_starts()
-            if cursor is None
-            else cursors.decode_shards(cursor, sharded.reads)
+        # Bound to the collection, not to its shard count: a count that changed says so.
+        scope = scope_fingerprint(
+            "sharded", rel.qualname, rel.owner_info.key_of(self.parent), sharded.forward
         )
+        after = None
+        if cursor is not None:
+            shard, key = cursors.decode_position(cursor, sharded.reads, scope, rel.qualname)
+            after = Position(shard, key)
         accept = reader.acceptor(rel.target_info, sharded.reads[0].index)
-        items, after = await read_sharded_page(reader, sharded, accept, limit=limit, starts=starts)
-        more = any(start is not None for start in after)
-        return Page(items, cursors.encode_shards(after, sharded.reads) if more else None)
+        items, end, more = await read_sharded_page(
+            reader, sharded, accept, limit=limit, after=after
+        )
+        if not more or end is None:
+            return Page(items, None)
+        return Page(items, cursors.encode_position(end.shard, end.key, sharded.reads, scope))
 
     async def _embedded_page(
         self, reader: Reader, codec: EmbeddedCodec, limit: int | None, cursor: str | None
@@ -300,8 +308,8 @@ class RelationLoader(Generic[P, C]):
                     yield child
                 if loaded.resume is None:
                     return
-            starts = None if loaded is None else loaded.starts
-            async for child in iterate_sharded(reader, sharded, accept_shard, starts=starts):
+            after = None if loaded is None else loaded.position
+            async for child in iterate_sharded(reader, sharded, accept_shard, after=after):
                 yield child
             return
         read = rel.children_read(reader.name_of(rel.children_table), owner.values_of(self.parent))

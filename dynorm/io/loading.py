@@ -266,11 +266,8 @@ async def _read_shards(
     from .sharded import read_sharded_page  # noqa: PLC0415 - sharded reads only
 
     accept = reader.acceptor(rel.target_info, sharded.reads[0].index)
-    items, starts = await read_sharded_page(
-        reader, sharded, accept, limit=limit, starts=sharded.first_starts()
-    )
-    more = any(start is not None for start in starts)
-    return Loaded(items, {} if more else None, read_by=rel, starts=starts)
+    items, end, more = await read_sharded_page(reader, sharded, accept, limit=limit, after=None)
+    return Loaded(items, {} if more else None, read_by=rel, position=end)
 
 
 async def _run_children(

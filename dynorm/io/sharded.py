@@ -1,19 +1,19 @@
 """Reading a sharded collection: every shard's Query sent together, merged in sort key order.
 
 The merge and the positions are planned in ``dynorm.mapping.sharded``; this module sends. A page
-reads every shard that has more concurrently (one round trip); ``iterate_sharded`` holds one
-buffered page per shard and reads a shard again only when its buffer runs out.
+reads every shard concurrently (one round trip), each from the position the page starts at;
+``iterate_sharded`` holds one buffered page per shard and reads a shard again only when its
+buffer runs out.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from dynorm.core.codec.converter import Item
-from dynorm.core.requests import CollectionRead
-from dynorm.mapping.sharded import ShardedRead, ShardResult, Start, merge_page
+from dynorm.mapping.sharded import Position, ShardedRead, ShardResult, ShardStart, merge_page
 
 from .reader import Reader
 
@@ -22,12 +22,16 @@ __all__ = ["iterate_sharded", "read_sharded_page"]
 T = TypeVar("T")
 
 
-def _with_raw(accept: Callable[[Item], T | None]) -> Callable[[Item], tuple[T, Item] | None]:
+def _with_raw(
+    accept: Callable[[Item], T | None], drop: Callable[[Item], bool] | None
+) -> Callable[[Item], tuple[T, Item] | None]:
     def pair(raw: Item) -> tuple[T, Item] | None:
         obj = accept(raw)
         return None if obj is None else (obj, raw)
 
-    return pair
+    if drop is None:
+        return pair
+    return lambda raw: None if drop(raw) else pair(raw)
 
 
 async def read_sharded_page(
@@ -36,19 +40,22 @@ async def read_sharded_page(
     accept: Callable[[Item], T | None],
     *,
     limit: int | None,
-    starts: Sequence[Start],
-) -> tuple[list[T], list[Start]]:
-    """The next ``limit`` children over every shard, merged, and each shard's new start."""
-    pair = _with_raw(accept)
+    after: Position | None,
+) -> tuple[list[T], Position | None, bool]:
+    """The next ``limit`` children after ``after`` over every shard, merged.
 
-    async def one(read: CollectionRead, start: Start) -> ShardResult[T] | None:
-        if start is None:
-            return None  # read to its end already
-        found, after = await reader.read_page(read, pair, limit=limit, start=start or None)
-        return ShardResult(found, after)
+    Also where the page ends and whether more may follow (see ``merge_page``).
+    """
 
-    results = await asyncio.gather(*(one(r, s) for r, s in zip(sharded.reads, starts, strict=True)))
-    return merge_page(sharded, starts, results, limit)
+    async def one(start: ShardStart) -> ShardResult[T] | None:
+        if start.read is None:
+            return None  # nothing of this shard follows the position
+        pair = _with_raw(accept, start.drop)
+        found, resume = await reader.read_page(start.read, pair, limit=limit, start=start.start)
+        return ShardResult(found, resume)
+
+    results = await asyncio.gather(*map(one, sharded.starts(after)))
+    return merge_page(sharded, results, limit)
 
 
 async def iterate_sharded(
@@ -56,9 +63,9 @@ async def iterate_sharded(
     sharded: ShardedRead,
     accept: Callable[[Item], T | None],
     *,
-    starts: Sequence[Start] | None = None,
+    after: Position | None = None,
 ) -> AsyncGenerator[T, None]:
-    """Every child from ``starts`` on (default: every shard's first), in sort key order.
+    """Every child after ``after`` (default: from the first), in merge order.
 
     Each shard is a lazy iteration of its own pages; the first page of every shard is read
     concurrently, then a shard is read again only once its buffered items are used up.
@@ -66,13 +73,10 @@ async def iterate_sharded(
     """
     order = sharded.order()
     forward = sharded.forward
-    pair = _with_raw(accept)
-    if starts is None:
-        starts = sharded.first_starts()
     shards: list[AsyncIterator[tuple[T, Item]]] = [
-        reader.iterate(read, pair, start=start or None)
-        for read, start in zip(sharded.reads, starts, strict=True)
-        if start is not None
+        reader.iterate(start.read, _with_raw(accept, start.drop), start=start.start)
+        for start in sharded.starts(after)
+        if start.read is not None
     ]
 
     async def head(shard: AsyncIterator[tuple[T, Item]]) -> tuple[T, Item] | None:
@@ -85,6 +89,7 @@ async def iterate_sharded(
         heads: list[tuple[T, Item] | None] = list(await asyncio.gather(*map(head, shards)))
         keys: list[Any] = [None if h is None else order(h[1]) for h in heads]
         while True:
+            # Equal sort keys go to the lowest shard first, as in merge_page.
             best: int | None = None
             for i, key in enumerate(keys):
                 if key is None:

@@ -37,9 +37,10 @@ class Loaded(msgspec.Struct):
     #: How many of ``items`` a limited load shows as ``.loaded`` (embedded children all arrive
     #: with the parent and stay whole, since writes of the parent carry every one of them).
     shown: int | None = None
-    #: A sharded relationship's position in each shard (``dynorm.mapping.sharded``): ``resume``
-    #: is then ``{}`` while some shard has more, None once all were read to their end.
-    starts: list[Any] | None = None
+    #: A sharded relationship's :class:`~dynorm.mapping.sharded.Position` after the last child
+    #: loaded (None: none was), the rest read from there; ``resume`` is then ``{}`` while more
+    #: may follow, None once every shard was read to its end.
+    position: Any = None
     #: Whether the call that made the object asked for these children (``load=``, ``db.load``,
     #: ``from_jsonable``). Embedded children come inside every read of the parent item, asked
     #: for or not: they are kept (``.loaded``, writes of the parent), but ``jsonable`` shows a

@@ -71,7 +71,6 @@ EMBEDDED_QUERY = (
     "does not apply: embedded children are inside the parent item; .query() (and .count()) is "
     "refused"
 )
-ITEM1 = "issue 27 item 1: sharded cursors lose or reorder children written between pages"
 CROSS_CASCADE = (
     "issue 27 item 4: db.delete(cascade=True) that would follow a relationship into another "
     "table is refused"
@@ -86,7 +85,7 @@ ONE_TABLE_PROXY = (
     "give it several when issue 27 item 4 lands"
 )
 SHARDED = {"count": SHARDED_QUERY}
-SHARDED_XFAIL = {"paging": ITEM1, "explain_query": ITEM5}
+SHARDED_XFAIL = {"explain_query": ITEM5}
 
 CASES = [
     Case("Partition", m.partition),

@@ -264,13 +264,19 @@ async def test_a_sharded_cursor_is_bound_to_its_parent_and_checked(db: Database)
             await p1.recent.page(limit=5, cursor=cursor)
 
         def other_partition(body: dict[str, Any]) -> None:
-            first = next(i for i, s in enumerate(body["s"]) if s)
-            body["s"][first]["pk"] = {"S": "POST#p2#0"}
+            body["p"]["k"]["pk"] = {"S": "POST#p2#0"}
+
+        def another_shard(body: dict[str, Any]) -> None:
+            body["p"]["s"] = (body["p"]["s"] + 1) % SHARDS  # the key is in its own shard only
 
         with pytest.raises(CursorError, match="another partition"):
             await p1.likes.page(limit=5, cursor=edit(cursor, other_partition))
+        with pytest.raises(CursorError, match="another partition"):
+            await p1.likes.page(limit=5, cursor=edit(cursor, another_shard))
         with pytest.raises(CursorError, match="malformed"):
-            await p1.likes.page(limit=5, cursor=edit(cursor, lambda b: b["s"].pop()))
+            await p1.likes.page(limit=5, cursor=edit(cursor, lambda b: b["p"].pop("s")))
+        with pytest.raises(CursorError, match="malformed"):
+            await p1.likes.page(limit=5, cursor=edit(cursor, lambda b: b["p"].update(s=SHARDS)))
     assert len(log) == 0
 
 
@@ -292,12 +298,16 @@ async def test_signed_sharded_cursors_refuse_any_edit(
         assert page.cursor is not None
         assert "." in page.cursor
 
-        def restart_a_shard(body: dict[str, Any]) -> None:
-            first = next(i for i, s in enumerate(body["s"]) if s)
-            body["s"][first] = {}
+        def another_shard(body: dict[str, Any]) -> None:
+            body["p"]["s"] = (body["p"]["s"] + 1) % SHARDS
+
+        def another_count(body: dict[str, Any]) -> None:
+            body["n"] = 4
 
         with pytest.raises(CursorError, match="signature does not match"):
-            await post.likes.page(limit=10, cursor=edit(page.cursor, restart_a_shard))
+            await post.likes.page(limit=10, cursor=edit(page.cursor, another_shard))
+        with pytest.raises(CursorError, match="signature does not match"):
+            await post.likes.page(limit=10, cursor=edit(page.cursor, another_count))
         with pytest.raises(CursorError, match="not signed"):
             await post.likes.page(limit=10, cursor=page.cursor.partition(".")[0])
         rest = await post.likes.page(limit=100, cursor=page.cursor)

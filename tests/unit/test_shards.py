@@ -26,13 +26,10 @@ from dynorm import (
     Table,
 )
 from dynorm.cli._strategy import StrategyError, parse_strategy
-from dynorm.core.cursor import CursorCodec
-from dynorm.core.errors import CursorError
 from dynorm.core.keys import KeyTemplate, shard_number
 from dynorm.mapping.model import info_of
 from dynorm.mapping.readplan import plan_get
 from dynorm.mapping.relations import LoadOption
-from dynorm.mapping.sharded import ShardedRead, ShardResult, merge_page
 
 
 @pytest.fixture
@@ -283,54 +280,6 @@ def test_a_get_with_a_sharded_load_plans_a_get_and_one_query_per_shard(table: Ta
     pks = [r.params["ExpressionAttributeValues"][":pk"]["S"] for r in sent[1:]]
     assert pks == ["POST#p1#0", "POST#p1#1", "POST#p1#2", "POST#p1#3"]
     assert not plan.single
-
-
-def _result(read: Any, user_ids: list[str], more: bool) -> ShardResult[str]:
-    found = [(u, {"pk": {"S": read.pk_value}, "sk": {"S": "LIKE#" + u}}) for u in user_ids]
-    return ShardResult(found, read.key_of(found[-1][1]) if more and found else None)
-
-
-def test_a_merged_page_takes_the_first_children_and_moves_each_shard(table: Table) -> None:
-    post_cls, _ = declare_posts(table, shards=3)
-    reads = post_cls.likes.children_reads("t", {"post_id": "p1"})
-    sharded = ShardedRead(reads)
-    results = [
-        _result(reads[0], ["a", "d"], more=True),
-        _result(reads[1], ["b"], more=False),
-        _result(reads[2], ["c", "e"], more=False),
-    ]
-    items, starts = merge_page(sharded, sharded.first_starts(), results, limit=2)
-    assert items == ["a", "b"]
-    assert starts == [
-        {"pk": {"S": "POST#p1#0"}, "sk": {"S": "LIKE#a"}},  # after the one it gave
-        None,  # all given, and it ended
-        {},  # gave none: where it was
-    ]
-
-
-def test_a_merged_page_without_a_limit_stops_at_the_nearest_page_end(table: Table) -> None:
-    post_cls, _ = declare_posts(table, shards=2)
-    reads = post_cls.likes.children_reads("t", {"post_id": "p1"})
-    sharded = ShardedRead(reads)
-    results = [_result(reads[0], ["a", "c"], more=True), _result(reads[1], ["b", "d"], more=False)]
-    items, starts = merge_page(sharded, sharded.first_starts(), results, limit=None)
-    assert items == ["a", "b", "c"]  # "d" may come after shard 0's next page: read again
-    assert starts[1] == {"pk": {"S": "POST#p1#1"}, "sk": {"S": "LIKE#b"}}
-
-
-def test_a_sharded_cursor_round_trips_and_is_bound_to_its_reads(table: Table) -> None:
-    post_cls, _ = declare_posts(table, shards=2)
-    p1 = post_cls.likes.children_reads("t", {"post_id": "p1"})
-    p2 = post_cls.likes.children_reads("t", {"post_id": "p2"})
-    key = {"pk": {"S": "POST#p1#0"}, "sk": {"S": "LIKE#a"}}
-    codec = CursorCodec(b"k" * 32)
-    cursor = codec.encode_shards([key, None], p1)
-    assert codec.decode_shards(cursor, p1) == [key, None]
-    with pytest.raises(CursorError, match="different query"):
-        codec.decode_shards(cursor, p2)
-    swapped = codec.encode_shards([None, key], p1)  # shard 0's key in shard 1's place
-    with pytest.raises(CursorError, match="another partition"):
-        codec.decode_shards(swapped, p1)
 
 
 def test_table_check_refuses_a_sharded_child_no_relationship_holds(table: Table) -> None:
