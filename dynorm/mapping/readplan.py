@@ -519,6 +519,10 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
                 how = "one BatchGetItem per 100 distinct parents of a page"
             elif rel.embedded is not None:
                 how = "inside each parent item (no request)"
+            elif rel.sharded:
+                how = (
+                    f"{rel.via.shards} Queries per parent of a page (one a shard), run concurrently"
+                )
             else:
                 how = "one Query per parent of a page, run concurrently"
             if rel.crosses_tables:

@@ -161,6 +161,10 @@ def test_a_sharded_relationship_is_one_query_a_shard_for_each_parent(db: Databas
         each_customer(f"NOTES#<Customer.cid>#{shard}") for shard in range(3)
     ]
     assert {r.params["TableName"] for r in each} == {"app"}
+    costs = db.query(Customer, shop="s1", load=[Customer.notes]).load_costs()
+    assert costs == {
+        "Customer.notes": "3 Queries per parent of a page (one a shard), run concurrently"
+    }
 
 
 def test_children_the_parents_query_reads_add_nothing(db: Database) -> None:
