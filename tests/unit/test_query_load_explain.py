@@ -184,6 +184,7 @@ def test_another_tables_children_are_read_under_its_connected_name(db: Database)
     _, events = db.query(Customer, shop="s1", load=[Customer.events]).explain()
     assert events.params["TableName"] == "audit-prod"
     assert values(events)[":pk"] == each_customer("CUSTOMER#<Customer.cid>")
+    assert db.explain.query(Customer, shop="s1", load=[Customer.events])[1] == events
 
 
 def test_belongs_to_parents_are_one_batch_get_of_the_keys_the_page_gives(db: Database) -> None:
