@@ -62,8 +62,8 @@ with ``IdempotentParameterMismatchException`` if its other parameters differ.
 ``proxy.replayed`` counts the requests answered from a kept token.
 
 The proxy runs on the caller's event loop: ``async with FaultProxy.running(url) as proxy``, or
-``connect_through(server_url, table)`` (the ``faulty_connect`` fixture) for a fresh table with a
-Database through the proxy and one straight to the server. The client side is plain asyncio
+``connect_through(server_url, table, *others)`` (the ``faulty_connect`` fixture) for fresh tables
+with a Database through the proxy and one straight to the server. The client side is plain asyncio
 streams, so the proxy decides when a connection ends; aiohttp forwards to the server. A failure
 of the proxy itself is recorded in ``proxy.errors`` and fails the block that ran it.
 """
@@ -605,37 +605,53 @@ class Faulty:
 
 
 FaultyConnect = Callable[..., contextlib.AbstractAsyncContextManager[Faulty]]
-"""The type of the ``faulty_connect`` fixture: ``faulty_connect(table, **connect_options)``."""
+"""The type of the ``faulty_connect`` fixture: ``faulty_connect(table, *others, **options)``."""
 
 
 def connect_to(
-    endpoint_url: str, table: Table, table_name: str, **options: Any
+    endpoint_url: str, table: Table, table_name: str, *others: Table, **options: Any
 ) -> contextlib.AbstractAsyncContextManager[Database]:
-    """``dynorm.connect`` to a test endpoint (the server or a proxy) with the test credentials."""
+    """``dynorm.connect`` to a test endpoint (the server or a proxy) with the test credentials.
+
+    ``others``: the connection's further tables, each under ``<its name>-<table_name's suffix>``
+    (see :func:`other_name`).
+    """
+    if others:
+        names = {table: table_name, **{t: other_name(t, table_name) for t in others}}
+        options = {"table_names": names, **options}
+    else:
+        options = {"table_name": table_name, **options}
     return dynorm.connect(
         table,
+        *others,
         endpoint_url=endpoint_url,
         region_name=TEST_REGION,
         aws_access_key_id=TEST_ACCESS_KEY_ID,
         aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
-        table_name=table_name,
         **{"fast_path": fast_path_selected(), **options},
     )
 
 
+def other_name(table: Table, first_name: str) -> str:
+    """The name of a further table of a connection whose first table is named ``first_name``."""
+    return f"{table.name}-{first_name.rsplit('-', 1)[-1]}"
+
+
 @contextlib.asynccontextmanager
-async def connect_through(server_url: str, table: Table, **options: Any) -> AsyncIterator[Faulty]:
-    """A fresh copy of ``table`` on the server at ``server_url``, and a proxy in front of it.
+async def connect_through(
+    server_url: str, table: Table, *others: Table, **options: Any
+) -> AsyncIterator[Faulty]:
+    """Fresh copies of ``table`` (and ``others``) on the server at ``server_url``, and a proxy.
 
     ``options`` go to the proxied ``dynorm.connect`` (``max_attempts=``, ``max_concurrency=`` …).
-    The table is created and deleted directly, so no fault touches it.
+    The tables are created and deleted directly, so no fault touches them.
     """
     name = f"{table.name}-{uuid.uuid4().hex[:8]}"
     async with (
-        connect_to(server_url, table, name) as direct,
+        connect_to(server_url, table, name, *others) as direct,
         fresh_table(direct),
         FaultProxy.running(server_url) as proxy,
-        connect_to(proxy.url, table, name, **options) as db,
+        connect_to(proxy.url, table, name, *others, **options) as db,
     ):
         yield Faulty(db, direct, proxy)
 

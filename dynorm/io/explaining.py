@@ -188,9 +188,10 @@ class DatabaseExplain:
         load: Sequence[Relationship[Any, T] | LoadOption[T]] = (),
         **components: object,
     ) -> list[Request]:
-        """The Query ``db.query`` sends first (with ``load=``: widened to shared children).
+        """The requests a page of ``db.query`` sends (see ``Explain.query``).
 
-        One request, in a list as every explain: the first page's.
+        Its Query (with ``load=``: widened to shared children), then what ``load=`` sends for
+        each parent it returns, with FromRead values.
         """
         explain = self._of(model)
         return explain.query(model, index, consistent=consistent, load=load, **components)

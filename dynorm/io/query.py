@@ -189,24 +189,33 @@ class Query(msgspec.Struct, Generic[T], frozen=True):
         return self._loads.plan(self.read, filtered=self._filtered).read
 
     def explain(self, *, count: bool = False) -> list[Request]:
-        """The Query request this would send first (without Limit or ExclusiveStartKey).
+        """The requests a page of this query sends (without Limit or ExclusiveStartKey).
 
-        One request, in a list as every explain (``Scan.explain()``, ``db.explain.*``).
-        ``count=True``: the request ``count()`` sends. With ``load=``, the Query that also
-        reads the children it shares (see ``load_costs``).
+        The Query first, in a list as every explain (``Scan.explain()``, ``db.explain.*``).
+        ``count=True``: the request ``count()`` sends. With ``load=``: the Query that also reads
+        the children it shares, then what is sent for each parent the page returns (each
+        separate relationship's Query, one a shard, and a BatchGetItem of BelongsTo parents),
+        their parent-derived values :class:`~dynorm.FromRead` placeholders (see ``load_costs``).
         """
         if count:
             return [self._counting()[0]]
-        return [self._plan().request()]
+        return [self._plan().request(), *self._after_page()]
 
     def requests(self) -> list[Request]:
-        """The requests of one page: the Query, and the BatchGetItem that may follow it.
+        """The requests of one page: the Query, the BatchGetItem that may follow it, the loads.
 
         On an index that holds the items in part (KEYS_ONLY, INCLUDE), a BatchGetItem reads them
-        whole: its Keys, shown empty, are the table keys of the Query's items. ``load_costs``
-        tells what ``load=`` adds.
+        whole: its Keys, shown empty, are the table keys of the Query's items. With ``load=``,
+        what is sent for each parent follows (as in :meth:`explain`).
         """
-        return _requests(self.explain(), self._whole, self.read.table_name)
+        first = _requests([self._plan().request()], self._whole, self.read.table_name)
+        return [*first, *self._after_page()]
+
+    def _after_page(self) -> list[Request]:
+        """What ``load=`` sends for each parent of a page (nothing without ``load=``)."""
+        if self._loads is None:
+            return []
+        return self._loads.after_page(self._loads.plan(self.read, filtered=self._filtered))
 
     def load_costs(self) -> dict[str, str]:
         """How each relationship of ``load=`` is read: in the same Query, or what it costs."""

@@ -23,7 +23,7 @@ import msgspec
 
 from dynorm.core.codec.converter import Item
 from dynorm.core.keys import key_text
-from dynorm.core.requests import CollectionRead, Tally, upper_bound
+from dynorm.core.requests import CollectionRead, Request, Tally, upper_bound
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.reading import narrowed
 from dynorm.mapping.readplan import QueryLoadReads, plan_query_load, share_of_page
@@ -52,6 +52,10 @@ class QueryLoad(msgspec.Struct, Generic[P], frozen=True):
 
     def plan(self, read: CollectionRead, *, filtered: bool = False) -> QueryLoadReads:
         return plan_query_load(self.info, read, self.components, self.options, filtered=filtered)
+
+    def after_page(self, plan: QueryLoadReads) -> list[Request]:
+        """The requests sent for each parent of a page (see ``QueryLoadReads.after_page``)."""
+        return plan.after_page(self.info, self.reader.name_of)
 
     async def page(
         self,

@@ -44,6 +44,7 @@ from dynorm.core.steps import Fetch, FromRead, Plan, ReadAll, ReadEach, Send, Un
 from .model import ModelInfo
 from .relations import HasManyRelation, relationships_of
 from .table import Table
+from .unknown import placed_request, sample_values
 from .writes import plan_delete, plan_mark
 
 __all__ = ["DEFAULT_MAX_ITEMS", "MARK", "CascadeReport", "plan_cascade"]
@@ -312,32 +313,6 @@ def _root_changed(
 # -- explain ------------------------------------------------------------------------------------
 
 
-class _Sample(str):
-    """A parent's field value not known when explaining: formats as itself under any spec."""
-
-    __slots__ = ()
-
-    def __format__(self, spec: str) -> str:
-        return str(self)
-
-
-_OPEN, _CLOSE = "\x02", "\x03"
-
-
-def _sample_values(info: ModelInfo[Any]) -> dict[str, object]:
-    return {f: _Sample(f"{_OPEN}{info.name}.{f}{_CLOSE}") for f in info.field_types}
-
-
-def _placed(value: object, parent: ModelInfo[Any]) -> object:
-    """``value`` with every text holding a sample value replaced by a FromRead placeholder."""
-    if isinstance(value, dict):
-        if set(value) == {"S"} and isinstance(value["S"], str) and _OPEN in value["S"]:
-            text = value["S"].replace(_OPEN, "<").replace(_CLOSE, ">")
-            return FromRead(f"{text!r} for each {parent.name} read")
-        return {k: _placed(v, parent) for k, v in value.items()}
-    return value
-
-
 def _explain(
     table_name: str,
     info: ModelInfo[Any],
@@ -364,15 +339,13 @@ def _explain(
                     continue  # a cycle: this relationship's reads are shown already
                 shown.add((parent.name, rel.name))
                 reads = rel.via.cascade_reads(
-                    rel, table_name, parent_values or _sample_values(parent)
+                    rel, table_name, parent_values or sample_values(parent)
                 )
                 for read in reads:
                     request = read.request()
-                    params: dict[str, Any] = dict(request.params)
                     if parent_values is None:
-                        values_ = params["ExpressionAttributeValues"]
-                        params["ExpressionAttributeValues"] = _placed(values_, parent)
-                    yield ReadAll(Request(request.operation, params))
+                        request = placed_request(request, parent)
+                    yield ReadAll(Request(request.operation, request.params))
                 level.append(rel)
                 below.append((rel.target_info, None))
         if level:

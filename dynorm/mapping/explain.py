@@ -244,16 +244,29 @@ class Explain(msgspec.Struct):
         load: Sequence[Relationship[Any] | LoadOption] = (),
         **components: object,
     ) -> list[Request]:
-        """The Query ``db.query`` sends first (with ``load=``: widened to shared children).
+        """The requests a page of ``db.query`` sends, planned without sending anything.
 
-        One request, in a list as every explain: the first page's (later pages and the loads
-        per page depend on the replies).
+        The Query first (with ``load=``: widened to the children it shares), in a list as every
+        explain; with ``load=``, then what is sent for each parent the page returns, its
+        parent-derived values :class:`~dynorm.FromRead` placeholders (see
+        ``QueryLoadReads.after_page``). Later pages depend on the replies.
         """
         info = self.table.info(model)
         read = self.query_read(info, index, components, consistent=consistent).read
-        if load:
-            read = plan_query_load(info, read, components, normalize_options(info, load)).read
-        return [read.request()]
+        if not load:
+            return [read.request()]
+        plan = plan_query_load(info, read, components, normalize_options(info, load))
+        return [plan.read.request(), *plan.after_page(info, self._name_of(info))]
+
+    def _name_of(self, info: ModelInfo[Any]) -> Callable[[ModelTable], str]:
+        """The name of each table a load of ``info`` reads (another table's own, if not given)."""
+
+        def name_of(table: ModelTable) -> str:
+            if table is info.table:
+                return self.table_name
+            return table.name if self.name_of is None else self.name_of(table)
+
+        return name_of
 
     def query_read(
         self,

@@ -32,6 +32,7 @@ from dynorm.core.requests import (
     upper_bound,
     whole_item_reads,
 )
+from dynorm.core.steps import FromRead
 
 from .model import ModelInfo, ModelTable, not_key_fields
 from .reading import Finished, finish_query, models_in_range
@@ -43,6 +44,7 @@ from .relations import (
     collection_read,
     relationships_of,
 )
+from .unknown import placed_request, sample_values
 
 if TYPE_CHECKING:
     # Imported by the first sharded relationship's load (``_sharded_read``) only.
@@ -517,6 +519,10 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
                 how = "one BatchGetItem per 100 distinct parents of a page"
             elif rel.embedded is not None:
                 how = "inside each parent item (no request)"
+            elif rel.sharded:
+                how = (
+                    f"{rel.via.shards} Queries per parent of a page (one a shard), run concurrently"
+                )
             else:
                 how = "one Query per parent of a page, run concurrently"
             if rel.crosses_tables:
@@ -524,6 +530,44 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
                 how += f", in Table {rel.target_info.table.name!r}, after the page"
 
             found[rel.qualname] = how
+        return found
+
+    def after_page(
+        self, info: ModelInfo[Any], name_of: Callable[[ModelTable], str]
+    ) -> list[Request]:
+        """The requests sent for each parent a page returns, once the page is read (pure).
+
+        As ``load_all`` sends them: one BatchGetItem of the BelongsTo parents' keys, then each
+        separate HasMany's Query (one a shard), each followed by the BatchGetItem that reads
+        its items whole where the index holds them in part. Values taken from the parents are
+        :class:`~dynorm.FromRead` placeholders (``'P#<Order.id>' for each Order read``): these
+        requests are sent once for each parent of the page (a parent's children that fill more
+        than a page, or a limited load, may take more). Embedded children need none.
+        """
+        samples = sample_values(info)
+        found: list[Request] = []
+        keys: dict[str, list[Item]] = {}
+        for option in self.separate:
+            rel = option.relationship
+            if isinstance(rel, BelongsToRelation):
+                what = f"the {rel.target_name} key of each {info.name} read"
+                keys.setdefault(name_of(rel.target_info.table), []).append(
+                    cast("Item", FromRead(what))
+                )
+        if keys:
+            requests = {name: {"Keys": shown} for name, shown in keys.items()}
+            found.append(batch_get_tables(requests))
+        for option in self.separate:
+            rel = option.relationship
+            if not isinstance(rel, HasManyRelation) or rel.embedded is not None:
+                continue
+            name = name_of(rel.children_table)
+            index = rel.via.index
+            partial = rel.children_table.partial_models(index) if index is not None else ()
+            for read in rel.children_reads(name, samples):
+                found.append(placed_request(read.request(), info))
+                if rel.target_info.name in partial:
+                    found.append(whole_item_reads(name))
         return found
 
 

@@ -212,12 +212,14 @@ def keys(params: dict[str, Any], table_attrs: tuple[str, ...]) -> list[Any]:
 def compare(db: Database, explained: list[Request], sent: list[dict[str, Any]]) -> None:
     operations = [r.operation for r in explained]
     assert len(explained) == len(sent), (operations, len(sent))
-    attributes = tuple(db.table.primary_attributes)
+    # Each table of the connection by its name (a load may read another table).
+    by_name = {c.name: tuple(c.table.primary_attributes) for c in db.connected_tables()}
     for i, (plan, raw) in enumerate(zip(explained, sent, strict=True)):
         params = {k: v for k, v in dict(plan.params).items() if k not in TRANSPORT_ADDS}
         body = {k: v for k, v in raw.items() if k not in TRANSPORT_ADDS}
         where = f"request {i} ({plan.operation})"
         assert tables(params) == tables(body), where
+        attributes = by_name[tables(params)[0]] if tables(params) else ()
         explained_keys, sent_keys = keys(params, attributes), keys(body, attributes)
         if not placeholders(explained_keys):
             assert fits(explained_keys, sent_keys), (where, explained_keys, sent_keys)
