@@ -44,7 +44,7 @@ class Connected(msgspec.Struct, frozen=True, eq=False, dict=True):
         """The planner of this table's writes, under its name on this connection."""
         from dynorm.mapping.writeplan import WritePlanner  # noqa: PLC0415 - once per table
 
-        return WritePlanner(self.table, self.name)
+        return WritePlanner(self.table, self.name, self.name_of)
 
     @functools.cached_property
     def explain(self) -> Explain:

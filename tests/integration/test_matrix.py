@@ -72,10 +72,6 @@ EMBEDDED_QUERY = (
     "refused"
 )
 ITEM1 = "issue 27 item 1: sharded cursors lose or reorder children written between pages"
-CROSS_CASCADE = (
-    "issue 27 item 4: db.delete(cascade=True) that would follow a relationship into another "
-    "table is refused"
-)
 ITEM5 = (
     "issue 27 item 5 (not covered by the i27-explain merge): query(load=).explain() lists the "
     "parents' Query only, not the Query of each parent's children (one a shard) that the load "
@@ -158,7 +154,6 @@ CASES = [
             "explain": ONE_TABLE_PROXY,
             "explain_query": ONE_TABLE_PROXY,
         },
-        xfail={"cascade": CROSS_CASCADE},
     ),
     Case(
         "adjacency-sharded",
