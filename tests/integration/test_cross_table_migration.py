@@ -26,6 +26,7 @@ from dynorm.testing import (
     count_requests,
     fast_path_selected,
 )
+from tests.faultproxy import FaultPlan, FaultProxy
 
 from .cli import Cli
 from .raw import stored
@@ -104,6 +105,58 @@ async def test_a_relationship_across_tables_migrates_within_its_childrens_table(
         again = await migrate(db, new.post.likes, from_=old.strategy())
         assert again.changes == 0
         assert again.ok
+
+
+async def test_a_relationship_across_tables_migrates_under_faults(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    new, old = declare(4), declare(1)
+    async with (
+        both(dynorm_connect, dynorm_server, new, old) as db,
+        FaultProxy.running(dynorm_server.url) as proxy,
+        connect(
+            new.posts,
+            new.likes,
+            endpoint_url=proxy.url,
+            region_name=TEST_REGION,
+            aws_access_key_id=TEST_ACCESS_KEY_ID,
+            aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+            table_names={t: db.name_of(t) for t in db.tables},
+            fast_path=fast_path_selected(),
+            max_attempts=12,
+        ) as faulty,
+    ):
+        proxy.use(
+            FaultPlan(
+                seed=27,
+                rates={"throttle": 0.1, "error_500_after": 0.1, "lost_reply": 0.1, "reset": 0.05},
+            )
+        )
+        report = await migrate(faulty, new.post.likes, from_=old.strategy(), page_size=5)
+        proxy.use(None)
+        assert report.ok, report
+        injected = {e.fault for e in proxy.injected}
+        assert {"lost_reply", "error_500_after", "throttle"} <= injected, injected
+        assert proxy.errors == []
+        items = await stored(db.focused(new.likes))
+        for got, want in zip(items, new.expected_likes(), strict=True):
+            assert got == want
+        await assert_moved(db, new)
+
+
+async def test_a_focused_view_names_one_table_and_routes_the_rest_by_model(
+    dynorm_connect: Connect,
+) -> None:
+    new = declare(1)
+    async with dynorm_connect(new.posts, new.likes) as db:
+        view = db.focused(new.likes)
+        assert view.table is new.likes
+        assert view.table_name == db.name_of(new.likes)
+        with pytest.raises(DefinitionError, match="names the one table of a connection"):
+            _ = db.table_name  # the connection itself still has two
+        await view.put(new.post("p1"))  # routed by model: into the posts' table
+        assert await db.get(new.post, post_id="p1") == new.post("p1")
+        assert await stored(db.focused(new.likes)) == []
 
 
 async def test_a_source_in_the_parents_table_is_refused_before_sending(
