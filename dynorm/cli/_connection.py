@@ -66,14 +66,20 @@ class ConnectOptions:
         return self.endpoint_url or "the endpoint of your AWS configuration"
 
     @asynccontextmanager
-    async def open(self, table: Table) -> AsyncIterator[Database]:
-        """``connect(table, ...)`` with these options; at the end, what ``--rate-limit`` did."""
+    async def open(self, table: Table, *others: Table) -> AsyncIterator[Database]:
+        """``connect(table, *others, ...)`` with these options; then what ``--rate-limit`` did.
+
+        ``--table-name`` renames ``table`` alone (the others keep their own names).
+        """
         given: dict[str, Any] = {
             k: v
             for k, v in attrs.asdict(self, recurse=False).items()
             if v is not None and k != "fast_path"
         }
-        async with connect(table, fast_path=self.fast_path, **given) as db:
+        if others:
+            renamed = given.pop("table_name", None)
+            given["table_names"] = {table: renamed} if renamed is not None else None
+        async with connect(table, *others, fast_path=self.fast_path, **given) as db:
             try:
                 yield db
             finally:

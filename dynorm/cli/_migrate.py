@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 from rich.markup import escape
@@ -339,7 +339,13 @@ def migrate(
     target: Any = None if backfill else _relationship(table, subject)
     if kind == "strategy" and not isinstance(target, HasManyRelation):
         raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
-    name = connection.name_of(table)
+    # A relationship into another table: its children are there, the parents here.
+    others: list[Table] = (
+        [cast("Table", target.children_table)]
+        if kind == "strategy" and target.crosses_tables
+        else []
+    )
+    name = connection.name_of(table) if not others else others[0].name
     saved = (
         None
         if no_checkpoint or dry_run or workers is not None
@@ -363,7 +369,7 @@ def migrate(
     }
 
     async def work(bar: _Bar) -> MigrationReport:
-        async with connection.open(table) as db:
+        async with connection.open(table, *others) as db:
             options["on_progress"] = bar
             if backfill:
                 assert model is not None  # noqa: S101  (set above for --backfill)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -339,6 +340,17 @@ class Database:
         :func:`connect`.
         """
         return self._tables.connected(model)
+
+    def focused(self, table: Table) -> Database:
+        """This connection with ``table`` as its one table, for tools written for one table.
+
+        ``db.table``, ``db.table_name``, ``db.scan(None)`` and a plan's batch steps mean
+        ``table``; every other call still routes by model. It shares this connection: close
+        this one, not the view. A migration of a relationship into another table runs on it.
+        """
+        view = copy.copy(self)
+        view.__dict__.update(_tables=self._tables.focused(table), _explain=None)
+        return view
 
     def connected_tables(self) -> list[Connected]:
         """Every table of this connection, in the order given to :func:`connect`."""

@@ -6,6 +6,7 @@ goes; ``db.explain`` asks the same one, so what is shown is planned by the table
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -44,7 +45,7 @@ class Connected(msgspec.Struct, frozen=True, eq=False, dict=True):
         """The planner of this table's writes, under its name on this connection."""
         from dynorm.mapping.writeplan import WritePlanner  # noqa: PLC0415 - once per table
 
-        return WritePlanner(self.table, self.name)
+        return WritePlanner(self.table, self.name, self.name_of)
 
     @functools.cached_property
     def explain(self) -> Explain:
@@ -147,13 +148,18 @@ class Tables:
         #: The tables of this connection, in the order given.
         self.tables: Final = tuple(t for t, _ in named)
         self._connected: Final = {c.table: c for c in connected}
+        #: The table a view made by ``focused`` answers ``only`` with (None: not a view).
+        self._focus: Connected | None = None
         self._by_name: Final = {c.name: c for c in connected}
 
     def only(self, what: str, advice: str | None = None) -> Connected:
         """The one table of a one-table connection; with several, DefinitionError naming ``what``.
 
-        ``advice``: what to do instead (default: name a table, or ask by model).
+        ``advice``: what to do instead (default: name a table, or ask by model). A view made
+        by :meth:`focused` answers with its table.
         """
+        if self._focus is not None:
+            return self._focus
         if len(self._connected) == 1:
             return next(iter(self._connected.values()))
         raise DefinitionError(
@@ -165,6 +171,12 @@ class Tables:
     def name_of(self, table: ModelTable) -> str:
         """The name ``table`` has on this connection (``table_names=``, else its own)."""
         return self.of_table(table).name
+
+    def focused(self, table: ModelTable) -> Tables:
+        """These tables, ``table`` answering what asks for the one table (see ``only``)."""
+        view = copy.copy(self)
+        view._focus = self.of_table(table)
+        return view
 
     def of_table(self, table: ModelTable) -> Connected:
         """``table`` as this connection holds it (DefinitionError when it was not passed)."""

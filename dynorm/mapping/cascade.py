@@ -18,6 +18,12 @@ many-to-many link). ``Embedded`` children are inside their parent's item and go 
    reachable from its surviving parent, and running the cascade again finishes the job;
 5. the root last, on condition that it still carries the mark (a put of the root meanwhile
    keeps it) and its version.
+
+A relationship into another table of the connection (``HasMany`` through that table's index) is
+followed there: its Query goes to that table's index, its items are deleted from that table, in
+the same level's BatchWriteItem requests as the level's other items (a request may address
+several tables). Nothing about the order changes, so the guarantees hold across tables: the
+mark stays on the root, the one item every rerun starts from.
 """
 
 from __future__ import annotations
@@ -39,11 +45,20 @@ from dynorm.core.errors import (
 from dynorm.core.expressions import Condition, extend_condition
 from dynorm.core.requests import CollectionRead, Request, consistent_get
 from dynorm.core.stamps import VersionCheck, Write
-from dynorm.core.steps import Fetch, FromRead, Plan, ReadAll, ReadEach, Send, Unread, WriteBatch
+from dynorm.core.steps import (
+    Fetch,
+    FromRead,
+    Plan,
+    ReadAll,
+    ReadEach,
+    Send,
+    Together,
+    Unread,
+    WriteBatch,
+)
 
-from .model import ModelInfo
+from .model import ModelInfo, ModelTable, info_of, is_model
 from .relations import HasManyRelation, relationships_of
-from .table import Table
 from .unknown import placed_request, sample_values
 from .writes import plan_delete, plan_mark
 
@@ -57,6 +72,9 @@ Refused = Callable[
     [ModelInfo[Any], Item, VersionCheck | None, ConditionFailedError, Write],
     Generator[Any, Any, DatabaseError],
 ]
+
+#: The name a table has on the connection (raises DefinitionError for one not connected).
+NameOf = Callable[[ModelTable], str]
 
 
 def _counts(value: Mapping[type[Any], int]) -> Mapping[type[Any], int]:
@@ -90,50 +108,72 @@ class CascadeReport(msgspec.Struct, frozen=True):
         return iter(self.deleted)
 
     def __str__(self) -> str:
-        parts = ", ".join(f"{n} {cls.__name__}" for cls, n in self.deleted.items())
+        tables = {_table_of(cls) for cls in self.deleted}
+        # A tree across tables names each model's table (two tables may have an Order each).
+        parts = ", ".join(
+            f"{n} {cls.__name__}" + (f" (Table {_table_of(cls)!r})" if len(tables) > 1 else "")
+            for cls, n in self.deleted.items()
+        )
         return f"deleted {self.total} items" + (f" ({parts})" if parts else "")
 
 
+def _table_of(cls: type[Any]) -> str:
+    return info_of(cls).table.name if is_model(cls) else ""
+
+
 class _Found(msgspec.Struct, frozen=True):
-    """One item of the tree: its model and key (its values, if its relationships need them)."""
+    """One item of the tree: its model, its key and the name of its table."""
 
     info: ModelInfo[Any]
-    key: Item
+    key: Item | FromRead  # FromRead: as explain shows it
+    table: str
 
 
 def _cascading(info: ModelInfo[Any]) -> list[HasManyRelation[Any]]:
     """The relationships of ``info`` whose children a cascade deletes as items of their own."""
-    found = [
+    return [
         rel
         for rel in relationships_of(info).values()
         if isinstance(rel, HasManyRelation) and rel.via.cascades
     ]
-    for rel in found:
-        if rel.crosses_tables:
-            # The tree's deletes are one table's batches, bounded and resumable by the root's
-            # mark; children in another table would be left behind by an interrupted cascade.
-            raise DefinitionError(
-                f"db.delete(cascade=True) would follow {rel.qualname} into Table "
-                f"{rel.target_info.table.name!r}, and a cascade deletes within one table; "
-                f"delete those children first (db.delete_all(await parent.{rel.name}.all())), "
-                "then cascade"
-            )
-    return found
 
 
-def _check_tree(info: ModelInfo[Any]) -> None:
-    """Refuse, before anything is sent, a tree that reaches into another table."""
+def _table_names(
+    info: ModelInfo[Any], table_name: str, name_of: NameOf | None
+) -> dict[ModelTable, str]:
+    """The name of every table the tree under ``info`` reaches, found before anything is sent.
+
+    A relationship into a table the connection was not given is refused here, with nothing
+    sent: the cascade could not delete those children, nor leave them reachable.
+    """
+    names: dict[ModelTable, str] = {info.table: table_name}
     seen: set[ModelInfo[Any]] = set()
     todo = [info]
     while todo:
         one = todo.pop()
-        if one not in seen:
-            seen.add(one)
-            todo += [rel.target_info for rel in _cascading(one)]
+        if one in seen:
+            continue
+        seen.add(one)
+        for rel in _cascading(one):
+            table = rel.children_table
+            if table not in names:
+                names[table] = _name(table, rel, name_of)
+            todo.append(rel.target_info)
+    return names
+
+
+def _name(table: ModelTable, rel: HasManyRelation[Any], name_of: NameOf | None) -> str:
+    if name_of is None:
+        return table.name
+    try:
+        return name_of(table)
+    except DefinitionError as exc:  # a table the connection was not given
+        raise DefinitionError(
+            f"db.delete(cascade=True) follows {rel.qualname} into Table {table.name!r}: {exc}"
+        ) from exc
 
 
 def plan_cascade(
-    table: Table,
     table_name: str,
     info: ModelInfo[Any],
     values: Mapping[str, object],
@@ -142,16 +182,20 @@ def plan_cascade(
     check: VersionCheck | None,
     max_items: int | None,
     refused: Refused,
+    name_of: NameOf | None = None,
 ) -> Plan[CascadeReport]:
-    """Delete the item ``values`` names and every item under it (see the module docstring)."""
+    """Delete the item ``values`` names and every item under it (see the module docstring).
+
+    ``name_of`` names the connection's other tables the tree reaches (None: their own names).
+    """
     if max_items is not None and (type(max_items) is not int or max_items < 1):
         raise ValueError(f"max_items must be a positive int or None; got {max_items!r}")
-    _check_tree(info)
+    names = _table_names(info, table_name, name_of)
     key = info.primary_key(values)
     delete = plan_delete(info, key, table_name, condition=condition, version=check)
     found = yield Send(consistent_get(key, table_name))
     if isinstance(found, Unread):  # planned by explain
-        return (yield from _explain(table_name, info, values, condition=condition, check=check))
+        return (yield from _explain(names, info, values, condition=condition, check=check))
     stored = found.get("Item")
     if stored is None or (check is not None and check.new) or not info.matches(stored):
         # Nothing of this model is stored under the key, so nothing under it either: the
@@ -163,9 +207,7 @@ def plan_cascade(
         return CascadeReport()
     # The item as stored tells which children are its (the object given, or the key alone,
     # may not: a stale object, or links through fields outside the key).
-    levels = yield from _read_tree(
-        table, table_name, info, info.values_of(info.decode(stored)), max_items
-    )
+    levels = yield from _read_tree(names, info, info.values_of(info.decode(stored)), max_items)
     try:
         yield Send(plan_mark(info, key, table_name, MARK, condition=condition, version=check))
     except ConditionFailedError as exc:
@@ -175,8 +217,7 @@ def plan_cascade(
         raise error from exc
     counts: dict[type[Any], int] = {}
     for level in reversed(levels):
-        if level:
-            yield WriteBatch(tuple({"DeleteRequest": {"Key": f.key}} for f in level))
+        yield from _delete_level(table_name, level)
         for f in level:
             counts[f.info.cls] = counts.get(f.info.cls, 0) + 1
     try:
@@ -188,53 +229,99 @@ def plan_cascade(
 
 
 def _read_tree(
-    table: Table,
-    table_name: str,
+    names: Mapping[ModelTable, str],
     info: ModelInfo[Any],
     values: Mapping[str, object],
     max_items: int | None,
 ) -> Plan[list[list[_Found]]]:
     """Every item under the root, by level (the root's children first); refused past the bound."""
-    seen = {key_id(info.primary_key(values))}
+    # Keys are told apart by table too: two tables may hold items under the same key.
+    seen = {(names[info.table], key_id(info.primary_key(values)))}
     levels: list[list[_Found]] = []
     frontier: list[tuple[ModelInfo[Any], Mapping[str, object]]] = [(info, values)]
     while frontier:
         level: list[_Found] = []
         below: list[tuple[ModelInfo[Any], Mapping[str, object]]] = []
-        # The level's Queries (one per parent per relationship) go out at once.
+        # The level's Queries (one per parent per relationship, whichever table) go out at once.
         reads = [
             (rel, read)
             for parent, parent_values in frontier
             for rel in _cascading(parent)
-            for read in rel.via.cascade_reads(rel, table_name, parent_values)
+            for read in rel.via.cascade_reads(rel, names[rel.children_table], parent_values)
         ]
         requests = tuple(_raw(read) for _, read in reads)
         answers: list[list[Item]] = (yield ReadEach(requests)) if requests else []
         for (rel, _), items in zip(reads, answers, strict=True):
             child = rel.target_info
+            name = names[child.table]
             follow = bool(_cascading(child))
             new = []
             for item in items:
                 found = child.primary_key_of_item(item)  # None: another model's item
-                if found is not None and key_id(found) not in seen:
-                    seen.add(key_id(found))
+                if found is not None and (name, key_id(found)) not in seen:
+                    seen.add((name, key_id(found)))
                     new.append(item)
             if max_items is not None and len(seen) > max_items:
                 raise _too_many(info, values, len(seen), max_items)
             index = rel.via.index
-            if follow and index is not None and child.name in table.partial_models(index):
-                # The index holds these items in part: read them whole by key.
-                keys = tuple(_key(child, item) for item in new)
-                whole = (yield Fetch(keys)) if keys else {}
-                new = [whole[key_id(k)] for k in keys if key_id(k) in whole]
+            if follow and index is not None and child.name in child.table.partial_models(index):
+                # The index holds these items in part: read them whole by key, in their table.
+                new = yield from _whole(name, own=name == names[info.table], child=child, items=new)
             for item in new:
-                level.append(_Found(child, _key(child, item)))
+                level.append(_Found(child, _key(child, item), name))
                 if follow:
                     below.append((child, child.values_of(child.decode(item))))
         if level:
             levels.append(level)
         frontier = below
     return levels
+
+
+def _whole(name: str, *, own: bool, child: ModelInfo[Any], items: list[Item]) -> Plan[list[Item]]:
+    """``items`` (as an index holds them, in part) read whole by key from Table ``name``.
+
+    ``own``: the root's table, the runner's (a Fetch); another is named (a Together).
+    """
+    keys = tuple(_key(child, item) for item in items)
+    if not keys:
+        return []
+    if own:
+        whole = yield Fetch(keys)
+    else:
+        (whole,) = yield Together(((name, Fetch(keys)),))
+        if isinstance(whole, Exception):
+            raise whole
+    return [whole[key_id(k)] for k in keys if key_id(k) in whole]
+
+
+def _delete_level(table_name: str, level: list[_Found]) -> Plan[None]:
+    """Delete one level's items, each from its table; done when every one is gone.
+
+    A level within the root's table is one WriteBatch (the runner's table); a level spanning
+    tables is one Together, whose BatchWriteItem requests address each item's table.
+    """
+    if not level:
+        return
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for f in level:
+        by_table.setdefault(f.table, []).append({"DeleteRequest": {"Key": f.key}})
+    if set(by_table) == {table_name}:
+        yield WriteBatch(tuple(by_table[table_name]))
+        return
+    # One key in two tables is two items, and DynamoDB takes them in one request; moto refuses
+    # such a request as "duplicates", so a level holding one goes table by table (still whole
+    # before the level above).
+    owners: dict[Any, set[str]] = {}
+    for f in level:
+        if not isinstance(f.key, FromRead):  # explain's placeholders are no keys
+            owners.setdefault(key_id(f.key), set()).add(f.table)
+    shared = any(len(tables) > 1 for tables in owners.values())
+    groups = [[n] for n in by_table] if shared else [list(by_table)]
+    for group in groups:
+        outcomes = yield Together(tuple((n, WriteBatch(tuple(by_table[n]))) for n in group))
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                raise outcome
 
 
 def _raw(read: CollectionRead) -> Request:
@@ -314,7 +401,7 @@ def _root_changed(
 
 
 def _explain(
-    table_name: str,
+    names: Mapping[ModelTable, str],
     info: ModelInfo[Any],
     values: Mapping[str, object],
     *,
@@ -326,6 +413,7 @@ def _explain(
     Below the root's children the parents are not known: each level's Query is shown once per
     relationship, its key values ``FromRead`` placeholders (one is sent per parent read).
     """
+    table_name = names[info.table]
     key = info.primary_key(values)
     shown: set[tuple[str, str]] = set()
     levels: list[list[HasManyRelation[Any]]] = []
@@ -339,7 +427,7 @@ def _explain(
                     continue  # a cycle: this relationship's reads are shown already
                 shown.add((parent.name, rel.name))
                 reads = rel.via.cascade_reads(
-                    rel, table_name, parent_values or sample_values(parent)
+                    rel, names[rel.children_table], parent_values or sample_values(parent)
                 )
                 for read in reads:
                     request = read.request()
@@ -353,15 +441,16 @@ def _explain(
         frontier = below
     yield Send(plan_mark(info, key, table_name, MARK, condition=condition, version=check))
     for level in reversed(levels):
-        yield WriteBatch(
-            tuple(
-                {
-                    "DeleteRequest": {
-                        "Key": FromRead(f"the keys of the {rel.target_name} items read")
-                    }
-                }
+        yield from _delete_level(
+            table_name,
+            [
+                _Found(
+                    rel.target_info,
+                    FromRead(f"the keys of the {rel.target_name} items read"),
+                    names[rel.children_table],
+                )
                 for rel in level
-            )
+            ],
         )
     yield Send(_marked_delete(info, key, table_name, check))
     return CascadeReport()

@@ -60,7 +60,7 @@ from .copies import (
     unchanged,
     with_pending,
 )
-from .model import ModelInfo, info_of
+from .model import ModelInfo, ModelTable, info_of
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
@@ -100,9 +100,13 @@ class Action(msgspec.Struct, frozen=True):
 class WritePlanner:
     """Plans every write to one table, asking each relationship's strategy for its rules."""
 
-    def __init__(self, table: Table, table_name: str) -> None:
+    def __init__(
+        self, table: Table, table_name: str, name_of: Callable[[ModelTable], str] | None = None
+    ) -> None:
         self.table = table
         self.table_name = table_name
+        #: The names of the connection's other tables (a cascade follows relationships there).
+        self.name_of = name_of
         self.copier = CopyPlanner(table, table_name)
 
     # -- which rules apply -------------------------------------------------------------------------
@@ -285,7 +289,6 @@ class WritePlanner:
         if cascade:
             return (
                 yield from plan_cascade(
-                    self.table,
                     self.table_name,
                     info,
                     values,
@@ -293,6 +296,7 @@ class WritePlanner:
                     check=check,
                     max_items=max_items,
                     refused=self._refused,
+                    name_of=self.name_of,
                 )
             )
         request = plan_delete(

@@ -523,7 +523,9 @@ class Move(_StrategyChange):
         parent, child = self.parent, self.child
         plan = PagePlan()
         index = self.rel.via.index
-        parent_attrs = _index_attributes(parent, [index]) if index is not None else []
+        # A parent of another table (a relationship across tables) is not in this table.
+        same = parent.table is child.table
+        parent_attrs = _index_attributes(parent, [index]) if index is not None and same else []
         moves: list[tuple[Item, Item]] = []
         for raw in map(_plain, items):
             found = table.model_of(raw)

@@ -40,15 +40,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 import attrs
 
 from dynorm.core.errors import DefinitionError
 from dynorm.io.database import Database
-from dynorm.mapping.model import is_model
+from dynorm.mapping.model import ModelTable, info_of, is_model
 from dynorm.mapping.relations import HasManyRelation, Relationship
 from dynorm.mapping.strategies import Strategy
+from dynorm.mapping.table import Table
 
 from .migrate_kinds import (
     MAX_PROBLEMS,
@@ -176,9 +177,56 @@ def _check_has_many(
         )
     if relationship.owner is None:
         raise DefinitionError(f"{call}: {relationship!r} is not bound to a model class")
-    db.table.check()
-    db.table.info(relationship.owner)  # on this Database's table
+    if not relationship.crosses_tables:  # one across tables is checked by _children_view
+        db.table.check()
+        db.table.info(relationship.owner)  # on this Database's table
     return relationship
+
+
+def _focus(db: Database, table: ModelTable, where: str) -> Database:
+    """``db``, or on a connection of several tables ``db`` focused on ``table`` (the one scanned).
+
+    DefinitionError, before anything is sent, when ``table`` is not on the connection.
+    """
+    if len(db.tables) == 1 and db.tables[0] is table:
+        return db
+    try:
+        db.name_of(table)
+    except DefinitionError as exc:
+        raise DefinitionError(f"{where} scans Table {table.name!r}: {exc}") from exc
+    return db.focused(cast("Table", table))
+
+
+def _children_view(
+    db: Database, rel: HasManyRelation[Any], from_: Strategy, where: str
+) -> Database:
+    """``db`` focused on the table of ``rel``'s children, for a relationship across tables.
+
+    The children move within their table (between two indexes of it, or two shard counts of
+    one), so the run scans and writes that table; its verification reads each parent, in the
+    owner's table, with its children. Any other source layout kept the children in another
+    table (or inside the parent), a move between tables a migration does not make: refused.
+    """
+    owner, children = rel.owner_info.table, rel.children_table
+    if from_.index is None or from_.embedded_codec(rel) is not None:
+        raise DefinitionError(
+            f"{where}: {rel.qualname} reaches into Table {children.name!r} (its "
+            f"{rel.target_name} items, read through {rel.via.describe()}), and "
+            f"{from_.describe()} kept them in Table {owner.name!r}; a migration moves children "
+            f"within one table, so from_= takes an Index of Table {children.name!r} there. "
+            f"Copy them into Table {children.name!r} yourself (read, put_all, then delete_all)"
+        )
+    for table, role in ((children, "its children's"), (owner, "its parents'")):
+        try:
+            db.name_of(table)
+        except DefinitionError as exc:
+            raise DefinitionError(
+                f"{where}: {rel.qualname} needs Table {table.name!r} ({role}) on the "
+                f"connection: connect({owner.name}, {children.name}, ...)"
+            ) from exc
+    view = db.focused(cast("Table", children))
+    view.table.check()
+    return view
 
 
 def _check_index(db: Database, index: str | None, why: str) -> None:
@@ -337,10 +385,19 @@ async def migrate(
     Concurrent writers: see the module docstring (run between deploys, or with the writers of
     this relationship paused; a second run plus verification catches stragglers).
     """
+    if (
+        isinstance(relationship, HasManyRelation)
+        and relationship.owner is not None
+        and not relationship.crosses_tables
+        and len(db.tables) > 1
+    ):
+        db = _focus(db, relationship.children_table, "migrate")
     rel = _check_has_many(db, relationship, "migrate")
     if not isinstance(from_, Strategy):
         raise DefinitionError(f"from_= takes a strategy such as Partition(); got {from_!r}")
     where = f"migrate({rel.qualname}, from_={from_.describe()})"
+    if rel.crosses_tables:
+        db = _children_view(db, rel, from_, where)
     if from_ == rel.via:
         raise DefinitionError(
             f"{where}: {rel.qualname} is declared with {rel.via.describe()} already; from_= "
@@ -422,6 +479,8 @@ async def backfill_index(
     sparse). Items already right
     are not written. Options as for :func:`migrate`.
     """
+    if is_model(model) and len(db.tables) > 1:
+        db = _focus(db, info_of(model).table, "backfill_index")
     info = db.table.info(model)
     if index is None:
         indexes = tuple(i for i in db.table.indexes if info.in_index(i))
@@ -477,6 +536,12 @@ async def repair_copies(
     other attributes, timestamps and versions are kept. Children already right are not
     written. Options as for :func:`migrate`.
     """
+    if (
+        isinstance(relationship, HasManyRelation)
+        and relationship.owner is not None
+        and len(db.tables) > 1
+    ):
+        db = _focus(db, relationship.children_table, "repair_copies")
     rel = _check_has_many(db, relationship, "repair_copies")
     if not rel.via.copies:
         raise DefinitionError(

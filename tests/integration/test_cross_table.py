@@ -164,16 +164,6 @@ async def test_add_and_remove_write_the_childrens_table(db: Database) -> None:
     assert await account.entries.all() == ENTRIES[::-1]
 
 
-async def test_a_cascade_into_another_table_is_refused_before_sending(db: Database) -> None:
-    with count_requests(db) as log, pytest.raises(DefinitionError) as caught:
-        await db.delete(ALICE, cascade=True)
-    assert log.operations == []
-    message = str(caught.value)
-    assert "Account.entries into Table 'ledger'" in message
-    assert "a cascade deletes within one table" in message
-    assert await db.get(Account, account_id="a1") == ALICE
-
-
 async def test_a_table_not_connected_is_named(dynorm_connect: Connect) -> None:
     async with dynorm_connect(ledger) as db:
         await db.put(ENTRIES[0])
