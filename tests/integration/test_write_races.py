@@ -30,6 +30,7 @@ from dynorm import (
     Table,
     ThrottledError,
 )
+from dynorm.core.steps import SendAll
 from dynorm.testing import Connect, count_requests
 
 pytestmark = [pytest.mark.integration, pytest.mark.transactions]
@@ -322,7 +323,7 @@ async def test_an_older_rename_superseded_by_a_newer_one_raises_nothing(
     monkeypatch.setattr(dynorm.io.database, "SEND_ALL_WINDOW", 1)
     await shelf(db, books=250)  # three checked batches
     plan = db.writes.put(Author("Le Guin", LATER))
-    step = await run_until(db, plan, lambda s: hasattr(s, "requests"))  # the checked batches
+    step = await run_until(db, plan, lambda s: isinstance(s, SendAll))  # the checked batches
     await db.put(Author("Le Guin", OTHER))  # a newer rename owns the copies now
 
     async def slow_last(_: Request, n: int) -> None:
