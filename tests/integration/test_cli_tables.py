@@ -115,6 +115,7 @@ def test_delete_table_says_when_there_is_nothing_to_delete(cli: Cli, name: str) 
     assert f"there is no table {name!r}" in ran.err
 
 
+@pytest.mark.offline
 def test_an_unreachable_endpoint_is_an_error_that_says_so(cli: Cli, name: str) -> None:
     ran = cli(
         "create-table",
