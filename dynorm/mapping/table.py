@@ -13,6 +13,7 @@ from dynorm.core.codec.converter import AttributeValue, build_codec
 from dynorm.core.errors import DefinitionError
 from dynorm.core.fields import field, stored_name
 from dynorm.core.keys import KEY_TYPES, SHARD, KeyTemplate, KeyType
+from dynorm.core.limits import MAX_KEY_NAME_BYTES
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
@@ -66,6 +67,11 @@ def _decoder() -> Callable[..., Change[object]]:
 
     _decode_change = decode_change
     return decode_change
+
+
+def _shown(name: str) -> str:
+    """``name`` for a message: whole when short, its start and length when not."""
+    return repr(name) if len(name) <= 40 else f"{name[:32]!r}... ({len(name)} characters)"
 
 
 #: Compiled on first use (``re``'s cache), not at import.
@@ -152,6 +158,7 @@ class Table:
                     f"Table {name!r}: local index {index.name!r} needs a table with a sort key"
                 )
             self.indexes[index.name] = index
+        self._check_name_lengths()
         if type_attribute is not None and type_attribute in self.attribute_names():
             raise DefinitionError(
                 f"Table {name!r}: type_attribute {type_attribute!r} is a key attribute; the "
@@ -171,6 +178,22 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
+
+    def _check_name_lengths(self) -> None:
+        # DynamoDB refuses these names at CreateTable; here the declaration says which one.
+        named = [(a, "key attribute") for a in self.attribute_names()]
+        for index in self.indexes.values():
+            if isinstance(index.projection, tuple):
+                where = f"attribute projected by index {index.name!r}"
+                named += [(a, where) for a in index.projection]
+        for attr, what in named:
+            size = len(attr.encode("utf-8", "surrogatepass"))
+            if not 0 < size <= MAX_KEY_NAME_BYTES:
+                raise DefinitionError(
+                    f"Table {self.name!r}: {what} {_shown(attr)} is {size} bytes long (UTF-8); "
+                    f"DynamoDB takes 1 to {MAX_KEY_NAME_BYTES} bytes for the name of a key "
+                    "attribute or of an attribute an index projects; use a shorter name"
+                )
 
     def _check_key_types(self, declared: Mapping[str, object]) -> dict[str, KeyType]:
         names = self.attribute_names()
