@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, dataclass_transfo
 import attrs
 
 from dynorm.core.codec.converter import AttributeValue, build_codec
-from dynorm.core.errors import DefinitionError
+from dynorm.core.errors import CodecError, DefinitionError
 from dynorm.core.fields import field, stored_name
 from dynorm.core.keys import KEY_TYPES, SHARD, KeyTemplate, KeyType
 from dynorm.core.limits import MAX_KEY_NAME_BYTES
@@ -67,6 +67,16 @@ def _decoder() -> Callable[..., Change[object]]:
 
     _decode_change = decode_change
     return decode_change
+
+
+def _typed(value: object) -> bool:
+    """Whether ``value`` is a typed value as DynamoDB writes one: ``{"S": "x"}``."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return False
+    ((kind, inner),) = value.items()
+    if kind in ("S", "N"):
+        return isinstance(inner, str)
+    return isinstance(inner, bytes | bytearray | memoryview | str) if kind == "B" else True
 
 
 def _shown(name: str) -> str:
@@ -650,8 +660,25 @@ class Table:
     def model_of(
         self, item: Mapping[str, AttributeValue], index: str | None = None
     ) -> ModelInfo[Any] | None:
-        """The model an item of this table (or of ``index``) belongs to, or None."""
-        return self.classifier(index)(item)
+        """The model an item of this table (or of ``index``) belongs to, or None.
+
+        ``item`` is in DynamoDB's form (``{"pk": {"S": "ORG#acme"}, ...}``). An item of no
+        model is None, and so is a malformed one: a key or the type attribute missing, of
+        another type, or not a typed value (``{"pk": "ORG#acme"}``). Anything but a mapping
+        is a ``CodecError``.
+        """
+        if not isinstance(item, Mapping):
+            raise CodecError(
+                f"Table {self.name!r}: model_of takes an item, a mapping of attribute names to "
+                f"typed values such as {{'pk': {{'S': 'ORG#acme'}}}}; got {type(item).__name__}"
+            )
+        try:
+            return self.classifier(index)(item)
+        except (AttributeError, TypeError):
+            # The classifier reads typed values as dicts; a value that is none is no model's.
+            if all(_typed(value) for value in item.values()):
+                raise
+            return None
 
     def decode_record(self, record: StreamRecord) -> Change[object]:
         """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.
