@@ -307,7 +307,7 @@ async def test_a_mark_that_cannot_be_removed_stays_harmless_and_a_rerun_leaves_n
 
 #: Listing l1 of seller s1 as another tool may have written it: its title a map; or its
 #: listing_id attribute a number (the listing_id its children link by is read from its key).
-BROKEN = {
+BROKEN: dict[str, dict[str, Any]] = {
     "title": {"title": {"M": {}}},
     "listing_id": {"listing_id": {"N": "7"}, "title": {"N": "1"}},
 }
