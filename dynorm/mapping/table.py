@@ -197,6 +197,8 @@ class Table:
                 where = f"attribute projected by index {index.name!r}"
                 named += [(a, where) for a in index.projection]
         for attr, what in named:
+            if not isinstance(attr, str):
+                raise DefinitionError(f"Table {self.name!r}: {what} {attr!r} is not a name (str)")
             size = len(attr.encode("utf-8", "surrogatepass"))
             if not 0 < size <= MAX_KEY_NAME_BYTES:
                 raise DefinitionError(

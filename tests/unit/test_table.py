@@ -61,6 +61,11 @@ def test_a_key_or_projected_name_over_255_bytes_is_refused(declare: Any, what: s
         assert "(128 characters) is 256 bytes long (UTF-8)" in message
 
 
+def test_a_key_attribute_name_that_is_no_string_is_refused() -> None:
+    with pytest.raises(DefinitionError, match=r"key attribute 5 is not a name \(str\)"):
+        Table("app", sk=5)  # type: ignore[arg-type]
+
+
 def test_names_of_255_bytes_are_taken() -> None:
     name = "é" * 127 + "x"  # 255 bytes
     table = Table("app", pk=name, indexes=[GSI("GSI1", pk="g", projection=(name,))])
