@@ -62,23 +62,38 @@ typecheck: .venv
 # path), the integration tests again on moto through botocore's request path, and on dynalite.
 # Much of a run is waiting on its server and on the `dynorm` command in subprocesses, so the
 # three together take about as long as the longest; each run's output is printed whole when it
-# ends (--output-sync), and any failure fails `make test`.
+# ends (--output-sync), and any failure fails `make test`. A failed run ends its output with a
+# line naming it (after pytest's short test summary, -ra, which names each failed test), and
+# `make test` ends with the list of the runs that failed (.ci/suite runs each).
+#
+# Tests marked `offline` never reach a server (`dynorm --help`, arguments refused before
+# connecting): the moto run has them, the other two leave them out.
+SUITES := test-moto test-slow-path test-dynalite
+
 test: .venv dynalite
 	$(MAKE) lint
 	$(MAKE) typecheck
-	$(MAKE) -j3 --output-sync=target test-moto test-slow-path test-dynalite
+	@failed=$$(mktemp); \
+	FAILED_SUITES=$$failed $(MAKE) -j3 -k --output-sync=target $(SUITES); \
+	status=$$?; \
+	if [ -s $$failed ]; then echo "make test: FAILED: $$(tr '\n' ' ' < $$failed)"; \
+	elif [ $$status -ne 0 ]; then echo "make test: FAILED (see the errors above)"; fi; \
+	rm -f $$failed; \
+	exit $$status
 
 test-moto: .venv
-	$(BIN)/pytest
+	.ci/suite test-moto "the whole suite on moto" $(BIN)/pytest
 
 # The integration tests again with botocore building, signing and parsing every request
 # (connect(fast_path=False)): both request paths must give the same results. No cache: it may run
 # beside test-moto, which keeps pytest's cache.
 test-slow-path: .venv
-	DYNORM_TEST_FAST_PATH=0 $(BIN)/pytest -m integration -p no:cacheprovider
+	DYNORM_TEST_FAST_PATH=0 .ci/suite test-slow-path "the integration tests, botocore's path" \
+		$(BIN)/pytest -m "integration and not offline" -p no:cacheprovider
 
 test-dynalite: .venv dynalite
-	DYNORM_TEST_BACKEND=dynalite $(BIN)/pytest -m integration -p no:cacheprovider
+	DYNORM_TEST_BACKEND=dynalite .ci/suite test-dynalite "the integration tests on dynalite" \
+		$(BIN)/pytest -m "integration and not offline" -p no:cacheprovider
 
 # Installs only the package and moto's server (not the dev toolchain), then tours every seed
 # access pattern on the embedded server (or on DYNORM_ENDPOINT_URL when set).

@@ -46,7 +46,9 @@ def _timeout(waits_for: str) -> Callable[[F], F]:
 @click.command("create-table")
 @click.argument("tables", type=TableParam(), nargs=-1, required=True, metavar="MODULE:TABLE...")
 @click.option(
-    "--exists-ok", is_flag=True, help="Succeed without changes when a table exists already."
+    "--exists-ok",
+    is_flag=True,
+    help="Accept a table that exists already: wait until it is active and enable its TTL.",
 )
 @_timeout("become active")
 @connection_options
@@ -75,17 +77,15 @@ def _create_one(
     async def create() -> bool:
         async with connection.open(table) as db:
             try:
-                await db.create_table(timeout=timeout)
+                # --exists-ok: an existing table is waited for and given its TTL, as if created.
+                return bool(await db.create_table(timeout=timeout, exists_ok=exists_ok))
             except DatabaseError as exc:
-                if exc.code == _EXISTS and exists_ok:
-                    return False
                 if exc.code == _EXISTS:
                     raise click.ClickException(
                         f"table {name!r} exists already at {connection.where()}; pass "
                         "--exists-ok to accept it, or --table-name to create another"
                     ) from exc
                 raise
-            return True
 
     try:
         created = asyncio.run(create())

@@ -88,6 +88,7 @@ from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
+from .tablecreate import table_status
 from .tables import Connected, Tables, name_tables, table_of
 from .transport import Connection, RequestListener, Transport, open_connection
 
@@ -114,10 +115,6 @@ P = TypeVar("P")
 A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
-
-#: What a DynamoDB implementation without time to live (dynalite) answers UpdateTimeToLive with.
-_NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClientException"})
-
 
 #: How many requests one Database keeps in flight at most (and its HTTP connection pool size):
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
@@ -174,19 +171,6 @@ def _coalescer(fetch: FetchKeys, batch_get_size: int) -> Coalescer:
 def _nothing_planned() -> Plan[None]:
     """The plan of no writes: it sends nothing."""
     yield from ()
-
-
-def _table_status(table: Mapping[str, Any] | None) -> str | None:
-    """A described table's status (None: no such table); CREATING until every index is ACTIVE."""
-    if table is None:
-        return None
-    status: str = table["TableStatus"]
-    if status == "ACTIVE" and any(
-        gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
-        for gsi in table.get("GlobalSecondaryIndexes", [])
-    ):
-        return "CREATING"
-    return status
 
 
 class _Writing:
@@ -550,7 +534,8 @@ class Database:
         *,
         timeout: float = 60.0,
         key_types: Mapping[str, Literal["S", "N", "B"]] | None = None,
-    ) -> None:
+        exists_ok: bool = False,
+    ) -> list[Table]:
         """Create every table of the connection (or only ``table``) and wait until each is active.
 
         Each table is created with every declared index, on-demand billing.
@@ -561,11 +546,17 @@ class Database:
         and one contradicting the Table's is a DefinitionError. When a model
         declares ``ttl=``, time to live is then enabled on that attribute (a server without
         UpdateTimeToLive, such as dynalite, is tolerated: nothing expires there).
+        A table that exists already is a DatabaseError (ResourceInUseException) unless
+        ``exists_ok``: then it is waited for until active and its time to live enabled as
+        creating it would (see ``dynorm/io/tablecreate.py``). Returns the tables it created
+        (without those that existed).
         """
         chosen = self._chosen(table)
         if key_types is None or len(chosen) == 1:
-            await asyncio.gather(*(self._create(c, timeout, key_types) for c in chosen))
-            return
+            made = await asyncio.gather(
+                *(self._create(c, timeout, key_types, exists_ok=exists_ok) for c in chosen)
+            )
+            return [c.table for c, created in zip(chosen, made, strict=True) if created]
         # Several tables: each takes the entries that name its own key attributes.
         held = {c.table: set(c.table.attribute_names()) for c in chosen}
         strays = [name for name in key_types if not any(name in h for h in held.values())]
@@ -574,12 +565,18 @@ class Database:
                 f"key_types names {strays[0]!r}, which is no key attribute of the tables "
                 f"created ({', '.join(repr(c.table.name) for c in chosen)})"
             )
-        await asyncio.gather(
+        made = await asyncio.gather(
             *(
-                self._create(c, timeout, {k: v for k, v in key_types.items() if k in held[c.table]})
+                self._create(
+                    c,
+                    timeout,
+                    {k: v for k, v in key_types.items() if k in held[c.table]},
+                    exists_ok=exists_ok,
+                )
                 for c in chosen
             )
         )
+        return [c.table for c, created in zip(chosen, made, strict=True) if created]
 
     def _chosen(self, table: Table | None) -> list[Connected]:
         return self._tables.connected_tables() if table is None else [self._tables.of_table(table)]
@@ -589,24 +586,19 @@ class Database:
         connected: Connected,
         timeout: float,
         key_types: Mapping[str, Literal["S", "N", "B"]] | None,
-    ) -> None:
-        from dynorm.mapping.tabledef import (  # noqa: PLC0415 - not on a data path
-            create_table_request,
-            time_to_live_request,
-        )
+        *,
+        exists_ok: bool,
+    ) -> bool:
+        from .tablecreate import create_one  # noqa: PLC0415 - not on a data path
 
-        ttl = time_to_live_request(connected.table, connected.name)
-        created = await self.send(create_table_request(connected.table, connected.name, key_types))
-        # A server that creates tables at once (moto) says ACTIVE in the reply: then there is
-        # nothing to wait for. DynamoDB and dynalite say CREATING, and are asked until ACTIVE.
-        if _table_status(created.get("TableDescription")) != "ACTIVE":
-            await self._wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
-        if ttl is not None:
-            try:
-                await self.send(ttl)
-            except DatabaseError as exc:
-                if exc.code not in _NO_TTL_CODES:
-                    raise
+        return await create_one(
+            self.send,
+            self._wait_for,
+            connected,
+            timeout=timeout,
+            key_types=key_types,
+            exists_ok=exists_ok,
+        )
 
     async def delete_table(self, table: Table | None = None, /, *, timeout: float = 60.0) -> None:
         """Delete every table of the connection (or only ``table``) and wait until it is gone."""
@@ -642,7 +634,7 @@ class Database:
         delay = 0.01
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            status = _table_status(await self._describe(name))
+            status = table_status(await self._describe(name))
             if done(status):
                 return
             if asyncio.get_running_loop().time() > deadline:

@@ -28,6 +28,7 @@ mark stays on the root, the one item every rerun starts from.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Generator, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final
@@ -37,9 +38,12 @@ import msgspec
 from dynorm.core.chunks import DEFAULT_MAX_ITEMS, key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import (
+    CodecError,
     ConditionFailedError,
     DatabaseError,
     DefinitionError,
+    DynormError,
+    KeyTemplateError,
     LimitExceededError,
 )
 from dynorm.core.expressions import Condition, extend_condition
@@ -207,7 +211,9 @@ def plan_cascade(
         return CascadeReport()
     # The item as stored tells which children are its (the object given, or the key alone,
     # may not: a stale object, or links through fields outside the key).
-    levels = yield from _read_tree(names, info, info.values_of(info.decode(stored)), max_items)
+    levels = yield from _read_tree(
+        names, info, key, values=_values(info, stored), max_items=max_items
+    )
     try:
         yield Send(plan_mark(info, key, table_name, MARK, condition=condition, version=check))
     except ConditionFailedError as exc:
@@ -216,27 +222,73 @@ def plan_cascade(
             error = _condition_failed(info, key, exc)
         raise error from exc
     counts: dict[type[Any], int] = {}
-    for level in reversed(levels):
-        yield from _delete_level(table_name, level)
-        for f in level:
-            counts[f.info.cls] = counts.get(f.info.cls, 0) + 1
     try:
-        yield Send(_marked_delete(info, key, table_name, check))
-    except ConditionFailedError as exc:
-        raise _root_changed(info, key, counts, exc) from exc
+        for level in reversed(levels):
+            yield from _delete_level(table_name, level)
+            for f in level:
+                counts[f.info.cls] = counts.get(f.info.cls, 0) + 1
+        try:
+            yield Send(_marked_delete(info, key, table_name, check))
+        except ConditionFailedError as exc:
+            raise _root_changed(info, key, counts, exc) from exc
+    except DynormError as exc:
+        if not isinstance(exc, ConditionFailedError):
+            yield from _abandon(info, key, table_name, sum(counts.values()), exc)
+        raise
     counts[info.cls] = counts.get(info.cls, 0) + 1
     return CascadeReport(_ordered(counts, info, levels))
+
+
+def _abandon(
+    info: ModelInfo[Any], key: Item, table_name: str, deleted: int, exc: DynormError
+) -> Plan[None]:
+    """After a cascade stopped part-way: take the mark off the root, and say so on ``exc``.
+
+    The mark would be harmless (reads leave it out, a put of the root replaces it), but a root
+    left as it was stored is what a caller who gives up on the cascade expects. The removal is
+    conditional on the mark (a root replaced meanwhile is left alone); when it fails too, the
+    mark stays and the note says so.
+    """
+    unmark = Request(
+        "UpdateItem",
+        {
+            "TableName": table_name,
+            "Key": key,
+            "UpdateExpression": "REMOVE #mark",
+            "ConditionExpression": "attribute_exists(#mark)",
+            "ExpressionAttributeNames": {"#mark": MARK},
+        },
+    )
+    try:
+        yield Send(unmark)
+        mark = f"its mark ({MARK}) was removed"
+    except ConditionFailedError:
+        mark = "it was written by someone else meanwhile, and keeps what they wrote"
+    except DynormError as failed:
+        mark = (
+            f"its mark ({MARK}) stays, as removing it failed too ({failed}); reads leave it "
+            "out, and the next cascade or put of the item replaces it"
+        )
+    exc.add_note(
+        f"delete of {info.name} {info.describe(key)} with cascade=True stopped part-way: "
+        f"{deleted} items under it were deleted (a level in progress may be deleted in part), "
+        f"the item itself was kept and {mark}. Every item left is reachable from it: run the "
+        "same delete again to finish"
+    )
 
 
 def _read_tree(
     names: Mapping[ModelTable, str],
     info: ModelInfo[Any],
+    key: Item,
+    *,
     values: Mapping[str, object],
     max_items: int | None,
 ) -> Plan[list[list[_Found]]]:
     """Every item under the root, by level (the root's children first); refused past the bound."""
+    root = f"{info.name} {info.describe(key)}"
     # Keys are told apart by table too: two tables may hold items under the same key.
-    seen = {(names[info.table], key_id(info.primary_key(values)))}
+    seen = {(names[info.table], key_id(key))}
     levels: list[list[_Found]] = []
     frontier: list[tuple[ModelInfo[Any], Mapping[str, object]]] = [(info, values)]
     while frontier:
@@ -247,7 +299,7 @@ def _read_tree(
             (rel, read)
             for parent, parent_values in frontier
             for rel in _cascading(parent)
-            for read in rel.via.cascade_reads(rel, names[rel.children_table], parent_values)
+            for read in _cascade_reads(rel, names[rel.children_table], parent_values, root)
         ]
         requests = tuple(_raw(read) for _, read in reads)
         answers: list[list[Item]] = (yield ReadEach(requests)) if requests else []
@@ -262,7 +314,7 @@ def _read_tree(
                     seen.add((name, key_id(found)))
                     new.append(item)
             if max_items is not None and len(seen) > max_items:
-                raise _too_many(info, values, len(seen), max_items)
+                raise _too_many(root, len(seen), max_items)
             index = rel.via.index
             if follow and index is not None and child.name in child.table.partial_models(index):
                 # The index holds these items in part: read them whole by key, in their table.
@@ -270,7 +322,7 @@ def _read_tree(
             for item in new:
                 level.append(_Found(child, _key(child, item), name))
                 if follow:
-                    below.append((child, child.values_of(child.decode(item))))
+                    below.append((child, _values(child, item)))
         if level:
             levels.append(level)
         frontier = below
@@ -324,6 +376,72 @@ def _delete_level(table_name: str, level: list[_Found]) -> Plan[None]:
                 raise outcome
 
 
+class _Undecoded(dict[str, object]):
+    """The fields of an item that does not decode, read one by one; ``error`` says why not."""
+
+    def __init__(self, info: ModelInfo[Any], item: Item, error: CodecError) -> None:
+        super().__init__()
+        self.info, self.item, self.error = info, item, error
+
+
+def _values(info: ModelInfo[Any], item: Item) -> Mapping[str, object]:
+    """The field values of a stored item, to read the items under it by.
+
+    An item that does not decode (another tool wrote a field of another type) is still in the
+    tree by its key: it is deleted by key, and what its own relationships link by is read field
+    by field (from its attribute, else from a key holding it). A field that cannot be read
+    either refuses the cascade when a relationship needs it (``_cascade_reads``).
+    """
+    try:
+        return info.values_of(info.decode(item))
+    except CodecError as exc:
+        found = _Undecoded(info, item, exc)
+        for name in {f for rel in _cascading(info) for f in rel.link.values()}:
+            value = _field(info, item, name)
+            if value is not _UNREAD:
+                found[name] = value
+        return found
+
+
+_UNREAD: Final[Any] = object()
+
+
+def _field(info: ModelInfo[Any], item: Item, name: str) -> object:
+    """One field of an item: from its own attribute, else a key holding it; else _UNREAD."""
+    stored = info.codec.attributes[name]
+    if stored in item:
+        with contextlib.suppress(KeyError, TypeError, ValueError, CodecError):
+            return info.codec.decode_field[name](item[stored])
+    for holder in info.key_fields.values():
+        texts = holder.texts(item) if name in holder.parsers else None
+        if texts is not None:
+            with contextlib.suppress(KeyError, TypeError, ValueError, CodecError):
+                return holder.parsers[name](texts[name])
+    return _UNREAD
+
+
+def _cascade_reads(
+    rel: HasManyRelation[Any],
+    table_name: str,
+    values: Mapping[str, object],
+    root: str,
+) -> tuple[CollectionRead, ...]:
+    """The reads of ``rel``'s children; refused (nothing written yet) if the parent lacks a link."""
+    try:
+        return rel.via.cascade_reads(rel, table_name, values)
+    except (KeyError, KeyTemplateError) as exc:
+        if not isinstance(values, _Undecoded):
+            raise
+        missing = sorted(set(rel.link.values()) - set(values))
+        raise CodecError(
+            f"delete of {root} with cascade=True refused, nothing was deleted: "
+            f"{values.info.name} item {values.info.describe(values.item)} in its tree does not "
+            f"decode, and {rel.qualname} links its children by {', '.join(map(repr, missing))}, "
+            f"which cannot be read from it ({values.error}). Correct the stored item and run "
+            "the cascade again"
+        ) from exc
+
+
 def _raw(read: CollectionRead) -> Request:
     """The read's Query, answered with raw items (the typed page structures are for decoders)."""
     base = read.request()
@@ -354,15 +472,9 @@ def _ordered(
     return {cls: counts[cls] for cls in dict.fromkeys(order) if cls in counts}
 
 
-def _describe(info: ModelInfo[Any], values: Mapping[str, object]) -> str:
-    return f"{info.name} {info.describe(info.primary_key(values))}"
-
-
-def _too_many(
-    info: ModelInfo[Any], values: Mapping[str, object], found: int, max_items: int
-) -> LimitExceededError:
+def _too_many(root: str, found: int, max_items: int) -> LimitExceededError:
     return LimitExceededError(
-        f"delete of {_describe(info, values)} with cascade=True refused, nothing was deleted: "
+        f"delete of {root} with cascade=True refused, nothing was deleted: "
         f"the tree holds more than max_items={max_items} items ({found} found so far, the "
         "root included; reading stopped there). Pass a larger max_items=, or max_items=None "
         "for no bound"

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, dataclass_transfo
 import attrs
 
 from dynorm.core.codec.converter import AttributeValue, build_codec
-from dynorm.core.errors import DefinitionError
+from dynorm.core.errors import CodecError, DefinitionError
 from dynorm.core.fields import field, stored_name
 from dynorm.core.keys import KEY_TYPES, SHARD, KeyTemplate, KeyType
+from dynorm.core.limits import MAX_KEY_NAME_BYTES
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
@@ -66,6 +67,21 @@ def _decoder() -> Callable[..., Change[object]]:
 
     _decode_change = decode_change
     return decode_change
+
+
+def _typed(value: object) -> bool:
+    """Whether ``value`` is a typed value as DynamoDB writes one: ``{"S": "x"}``."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return False
+    ((kind, inner),) = value.items()
+    if kind in ("S", "N"):
+        return isinstance(inner, str)
+    return isinstance(inner, bytes | bytearray | memoryview | str) if kind == "B" else True
+
+
+def _shown(name: str) -> str:
+    """``name`` for a message: whole when short, its start and length when not."""
+    return repr(name) if len(name) <= 40 else f"{name[:32]!r}... ({len(name)} characters)"
 
 
 #: Compiled on first use (``re``'s cache), not at import.
@@ -152,6 +168,7 @@ class Table:
                     f"Table {name!r}: local index {index.name!r} needs a table with a sort key"
                 )
             self.indexes[index.name] = index
+        self._check_name_lengths()
         if type_attribute is not None and type_attribute in self.attribute_names():
             raise DefinitionError(
                 f"Table {name!r}: type_attribute {type_attribute!r} is a key attribute; the "
@@ -171,6 +188,24 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"
+
+    def _check_name_lengths(self) -> None:
+        # DynamoDB refuses these names at CreateTable; here the declaration says which one.
+        named = [(a, "key attribute") for a in self.attribute_names()]
+        for index in self.indexes.values():
+            if isinstance(index.projection, tuple):
+                where = f"attribute projected by index {index.name!r}"
+                named += [(a, where) for a in index.projection]
+        for attr, what in named:
+            if not isinstance(attr, str):
+                raise DefinitionError(f"Table {self.name!r}: {what} {attr!r} is not a name (str)")
+            size = len(attr.encode("utf-8", "surrogatepass"))
+            if not 0 < size <= MAX_KEY_NAME_BYTES:
+                raise DefinitionError(
+                    f"Table {self.name!r}: {what} {_shown(attr)} is {size} bytes long (UTF-8); "
+                    f"DynamoDB takes 1 to {MAX_KEY_NAME_BYTES} bytes for the name of a key "
+                    "attribute or of an attribute an index projects; use a shorter name"
+                )
 
     def _check_key_types(self, declared: Mapping[str, object]) -> dict[str, KeyType]:
         names = self.attribute_names()
@@ -634,8 +669,25 @@ class Table:
     def model_of(
         self, item: Mapping[str, AttributeValue], index: str | None = None
     ) -> ModelInfo[Any] | None:
-        """The model an item of this table (or of ``index``) belongs to, or None."""
-        return self.classifier(index)(item)
+        """The model an item of this table (or of ``index``) belongs to, or None.
+
+        ``item`` is in DynamoDB's form (``{"pk": {"S": "ORG#acme"}, ...}``). An item of no
+        model is None, and so is a malformed one: a key or the type attribute missing, of
+        another type, or not a typed value (``{"pk": "ORG#acme"}``). Anything but a mapping
+        is a ``CodecError``.
+        """
+        if not isinstance(item, Mapping):
+            raise CodecError(
+                f"Table {self.name!r}: model_of takes an item, a mapping of attribute names to "
+                f"typed values such as {{'pk': {{'S': 'ORG#acme'}}}}; got {type(item).__name__}"
+            )
+        try:
+            return self.classifier(index)(item)
+        except (AttributeError, TypeError):
+            # The classifier reads typed values as dicts; a value that is none is no model's.
+            if all(_typed(value) for value in item.values()):
+                raise
+            return None
 
     def decode_record(self, record: StreamRecord) -> Change[object]:
         """A DynamoDB Streams record (as a Lambda handler receives it) as model instances.

@@ -9,6 +9,8 @@ data had before, on the same stored table: tests write old-layout data through a
 - ``Author.books``: ``Partition()`` before, ``Denormalized(copy={"born": "author_born"})`` now;
 - ``Member``: no ``GSI2`` template before, ``GSI2=("EMAIL#{email}", ...)`` now.
 
+``sessions`` is a table of its own whose model declares ``ttl=``.
+
 ``examples()`` gives the seed models' sample objects for ``dynorm workbench export --examples``.
 """
 
@@ -110,3 +112,14 @@ def examples() -> list[object]:
         Ticket("t-1", "ACME", "ada", created),
         Ticket("t-2", "ACME", "bob", created),
     ]
+
+
+# -- a table whose model declares time to live (`dynorm create-table --exists-ok`) ---------------
+
+sessions = Table("cli-sessions", pk="pk", sk="sk")
+
+
+@sessions.model(pk="SESSION#{session_id}", sk="SESSION", ttl="expires_at")
+class Session:
+    session_id: str
+    expires_at: datetime.datetime | None = None

@@ -3,6 +3,8 @@
 ``db`` is an empty copy of the seed 000/001 table; ``seeded`` is the same with the seed items
 stored. The other fixtures open the tables of the other data sets in ``models.py``.
 ``faulty_connect(table)`` opens a table through the fault proxy (``tests/faultproxy.py``).
+``cli`` runs the ``dynorm`` command; in a test marked ``offline`` (one that never reaches a
+server, run once rather than on every backend) it is pointed at no server.
 """
 
 from __future__ import annotations
@@ -70,7 +72,18 @@ def faulty_connect(dynorm_server: RunningServer) -> FaultyConnect:
     return functools.partial(connect_through, dynorm_server.url)
 
 
+#: Where an ``offline`` test's ``dynorm`` command is pointed: a port nothing listens on.
+NOWHERE = RunningServer(url="http://127.0.0.1:1", name="nowhere", stop=lambda: None)
+
+
 @pytest.fixture
-def cli(dynorm_server: RunningServer) -> Cli:
-    """Runs the ``dynorm`` command in a subprocess against the test server."""
-    return Cli(dynorm_server)
+def cli(request: pytest.FixtureRequest) -> Cli:
+    """Runs the ``dynorm`` command in a subprocess against the test server.
+
+    In a test marked ``offline`` it points at a port nothing listens on (and starts no server),
+    so the test can pass only if the command never reaches a server.
+    """
+    if request.node.get_closest_marker("offline") is not None:
+        return Cli(NOWHERE)
+    server: RunningServer = request.getfixturevalue("dynorm_server")
+    return Cli(server)

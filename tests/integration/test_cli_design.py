@@ -17,7 +17,8 @@ import pytest
 
 from .cli import ROOT, Cli
 
-pytestmark = pytest.mark.integration
+#: The command refuses or answers before it connects: run once, not on every backend.
+pytestmark = pytest.mark.offline
 
 
 def test_design_prints_the_key_table_and_the_patterns(cli: Cli) -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from .cli import Cli
 
-pytestmark = pytest.mark.integration
+#: The command refuses or answers before it connects: run once, not on every backend.
+pytestmark = pytest.mark.offline
 
 
 def subcommands(help_text: str) -> list[str]:

@@ -17,7 +17,8 @@ from tests.seed_models import app
 
 from .cli import Cli, Ran
 
-pytestmark = pytest.mark.integration
+#: The command refuses or answers before it connects: run once, not on every backend.
+pytestmark = pytest.mark.offline
 
 #: Models modules that misbehave on import: file name -> source.
 MODULES = {

@@ -372,6 +372,7 @@ async def test_a_failed_verification_exits_1_and_a_second_run_moves_the_rest(
 # -- usage errors: refused before anything is sent ------------------------------------------------
 
 
+@pytest.mark.offline
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -216,6 +216,7 @@ async def test_one_worker_with_one_segment_moves_everything_as_a_single_run_does
     assert await stored(db) == new_layout()
 
 
+@pytest.mark.offline
 @pytest.mark.parametrize(
     ("args", "message"),
     [

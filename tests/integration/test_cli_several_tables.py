@@ -85,6 +85,7 @@ async def test_a_table_name_for_several_tables_is_refused_before_anything_is_sen
     assert await db.describe_table(audit) is None
 
 
+@pytest.mark.offline
 def test_design_shows_each_table_in_turn(cli: Cli) -> None:
     shop, audit = "tests.integration.tables_models:shop", "tests.integration.tables_models:audit"
     ran = cli("design", shop, audit)

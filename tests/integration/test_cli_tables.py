@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
@@ -11,10 +12,13 @@ import pytest
 
 from dynorm import Database, TableNotFoundError, connect
 from dynorm.core.requests import Request
+from dynorm.mapping.tabledef import create_table_request
 from dynorm.testing import TEST_ACCESS_KEY_ID, TEST_REGION, TEST_SECRET_ACCESS_KEY, RunningServer
+from tests.faultproxy import FaultProxy
 from tests.seed_models import app
 
 from .cli import Cli
+from .cli_models import sessions
 
 pytestmark = pytest.mark.integration
 
@@ -108,6 +112,88 @@ async def test_delete_table_deletes_after_confirmation(
         await describe(db)
 
 
+@pytest.fixture
+async def sessions_db(dynorm_server: RunningServer, name: str) -> AsyncIterator[Database]:
+    """A connection to a table whose model declares ``ttl=``, which the test creates."""
+    async with connect(
+        sessions,
+        endpoint_url=dynorm_server.url,
+        region_name=TEST_REGION,
+        aws_access_key_id=TEST_ACCESS_KEY_ID,
+        aws_secret_access_key=TEST_SECRET_ACCESS_KEY,
+        table_name=name,
+    ) as database:
+        yield database
+        with contextlib.suppress(TableNotFoundError):
+            await database.delete_table()
+
+
+def once_each(operations: list[str]) -> list[str]:
+    """``operations`` with repeats in a row as one (a table still CREATING is asked again)."""
+    return [op for i, op in enumerate(operations) if i == 0 or op != operations[i - 1]]
+
+
+async def time_to_live(db: Database) -> dict[str, Any]:
+    described = await db.send(Request("DescribeTimeToLive", {"TableName": db.table_name}))
+    found: dict[str, Any] = described["TimeToLiveDescription"]
+    return found
+
+
+async def test_exists_ok_waits_for_an_existing_table_and_enables_its_ttl(
+    cli: Cli, sessions_db: Database, name: str, dynorm_backend: str
+) -> None:
+    # Created by someone else, without the time to live its model declares.
+    await sessions_db.send(create_table_request(sessions, name, None))
+    target = ("create-table", "tests.integration.cli_models:sessions", "--table-name", name)
+
+    async with FaultProxy.running(cli.server.url) as proxy:
+        # The table's status is asked before anything is reported: held here, the run waits.
+        held = proxy.pause("DescribeTable")
+        run = asyncio.ensure_future(cli.run(*target, "--exists-ok", "--endpoint-url", proxy.url))
+        await asyncio.wait_for(held.arrived.wait(), timeout=60)
+        assert not run.done()
+        held.release()
+        ran = await run
+        first = once_each(proxy.requests)
+        proxy.requests.clear()
+        again = await cli.run(*target, "--exists-ok", "--endpoint-url", proxy.url)
+        second = once_each(proxy.requests)
+
+    assert ran.code == 0, ran.output
+    assert f"Table exists already: {name!r}" in ran.out
+    assert again.code == 0, again.output
+    assert (await describe(sessions_db))["TableStatus"] == "ACTIVE"
+    assert first == ["CreateTable", "DescribeTable", "DescribeTimeToLive", "UpdateTimeToLive"]
+    if dynorm_backend == "dynalite":  # says DISABLED, refuses enabling: tolerated, nothing expires
+        assert second == first
+        return
+    ttl = await time_to_live(sessions_db)
+    assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", "expires_at")
+    # Enabled already: asked, not enabled again (DynamoDB refuses enabling it twice).
+    assert second == ["CreateTable", "DescribeTable", "DescribeTimeToLive"]
+
+
+async def test_exists_ok_refuses_a_table_whose_ttl_is_on_another_attribute(
+    cli: Cli, sessions_db: Database, name: str, dynorm_backend: str
+) -> None:
+    if dynorm_backend == "dynalite":
+        pytest.skip("dynalite has no time to live")
+    await sessions_db.send(create_table_request(sessions, name, None))
+    spec = {"Enabled": True, "AttributeName": "gone_at"}
+    await sessions_db.send(
+        Request("UpdateTimeToLive", {"TableName": name, "TimeToLiveSpecification": spec})
+    )
+
+    ran = await cli.run(
+        "create-table", "tests.integration.cli_models:sessions", "--table-name", name, "--exists-ok"
+    )
+
+    assert ran.code == 1, ran.output
+    assert "has time to live ENABLED on 'gone_at'" in ran.err
+    assert "ttl= on 'expires_at'" in ran.err
+    assert "Traceback" not in ran.err
+
+
 def test_delete_table_says_when_there_is_nothing_to_delete(cli: Cli, name: str) -> None:
     ran = cli("delete-table", name, "--yes")
 
@@ -115,6 +201,7 @@ def test_delete_table_says_when_there_is_nothing_to_delete(cli: Cli, name: str) 
     assert f"there is no table {name!r}" in ran.err
 
 
+@pytest.mark.offline
 def test_an_unreachable_endpoint_is_an_error_that_says_so(cli: Cli, name: str) -> None:
     ran = cli(
         "create-table",

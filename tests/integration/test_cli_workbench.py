@@ -144,6 +144,7 @@ async def test_export_import_and_export_live_give_the_same_model(
     assert await stored(db) == items
 
 
+@pytest.mark.offline
 async def test_export_to_standard_output_writes_only_the_json(cli: Cli) -> None:
     ran = await cli.run("workbench", "export", "tests.seed_models:app", "-o", "-")
 

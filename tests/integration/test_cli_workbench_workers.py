@@ -143,6 +143,7 @@ async def test_a_killed_importers_run_is_taken_over_and_every_item_stored(
     assert await stored(db) == EXPECTED
 
 
+@pytest.mark.offline
 async def test_a_bad_segment_is_a_usage_error(cli: Cli, path: Path, tmp_path: Path) -> None:
     ran = await cli.run(
         *command(path, "cli-wbw-bad", "--segment", "2", "--segments", "2"),

@@ -166,7 +166,7 @@ async def test_at_most_max_concurrency_connections_and_callers_beyond_wait() -> 
 
     async with serving(answer_when_two_are_in) as url, lean_db(url, max_concurrency=2) as db:
         sends = asyncio.gather(*(db.send(GET) for _ in range(8)))
-        assert await asyncio.wait_for(sends, 10) == [{}] * 8
+        assert await asyncio.wait_for(sends, 60) == [{}] * 8
         assert server.connections == 2
     assert len(server.heads) == 8
 
@@ -176,7 +176,7 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     async with serving(server) as url, lean_db(url) as db:
         with count_requests(db) as log:
             assert await db.send(GET) == {}
-            await asyncio.wait_for(server.server_closed.wait(), 5)
+            await asyncio.wait_for(server.server_closed.wait(), 60)
             idle = pool_of(db)._idle[0]
             for _ in range(100):  # until this event loop has read the server's FIN
                 if idle.reader.at_eof():
@@ -282,7 +282,7 @@ async def test_a_reply_that_stops_is_a_read_timeout_and_its_connection_is_closed
         assert "no reply from" in str(caught.value)
         assert "within read_timeout=0.2s" in str(caught.value)
         assert caught.value.request_sent
-        await asyncio.wait_for(server.client_closed.wait(), 5)  # not left in the pool
+        await asyncio.wait_for(server.client_closed.wait(), 60)  # not left in the pool
         assert await db.send(GET) == {}
     assert server.connections == 2
 
@@ -303,7 +303,7 @@ async def test_a_cancelled_caller_leaves_no_half_read_connection_in_the_pool() -
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await asyncio.wait_for(server.client_closed.wait(), 5)
+        await asyncio.wait_for(server.client_closed.wait(), 60)
         assert await db.send(GET) == {}
         assert await db.send(GET) == {}
     assert server.connections == 2
@@ -316,7 +316,7 @@ async def test_closing_the_connection_closes_its_pooled_connections() -> None:
             await db.send(GET)
             pool = pool_of(db)
         assert pool.closed
-        await asyncio.wait_for(server.client_closed.wait(), 5)
+        await asyncio.wait_for(server.client_closed.wait(), 60)
 
 
 async def test_requests_waiting_for_a_connection_when_it_closes_were_not_sent() -> None:
@@ -363,7 +363,7 @@ async def test_idle_connections_past_the_keepalive_timeout_are_not_reused() -> N
         finally:
             await pool.close()
         assert pool.opened == server.connections == 3
-        await asyncio.wait_for(server.client_closed.wait(), 5)
+        await asyncio.wait_for(server.client_closed.wait(), 60)
 
 
 def test_a_header_with_a_newline_is_refused() -> None:

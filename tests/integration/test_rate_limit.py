@@ -104,7 +104,9 @@ async def test_a_fixed_write_limit_spaces_the_writes(dynorm_server: RunningServe
     # A burst of 40 units lets the first batch go; each other one waits at most 25/400 s more
     # than the one before it: (25k - 15) / 400 seconds for k = 1..7, less when a busy machine
     # (botocore's request path) makes a batch reach the bucket later, as it has refilled since.
-    assert stats.write.waits == 7
+    # At most the 7 batches after the first wait: on a busy machine a batch reaching the bucket
+    # after it refilled enough sends at once (counted from the limiter's decisions, not a clock).
+    assert 1 <= stats.write.waits <= 7
     assert 0 < stats.write.waited <= sum(25 * k - 15 for k in range(1, 8)) / 400 * 1.05
     assert took >= 0.35  # the last batch waited (200 - 40) / 400 s; sleeps never end early
     assert stats.throttled == 0

@@ -140,7 +140,8 @@ async def test_a_silent_server_is_a_read_timeout_within_read_timeout() -> None:
         with pytest.raises(dynorm.TransportError) as caught:
             await db.send(GET)
         elapsed = time.monotonic() - started
-    assert elapsed < 3.0  # 0.3 s and some slack, not the 30 s default
+    # 0.3 s, with room for a loaded machine (50x), and still half the 30 s default.
+    assert elapsed < 15.0
     assert caught.value.request_sent
     assert "read_timeout=0.3" in str(caught.value)
     assert "may have been applied" in str(caught.value)

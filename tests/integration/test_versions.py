@@ -18,6 +18,7 @@ from dynorm import (
     Attr,
     ConditionFailedError,
     Database,
+    DatabaseError,
     DefinitionError,
     ItemNotFoundError,
     Request,
@@ -221,6 +222,21 @@ async def test_ttl_is_stored_as_epoch_seconds_and_enabled(
         spec = described["TimeToLiveDescription"]
         assert spec["TimeToLiveStatus"] == "ENABLED"
         assert spec["AttributeName"] == "expires_at"
+
+
+async def test_create_table_says_what_it_created_and_exists_ok_accepts_an_existing_one(
+    db: Database,
+) -> None:
+    with pytest.raises(DatabaseError) as caught:
+        await db.create_table()  # the fixture created it
+    assert caught.value.code == "ResourceInUseException"
+
+    with count_requests(db) as log:
+        assert await db.create_table(exists_ok=True) == []
+    assert log.operations[:2] == ["CreateTable", "DescribeTable"]  # waited for, then its TTL
+
+    await db.delete_table()
+    assert await db.create_table(exists_ok=True) == [docs]
 
 
 async def test_update_sets_ttl_as_epoch_seconds(db: Database) -> None:

@@ -73,6 +73,46 @@ def test_items_of_no_model() -> None:
     assert typed.model_of({"PK": {"S": "P#1"}, "SK": {"S": "L#1"}}) is None
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        {},
+        {"SK": {"S": "O#1"}},  # no partition key
+        {"PK": {"N": "1"}, "SK": {"S": "O#1"}},  # a key of another type
+        {"PK": {"S": 1}, "SK": {"S": "O#1"}},  # a string that is not one
+        {"PK": "O#1", "SK": "O#1"},  # not typed values
+        {"PK": None, "SK": {"S": "O#1"}},
+        {"PK": {"S": "O#1"}, "SK": {"S": ["O#1"]}},
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("index", [None, "GSI1"])
+def test_a_malformed_item_is_of_no_model(item: dict[str, object], index: str | None) -> None:
+    assert typed.model_of(item, index) is None  # type: ignore[arg-type]
+    assert untyped.model_of(item, index) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stored", ["line", ["line"], {"N": "1"}, {"S": None}, {}])
+def test_a_malformed_type_attribute_is_of_no_model(stored: object) -> None:
+    assert typed.model_of({"PK": {"S": "O#1"}, "SK": {"S": "L#1"}, "Type": stored}) is None  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("item", ["O#1", None, [{"PK": {"S": "O#1"}}], 3])
+def test_what_is_not_an_item_is_a_codec_error(item: object) -> None:
+    with pytest.raises(CodecError, match=r"model_of takes an item, a mapping of attribute names"):
+        typed.model_of(item)  # type: ignore[arg-type]
+
+
+untyped = Table("untyped", pk="PK", sk="SK", indexes=[GSI("GSI1", "G1PK", "G1SK")])
+
+
+@untyped.model(pk="O#{order_id}", sk="O#{order_id}", GSI1=("C#{customer}", "O#{order_id}"))
+@attrs.define
+class Bare:
+    order_id: str
+    customer: str = "c"
+
+
 def test_an_index_holds_only_the_models_declared_in_it() -> None:
     classify = typed.classifier("GSI1")
     assert classify.models == (ORDER,)

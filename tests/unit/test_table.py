@@ -33,6 +33,45 @@ def test_bad_projection() -> None:
         GSI("GSI1", pk="a", projection="SOME")
 
 
+LONG = "é" * 128  # 128 characters, 256 bytes in UTF-8: one byte over DynamoDB's limit
+
+
+@pytest.mark.parametrize(
+    ("declare", "what"),
+    [
+        (lambda: Table("app", pk=LONG), "key attribute 'éééé"),
+        (lambda: Table("app", sk=LONG), "key attribute 'éééé"),
+        (lambda: Table("app", indexes=[GSI("GSI1", pk=LONG)]), "key attribute 'éééé"),
+        (lambda: Table("app", indexes=[GSI("GSI1", pk="g", sk=LONG)]), "key attribute 'éééé"),
+        (lambda: Table("app", indexes=[LSI("LSI1", sk=LONG)]), "key attribute 'éééé"),
+        (
+            lambda: Table("app", indexes=[GSI("GSI1", pk="g", projection=("ok", LONG))]),
+            "attribute projected by index 'GSI1' 'éééé",
+        ),
+        (lambda: Table("app", pk=""), "key attribute '' is 0 bytes long"),
+    ],
+)
+def test_a_key_or_projected_name_over_255_bytes_is_refused(declare: Any, what: str) -> None:
+    with pytest.raises(DefinitionError) as caught:
+        declare()
+    message = str(caught.value)
+    assert what in message
+    assert "1 to 255 bytes" in message
+    if "is 0" not in message:
+        assert "(128 characters) is 256 bytes long (UTF-8)" in message
+
+
+def test_a_key_attribute_name_that_is_no_string_is_refused() -> None:
+    with pytest.raises(DefinitionError, match=r"key attribute 5 is not a name \(str\)"):
+        Table("app", sk=5)  # type: ignore[arg-type]
+
+
+def test_names_of_255_bytes_are_taken() -> None:
+    name = "é" * 127 + "x"  # 255 bytes
+    table = Table("app", pk=name, indexes=[GSI("GSI1", pk="g", projection=(name,))])
+    assert table.pk == name
+
+
 def test_key_attributes(table: Table) -> None:
     with_lsi = Table("t", indexes=[GSI("GSI", pk="gpk"), LSI("LSI", sk="lsk")])
     assert with_lsi.key_attributes(None) == ("pk", "sk")

@@ -1,0 +1,112 @@
+"""Creating one table of a connection: CreateTable, waiting until active, time to live.
+
+``db.create_table(exists_ok=True)`` (and ``dynorm create-table --exists-ok``) accepts a table
+that exists already, and then leaves it as creating it would have: it waits until the table and
+its indexes are active (another process may be creating it) and enables time to live on the
+attribute the models declare with ``ttl=``, unless it is enabled there already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from dynorm.core.errors import DatabaseError
+from dynorm.core.requests import Request
+
+if TYPE_CHECKING:
+    from .tables import Connected
+
+__all__ = ["create_one", "table_status"]
+
+#: What a DynamoDB implementation without time to live (dynalite) answers its requests with.
+NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClientException"})
+#: What CreateTable answers when the table exists (or is being created or deleted).
+_EXISTS: Final = "ResourceInUseException"
+
+Send = Callable[[Request], Awaitable[dict[str, Any]]]
+Wait = Callable[[str, Callable[[str | None], bool], float], Awaitable[None]]
+
+
+def table_status(table: Mapping[str, Any] | None) -> str | None:
+    """A described table's status (None: no such table); CREATING until every index is ACTIVE."""
+    if table is None:
+        return None
+    status: str = table["TableStatus"]
+    if status == "ACTIVE" and any(
+        gsi.get("IndexStatus", "ACTIVE") != "ACTIVE"
+        for gsi in table.get("GlobalSecondaryIndexes", [])
+    ):
+        return "CREATING"
+    return status
+
+
+async def create_one(
+    send: Send,
+    wait_for: Wait,
+    connected: Connected,
+    *,
+    timeout: float,
+    key_types: Mapping[str, Literal["S", "N", "B"]] | None,
+    exists_ok: bool,
+) -> bool:
+    """Create ``connected``'s table, wait until active, enable its TTL; False if it existed.
+
+    A table that exists is a DatabaseError (ResourceInUseException) unless ``exists_ok``.
+    """
+    from dynorm.mapping.tabledef import (  # noqa: PLC0415 - not on a data path
+        create_table_request,
+        time_to_live_request,
+    )
+
+    ttl = time_to_live_request(connected.table, connected.name)  # refused before anything is sent
+    try:
+        created = await send(create_table_request(connected.table, connected.name, key_types))
+    except DatabaseError as exc:
+        if exc.code != _EXISTS or not exists_ok:
+            raise
+        await wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
+        if ttl is not None:
+            await _ensure_ttl(send, connected.name, ttl)
+        return False
+    # A server that creates tables at once (moto) says ACTIVE in the reply: then there is
+    # nothing to wait for. DynamoDB and dynalite say CREATING, and are asked until ACTIVE.
+    if table_status(created.get("TableDescription")) != "ACTIVE":
+        await wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
+    if ttl is not None:
+        await _tolerating_no_ttl(send(ttl))
+    return True
+
+
+async def _ensure_ttl(send: Send, name: str, ttl: Request) -> None:
+    """Enable time to live on an existing table, unless it is on that attribute already.
+
+    DynamoDB refuses UpdateTimeToLive when TTL is enabled already (even on the same attribute),
+    and while it is being disabled; TTL on another attribute is refused with what to do.
+    """
+    wanted = ttl.params["TimeToLiveSpecification"]["AttributeName"]
+    described = await _tolerating_no_ttl(send(Request("DescribeTimeToLive", {"TableName": name})))
+    if described is None:  # the server has no time to live (dynalite)
+        return
+    current = described.get("TimeToLiveDescription", {})
+    status = current.get("TimeToLiveStatus", "DISABLED")
+    attribute = current.get("AttributeName")
+    if status in ("ENABLED", "ENABLING") and attribute == wanted:
+        return
+    if status != "DISABLED":
+        raise DatabaseError(
+            f"table {name!r} has time to live {status} on {attribute!r}, and its models declare "
+            f"ttl= on {wanted!r}; DynamoDB keeps one TTL attribute per table: disable the other "
+            "(aws dynamodb update-time-to-live), wait until it is DISABLED, and run again"
+        )
+    await _tolerating_no_ttl(send(ttl))
+
+
+async def _tolerating_no_ttl(reply: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
+    """``reply``, or None from a server without time to live (nothing expires there)."""
+    try:
+        return await reply
+    except DatabaseError as exc:
+        if exc.code not in NO_TTL_CODES:
+            raise
+        return None
