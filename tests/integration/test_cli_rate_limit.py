@@ -159,6 +159,7 @@ async def test_a_workbench_import_takes_rate_limit(
         assert int(waited.group(1)) >= 2, line
 
 
+@pytest.mark.offline  # refused before connecting: once, not on every backend
 @pytest.mark.parametrize("value", HOSTILE, ids=lambda v: repr(v[:12]))
 async def test_a_value_that_is_no_rate_is_refused_before_sending(
     cli: Cli, tmp_path: Path, value: str
