@@ -14,6 +14,7 @@ import copy
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
 import msgspec
@@ -151,7 +152,13 @@ def _update_loaded(
         return bool(info.key_of(other) == info.key_of(child))
 
     kept = [c for c in loaded.items if not same(c)]
-    loaded.items = [*kept, child] if adding else kept
+    if not adding:
+        loaded.items = kept
+    elif codec is not None and codec.key is not None:
+        # A map's children are read in key order: an added one takes its place among them.
+        loaded.items = sorted([*kept, child], key=attrgetter(codec.key))
+    else:
+        loaded.items = [*kept, child]
 
 
 def _limiter(rate_limit: RateLimit | Literal["adaptive"]) -> Limiter:

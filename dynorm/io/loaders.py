@@ -13,6 +13,7 @@ why they live here: a loader sends through the Database its object came from.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
 from dynorm.core.cursor import scope_fingerprint
@@ -242,7 +243,9 @@ class RelationLoader(Generic[P, C]):
             after_key = None if cursor is None else cursors.decode_after(cursor, scope)
             children = await self._embedded_children(reader, codec)
             field = codec.key
-            rest = [c for c in children if after_key is None or getattr(c, field) > after_key]
+            # In key order whatever the loaded list holds (an add appends to it).
+            ordered = sorted(children, key=attrgetter(field))
+            rest = [c for c in ordered if after_key is None or getattr(c, field) > after_key]
             shown = rest if limit is None else rest[:limit]
             more = len(shown) < len(rest)
             return Page(

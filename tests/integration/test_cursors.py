@@ -399,6 +399,23 @@ async def test_an_embedded_cursor_keeps_its_place_when_children_change(db: Datab
     assert third.cursor is None
 
 
+async def test_an_embedded_child_added_to_a_held_parent_pages_in_key_order(db: Database) -> None:
+    # The parent object held across pages keeps its children loaded; one added through it
+    # takes its place by key, so the pages after it still return every child once, in order.
+    a = await get_org(db, "A")
+    await db.add(a, Org.addresses, Address(nickname="A-1x"))
+    assert [x.nickname for x in a.addresses.loaded][:3] == ["A-0", "A-1", "A-1x"]
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = await a.addresses.page(limit=1, cursor=cursor)
+        seen += [x.nickname for x in page.items]
+        if page.cursor is None:
+            break
+        cursor = page.cursor
+    assert seen == ["A-0", "A-1", "A-1x", "A-2", "A-3", "A-4"]
+
+
 @pytest.mark.parametrize("key", [-1, True, 1.5, None, {"S": "A-1"}, ["A-1"]])
 async def test_a_forged_embedded_position_is_refused(db: Database, key: object) -> None:
     a = await get_org(db, "A")
