@@ -335,16 +335,18 @@ class Database:
     def focused(self, table: Table) -> Database:
         """This connection with ``table`` as its one table, for tools written for one table.
 
-        ``db.table``, ``db.table_name``, ``db.scan(None)`` and a plan's batch steps mean
-        ``table``; every other call still routes by model. It shares this connection: close
-        this one, not the view. A migration of a relationship into another table runs on it.
+        ``db.table``, ``db.table_name``, ``db.tables``, ``db.scan(None)``, a plan's batch
+        steps and ``create_table()``/``delete_table()`` without an argument mean ``table``;
+        every other call still routes by model. It shares this connection: close this one, not
+        the view. A migration of a relationship into another table runs on it.
         """
         view = copy.copy(self)
-        view.__dict__.update(_tables=self._tables.focused(table), _explain=None)
+        tables = self._tables.focused(table)
+        view.__dict__.update(_tables=tables, tables=(table,), _explain=None)
         return view
 
     def connected_tables(self) -> list[Connected]:
-        """Every table of this connection, in the order given to :func:`connect`."""
+        """Every table of this connection, in the order given to :func:`connect` (a view's one)."""
         return self._tables.connected_tables()
 
     def _locate(self, model: type[Any]) -> tuple[ModelInfo[Any], str]:

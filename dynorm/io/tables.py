@@ -208,7 +208,13 @@ class Tables:
         return found
 
     def connected_tables(self) -> list[Connected]:
-        """Every table of this connection, in the order given to :func:`connect`."""
+        """Every table of this connection, in the order given to :func:`connect`.
+
+        A view made by :meth:`focused` has its one table: what acts on every table
+        (``create_table()``, ``delete_table()``, a plan's batches) acts on that one.
+        """
+        if self._focus is not None:
+            return [self._focus]
         return list(self._connected.values())
 
     def table_named(self, name: str) -> Table | None:

@@ -157,6 +157,11 @@ async def test_a_focused_view_names_one_table_and_routes_the_rest_by_model(
         await view.put(new.post("p1"))  # routed by model: into the posts' table
         assert await db.get(new.post, post_id="p1") == new.post("p1")
         assert await stored(db.focused(new.likes)) == []
+        # What acts on every table acts on the view's one: deleting it leaves the other.
+        assert view.tables == (new.likes,)
+        assert [c.name for c in view.connected_tables()] == [db.name_of(new.likes)]
+        await view.delete_table()
+        assert await db.get(new.post, post_id="p1") == new.post("p1")
 
 
 async def test_a_source_in_the_parents_table_is_refused_before_sending(
