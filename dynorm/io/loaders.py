@@ -2,8 +2,8 @@
 
 ``Org.users`` (on the class) is the descriptor: pass it to ``load=[...]``, ``db.add`` and
 ``db.remove``. ``org.users`` (on an instance) is a :class:`RelationLoader`: ``.loaded`` is data
-that came with a load, while ``async for``, ``.page()`` and ``.all()`` are the only calls that send
-requests. Nothing is ever loaded implicitly on attribute access.
+that came with a load, while ``async for``, ``.page()``, ``.all()`` and ``.count()`` are the only
+calls that send requests. Nothing is ever loaded implicitly on attribute access.
 
 ``HasMany`` and ``BelongsTo`` are the mapping layer's ``HasManyRelation`` and ``BelongsToRelation``
 (what a relationship decides: target, strategy, links, reads) plus that attribute access, which is
@@ -12,13 +12,14 @@ why they live here: a loader sends through the Database its object came from.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
 from dynorm.core.cursor import scope_fingerprint
 from dynorm.core.errors import DefinitionError, DetachedError, ItemNotFoundError, NotLoadedError
-from dynorm.core.requests import CollectionRead, Page, check_limit, get_item
+from dynorm.core.requests import CollectionRead, Page, Request, check_limit, get_item
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.relations import BelongsToRelation, HasManyRelation, Relationship
@@ -165,19 +166,29 @@ class RelationLoader(Generic[P, C]):
         state = state_of(self.parent)
         if state is not None and self.relationship.name in state.loaded:
             return list(state.loaded[self.relationship.name].items)
+        children = await self._stored_embedded(reader, codec)
+        info = self.relationship.owner_info
+        reader.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
+            list(children), None, asked=False
+        )
+        return children
+
+    def _embedded_read(self, reader: Reader, codec: EmbeddedCodec) -> Request:
+        """The GetItem of the parent item's embedded attribute only."""
         info = self.relationship.owner_info
         name = reader.name_of(info.table)
-        request = get_item(name, info.key_of(self.parent), attribute=codec.attribute)
-        item = (await reader.send(request)).get("Item")
+        return get_item(name, info.key_of(self.parent), attribute=codec.attribute)
+
+    async def _stored_embedded(self, reader: Reader, codec: EmbeddedCodec) -> list[C]:
+        """The embedded children stored now, read afresh; ItemNotFoundError without a parent."""
+        item = (await reader.send(self._embedded_read(reader, codec))).get("Item")
         if item is None:
             raise ItemNotFoundError(
                 f"{self.relationship.qualname}: the parent {self.parent!r} is not stored",
                 operation="GetItem",
             )
+        info = self.relationship.owner_info
         children: list[C] = codec.decode(item, key=info.describe(info.key_of(self.parent)))
-        reader.adopt(info, self.parent, {}).loaded[self.relationship.name] = Loaded(
-            list(children), None, asked=False
-        )
         return children
 
     async def page(self, limit: int | None = None, cursor: str | None = None) -> Page[C]:
@@ -272,17 +283,53 @@ class RelationLoader(Generic[P, C]):
         if rel.embedded is not None:
             raise DefinitionError(
                 f"{rel.qualname}: embedded children come inside the parent item and are not "
-                f"queried; read them with `await obj.{rel.name}.all()` and select in Python"
+                f"queried; read them with `await obj.{rel.name}.all()` and select in Python "
+                f"(count them with `await obj.{rel.name}.count()`)"
             )
         if rel.sharded:
             raise DefinitionError(
                 f"{rel.qualname} is sharded ({rel.via.describe()}): its children are read "
-                f"merged from every shard with `obj.{rel.name}.page()` or `async for`; "
-                ".query() reads one partition"
+                f"merged from every shard with `obj.{rel.name}.page()` or `async for`, and "
+                f"counted with `await obj.{rel.name}.count()`; .query() reads one partition"
             )
         values = rel.owner_info.values_of(self.parent)
         read = rel.children_read(reader.name_of(rel.children_table), values, where=where)
         return reader.query_collection(rel.target_info, read)
+
+    def _count_queries(self, reader: LoaderReader, rel: HasManyRelation[C]) -> list[Query[C]]:
+        """The children as Queries, one per shard (one if unsharded), for their counts."""
+        values = rel.owner_info.values_of(self.parent)
+        reads = rel.children_reads(reader.name_of(rel.children_table), values)
+        return [reader.query_collection(rel.target_info, read) for read in reads]
+
+    async def count(self) -> int:
+        """How many children are stored now, whatever the strategy; never what was loaded.
+
+        A Query's ``count()`` (``Select=COUNT``, or the identifying attributes when another
+        entity's items may share the range) read to its end; a sharded collection sends one
+        per shard, concurrently, and adds them up. Embedded children are counted in a GetItem
+        of the parent item that reads only their attribute (ItemNotFoundError when the parent
+        is not stored). :meth:`explain_count` shows the requests.
+        """
+        reader = self._reader()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            return len(await self._stored_embedded(reader, rel.embedded))
+        queries = self._count_queries(reader, rel)
+        if len(queries) == 1:
+            return await queries[0].count()
+        return sum(await asyncio.gather(*(query.count() for query in queries)))
+
+    def explain_count(self) -> list[Request]:
+        """The requests :meth:`count` sends first (every shard's Query, or the GetItem).
+
+        Each Query is sent again with an ExclusiveStartKey while its reply has one.
+        """
+        reader = self._reader()
+        rel = self._has_many()
+        if rel.embedded is not None:
+            return [self._embedded_read(reader, rel.embedded)]
+        return [q.explain(count=True)[0] for q in self._count_queries(reader, rel)]
 
     async def all(self) -> list[C]:
         """Every child (loaded ones first, then the rest from the database)."""

@@ -121,6 +121,8 @@ async def _loaders(db: Database, org: Org, user: User) -> None:
     assert_type(await org.users.page(limit=10), Page[User])
     assert_type(await org.users.all(), list[User])
     assert_type(org.users.query(), Query[User])
+    assert_type(await org.users.count(), int)
+    assert_type(org.users.explain_count(), list[Request])
     async for child in org.users:
         assert_type(child, User)
     assert_type(user.org, ParentLoader[User, Org])
