@@ -45,6 +45,8 @@ def named_cancellation(
         reasons.append(msgspec.structs.replace(reason, table=name, key=key, model=model))
     named = cancelled(reasons, str(exc), operation=exc.operation)
     named.__cause__ = exc.__cause__
+    for note in getattr(exc, "__notes__", ()):  # the transport's (attempts made, say)
+        named.add_note(note)
     return named
 
 

@@ -227,14 +227,15 @@ def plan_cascade(
             yield from _delete_level(table_name, level)
             for f in level:
                 counts[f.info.cls] = counts.get(f.info.cls, 0) + 1
-        try:
-            yield Send(_marked_delete(info, key, table_name, check))
-        except ConditionFailedError as exc:
-            raise _root_changed(info, key, counts, exc) from exc
     except DynormError as exc:
-        if not isinstance(exc, ConditionFailedError):
-            yield from _abandon(info, key, table_name, sum(counts.values()), exc)
+        yield from _abandon(info, key, table_name, sum(counts.values()), exc)
         raise
+    # Outside the abandoning block: a root delete whose outcome is unknown may have deleted the
+    # root, so its mark is not touched and no note says the root was kept.
+    try:
+        yield Send(_marked_delete(info, key, table_name, check))
+    except ConditionFailedError as exc:
+        raise _root_changed(info, key, counts, exc) from exc
     counts[info.cls] = counts.get(info.cls, 0) + 1
     return CascadeReport(_ordered(counts, info, levels))
 

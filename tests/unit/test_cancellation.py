@@ -71,3 +71,14 @@ def test_a_reason_made_by_position_alone_still_reads() -> None:
     assert CancellationReason(2, "ConditionalCheckFailed", "").describe() == (
         "action 2: ConditionalCheckFailed"
     )
+
+
+def test_the_named_error_keeps_the_notes_and_cause_of_the_one_it_names() -> None:
+    cause = RuntimeError("the reply")
+    original = cancellation("ConditionalCheckFailed")
+    original.__cause__ = cause
+    original.add_note("dynorm gave up after 3 attempts")
+    named = named_cancellation(original, transact_write([PUT]), {"shop-1": shop}.get)
+    assert named is not original
+    assert named.__cause__ is cause
+    assert named.__notes__ == ["dynorm gave up after 3 attempts"]
