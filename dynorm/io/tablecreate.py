@@ -65,7 +65,7 @@ async def create_one(
     except DatabaseError as exc:
         if exc.code != _EXISTS or not exists_ok:
             raise
-        await wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
+        await wait_for(connected.name, _existing_active(connected.name), timeout)
         if ttl is not None:
             await _ensure_ttl(send, connected.name, ttl)
         return False
@@ -76,6 +76,27 @@ async def create_one(
     if ttl is not None:
         await _tolerating_no_ttl(send(ttl))
     return True
+
+
+def _existing_active(name: str) -> Callable[[str | None], bool]:
+    """Whether a table CreateTable found is active; refused when it is going away.
+
+    ResourceInUseException also answers for a table being deleted: waiting for it to become
+    active would last until the timeout.
+    """
+
+    def active(status: str | None) -> bool:
+        if status in ("DELETING", None):
+            state = "being deleted" if status == "DELETING" else "deleted meanwhile"
+            raise DatabaseError(
+                f"table {name!r} exists but is {state}, so exists_ok cannot accept it; "
+                "create it again once the deletion has ended",
+                code=_EXISTS,
+                operation="CreateTable",
+            )
+        return status == "ACTIVE"
+
+    return active
 
 
 async def _ensure_ttl(send: Send, name: str, ttl: Request) -> None:
