@@ -54,11 +54,11 @@ from dynorm.core.steps import (
     FromRead,
     Plan,
     ReadAll,
-    ReadEach,
     Send,
     Together,
     Unread,
     WriteBatch,
+    read_each,
 )
 
 from .model import ModelInfo, ModelTable, info_of, is_model
@@ -302,8 +302,7 @@ def _read_tree(
             for rel in _cascading(parent)
             for read in _cascade_reads(rel, names[rel.children_table], parent_values, root)
         ]
-        requests = tuple(_raw(read) for _, read in reads)
-        answers: list[list[Item]] = (yield ReadEach(requests)) if requests else []
+        answers = yield from read_each([read for _, read in reads])
         for (rel, _), items in zip(reads, answers, strict=True):
             child = rel.target_info
             name = names[child.table]
@@ -441,12 +440,6 @@ def _cascade_reads(
             f"which cannot be read from it ({values.error}). Correct the stored item and run "
             "the cascade again"
         ) from exc
-
-
-def _raw(read: CollectionRead) -> Request:
-    """The read's Query, answered with raw items (the typed page structures are for decoders)."""
-    base = read.request()
-    return Request(base.operation, base.params)
 
 
 def _key(info: ModelInfo[Any], item: Item) -> Item:
