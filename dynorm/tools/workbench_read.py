@@ -20,7 +20,7 @@ from typing import Any, Final, cast
 import attrs
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import CodecError, DefinitionError
+from dynorm.core.errors import CodecError, DefinitionError, DynormError
 from dynorm.core.limits import (
     MAX_ATTRIBUTE_NAME_BYTES,
     MAX_DEPTH,
@@ -28,6 +28,7 @@ from dynorm.core.limits import (
     MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES,
     check_decimal,
+    check_item,
     int_text,
     utf8_size,
 )
@@ -191,9 +192,11 @@ def attribute_name(name: str, where: str, limit: int = MAX_ATTRIBUTE_NAME_BYTES)
     """An attribute name in ``where`` (an item, a map), held to DynamoDB's length limit.
 
     ``limit``: MAX_KEY_NAME_BYTES for the name of a key attribute or a projected attribute.
+    Every name is measured, short ones too: one with no UTF-8 form (a lone surrogate) is
+    refused here, before any message gives it as part of a path it could not be printed in.
     """
     try:
-        size = utf8_size(name) if len(name) * 4 > limit else 0
+        size = utf8_size(name)
     except CodecError as exc:
         raise WorkbenchError(f"{where}: an attribute name: {exc}") from None
     if size > limit:
@@ -355,6 +358,12 @@ def read_item(obj: object, where: str, keys: TableKeys) -> Item:
                 f"{where}.{attr} is a key attribute of type {declared}; got {next(iter(av))}"
             )
         _check_key_value(attr, av, keys.limits[attr], where)
+    try:
+        # What a put checks, by the same rules: the item's size and text with no UTF-8 form
+        # (a JSON file can hold a lone surrogate, "\ud800"), in values and names alike.
+        check_item(item, where)
+    except DynormError as exc:  # CodecError, LimitExceededError: the message names the place
+        raise WorkbenchError(str(exc)) from exc
     return item
 
 
