@@ -401,6 +401,7 @@ async def migrate_items(
     MigrationError, before anything of the page is written, when the plan refuses a parent.
     """
     plan = await kind.plan(db, items)
+    plan.check_writes()
     if plan.refused and not dry_run:
         raise MigrationError(
             f"{kind.subject}: nothing was written for this page: "
