@@ -50,7 +50,7 @@ __all__ = [
 
 # -- types of stored values ---------------------------------------------------------------------
 
-#: Python types and the DynamoDB type dynorm stores them as (see dynorm/_codec.py); the first
+#: Python types and the DynamoDB type dynorm stores them as (see dynorm/core/codec/); the first
 #: match wins, so ``bool`` is tested before ``int``.
 _SCALARS: Final[tuple[tuple[type, str], ...]] = (
     (bool, "BOOL"),
