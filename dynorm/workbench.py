@@ -1,6 +1,7 @@
 """AWS NoSQL Workbench data models: read, write, export from a table, import into DynamoDB.
 
-The implementation lives in ``dynorm/tools/workbench.py``; this module is its public name.
+The implementation lives in ``dynorm/tools/workbench*.py`` (``dynorm.tools.workbench`` gathers
+its parts); this module is its public name.
 """
 
 # Every public name of the tool, and no other: its __all__ is this module's.

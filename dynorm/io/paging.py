@@ -5,6 +5,9 @@ the collection: the reader keeps requesting until it has N or the collection end
 DynamoDB for one item more than it still needs, so it knows whether anything follows without an
 extra round trip, and resumes after the last item it handed out rather than after DynamoDB's
 LastEvaluatedKey, so a skipped item is never lost.
+
+Every Query and Scan pages through :func:`pages`; scans of several segments (a parallel
+``db.scan``, its count, a migration's pass over the table) through :func:`segment_pages` on top.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ __all__ = [
     "Read",
     "Sender",
     "count_items",
+    "count_segments",
     "iterate",
     "iterate_segments",
     "pages",
     "read_page",
     "released",
+    "segment_pages",
     "with_params",
 ]
 
@@ -211,14 +216,70 @@ async def count_items(
     With ``match`` None the request is a Select=COUNT and DynamoDB counts; otherwise it reads
     (key attributes, say) and the items ``match`` accepts are counted.
     """
+    return await count_segments(send, [request], match, tally)
+
+
+async def count_segments(
+    send: Sender, requests: Sequence[Request], match: Callable[[Item], bool] | None, tally: Tally
+) -> int:
+    """How many items the scan segments ``requests`` read, the segments counted concurrently.
+
+    ``match`` as in :func:`count_items`.
+    """
     total = 0
-    async for response in pages(send, request):
+
+    async def counted(_: int, response: dict[str, Any]) -> None:
+        nonlocal total
         tally.add(response)
         if match is None:
             total += response.get("Count", 0)
         else:
             total += sum(1 for raw in response.get("Items", []) if match(raw))
+
+    await segment_pages(send, requests, counted)
     return total
+
+
+#: Called with a segment's index in ``requests`` and each response of it, in order.
+OnPage = Callable[[int, dict[str, Any]], Awaitable[None]]
+
+
+async def segment_pages(
+    send: Sender,
+    requests: Sequence[Request],
+    on_page: OnPage,
+    *,
+    starts: Sequence[Item | None] | None = None,
+    limit: int | None = None,
+) -> None:
+    """Every response of several Scan segments, read concurrently: the one segment loop.
+
+    Parallel scans, their counts and migrations (resumed, or shared among workers) all read
+    through it. ``requests[i]`` is read from ``starts[i]`` on (a saved LastEvaluatedKey
+    resumes a segment; None starts it), ``limit`` items a request. ``on_page(i, response)`` is
+    awaited after each response, and segment ``i`` asks for its next page only once it has
+    returned: what ``on_page`` saved is the position to resume from. A segment failing cancels
+    the others' requests in flight, and the first failure is raised.
+    """
+    if starts is not None and len(starts) != len(requests):
+        raise ValueError(f"{len(starts)} start keys for {len(requests)} segments")
+    per_page = None if limit is None else (lambda: limit)
+
+    async def segment(i: int) -> None:
+        start = None if starts is None else starts[i]
+        async with aclosing(pages(send, requests[i], start=start, limit=per_page)) as responses:
+            async for response in responses:
+                await on_page(i, response)
+
+    if len(requests) == 1:
+        await segment(0)
+        return
+    try:
+        async with asyncio.TaskGroup() as group:  # one failing cancels the others
+            for i in range(len(requests)):
+                group.create_task(segment(i))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None  # the first failure, as with one segment
 
 
 _DONE: Final = object()
@@ -239,24 +300,20 @@ async def iterate_segments(
         return
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=len(reads))
 
-    async def segment(read: Read) -> None:
+    async def taken(_: int, response: dict[str, Any]) -> None:
+        await queue.put(response.get("Items", []))
+
+    async def read_all() -> None:
         try:
-            async with aclosing(pages(send, read.request())) as responses:
-                async for response in responses:
-                    await queue.put(response.get("Items", []))
+            await segment_pages(send, [read.request() for read in reads], taken)
         except Exception as exc:  # noqa: BLE001 - handed to the reader, who raises it
             await queue.put(exc)
             return
         await queue.put(_DONE)
 
-    tasks = [asyncio.ensure_future(segment(read)) for read in reads]
-    running = len(tasks)
+    task = asyncio.ensure_future(read_all())
     try:
-        while running:
-            page = await queue.get()
-            if page is _DONE:
-                running -= 1
-                continue
+        while (page := await queue.get()) is not _DONE:
             if isinstance(page, BaseException):
                 raise page
             for raw in released(page):
@@ -264,5 +321,4 @@ async def iterate_segments(
                 if found is not None:
                     yield found
     finally:
-        for task in tasks:
-            _discard(task)
+        _discard(task)

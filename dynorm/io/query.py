@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
@@ -33,7 +32,16 @@ from dynorm.mapping.reading import (
 )
 from dynorm.mapping.table import Table
 
-from .paging import Accept, Page, Sender, count_items, iterate, iterate_segments, read_page
+from .paging import (
+    Accept,
+    Page,
+    Sender,
+    count_items,
+    count_segments,
+    iterate,
+    iterate_segments,
+    read_page,
+)
 from .queryload import QueryLoad
 
 __all__ = ["Query", "Scan"]
@@ -415,13 +423,10 @@ class Scan(msgspec.Struct, Generic[T], frozen=True):
 
     async def count(self) -> int:
         """How many items the scan holds (filter applied); segments are counted concurrently."""
-        counts = await asyncio.gather(
-            *(
-                count_items(self._send, request, match, Tally())
-                for request, match in self._counting()
-            )
-        )
-        return sum(counts)
+        countings = self._counting()
+        match = countings[0][1]  # the same for every segment
+        requests = [request for request, _ in countings]
+        return await count_segments(self._send, requests, match, Tally())
 
     def __aiter__(self) -> AsyncIterator[T]:
         return iterate_segments(self._sender, self._reads(), self._accept)

@@ -28,7 +28,7 @@ import msgspec
 
 from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import CodecError, ItemNotFoundError
+from dynorm.core.errors import CodecError, ItemNotFoundError, LimitExceededError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
 from dynorm.core.keys import key_text
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
@@ -195,6 +195,35 @@ class PagePlan:
         """Leave ``raw`` as it is, listed by key: it does not decode as the model it fits."""
         self.skipped.append(f"{describe_key(table, raw)}: {exc}")
 
+    def set_aside(
+        self, table: Table, raw: Mapping[str, AttributeValue], exc: CodecError | LimitExceededError
+    ) -> None:
+        """``raw`` left out of the page's writes: skipped, or refused when it is over a limit.
+
+        A LimitExceededError (the checks a put makes: a key or the item too long once
+        migrated) is no stored item that fails to decode but a write DynamoDB would refuse:
+        refused, so the page is not written and the run says which item and why.
+        """
+        if isinstance(exc, LimitExceededError):
+            self.refused.append(f"{describe_key(table, raw)}: {exc}")
+        else:
+            self.skip(table, raw, exc)
+
+    def check_writes(self) -> None:
+        """Refuse, as a put would, each item the units write whole that DynamoDB would refuse.
+
+        The units' items are encoded by the models (checked there), but keep what the model
+        does not declare as stored: the item as written is checked whole (its size, chiefly).
+        """
+        for unit in list(self.units):
+            for item in [*unit.creates, *(new for _, new in unit.rewrites)]:
+                try:
+                    unit.model.check_item(item)
+                except (CodecError, LimitExceededError) as exc:
+                    self.refused.append(f"{describe_key(unit.model.table, item)}: {exc}")
+                    self.units.remove(unit)
+                    break
+
 
 @attrs.define
 class Reach:
@@ -247,7 +276,7 @@ def _primary(table: ModelTable, item: Mapping[str, AttributeValue]) -> Item:
     return {a: item[a] for a in table.primary_attributes}
 
 
-def describe_key(table: Table, item: Mapping[str, AttributeValue]) -> str:
+def describe_key(table: ModelTable, item: Mapping[str, AttributeValue]) -> str:
     """``pk='P#a', sk='ITEM#x'``: the item's table key, for messages."""
     return ", ".join(f"{a}={_scalar(item.get(a))!r}" for a in table.primary_attributes)
 
@@ -544,8 +573,8 @@ class Move(_StrategyChange):
                         plan.units.append(Unit(parent, update=update, parent=_primary(table, raw)))
                     continue
                 new = self.moved_item(raw)
-            except CodecError as exc:
-                plan.skip(table, raw, exc)
+            except (CodecError, LimitExceededError) as exc:
+                plan.set_aside(table, raw, exc)
                 continue
             if new is None:
                 continue
@@ -702,8 +731,8 @@ class Unembed(_StrategyChange):
                     values = parent.values_of(parent.decode(raw))
                     children = self.children_of(values, raw)
                     to_remove = [*to_remove, self.codec.attribute]
-            except CodecError as exc:
-                plan.skip(table, raw, exc)
+            except (CodecError, LimitExceededError) as exc:
+                plan.set_aside(table, raw, exc)
                 continue
             found.append((raw, children, to_set, to_remove))
         return found
@@ -935,8 +964,8 @@ class Embed(_StrategyChange):
         for (raw, _), old in zip(parents, found, strict=True):
             try:
                 self.plan_parent(db.table, db.table_name, raw, old, plan)
-            except CodecError as exc:
-                plan.skip(db.table, raw, exc)
+            except (CodecError, LimitExceededError) as exc:
+                plan.set_aside(db.table, raw, exc)
         return plan
 
     async def reach(self, db: Database, items: Sequence[Item], expected: Expected) -> Reach:
@@ -1005,8 +1034,8 @@ class Backfill:
                 continue
             try:
                 to_set, to_remove = _index_drift(self.info, raw, self.attributes)
-            except CodecError as exc:
-                plan.skip(table, raw, exc)
+            except (CodecError, LimitExceededError) as exc:
+                plan.set_aside(table, raw, exc)
                 continue
             if to_set or to_remove:
                 plan.units.append(
@@ -1081,8 +1110,8 @@ class Copies:
         for values, item, obj in found:
             try:
                 fixed = self.repaired(values, item, obj)
-            except CodecError as exc:
-                plan.skip(db.table, item, exc)
+            except (CodecError, LimitExceededError) as exc:
+                plan.set_aside(db.table, item, exc)
                 continue
             if fixed is not None:
                 plan.units.append(Unit(child, rewrites=[(item, fixed)]))

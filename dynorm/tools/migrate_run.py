@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable
-from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
@@ -24,7 +23,7 @@ from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ConditionFailedError, DynormError
 from dynorm.core.requests import ScanRead, consistent_get
 from dynorm.io.database import Database
-from dynorm.io.paging import pages
+from dynorm.io.paging import segment_pages
 
 from .migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach, Unit, describe_key
 
@@ -278,30 +277,23 @@ async def _scan_pages(
     on_page: Callable[[int, list[Item], Item | None], Awaitable[None]],
     consistent: bool,
 ) -> None:
-    """Read every segment page by page (segments concurrently), ``on_page`` after each."""
+    """Read every segment page by page (segments concurrently), ``on_page`` after each.
 
-    async def segment(number: int) -> None:
-        if done[number]:  # a segment a resumed checkpoint finished is not read again
-            return
-        read = ScanRead(
-            table_name=db.table_name, segment=number, segments=segments, consistent=consistent
-        )
-        scan = read.request()  # every model's items, as stored
-        responses = pages(db.send, scan, start=positions[number], limit=lambda: page_size)
-        async with aclosing(responses):
-            async for response in responses:
-                after = response.get("LastEvaluatedKey") or None
-                await on_page(number, list(response.get("Items") or []), after)
+    A segment a resumed checkpoint finished (``done``) is not read again; the others go on
+    from their ``positions``.
+    """
+    numbers = [n for n in range(segments) if not done[n]]
+    scans = [  # every model's items, as stored
+        ScanRead(db.table_name, segment=n, segments=segments, consistent=consistent).request()
+        for n in numbers
+    ]
 
-    if segments == 1:
-        await segment(0)
-        return
-    try:
-        async with asyncio.TaskGroup() as group:  # one failing cancels the others
-            for number in range(segments):
-                group.create_task(segment(number))
-    except BaseExceptionGroup as failed:
-        raise failed.exceptions[0] from None  # the first failure, as with one segment
+    async def page(i: int, response: dict[str, Any]) -> None:
+        after = response.get("LastEvaluatedKey") or None
+        await on_page(numbers[i], list(response.get("Items") or []), after)
+
+    starts = [positions[n] for n in numbers]
+    await segment_pages(db.send, scans, page, starts=starts, limit=page_size)
 
 
 #: Units of one page sent at once.
@@ -409,6 +401,7 @@ async def migrate_items(
     MigrationError, before anything of the page is written, when the plan refuses a parent.
     """
     plan = await kind.plan(db, items)
+    plan.check_writes()
     if plan.refused and not dry_run:
         raise MigrationError(
             f"{kind.subject}: nothing was written for this page: "

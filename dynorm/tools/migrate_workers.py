@@ -48,7 +48,7 @@ from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ConditionFailedError, DatabaseError, TableNotFoundError
 from dynorm.core.requests import Request, ScanRead, create_table, describe_table, update_item
 from dynorm.io.database import Database
-from dynorm.io.paging import pages
+from dynorm.io.paging import pages, segment_pages
 
 from .migrate_kinds import MAX_PROBLEMS, Kind
 from .migrate_run import (
@@ -480,25 +480,26 @@ async def run_workers(
 
     async def work(segment: Segment) -> None:
         read = ScanRead(table_name=db.table_name, segment=segment.number, segments=workers.segments)
-        responses = pages(db.send, read.request(), start=segment.position, limit=lambda: page_size)
-        async with aclosing(responses):
-            async for response in responses:
-                items = list(response.get("Items") or [])
-                after = response.get("LastEvaluatedKey") or None
-                plan, sent = await migrate_items(db, kind, items, dry_run=False)
-                counted = Counters(len(items), sent.written, sent.deleted, sent.updated, 1)
+
+        async def page(_: int, response: dict[str, Any]) -> None:
+            items = list(response.get("Items") or [])
+            after = response.get("LastEvaluatedKey") or None
+            plan, sent = await migrate_items(db, kind, items, dry_run=False)
+            counted = Counters(len(items), sent.written, sent.deleted, sent.updated, 1)
+            for c in _COUNTERS:
+                setattr(segment.counters, c, getattr(segment.counters, c) + getattr(counted, c))
+            segment.refused += plan.refused + sent.refused
+            segment.skipped += plan.skipped + sent.skipped
+            await progress.save(segment, after)
+            async with lock:
+                expected.update(plan.embedded)
                 for c in _COUNTERS:
-                    setattr(segment.counters, c, getattr(segment.counters, c) + getattr(counted, c))
-                segment.refused += plan.refused + sent.refused
-                segment.skipped += plan.skipped + sent.skipped
-                await progress.save(segment, after)
-                async with lock:
-                    expected.update(plan.embedded)
-                    for c in _COUNTERS:
-                        setattr(mine, c, getattr(mine, c) + getattr(counted, c))
-                    on_progress("migrate", mine, total)
-                if after is None:
-                    return
+                    setattr(mine, c, getattr(mine, c) + getattr(counted, c))
+                on_progress("migrate", mine, total)
+
+        await segment_pages(
+            db.send, [read.request()], page, starts=[segment.position], limit=page_size
+        )
 
     finished, resumed = await work_segments(progress, stamp, work)
     counters, refused, skipped = _totals(await progress.states())
@@ -538,21 +539,23 @@ async def _dry_run(
     counters = Counters()
     refused: list[str] = []
     skipped: list[str] = []
-    for number in chosen:
+
+    async def count_page(_: int, response: dict[str, Any]) -> None:
+        nonlocal refused, skipped
+        items = list(response.get("Items") or [])
+        plan, sent = await migrate_items(db, kind, items, dry_run=True)
+        counters.scanned += len(items)
+        counters.written += sent.written
+        counters.deleted += sent.deleted
+        counters.updated += sent.updated
+        counters.pages += 1
+        refused += plan.refused
+        skipped += plan.skipped
+        on_progress("migrate", counters, total)
+
+    for number in chosen:  # one segment after another
         read = ScanRead(table_name=db.table_name, segment=number, segments=workers.segments)
-        responses = pages(db.send, read.request(), limit=lambda: page_size)
-        async with aclosing(responses):
-            async for response in responses:
-                items = list(response.get("Items") or [])
-                plan, sent = await migrate_items(db, kind, items, dry_run=True)
-                counters.scanned += len(items)
-                counters.written += sent.written
-                counters.deleted += sent.deleted
-                counters.updated += sent.updated
-                counters.pages += 1
-                refused += plan.refused
-                skipped += plan.skipped
-                on_progress("migrate", counters, total)
+        await segment_pages(db.send, [read.request()], count_page, limit=page_size)
     outcome = Outcome(
         counters=counters,
         total=total,

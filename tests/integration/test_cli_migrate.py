@@ -334,6 +334,24 @@ async def test_backfill_writes_the_keys_of_the_named_index(
     assert "GSI2PK" not in shelf  # other models are left alone
 
 
+async def test_a_backfill_dynamodb_would_refuse_is_an_error_naming_the_item(
+    cli: Cli, tables: Tables, tmp_path: Path
+) -> None:
+    await tables.old.put_all([OldMember("u1", "ada@example.com"), OldMember("u2", "b" * 3000)])
+    before = await stored(tables.db)
+
+    ran = await cli.run(
+        "migrate", MODELS, "Member", "--backfill", "--index", "GSI2", "--table-name",
+        tables.name, "-y", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert ran.code == 1, ran.output
+    assert "Traceback" not in ran.err
+    assert "nothing was written for this page" in ran.err
+    assert "pk='M#u2', sk='M#u2': Member: key attribute 'GSI2PK' would be 3006 bytes" in ran.err
+    assert await stored(tables.db) == before
+
+
 # -- a verification that fails ---------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import signal
 import sys
 import uuid
@@ -14,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from dynorm import Database, Request, TableNotFoundError
+from dynorm import MAX_ITEM_BYTES, Database, Request, TableNotFoundError
 from dynorm.testing import RunningServer
+from dynorm.workbench import WorkbenchError, load_model
 from tests.faultproxy import FaultProxy, connect_to
 from tests.seed_models import app
 
@@ -190,6 +192,68 @@ async def test_a_broken_file_is_an_error_that_names_the_place(
     assert "Traceback" not in ran.err
     with pytest.raises(TableNotFoundError):
         await describe(db)  # nothing created
+
+
+#: Values DynamoDB refuses, as a file can hold them: (attributes of the item, what the error says).
+REFUSED_VALUES: dict[str, tuple[dict[str, Any], str]] = {
+    "39 digits": (
+        {"n": {"N": "1" * 39}},
+        r"\.n: 1{39} has 39 significant digits; DynamoDB numbers hold at most 38",
+    ),
+    "a lone surrogate": (
+        {"note": {"S": "caf\udce9"}},
+        r"\.note: 'caf\\udce9' holds a lone surrogate \('\\udce9' at index 3\)",
+    ),
+    "a lone surrogate in a name": (
+        {"caf\udce9": {"S": "x"}},
+        r": an attribute name: 'caf\\udce9' holds a lone surrogate",
+    ),
+    "a lone surrogate in a map": (
+        {"m": {"M": {"k": {"SS": ["ok", "\ud800"]}}}},
+        r"\.m: '\\ud800' holds a lone surrogate",
+    ),
+    "an empty set": ({"tags": {"SS": []}}, r"\.tags: DynamoDB has no empty sets"),
+    "an item over 400 KB": (
+        {"big": {"S": "x" * MAX_ITEM_BYTES}},
+        r": the item is 4096\d\d bytes, over DynamoDB's item limit of 409600 bytes",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_VALUES))
+async def test_a_value_dynamodb_refuses_is_an_error_naming_the_item_and_field(
+    cli: Cli, db: Database, tmp_path: Path, case: str
+) -> None:
+    attributes, message = REFUSED_VALUES[case]
+    good = {"pk": {"S": "ORG#A"}, "sk": {"S": "A"}}
+    bad = {"pk": {"S": "ORG#B"}, "sk": {"S": "B"}, **attributes}
+    data = {
+        "ModelName": "refused",
+        "DataModel": [
+            {
+                "TableName": "refused",
+                "KeyAttributes": {
+                    "PartitionKey": {"AttributeName": "pk", "AttributeType": "S"},
+                    "SortKey": {"AttributeName": "sk", "AttributeType": "S"},
+                },
+                "TableData": [good, bad],
+            }
+        ],
+    }
+    path = tmp_path / "refused.json"
+    path.write_text(json.dumps(data))  # ASCII: a lone surrogate as the escape "\udce9"
+    place = re.escape(f"{path}: DataModel[0].TableData[1]")
+
+    ran = await cli.run("workbench", "import", str(path), "--table-name", db.table_name)
+
+    assert ran.code == 1, ran.output
+    assert "Traceback" not in ran.err
+    assert re.search(f"Error: WorkbenchError: {place}{message}", ran.err), ran.err
+    with pytest.raises(TableNotFoundError):
+        await describe(db)  # nothing created, nothing written
+    # The Python API says the same, when the file is read (load_model), before any request.
+    with pytest.raises(WorkbenchError, match=f"{place}{message}"):
+        load_model(path)
 
 
 async def test_no_create_refuses_a_missing_table(

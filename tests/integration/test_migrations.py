@@ -620,6 +620,30 @@ async def test_backfill_index_writes_the_new_index_keys(
         await assert_second_run_writes_nothing(db, lambda: backfill_index(db, User))
 
 
+async def test_a_backfill_dynamodb_would_refuse_names_the_item_and_writes_nothing(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    # The checks a put makes hold for what a migration writes: here an index key over
+    # DynamoDB's limit once the new template builds it (whole items: test_migrate_kinds).
+    async with both(dynorm_connect, dynorm_server, users_after, users_before) as (db, old):
+        await old.put_all([OldUser("u1", "a@x"), OldUser("u2", "b" * 3000)])
+        before = await stored(db)
+
+        dry = await backfill_index(db, User, "GSI2", dry_run=True)
+
+        assert not dry.ok
+        (refused,) = dry.refused
+        assert refused.startswith("pk='U#u2', sk='U#u2': User: key attribute 'GSI2PK' would be")
+        assert "over DynamoDB's partition key limit of 2048 bytes" in refused
+        assert dry.written == 1  # u1 only
+        with count_requests(db) as log, pytest.raises(MigrationError) as info:
+            await backfill_index(db, User, "GSI2")
+        assert "nothing was written for this page" in str(info.value)
+        assert "pk='U#u2', sk='U#u2': User: key attribute 'GSI2PK'" in str(info.value)
+        assert set(log.operations) <= {"Scan", "DescribeTable"}  # no write sent
+        assert await stored(db) == before
+
+
 async def test_repair_copies_fills_every_stale_copy(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:

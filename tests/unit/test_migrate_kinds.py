@@ -8,7 +8,8 @@ from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
 from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.expressions import ExpressionBuilder
-from dynorm.tools.migrate_kinds import MAX_EXPRESSION, Embed, Move, PagePlan, Unchanged
+from dynorm.core.limits import MAX_ITEM_BYTES
+from dynorm.tools.migrate_kinds import MAX_EXPRESSION, Embed, Move, PagePlan, Unchanged, Unit
 
 table = Table("kinds", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
@@ -208,3 +209,25 @@ def test_an_unchanged_condition_too_long_for_one_expression_is_made_shallower() 
     assert rendered.startswith("attribute_exists(#n0) AND size(#n0) = :v0")
     assert builder.values[":v0"] == {"N": "60"}
     assert len(builder.names) == 61  # the map and each member's name, checked to exist
+
+
+def test_a_page_writing_an_item_a_put_would_refuse_is_refused_naming_it() -> None:
+    # The model's encoder checks what it encodes; attributes no model declares, kept as stored,
+    # can still push the item as written over 400 KB: checked whole, as a put checks it.
+    info = table.model_of({"pk": s("T#1"), "sk": s("T#1")})
+    assert info is not None
+    fine = old_ticket("ann", "1", "hi")
+    big = old_ticket("ann", "2", "hi", blob=s("x" * MAX_ITEM_BYTES))
+    plan = PagePlan(
+        units=[
+            Unit(info, rewrites=[(fine, {**fine, "GSI1PK": s("U#ann")})]),
+            Unit(info, creates=[big]),
+        ]
+    )
+
+    plan.check_writes()
+
+    assert len(plan.units) == 1
+    (refused,) = plan.refused
+    assert refused.startswith("pk='U#ann', sk='T#2': Ticket: the item is 4096")
+    assert "over DynamoDB's item limit of 409600 bytes" in refused

@@ -3,12 +3,13 @@
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynorm.core.codec.converter import Item
-from dynorm.core.requests import CollectionRead, KeyRange, Request
-from dynorm.io.paging import Page, iterate, read_page, released
+from dynorm.core.requests import CollectionRead, KeyRange, Request, ScanRead, Tally
+from dynorm.io.paging import Page, count_segments, iterate, read_page, released, segment_pages
 
 READ = CollectionRead(
     table_name="app",
@@ -259,3 +260,80 @@ async def test_stopping_the_iteration_cancels_the_prefetch() -> None:
     await asyncio.sleep(0)  # let the cancellation reach it
     assert collection.cancelled == 1
     assert len(collection.requests) == 1  # the cancelled page never completed
+
+
+class FakeSegments:
+    """Scan segments answering the way DynamoDB does: segment ``n`` holds ``segments[n]``."""
+
+    def __init__(self, segments: list[list[Item]], page_size: int = 1000) -> None:
+        self.segments = [FakeCollection(items, page_size) for items in segments]
+        self.failing: int | None = None
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        number = request.params.get("Segment", 0)
+        if number == self.failing:
+            raise RuntimeError(f"segment {number} failed")
+        await asyncio.sleep(0)  # let the other segments run in between
+        segment: FakeCollection = self.segments[number]
+        return await segment.send(request)
+
+
+def scans(count: int) -> list[Request]:
+    return [
+        ScanRead("app", segment=n, segments=count).request()
+        if count > 1
+        else ScanRead("app").request()
+        for n in range(count)
+    ]
+
+
+async def test_segment_pages_resumes_each_segment_from_its_start() -> None:
+    fake = FakeSegments([[raw(f"USER#{s}{i}") for i in range(5)] for s in "ab"])
+    seen: dict[int, list[str]] = {0: [], 1: []}
+    afters: dict[int, list[object]] = {0: [], 1: []}
+
+    async def on_page(i: int, response: dict[str, Any]) -> None:
+        seen[i] += [item["sk"]["S"] for item in response["Items"]]
+        afters[i].append(response.get("LastEvaluatedKey"))
+
+    start = {"pk": {"S": "ORG#M"}, "sk": {"S": "USER#b1"}}
+    await segment_pages(fake.send, scans(2), on_page, starts=[None, start], limit=2)
+    assert seen == {0: [f"USER#a{i}" for i in range(5)], 1: ["USER#b2", "USER#b3", "USER#b4"]}
+    # Each page's LastEvaluatedKey is what a caller saves to resume from; the last page has none.
+    assert afters[1][0] == {"pk": {"S": "ORG#M"}, "sk": {"S": "USER#b3"}}
+    assert afters[0][-1] is None
+    assert afters[1][-1] is None
+    for segment in fake.segments:
+        assert {r.params["Limit"] for r in segment.requests} == {2}
+
+
+async def test_segment_pages_waits_for_on_page_before_the_next_page() -> None:
+    fake = FakeSegments([[raw(f"USER#{i}") for i in range(6)]])
+    sent_before: list[int] = []
+
+    async def on_page(_: int, response: dict[str, Any]) -> None:
+        sent_before.append(len(fake.segments[0].requests))
+
+    await segment_pages(fake.send, scans(1), on_page, limit=2)
+    assert sent_before == [1, 2, 3, 4]  # never a page ahead of what on_page saved
+
+
+async def test_segment_pages_raises_the_first_failure_and_stops_the_others() -> None:
+    fake = FakeSegments([[raw(f"USER#{i}") for i in range(50)] for _ in range(3)])
+    fake.failing = 1
+
+    async def on_page(_: int, response: dict[str, Any]) -> None:
+        await asyncio.sleep(0)
+
+    with pytest.raises(RuntimeError, match="segment 1 failed"):
+        await segment_pages(fake.send, scans(3), on_page, limit=1)
+    sent = sum(len(s.requests) for s in fake.segments)
+    assert sent < 100  # the others stopped rather than reading their 50 pages each
+
+
+async def test_count_segments_adds_up_every_segment() -> None:
+    fake = FakeSegments([[raw(f"USER#{s}{i}") for i in range(7)] for s in "abc"], page_size=3)
+    total = await count_segments(
+        fake.send, scans(3), lambda item: "1" not in item["sk"]["S"], Tally()
+    )
+    assert total == 3 * 6
