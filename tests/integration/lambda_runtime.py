@@ -5,8 +5,8 @@ from standard input, imports ``lambda_app`` as Lambda's runtime imports a functi
 invokes ``lambda_app.handler(event, context)`` once per call, in turn, each with an API Gateway
 HTTP API event: one execution environment serving invocations one after another. The app reads
 its settings from the environment, as on Lambda. It prints one JSON line: each reply's status
-and body, how many times the app opened a Database, the requests that Database sent, and
-whether it took dynorm's fast request path.
+and body, how many times the app opened a Database, the requests that Database sent,
+whether it took dynorm's fast request path, and whether botocore was imported.
 
 Under ``DYNORM_TEST_FAST_PATH=0`` (the suite on botocore's request path) the app's connection
 is opened as the example opens it, with ``fast_path=False`` added.
@@ -49,6 +49,7 @@ def main() -> None:
         seen: dict[str, Any] = {"opened": lambda_app.connection.opened}
         async with lambda_app.connection.use() as db:  # opened by the invocations, if they did
             seen.update(requests=db.stats().requests, fast_path=db.fast_path)
+        seen["botocore"] = "botocore" in sys.modules
         await lambda_app.connection.close()
         return seen
 
