@@ -95,8 +95,8 @@ def connect_from_environment() -> AbstractAsyncContextManager[Database]:
 connection = KeptConnection(connect_from_environment)
 #: examples/web_app.py's app, its lifespan entering the kept connection.
 app = create_app(connection.use)
-#: The Lambda handler. lifespan="on": the app's lifespan must run (it hands endpoints the
-#: Database), and a failure to start fails the invocation instead of being ignored.
+#: The Lambda handler. lifespan="on": the app's lifespan is required (it hands endpoints the
+#: Database); Mangum runs it around every invocation.
 handler = Mangum(app, lifespan="on")
 
 
