@@ -1,7 +1,8 @@
 """``python -m benchmarks``: run every benchmark in this process and print one table.
 
-The cold start benchmark and the pytest plugin's, last, time fresh processes of their own
-(``benchmarks.coldstart``, ``benchmarks.fixture``).
+The cold start benchmarks (a library's, a FastAPI app's on AWS Lambda) and the pytest plugin's,
+last, time fresh processes of their own (``benchmarks.coldstart``, ``benchmarks.lambda_start``,
+``benchmarks.fixture``).
 
 ``--quick`` shrinks every input (the smoke test uses it); explicit options still win over it.
 """
@@ -21,6 +22,7 @@ from benchmarks import (
     coldstart,
     fixture,
     hot,
+    lambda_start,
     latency,
     paging,
     per_request,
@@ -48,6 +50,7 @@ class Sizes:
     parents: int
     delay_ms: float
     cold_runs: int
+    warm_calls: int
     fixture_tests: int
     fixture_rounds: int
     gets: int
@@ -65,6 +68,7 @@ FULL = Sizes(
     parents=50,
     delay_ms=20.0,
     cold_runs=9,
+    warm_calls=20,
     fixture_tests=120,
     fixture_rounds=5,
     gets=1000,
@@ -81,6 +85,7 @@ QUICK = Sizes(
     parents=5,
     delay_ms=2.0,
     cold_runs=1,
+    warm_calls=2,
     fixture_tests=4,
     fixture_rounds=1,
     gets=250,
@@ -99,7 +104,8 @@ _SIZE_HELP = {
     "page_size": "server page size",
     "parents": "parents in the latency benchmark",
     "delay_ms": "injected delay per request",
-    "cold_runs": "fresh processes per library in the cold start benchmark",
+    "cold_runs": "fresh processes per library in the cold start benchmarks",
+    "warm_calls": "warm invocations of each fresh process in the AWS Lambda benchmark",
     "fixture_tests": "tests in the larger suite of the pytest plugin benchmark (the smaller: 1/6)",
     "fixture_rounds": "pytest runs of each suite in the pytest plugin benchmark",
     "gets": "concurrent db.get calls in the coalesced gets benchmark",
@@ -186,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = asyncio.run(_run(options.sizes, collect=options.collect))
     # Fresh processes of their own, after the rest (it needs no event loop).
     sections.append(coldstart.run(runs=options.sizes.cold_runs))
+    sections.append(lambda_start.run(runs=options.sizes.cold_runs, warm=options.sizes.warm_calls))
     tests = options.sizes.fixture_tests
     sections.append(
         fixture.run(small=max(1, tests // 6), large=tests, rounds=options.sizes.fixture_rounds)

@@ -3,6 +3,10 @@
 With ``DYNORM_ENDPOINT_URL`` set the examples use that endpoint (and the standard AWS
 configuration); otherwise they start dynorm's embedded moto server on a free loopback port.
 Each run works on its own freshly created table and deletes it afterwards.
+
+``dynorm.testing`` (which imports pytest) is imported by the functions that use it: the seed
+models import this module, and the example apps (web_app, lambda_app) import the seed models, so
+an app deployed from them would otherwise load the test tools at every cold start.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from typing import TypeVar
 import attrs
 
 from dynorm import Database, Table, TableNotFoundError, connect
-from dynorm.testing import count_requests, fresh_table, start_server
 
 T = TypeVar("T")
 
@@ -32,6 +35,8 @@ def demo_server() -> Iterator[Server]:
         print(f"Running on {endpoint} (DYNORM_ENDPOINT_URL), with your AWS credentials")
         yield Server(endpoint, embedded=False)
         return
+    from dynorm.testing import start_server  # noqa: PLC0415 - see the docstring
+
     server = start_server("moto")
     print(
         f"Running on dynorm's embedded moto server at {server.url} "
@@ -70,6 +75,8 @@ async def open_database(
         aws_secret_access_key=key,
     ) as db:
         if create:
+            from dynorm.testing import fresh_table  # noqa: PLC0415 - see the docstring
+
             async with fresh_table(db):
                 yield db
         else:
@@ -88,6 +95,8 @@ class Narrator:
         self.steps: list[tuple[str, int]] = []
 
     async def step(self, title: str, action: Callable[[], Awaitable[T]]) -> T:
+        from dynorm.testing import count_requests  # noqa: PLC0415 - see the docstring
+
         with count_requests(self.db) as log:
             result = await action()
         operations = log.operations

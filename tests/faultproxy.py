@@ -50,7 +50,8 @@ Targeted faults come first: ``proxy.inject("lost_reply", operation="UpdateItem",
 the next matching request. Every injected fault is recorded in ``proxy.injected`` as
 ``Injected(operation, fault)``, so a test can assert that the fault it is about really happened;
 ``proxy.requests`` names every request that arrived, ``proxy.bodies`` holds each one's parsed
-JSON body and ``proxy.signed_at`` its ``X-Amz-Date``. ``proxy.pause(skip=1)`` holds a request
+JSON body and ``proxy.signed_at`` its ``X-Amz-Date``; ``proxy.accepted`` counts the TCP
+connections clients opened. ``proxy.pause(skip=1)`` holds a request
 (here: the second one) until the test releases it, to put another client's write between an
 attempt and its retry.
 
@@ -267,6 +268,8 @@ class FaultProxy:
     """Failures of the proxy itself (the server unreachable …): each dropped its connection."""
     replayed: int = 0
     """How many TransactWriteItems were answered from a token an earlier one succeeded with."""
+    accepted: int = 0
+    """How many TCP connections clients opened to the proxy."""
     _tokens: dict[str, tuple[dict[str, Any], bytes]] = attrs.field(factory=dict)
     _transactions: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _plan: FaultPlan | None = None
@@ -410,6 +413,7 @@ class FaultProxy:
     # -- serving ---------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)

@@ -50,7 +50,7 @@ REQUEST_SECTIONS = ("GetItem per request", "PutItem per request")
 SECTIONS = (
     *("Query page", "put_all", *REQUEST_SECTIONS),
     *("Lazy pagination", "Relationship load", "Coalesced gets", "Hot partition", "Sharded load"),
-    *("Cold start", "pytest plugin"),
+    *("Cold start", "AWS Lambda", "pytest plugin"),
 )
 #: Cold start rows: the library and the package it needs.
 COLD_START_CLIENTS = {
@@ -59,6 +59,12 @@ COLD_START_CLIENTS = {
     "pydynox": "pydynox",
     "pynamodb": "pynamodb",
     "aiobotocore": "aiobotocore",
+}
+#: AWS Lambda rows: the app and the packages it needs (the dev extra has mangum and fastapi).
+LAMBDA_APPS = {
+    "dynorm": ("mangum", "fastapi"),
+    "boto3": ("mangum", "fastapi", "boto3"),
+    "fastapi": ("mangum", "fastapi"),
 }
 NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
 #: A ratio column: "1.23x", or "12.3x" from ten on.
@@ -228,6 +234,23 @@ def test_cold_start_checks_dynorm_targets(output: str) -> None:
     # import <= 1.3x aiohttp, first item <= aiodynamo, max RSS <= 1.3x aiodynamo
     assert len(verdicts(lines)) == 3
     assert ("SKIP" in verdicts(lines)) == (not installed("aiodynamo"))
+
+
+@pytest.mark.parametrize(("name", "packages"), LAMBDA_APPS.items())
+def test_lambda_row_per_app(output: str, name: str, packages: tuple[str, ...]) -> None:
+    line = row(section(output, "AWS Lambda"), name)
+    missing = [p for p in packages if not installed(p)]
+    if missing:
+        assert f"skipped: {missing[0]} is not installed" in line
+        return
+    assert "skipped" not in line
+    # app, what, then init, cold call, start → answer, warm call (ms), max RSS (MiB), and the
+    # ratios to boto3 of start → answer and of a warm call ("-" without boto3)
+    cells = re.split(r"\s{2,}", line.strip())
+    assert len(cells) == 9, line
+    assert all(NUMBER.fullmatch(cell) for cell in cells[2:7]), line
+    ratios = cells[7:]
+    assert all(RATIO.fullmatch(c) if installed("boto3") else c == "-" for c in ratios), line
 
 
 def test_pytest_plugin_rows_and_checks(output: str) -> None:
