@@ -241,4 +241,4 @@ def test_the_example_runs_its_demo_on_the_configured_endpoint(cli: Cli) -> None:
     )
     assert done.returncode == 0, done.stderr
     statuses = [line.split(" -> ")[1] for line in done.stdout.splitlines() if " -> " in line]
-    assert statuses == ["201", "201", "201", "200", "200", "404", "400"]
+    assert statuses == ["201", "409", "201", "201", "200", "200", "404", "400"]
