@@ -9,7 +9,9 @@ error                                              status  meaning
 =================================================  ======  ==================================
 ItemNotFoundError                                  404     no item at the key
 ConditionFailedError (VersionConflictError too),   409     the write's condition did not hold
-TransactionCanceledError                                   (the item exists, was changed ...)
+TransactionCanceledError                                   (the item exists, was changed ...);
+                                                           a transaction cancelled only by
+                                                           throttling is a 503
 CodecError, LimitExceededError, KeyTemplateError,  422     a value DynamoDB would refuse (a
 InvalidDataError                                           3,000-character key from the URL)
 CursorError                                        400     an edited or foreign page cursor
@@ -79,13 +81,20 @@ def install_exception_handlers(app: Starlette, *, retry_after: int = 1) -> None:
         app.add_exception_handler(error, _handler(status, retry_after))
 
 
+#: Reasons of a cancelled transaction that mean "busy", not "conflict": answered 503.
+_BUSY: frozenset[str] = frozenset({"ThrottlingError", "ProvisionedThroughputExceeded"})
+
+
 def _handler(status: int, retry_after: int) -> Handler:
     from starlette.responses import JSONResponse  # noqa: PLC0415 - only when installed
 
-    headers = {"Retry-After": str(retry_after)} if status == 503 else None
-
     async def answer(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"detail": _detail(exc)}, status_code=status, headers=headers)
+        code = status
+        failed = exc.failed if isinstance(exc, TransactionCanceledError) else ()
+        if failed and all(reason.code in _BUSY for reason in failed):
+            code = 503  # throttled, not refused: worth a retry
+        headers = {"Retry-After": str(retry_after)} if code == 503 else None
+        return JSONResponse({"detail": _detail(exc)}, status_code=code, headers=headers)
 
     return answer
 

@@ -60,6 +60,17 @@ async def test_a_503_says_when_to_retry() -> None:
         install_exception_handlers(FastAPI(), retry_after=-1)
 
 
+async def test_a_transaction_cancelled_by_throttling_is_a_503() -> None:
+    def cancelled(*codes: str) -> dynorm.TransactionCanceledError:
+        reasons = [dynorm.CancellationReason(i, code, "") for i, code in enumerate(codes)]
+        return dynorm.TransactionCanceledError("cancelled", reasons=reasons)
+
+    busy = await _get(cancelled("None", "ThrottlingError"))
+    conflict = await _get(cancelled("ConditionalCheckFailed", "ThrottlingError"))
+    assert (busy.status_code, busy.headers["Retry-After"]) == (503, "1")
+    assert conflict.status_code == 409
+
+
 async def test_invalid_data_lists_its_problems_as_fastapi_does() -> None:
     error = dynorm.InvalidDataError("Org", [(("users", 0, "username"), "missing")])
     response = await _get(error)
