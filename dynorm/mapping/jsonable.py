@@ -9,7 +9,8 @@ value                        JSON
 str, int, bool, None         as is
 float                        a number
 Decimal                      a string of its exact digits (``"12.50"``); ``from_jsonable``
-                             takes a string, an int, or a float of at most 15 significant
+                             takes a string, an int, a Decimal (JSON read with
+                             ``parse_float=Decimal``), or a float of at most 15 significant
                              digits (read as its shortest repr; a longer float is refused, as
                              its digits may not be the ones sent)
 datetime, date, time         ISO 8601 text (``isoformat()``; an aware datetime keeps its offset)
@@ -192,16 +193,22 @@ def _scalar(base: type, wanted: str) -> tuple[Encode, Decode]:
     return _identity, decode
 
 
+# JSON parsed with ``parse_float=Decimal`` (to read numbers exactly) gives Decimals where
+# ``json.loads`` gives floats: number fields take them as they take floats.
+
+
 def _int_decode(value: Any) -> int:
     if type(value) is int:
         return value
     if type(value) is float and value.is_integer():
         return int(value)
+    if type(value) is decimal.Decimal and value.is_finite() and value == value.to_integral_value():
+        return int(value)
     raise _wrong(value, "an integer")
 
 
 def _float_decode(value: Any) -> float:
-    if type(value) in (int, float):
+    if type(value) in (int, float, decimal.Decimal):
         return float(value)
     raise _wrong(value, "a number")
 
@@ -219,6 +226,10 @@ def _decimal_decode(value: Any) -> decimal.Decimal:
         return decimal.Decimal(value)
     if type(value) is float:
         return _decimal_of_float(value)
+    if type(value) is decimal.Decimal:  # a JSON number read exactly
+        if not value.is_finite():
+            raise _bad(f"{_shown(value)} is not a finite decimal number")
+        return value
     raise _wrong(value, "a decimal number (a string of its digits, or a number)")
 
 

@@ -4,20 +4,23 @@ An app built as docs/web.md builds one (models as request bodies and response mo
 connection, ``install_exception_handlers(app)``), served in process through httpx against the
 test server. A body DynamoDB would refuse is a 422 naming the field and nothing is stored; a
 JSON number for a Decimal is stored exactly or refused; a class that holds itself serves and
-has a schema; bytes are base64; dynorm's errors are answered with their HTTP status.
+has a schema; bytes are base64; dynorm's errors are answered with their HTTP status. With the
+route class docs/web.md shows, every JSON number is read and stored exactly.
 """
 
 from __future__ import annotations
 
 import decimal
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any
 
 import attrs
 import httpx
 import pytest
-from fastapi import Body, FastAPI
+from fastapi import Body, FastAPI, Request, Response
+from fastapi.routing import APIRoute
 
 from dynorm import Database, ItemNotFoundError, Table
 from dynorm.testing import Connect
@@ -292,3 +295,59 @@ async def test_throttling_is_a_503_with_retry_after(faulty_connect: FaultyConnec
     assert response.status_code == 503, response.text
     assert response.headers["Retry-After"] == "1"
     assert faulty.proxy.injected[0].fault == "throttle"
+
+
+class ExactRequest(Request):
+    """A request whose JSON body reads numbers with a fraction or exponent as Decimal."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = json.loads(await self.body(), parse_float=decimal.Decimal)
+        return self._json
+
+
+class ExactRoute(APIRoute):
+    """docs/web.md's route class: every JSON number of a body is read exactly."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def exact(request: Request) -> Response:
+            return await handler(ExactRequest(request.scope, request.receive))
+
+        return exact
+
+
+async def test_with_the_exact_route_every_json_number_is_stored_as_sent(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(table) as db:
+        app = FastAPI()
+        app.router.route_class = ExactRoute
+        install_exception_handlers(app)
+
+        @app.post("/things", response_model=Thing, status_code=201)
+        async def create_thing(thing: Annotated[Thing, Body()]) -> Thing:
+            await db.put(thing)
+            return thing
+
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            served = Served(app, client)
+            sent = {
+                "long": "12345678901234567890.123456789",
+                "near": "0.10000000000000001",  # json.loads would read 0.1
+                "exp": "1.5E+100",
+            }
+            for name, number in sent.items():
+                body = f'{{"name": "{name}", "price": {number}, "extra": {number}}}'
+                response = await served.post_text("/things", body)
+                assert response.status_code == 201, response.text
+            too_big = await served.post_text("/things", '{"name": "big", "price": 1e400}')
+
+        for name, number in sent.items():
+            stored = await db.get(Thing, name=name)
+            assert stored.price == decimal.Decimal(number)
+            assert stored.extra == decimal.Decimal(number)
+    assert too_big.status_code == 422
+    assert too_big.json()["detail"][0]["loc"] == ["body", "price"]

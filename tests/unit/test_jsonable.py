@@ -185,6 +185,17 @@ def test_a_float_with_more_digits_than_it_keeps_is_refused_for_a_decimal() -> No
             dynorm.from_jsonable(Item, {"store_id": "s", "item_id": "i", "price": value})
 
 
+def test_json_read_with_exact_numbers_gives_the_same_values() -> None:
+    # json.loads(..., parse_float=Decimal) reads every number with a fraction exactly.
+    text = '{"store_id": "s", "count": 5.0, "ratio": 2.5, "price": 0.10000000000000001}'
+    store = dynorm.from_jsonable(Store, json.loads(text, parse_float=decimal.Decimal))
+    assert (store.count, store.ratio) == (5, 2.5)
+    assert store.price == decimal.Decimal("0.10000000000000001")
+    for data in ({"count": decimal.Decimal("5.5")}, {"price": decimal.Decimal("NaN")}):
+        with pytest.raises(InvalidDataError):
+            dynorm.from_jsonable(Store, {"store_id": "s", **data})
+
+
 @pytest.mark.parametrize(
     ("data", "loc", "says"),
     [
