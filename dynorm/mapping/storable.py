@@ -14,11 +14,13 @@ for an item over the size limit, its largest field.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from dynorm.core.errors import CodecError, KeyTemplateError, LimitExceededError
-from dynorm.core.limits import item_size
+from dynorm.core.limits import check_value, item_size
 
+from .embedded import EmbeddedCodec
 from .model import ModelInfo
 from .relations import embedded_of
 from .state import held_items
@@ -44,13 +46,21 @@ def storage_problems(info: ModelInfo[Any], obj: object) -> list[Problem]:
 def _checked_item(info: ModelInfo[Any], obj: object) -> None:
     """Build and check the item ``db.put(obj)`` stores, embedded children it holds included."""
     item = info.encode(obj)
-    children = {
-        codec.attribute: codec.encode(held)
-        for rel in embedded_of(info)
-        if (codec := rel.embedded) is not None and (held := held_items(obj, rel.name)) is not None
-    }
+    children = {codec.attribute: codec.encode(held) for _, codec, held in _held(info, obj)}
     if children:
         info.check_item({**item, **children})
+
+
+def _held(info: ModelInfo[Any], obj: object) -> Iterator[tuple[str, EmbeddedCodec, list[Any]]]:
+    """Each embedded relationship whose children ``obj`` holds: name, codec, children.
+
+    A put writes those whole; the others it leaves as stored.
+    """
+    for rel in embedded_of(info):
+        codec = rel.embedded
+        held = held_items(obj, rel.name)
+        if codec is not None and held is not None:
+            yield rel.name, codec, held
 
 
 def _placed(info: ModelInfo[Any], obj: object, exc: Exception) -> list[Problem]:
@@ -79,14 +89,15 @@ def _field_problems(info: ModelInfo[Any], obj: object) -> list[Problem]:
 def _child_problems(info: ModelInfo[Any], obj: object) -> list[Problem]:
     """Each embedded child held by ``obj`` that cannot be stored in its parent's item."""
     found: list[Problem] = []
-    for rel in embedded_of(info):
-        codec = rel.embedded
-        held = held_items(obj, rel.name) if codec is not None else None
-        for i, child in enumerate(held or ()):
+    for name, codec, held in _held(info, obj):
+        for i, child in enumerate(held):
             try:
-                codec.encode_child(child)  # type: ignore[union-attr] # held only when codec is
+                # The checks of one value (text, nesting), as for a field above.
+                check_value(codec.encode_child(child), f"{info.name}.{name}[{i}]")
             except CodecError as exc:
-                found.append(((rel.name, i), str(exc)))
+                found.append(((name, i), str(exc)))
+            except LimitExceededError:
+                continue  # the item's error says more (its size)
     return found
 
 
@@ -107,11 +118,16 @@ def _key_problems(info: ModelInfo[Any], obj: object) -> list[Problem]:
 
 
 def _largest_field(info: ModelInfo[Any], obj: object) -> str | None:
-    """The field that takes the most room in the stored item."""
+    """The field (or embedded relationship) that takes the most room in the stored item."""
     sizes: dict[str, int] = {}
     for name, attribute in info.codec.attributes.items():
         try:
             sizes[name] = item_size({attribute: info.codec.encode_field[name](getattr(obj, name))})
+        except _REFUSED:
+            continue
+    for name, codec, held in _held(info, obj):
+        try:
+            sizes[name] = item_size({codec.attribute: codec.encode(held)})
         except _REFUSED:
             continue
     return max(sizes, key=sizes.__getitem__) if sizes else None

@@ -209,6 +209,8 @@ def test_json_read_with_exact_numbers_gives_the_same_values() -> None:
         ({"text": "x" * 410_000}, ("text",), "Store: the item is"),
         ({"anything": json.loads("[" * 40 + "]" * 40)}, ("anything",), "MAX_DEPTH"),
         ({"shelves": [{"nickname": "a", "size": 10**40 + 1}]}, ("shelves", 0), "significant"),
+        ({"shelves": [{"nickname": "a"}, {"nickname": "\ud800"}]}, ("shelves", 1), "surrogate"),
+        ({"shelves": [{"nickname": "x" * 410_000}]}, ("shelves",), "Store: the item is"),
         (
             {"items": [{"store_id": "s", "item_id": "i", "price": "1E+500"}]},
             ("items", 0, "price"),
