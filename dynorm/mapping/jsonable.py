@@ -235,13 +235,13 @@ def _decimal_decode(value: Any) -> decimal.Decimal:
 
 #: The significant digits a float gives back as sent: every decimal number of at most this many
 #: digits parses to a float whose shortest form is those digits (C's DBL_DIG).
-FLOAT_DIGITS: Final = 15
+_FLOAT_DIGITS: Final = 15
 
 
 def _decimal_of_float(value: float) -> decimal.Decimal:
     """The Decimal a JSON number read as a float (``json.loads``, as FastAPI does) was sent as.
 
-    Only a float of at most FLOAT_DIGITS significant digits says which digits were sent; a
+    Only a float of at most _FLOAT_DIGITS significant digits says which digits were sent; a
     longer one may be another number's nearest float (``12345678901234567890.123456789``
     arrives as ``1.2345678901234567e+19``), so it is refused rather than stored changed.
     """
@@ -251,11 +251,11 @@ def _decimal_of_float(value: float) -> decimal.Decimal:
             "arrives as inf); send the decimal as a string of its digits"
         )
     found = decimal.Decimal(repr(value))
-    digits = found.as_tuple().digits
-    if len(digits) - (len(digits) - len(bytes(digits).rstrip(b"\0"))) > FLOAT_DIGITS:
+    significant = len(bytes(found.as_tuple().digits).rstrip(b"\0"))  # "100.0" has 1
+    if significant > _FLOAT_DIGITS:
         raise _bad(
             f"{value!r} came as a JSON number read through a float, which keeps "
-            f"{FLOAT_DIGITS} significant digits exactly; this one has more, so its digits may "
+            f"{_FLOAT_DIGITS} significant digits exactly; this one has more, so its digits may "
             'not be the ones sent: send the decimal as a string of its digits ("12.50")'
         )
     return found

@@ -107,11 +107,11 @@ def _shown(value: Any) -> Any:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode()
     except (TypeError, ValueError):
-        text = repr(value)
-        return text if len(text) <= _SHOWN_INPUT else f"{text[: _SHOWN_INPUT - 12]}...{text[-8:]}"
-    if len(text) <= _SHOWN_INPUT:
-        return value
-    return f"{text[: _SHOWN_INPUT - 12]}...{text[-8:]}"
+        text = repr(value)  # escapes what JSON cannot carry
+    else:
+        if len(text) <= _SHOWN_INPUT:
+            return value
+    return text if len(text) <= _SHOWN_INPUT else f"{text[: _SHOWN_INPUT - 12]}...{text[-8:]}"
 
 
 def _at(data: Any, loc: tuple[str | int, ...]) -> Any:
@@ -169,7 +169,8 @@ def _type_schema(tp: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         ref = _ref(tp)
         definitions = _DEFINITIONS[-1]
         if ref not in definitions:
-            definitions[ref] = core_schema.any_schema()  # taken while its fields are described
+            # Named before its fields are described: a field holding the class refers to it.
+            definitions[ref] = core_schema.any_schema()
             definitions[ref] = _shape_of(tp, handler, ref=ref)
         return core_schema.definition_reference_schema(ref)
     if tp is bytes:  # base64 text, as jsonable writes it (pydantic would say "binary")

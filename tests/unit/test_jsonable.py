@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dynorm
 from dynorm import BelongsTo, Embedded, HasMany, InvalidDataError, Page, Partition, Table
@@ -183,6 +185,16 @@ def test_a_float_with_more_digits_than_it_keeps_is_refused_for_a_decimal() -> No
     for value in (float("inf"), float("-inf"), float("nan")):
         with pytest.raises(InvalidDataError, match="not a finite decimal number"):
             dynorm.from_jsonable(Item, {"store_id": "s", "item_id": "i", "price": value})
+
+
+@given(
+    digits=st.integers(min_value=1, max_value=10**15 - 1),
+    exponent=st.integers(min_value=-115, max_value=110),  # inside DynamoDB's range
+)
+def test_a_json_number_of_at_most_15_digits_is_read_as_sent(digits: int, exponent: int) -> None:
+    sent = decimal.Decimal(digits).scaleb(exponent)
+    text = f'{{"store_id": "s", "item_id": "i", "price": {sent:E}}}'
+    assert dynorm.from_jsonable(Item, json.loads(text)).price == sent
 
 
 def test_json_read_with_exact_numbers_gives_the_same_values() -> None:
