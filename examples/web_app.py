@@ -9,8 +9,11 @@ types (``dynorm[pydantic]``), so they serve as response models and request bodie
   the query string;
 - ``GET /orgs/{name}`` and ``GET /orgs/{name}/users/{username}``: a detail with its children
   read by ``load=`` in the same request (the org's first users, the user's newest tickets);
-- ``POST /orgs`` and ``POST /orgs/{name}/users``: a model as the request body (422 when invalid);
-- ``ItemNotFoundError`` answered with 404 and ``CursorError`` with 400.
+- ``POST /orgs`` and ``POST /orgs/{name}/users``: a model as the request body (422 when invalid,
+  or when it holds a value DynamoDB would refuse);
+- dynorm's errors answered by ``install_exception_handlers(app)``: ``ItemNotFoundError`` with 404,
+  ``ConditionFailedError`` (an org that exists) with 409, ``CursorError`` with 400, a value
+  DynamoDB would refuse (a key from the URL that is too long) with 422, throttling with 503.
 
 Serve it with any ASGI server (``uvicorn web_app:app`` from this folder, with
 ``DYNORM_ENDPOINT_URL`` pointing at DynamoDB Local or unset for AWS). ``python
@@ -29,13 +32,13 @@ from pathlib import Path
 from typing import Annotated, cast
 
 from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from seed_001_tickets import Org, Ticket, User, table
 
-from dynorm import ConditionFailedError, CursorError, Database, ItemNotFoundError, Page, connect
+from dynorm import Database, Page, connect
+from dynorm.web import install_exception_handlers
 
 __all__ = ["Org", "Ticket", "User", "app", "create_app", "table"]
 
@@ -74,14 +77,7 @@ def create_app(open_database: OpenDatabase = connect_from_environment) -> FastAP
             yield
 
     app = FastAPI(title="dynorm organizations", lifespan=lifespan)
-
-    @app.exception_handler(ItemNotFoundError)
-    async def not_found(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=404)
-
-    @app.exception_handler(CursorError)
-    async def bad_cursor(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+    install_exception_handlers(app)  # not found: 404, exists: 409, refused value: 422, ...
 
     @app.get("/orgs/{name}", response_model=Org)
     async def get_org(name: str, db: Db) -> Org:
@@ -110,11 +106,8 @@ def create_app(open_database: OpenDatabase = connect_from_environment) -> FastAP
 
     @app.post("/orgs", response_model=Org, status_code=201)
     async def create_org(org: Annotated[Org, Body()], db: Db) -> Org:
-        """Store a new organization; 409 if one has that name."""
-        try:
-            await db.put(org, overwrite=False)
-        except ConditionFailedError:
-            raise HTTPException(409, f"organization {org.name!r} exists") from None
+        """Store a new organization; 409 if one has that name (ConditionFailedError)."""
+        await db.put(org, overwrite=False)
         return org
 
     @app.post("/orgs/{name}/users", response_model=User, status_code=201)
@@ -150,6 +143,7 @@ async def _demo() -> None:
         ):
             calls = [
                 ("POST", "/orgs", {"name": "MICROSOFT", "plan_type": "Enterprise"}),
+                ("POST", "/orgs", {"name": "MICROSOFT"}),
                 ("POST", "/orgs/MICROSOFT/users", {"org_name": "MICROSOFT", "username": "SATYA"}),
                 ("POST", "/orgs/MICROSOFT/users", {"org_name": "MICROSOFT", "username": "BILL"}),
                 ("GET", "/orgs/MICROSOFT", None),

@@ -9,7 +9,10 @@ value                        JSON
 str, int, bool, None         as is
 float                        a number
 Decimal                      a string of its exact digits (``"12.50"``); ``from_jsonable``
-                             takes a string, an int, or a float (read as its shortest repr)
+                             takes a string, an int, a Decimal (JSON read with
+                             ``parse_float=Decimal``), or a float of at most 15 significant
+                             digits (read as its shortest repr; a longer float is refused, as
+                             its digits may not be the ones sent)
 datetime, date, time         ISO 8601 text (``isoformat()``; an aware datetime keeps its offset)
 UUID                         its text
 bytes                        base64 text (standard alphabet, padded)
@@ -30,7 +33,9 @@ model                        the same, plus each *loaded* relationship by its na
 The conversion of each class is built once, on first use, from the field types dynorm resolved at
 declaration (a table of per-field functions), not by looking at every value's type.
 ``from_jsonable`` checks every field and reports every problem at once (``InvalidDataError``,
-each problem with its place, as ``users[0].username``); unknown keys are refused.
+each problem with its place, as ``users[0].username``); unknown keys are refused. Each model it
+builds is then held to the checks ``db.put`` makes (:mod:`dynorm.mapping.storable`), so what it
+returns can be stored.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ import collections.abc
 import datetime
 import decimal
 import enum
+import functools
+import math
 import types
 import typing
 import uuid
@@ -53,9 +60,10 @@ from dynorm.core.codec.converter import type_text
 from dynorm.core.errors import DefinitionError, InvalidDataError, did_you_mean
 from dynorm.core.requests import Page
 
-from .model import is_model, resolve_field_types
+from .model import ModelInfo, info_of, is_model, resolve_field_types
 from .relations import BelongsToRelation, HasManyRelation, relationships_of
 from .state import Loaded, bind, state_of
+from .storable import storage_problems
 
 __all__ = ["class_shape", "from_jsonable", "jsonable"]
 
@@ -185,16 +193,22 @@ def _scalar(base: type, wanted: str) -> tuple[Encode, Decode]:
     return _identity, decode
 
 
+# JSON parsed with ``parse_float=Decimal`` (to read numbers exactly) gives Decimals where
+# ``json.loads`` gives floats: number fields take them as they take floats.
+
+
 def _int_decode(value: Any) -> int:
     if type(value) is int:
         return value
     if type(value) is float and value.is_integer():
         return int(value)
+    if type(value) is decimal.Decimal and value.is_finite() and value == value.to_integral_value():
+        return int(value)
     raise _wrong(value, "an integer")
 
 
 def _float_decode(value: Any) -> float:
-    if type(value) in (int, float):
+    if type(value) in (int, float, decimal.Decimal):
         return float(value)
     raise _wrong(value, "a number")
 
@@ -211,8 +225,40 @@ def _decimal_decode(value: Any) -> decimal.Decimal:
     if type(value) is int:
         return decimal.Decimal(value)
     if type(value) is float:
-        return decimal.Decimal(repr(value))
+        return _decimal_of_float(value)
+    if type(value) is decimal.Decimal:  # a JSON number read exactly
+        if not value.is_finite():
+            raise _bad(f"{_shown(value)} is not a finite decimal number")
+        return value
     raise _wrong(value, "a decimal number (a string of its digits, or a number)")
+
+
+#: The significant digits a float gives back as sent: every decimal number of at most this many
+#: digits parses to a float whose shortest form is those digits (C's DBL_DIG).
+_FLOAT_DIGITS: Final = 15
+
+
+def _decimal_of_float(value: float) -> decimal.Decimal:
+    """The Decimal a JSON number read as a float (``json.loads``, as FastAPI does) was sent as.
+
+    Only a float of at most _FLOAT_DIGITS significant digits says which digits were sent; a
+    longer one may be another number's nearest float (``12345678901234567890.123456789``
+    arrives as ``1.2345678901234567e+19``), so it is refused rather than stored changed.
+    """
+    if not math.isfinite(value):
+        raise _bad(
+            f"{value!r} is not a finite decimal number (a JSON number too large for a float "
+            "arrives as inf); send the decimal as a string of its digits"
+        )
+    found = decimal.Decimal(repr(value))
+    significant = len(bytes(found.as_tuple().digits).rstrip(b"\0"))  # "100.0" has 1
+    if significant > _FLOAT_DIGITS:
+        raise _bad(
+            f"{value!r} came as a JSON number read through a float, which keeps "
+            f"{_FLOAT_DIGITS} significant digits exactly; this one has more, so its digits may "
+            'not be the ones sent: send the decimal as a string of its digits ("12.50")'
+        )
+    return found
 
 
 def _bytes_decode(value: Any) -> bytes:
@@ -552,8 +598,6 @@ class _ClassCodec:
             )
         relations = []
         if is_model(cls):
-            from .model import info_of  # noqa: PLC0415 - same layer; kept near its use
-
             for name, rel in relationships_of(info_of(cls)).items():
                 if isinstance(rel, HasManyRelation | BelongsToRelation):
                     relations.append(
@@ -636,13 +680,31 @@ class _ClassCodec:
             state.loaded.update(children)
         return obj
 
+    def decode_item(self, data: Any) -> Any:
+        """An instance from ``data`` that ``db.put`` can store, if the class is a model.
+
+        The put's own checks run on it (:mod:`dynorm.mapping.storable`): a value that reads as
+        its type but that DynamoDB would refuse is a problem at its field here, not an error at
+        the put. A model held as a field's value is stored inside another item, not as one.
+        """
+        obj = self.decode(data)
+        if self.info is not None:
+            problems = storage_problems(self.info, obj)
+            if problems:
+                raise _InvalidError(problems)
+        return obj
+
+    @functools.cached_property
+    def info(self) -> ModelInfo[Any] | None:
+        return info_of(self.cls) if is_model(self.cls) else None
+
     def _decode_relation(self, rel: _Relation, value: Any) -> Loaded:
         target = _class_codec(rel.target)
         if not rel.many:
-            return Loaded([] if value is None else [target.decode(value)], None)
+            return Loaded([] if value is None else [target.decode_item(value)], None)
         if not isinstance(value, list):
             raise _wrong(value, f"an array of {rel.target.__name__}")
-        return Loaded(_each(value, [target.decode] * len(value)), None)
+        return Loaded(_each(value, [target.decode_item] * len(value)), None)
 
 
 _CLASSES: weakref.WeakKeyDictionary[type, _ClassCodec] = weakref.WeakKeyDictionary()
@@ -687,7 +749,7 @@ def from_jsonable(cls: type[T], data: object) -> T:
             f"dynorm.from_jsonable reads models and attrs classes; {cls!r} is neither"
         )
     try:
-        return cast("T", _class_codec(cls).decode(data))
+        return cast("T", _class_codec(cls).decode_item(data))
     except _InvalidError as exc:
         raise InvalidDataError(cls.__name__, exc.problems) from None
 

@@ -19,9 +19,10 @@ pydantic imported, so neither ``import dynorm`` nor a declaration imports them.
 from __future__ import annotations
 
 import collections.abc
+import json
 import types
 import typing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -39,6 +40,11 @@ __all__ = ["core_schema_of", "json_schema_of"]
 
 #: Classes whose core schema is being built (a relationship back to one refers to it by ref).
 _BUILDING: set[type] = set()
+#: For each model whose core schema is being built, the definitions of the plain attrs classes
+#: its fields hold (ref -> schema). They are handed to pydantic beside the model's schema, at
+#: its top, where pydantic collects definitions: one nested deeper (inside the JSON schema's
+#: input shape) is not found, and a class that holds itself would refer to nothing.
+_DEFINITIONS: list[dict[str, CoreSchema]] = []
 
 
 def _ref(cls: type) -> str:
@@ -52,7 +58,11 @@ def core_schema_of(cls: type, source: Any, handler: GetCoreSchemaHandler) -> Cor
         core_schema,
     )
 
-    shape = _shape_of(cls, handler)
+    _DEFINITIONS.append({})
+    try:
+        shape = _shape_of(cls, handler)
+    finally:
+        definitions = _DEFINITIONS.pop()
 
     def validate(value: Any) -> Any:
         if isinstance(value, cls):
@@ -67,18 +77,41 @@ def core_schema_of(cls: type, source: Any, handler: GetCoreSchemaHandler) -> Cor
                     {
                         "type": PydanticCustomError("dynorm_invalid", "{detail}", {"detail": text}),
                         "loc": loc,
-                        "input": _at(value, loc),
+                        "input": _shown(_at(value, loc)),
                     }
                     for loc, text in exc.problems
                 ],
             ) from None
 
-    return core_schema.no_info_plain_validator_function(
+    schema = core_schema.no_info_plain_validator_function(
         validate,
         ref=_ref(cls),
         json_schema_input_schema=shape,
         serialization=core_schema.plain_serializer_function_ser_schema(jsonable),
     )
+    if not definitions:
+        return schema
+    return core_schema.definitions_schema(schema, list(definitions.values()))
+
+
+#: The longest input an error echoes as is (FastAPI sends each error's input back).
+_SHOWN_INPUT: Final = 200
+
+
+def _shown(value: Any) -> Any:
+    """``value`` as an error's input: as is when JSON carries it and it is short, else clipped.
+
+    A lone surrogate or ``inf`` given as is would make the 422 itself fail to render.
+    """
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode()
+    except (TypeError, ValueError):
+        text = repr(value)  # escapes what JSON cannot carry
+    else:
+        if len(text) <= _SHOWN_INPUT:
+            return value
+    return text if len(text) <= _SHOWN_INPUT else f"{text[: _SHOWN_INPUT - 12]}...{text[-8:]}"
 
 
 def _at(data: Any, loc: tuple[str | int, ...]) -> Any:
@@ -132,9 +165,16 @@ def _type_schema(tp: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
             return handler.generate_schema(tp)
         # A plain attrs class (nested value, embedded child): pydantic has no schema of its own
         # for it, and only its JSON schema is needed (the model validates the whole value).
-        return _shape_of(tp, handler, ref=_ref(tp))
-    if tp is bytes:  # base64 text (pydantic would say "binary")
-        return core_schema.str_schema()
+        # Defined once per model and referred to, so that a class holding itself has a schema.
+        ref = _ref(tp)
+        definitions = _DEFINITIONS[-1]
+        if ref not in definitions:
+            # Named before its fields are described: a field holding the class refers to it.
+            definitions[ref] = core_schema.any_schema()
+            definitions[ref] = _shape_of(tp, handler, ref=ref)
+        return core_schema.definition_reference_schema(ref)
+    if tp is bytes:  # base64 text, as jsonable writes it (pydantic would say "binary")
+        return core_schema.str_schema(metadata={"pydantic_js_updates": _BASE64})
     if not _mentions_attrs(tp):
         return handler.generate_schema(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -157,6 +197,11 @@ def _type_schema(tp: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
             _type_schema(args[0], handler), _type_schema(args[1], handler)
         )
     return core_schema.list_schema(_type_schema(args[0], handler))
+
+
+#: What the JSON schema says of a bytes value: text in base64 (OpenAPI 3.1 reads
+#: ``contentEncoding``; ``format`` is what OpenAPI 3.0 tools and pydantic's Base64Bytes use).
+_BASE64: dict[str, str] = {"type": "string", "contentEncoding": "base64", "format": "base64"}
 
 
 def _mentions_attrs(tp: object) -> bool:

@@ -140,6 +140,14 @@ async def test_a_missing_item_is_a_404(served: Served) -> None:
         assert "NOPE" in response.json()["detail"]
 
 
+async def test_a_key_too_long_for_dynamodb_in_the_url_is_a_422(served: Served) -> None:
+    with count_requests(served.db) as log:
+        response = await served.client.get("/orgs/" + "N" * 3000)
+    assert response.status_code == 422, response.text
+    assert "partition key limit" in response.json()["detail"]
+    assert log.operations == []  # refused before sending
+
+
 @pytest.mark.parametrize("edit", ["garbage", "flip"])
 async def test_a_tampered_cursor_is_a_400(served: Served, edit: str) -> None:
     await seed(served.db, users=3)
@@ -241,4 +249,4 @@ def test_the_example_runs_its_demo_on_the_configured_endpoint(cli: Cli) -> None:
     )
     assert done.returncode == 0, done.stderr
     statuses = [line.split(" -> ")[1] for line in done.stdout.splitlines() if " -> " in line]
-    assert statuses == ["201", "201", "201", "200", "200", "404", "400"]
+    assert statuses == ["201", "409", "201", "201", "200", "200", "404", "400"]

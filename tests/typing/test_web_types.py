@@ -21,3 +21,15 @@ def test_from_jsonable_gives_the_model_and_jsonable_any_json_value() -> None:
     assert_type(org, Org)
     assert_type(dynorm.jsonable(org), Any)
     assert dynorm.jsonable(org) == {"name": "MICROSOFT", "plan_type": "Free"}
+
+
+def test_the_exception_handlers_install_on_a_fastapi_app() -> None:
+    from fastapi import FastAPI  # noqa: PLC0415 - the web framework, only here
+    from starlette.applications import Starlette  # noqa: PLC0415
+
+    from dynorm.web import install_exception_handlers  # noqa: PLC0415
+
+    app = FastAPI()
+    assert_type(install_exception_handlers(app), None)
+    install_exception_handlers(Starlette(), retry_after=2)
+    assert app.exception_handlers

@@ -188,6 +188,7 @@ def test_each_public_module_is_its_tool_and_nothing_more() -> None:
         ("testing", ["testing", "pytest_plugin"]),
         ("workbench", ["workbench"]),
         ("mypy", ["mypy_plugin"]),
+        ("web", ["web"]),
     ]:
         module = importlib.import_module(f"dynorm.{public}")
         implementations = [importlib.import_module(f"dynorm.tools.{tool}") for tool in tools]

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dynorm
 from dynorm import BelongsTo, Embedded, HasMany, InvalidDataError, Page, Partition, Table
@@ -166,6 +168,85 @@ def test_decimals_are_read_from_numbers_too() -> None:
     assert item.price == decimal.Decimal("2.5")
     item = dynorm.from_jsonable(Item, {"store_id": "s", "item_id": "i", "price": 7})
     assert item.price == decimal.Decimal(7)
+
+
+def test_a_float_with_more_digits_than_it_keeps_is_refused_for_a_decimal() -> None:
+    # json.loads reads 12345678901234567890.123456789 as the float 1.2345678901234567e+19:
+    # the digits sent are lost, so the value is refused rather than stored changed.
+    long = json.loads('{"store_id": "s", "item_id": "i", "price": 12345678901234567890.123456789}')
+    with pytest.raises(InvalidDataError) as caught:
+        dynorm.from_jsonable(Item, long)
+    ((loc, text),) = caught.value.problems
+    assert loc == ("price",)
+    assert "send the decimal as a string" in text
+    fifteen = {"store_id": "s", "item_id": "i", "price": 0.123456789012345}
+    exact = dynorm.from_jsonable(Item, fifteen)
+    assert exact.price == decimal.Decimal("0.123456789012345")  # 15 digits: kept as sent
+    for value in (float("inf"), float("-inf"), float("nan")):
+        with pytest.raises(InvalidDataError, match="not a finite decimal number"):
+            dynorm.from_jsonable(Item, {"store_id": "s", "item_id": "i", "price": value})
+
+
+@given(
+    digits=st.integers(min_value=1, max_value=10**15 - 1),
+    exponent=st.integers(min_value=-115, max_value=110),  # inside DynamoDB's range
+)
+def test_a_json_number_of_at_most_15_digits_is_read_as_sent(digits: int, exponent: int) -> None:
+    sent = decimal.Decimal(digits).scaleb(exponent)
+    text = f'{{"store_id": "s", "item_id": "i", "price": {sent:E}}}'
+    assert dynorm.from_jsonable(Item, json.loads(text)).price == sent
+
+
+def test_json_read_with_exact_numbers_gives_the_same_values() -> None:
+    # json.loads(..., parse_float=Decimal) reads every number with a fraction exactly.
+    text = '{"store_id": "s", "count": 5.0, "ratio": 2.5, "price": 0.10000000000000001}'
+    store = dynorm.from_jsonable(Store, json.loads(text, parse_float=decimal.Decimal))
+    assert (store.count, store.ratio) == (5, 2.5)
+    assert store.price == decimal.Decimal("0.10000000000000001")
+    for data in ({"count": decimal.Decimal("5.5")}, {"price": decimal.Decimal("NaN")}):
+        with pytest.raises(InvalidDataError):
+            dynorm.from_jsonable(Store, {"store_id": "s", **data})
+
+
+@pytest.mark.parametrize(
+    ("data", "loc", "says"),
+    [
+        ({"price": "1" * 39}, ("price",), "39 significant digits"),
+        ({"price": "1E+500"}, ("price",), "outside DynamoDB's number range"),
+        ({"big": 10**40 + 1}, ("big",), "significant digits"),
+        ({"ratio": float("inf")}, ("ratio",), "DynamoDB numbers cannot be inf"),
+        ({"text": "a\ud800"}, ("text",), "lone surrogate"),
+        ({"store_id": "\udfff"}, ("store_id",), "lone surrogate"),
+        ({"store_id": "k" * 3000}, ("store_id",), "partition key limit"),
+        ({"text": "x" * 410_000}, ("text",), "Store: the item is"),
+        ({"anything": json.loads("[" * 40 + "]" * 40)}, ("anything",), "MAX_DEPTH"),
+        ({"shelves": [{"nickname": "a", "size": 10**40 + 1}]}, ("shelves", 0), "significant"),
+        ({"shelves": [{"nickname": "a"}, {"nickname": "\ud800"}]}, ("shelves", 1), "surrogate"),
+        ({"shelves": [{"nickname": "x" * 410_000}]}, ("shelves",), "Store: the item is"),
+        (
+            {"items": [{"store_id": "s", "item_id": "i", "price": "1E+500"}]},
+            ("items", 0, "price"),
+            "outside DynamoDB's number range",
+        ),
+    ],
+)
+def test_a_value_a_put_would_refuse_is_refused_at_its_field(
+    data: dict[str, Any], loc: tuple[str | int, ...], says: str
+) -> None:
+    with pytest.raises(InvalidDataError) as caught:
+        dynorm.from_jsonable(Store, {"store_id": "s", **data})
+    ((where, text),) = caught.value.problems
+    assert where == loc
+    assert says in text
+
+
+def test_what_from_jsonable_accepts_is_what_a_put_stores() -> None:
+    from dynorm.mapping.model import info_of  # noqa: PLC0415 - the put's own encoder
+
+    store = dynorm.from_jsonable(Store, {"store_id": "s", "names": [], "price": "1E+125"})
+    item = info_of(Store).encode(store)
+    assert item["price"] == {"N": "1E+125"}
+    assert "names" not in item  # an empty set is left out of the item, and reads back empty
 
 
 def _loaded(obj: object, name: str, items: list[Any], shown: int | None = None) -> None:

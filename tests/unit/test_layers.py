@@ -2,8 +2,8 @@
 
 ::
 
-    public   dynorm.design / .workbench / .migrations / .testing / .mypy, ``__main__``, cli/
-    tools    tools/: design view, Workbench files, migrations, test servers, plugins
+    public   dynorm.design / .workbench / .migrations / .testing / .mypy / .web, ``__main__``, cli/
+    tools    tools/: design view, Workbench files, migrations, test servers, plugins, web
     api      dynorm/__init__.py: the names users import
     io       io/: transport, runner, Database, transactions, paging and batching loops
     mapping  mapping/: tables, models, relationships, strategies, read and write plans
@@ -29,7 +29,7 @@ ORDER = ("core", "wire", "mapping", "io", "api", "tools", "public")
 FOLDERS = {"core", "wire", "mapping", "io", "tools"}
 #: The modules at the package's top: its public names, each a thin module over tools/ (or the
 #: command line's entry point).
-PUBLIC = {"__main__", "design", "migrations", "mypy", "testing", "workbench"}
+PUBLIC = {"__main__", "design", "migrations", "mypy", "testing", "web", "workbench"}
 #: The layers that decide without sending: nothing in them awaits.
 PURE = ("core", "wire", "mapping")
 

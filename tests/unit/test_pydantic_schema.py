@@ -6,6 +6,7 @@ import datetime
 import decimal
 import json
 
+import attrs
 import pydantic
 import pytest
 from pydantic_core import core_schema
@@ -172,3 +173,59 @@ def test_models_declared_in_a_function_have_their_own_schemas() -> None:
     assert schema["$defs"]["Kid"]["properties"]["k"]["type"] == "integer"
     kid = pydantic.TypeAdapter(Kid).validate_json('{"p": "x", "k": 1, "parent": {"p": "x"}}')
     assert kid.parent.loaded == Parent("x")
+
+
+@attrs.define
+class Outline:
+    title: str
+    children: list[Outline] = attrs.Factory(list)
+
+
+outlines = dynorm.Table("outlines", pk="pk", sk="sk")
+
+
+@outlines.model(pk="DOC#{name}", sk="DOC#{name}")
+class Doc:
+    name: str
+    outline: Outline | None = None
+    scans: list[bytes] = attrs.Factory(list)
+
+
+@outlines.model(pk="NODE#{name}", sk="NODE#{name}")
+class Node:
+    name: str
+    kids: list[Node] = attrs.Factory(list)
+
+
+def test_a_class_that_holds_itself_has_a_schema_and_validates() -> None:
+    adapter = pydantic.TypeAdapter(Doc)
+    schema = adapter.json_schema()
+    outline = schema["$defs"]["Outline"]
+    assert outline["properties"]["children"]["items"] == {"$ref": "#/$defs/Outline"}
+    data = {"name": "d", "outline": {"title": "a", "children": [{"title": "b"}]}}
+    assert adapter.validate_python(data) == Doc("d", Outline("a", [Outline("b")]))
+    node = pydantic.TypeAdapter(Node)
+    assert node.json_schema()["$defs"]["Node"]["properties"]["kids"]["items"] == {
+        "$ref": "#/$defs/Node"
+    }
+    assert node.validate_json('{"name": "n", "kids": [{"name": "m"}]}') == Node("n", [Node("m")])
+
+
+def test_bytes_are_base64_text_in_the_schema() -> None:
+    props = pydantic.TypeAdapter(Store).json_schema()["$defs"]["Store"]["properties"]
+    base64 = {"type": "string", "contentEncoding": "base64", "format": "base64"}
+    assert props["blob"] == {"title": "Blob", **base64}
+    scans = pydantic.TypeAdapter(Doc).json_schema()["properties"]["scans"]
+    assert scans["items"] == base64
+    assert pydantic.TypeAdapter(Doc).validate_python({"name": "d", "scans": ["AAH/"]}).scans == [
+        b"\x00\x01\xff"
+    ]
+
+
+def test_an_error_echoes_an_input_json_can_carry() -> None:
+    adapter = pydantic.TypeAdapter(Store)
+    with pytest.raises(pydantic.ValidationError) as caught:
+        adapter.validate_python({"store_id": "s", "text": "\ud800", "ratio": float("inf")})
+    inputs = {e["loc"]: e["input"] for e in caught.value.errors()}
+    assert inputs == {("text",): "'\\ud800'", ("ratio",): "inf"}
+    json.dumps(caught.value.errors(), allow_nan=False).encode()
