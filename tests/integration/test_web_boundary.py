@@ -11,20 +11,18 @@ route class docs/web.md shows, every JSON number is read and stored exactly.
 from __future__ import annotations
 
 import decimal
-import json
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any
 
 import attrs
 import httpx
 import pytest
-from fastapi import Body, FastAPI, Request, Response
-from fastapi.routing import APIRoute
+from fastapi import Body, FastAPI
 
 from dynorm import Database, ItemNotFoundError, Table
 from dynorm.testing import Connect
-from dynorm.web import install_exception_handlers
+from dynorm.web import ExactJSONRoute, install_exception_handlers
 from tests.faultproxy import FaultyConnect
 
 pytestmark = pytest.mark.integration
@@ -297,33 +295,12 @@ async def test_throttling_is_a_503_with_retry_after(faulty_connect: FaultyConnec
     assert faulty.proxy.injected[0].fault == "throttle"
 
 
-class ExactRequest(Request):
-    """A request whose JSON body reads numbers with a fraction or exponent as Decimal."""
-
-    async def json(self) -> Any:
-        if not hasattr(self, "_json"):
-            self._json = json.loads(await self.body(), parse_float=decimal.Decimal)
-        return self._json
-
-
-class ExactRoute(APIRoute):
-    """docs/web.md's route class: every JSON number of a body is read exactly."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def exact(request: Request) -> Response:
-            return await handler(ExactRequest(request.scope, request.receive))
-
-        return exact
-
-
 async def test_with_the_exact_route_every_json_number_is_stored_as_sent(
     dynorm_connect: Connect,
 ) -> None:
     async with dynorm_connect(table) as db:
         app = FastAPI()
-        app.router.route_class = ExactRoute
+        app.router.route_class = ExactJSONRoute
         install_exception_handlers(app)
 
         @app.post("/things", response_model=Thing, status_code=201)

@@ -5,6 +5,7 @@ Through httpx's ASGI transport, as docs/web.md tests an app (starlette's TestCli
 
 from __future__ import annotations
 
+import decimal
 import subprocess
 import sys
 
@@ -13,7 +14,10 @@ import pytest
 from fastapi import FastAPI
 
 import dynorm
-from dynorm.web import STATUS_OF, install_exception_handlers
+import dynorm.tools.web
+import dynorm.web
+from dynorm.tools.web_route import ExactJSONRequest, parse_exact
+from dynorm.web import STATUS_OF, ExactJSONRoute, install_exception_handlers
 
 RAISED: list[tuple[Exception, int]] = [
     (dynorm.ItemNotFoundError("Org: no item at name='NOPE'"), 404),
@@ -94,3 +98,39 @@ def test_importing_dynorm_web_imports_no_web_framework() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert ran.stdout.strip() == "[]"
+
+
+def test_dynorm_web_names_every_tool_name_and_the_route() -> None:
+    assert set(dynorm.web.__all__) == {*dynorm.tools.web.__all__, "ExactJSONRoute"}
+    for name in dynorm.web.__all__:
+        assert getattr(dynorm.web, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = dynorm.web.Nope  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+
+
+#: JSON numbers whose float has other digits (or none): each must arrive as written.
+EXACT = ["0.10000000000000001", "12345678901234567890.123456789", "1.5E+100", "1e400", "-0.0"]
+
+
+@pytest.mark.parametrize("number", EXACT)
+async def test_the_exact_route_reads_a_json_number_with_its_digits(number: str) -> None:
+    body = f'{{"price": {number}, "nested": [{number}], "count": 12345678901234567890}}'.encode()
+    sent = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, object]:
+        return sent.pop()
+
+    request = ExactJSONRequest({"type": "http", "method": "POST", "headers": []}, receive)
+    value = await request.json()
+
+    assert value == parse_exact(body)
+    assert str(value["price"]) == str(decimal.Decimal(number))  # the digits, not a float's
+    assert value["nested"] == [decimal.Decimal(number)]
+    assert value["count"] == 12345678901234567890  # integers stay int
+    assert await request.json() is value  # parsed once
+
+
+def test_the_exact_route_is_a_fastapi_route_class() -> None:
+    from fastapi.routing import APIRoute  # noqa: PLC0415 - beside the check that needs it
+
+    assert issubclass(ExactJSONRoute, APIRoute)
