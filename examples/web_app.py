@@ -1,7 +1,8 @@
 """A FastAPI app on the seed models: organizations, their users, and each user's tickets.
 
-The models are seed 001's (``seed_001_tickets.py``), used as they are: dynorm models are pydantic
-types (``dynorm[pydantic]``), so they serve as response models and request bodies, and
+The models are seed 001's (``seed_001_tickets.py``), used as they are, and an ``Invoice`` of the
+app's own (an amount of money and the hours it bills): dynorm models are pydantic types
+(``dynorm[pydantic]``), so they serve as response models and request bodies, and
 ``/openapi.json`` describes each field. What it shows (docs/web.md explains each part):
 
 - one connection for the app's life, opened and closed by the lifespan;
@@ -13,7 +14,9 @@ types (``dynorm[pydantic]``), so they serve as response models and request bodie
   or when it holds a value DynamoDB would refuse);
 - dynorm's errors answered by ``install_exception_handlers(app)``: ``ItemNotFoundError`` with 404,
   ``ConditionFailedError`` (an org that exists) with 409, ``CursorError`` with 400, a value
-  DynamoDB would refuse (a key from the URL that is too long) with 422, throttling with 503.
+  DynamoDB would refuse (a key from the URL that is too long) with 422, throttling with 503;
+- ``POST /invoices``: every JSON number of a body read exactly (``ExactJSONRoute``), so an
+  amount sent as ``0.10000000000000001`` is stored with those digits, not as the float ``0.1``.
 
 Serve it with any ASGI server (``uvicorn web_app:app`` from this folder, with
 ``DYNORM_ENDPOINT_URL`` pointing at DynamoDB Local or unset for AWS). ``python
@@ -24,6 +27,7 @@ requests and their answers.
 from __future__ import annotations
 
 import asyncio
+import decimal
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -38,9 +42,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 from seed_001_tickets import Org, Ticket, User, table
 
 from dynorm import Database, Page, connect
-from dynorm.web import install_exception_handlers
+from dynorm.web import ExactJSONRoute, install_exception_handlers
 
-__all__ = ["Org", "Ticket", "User", "app", "create_app", "table"]
+__all__ = ["Invoice", "Org", "Ticket", "User", "app", "create_app", "table"]
+
+
+@table.model(pk="INVOICE#{invoice_id}", sk="INVOICE#{invoice_id}")
+class Invoice:
+    """An organization's invoice: money as an exact ``Decimal``, the hours it bills as a float."""
+
+    invoice_id: str
+    org_name: str
+    amount: decimal.Decimal
+    hours: float = 0.0
+
 
 #: Opens the app's one Database; the lifespan enters it at startup and leaves it at shutdown.
 OpenDatabase = Callable[[], AbstractAsyncContextManager[Database]]
@@ -77,6 +92,7 @@ def create_app(open_database: OpenDatabase = connect_from_environment) -> FastAP
             yield
 
     app = FastAPI(title="dynorm organizations", lifespan=lifespan)
+    app.router.route_class = ExactJSONRoute  # JSON numbers read exactly, not through float
     install_exception_handlers(app)  # not found: 404, exists: 409, refused value: 422, ...
 
     @app.get("/orgs/{name}", response_model=Org)
@@ -118,6 +134,17 @@ def create_app(open_database: OpenDatabase = connect_from_environment) -> FastAP
         org = await db.get(Org, name=name)
         await db.add(org, Org.users, user)
         return user
+
+    @app.post("/invoices", response_model=Invoice, status_code=201)
+    async def create_invoice(invoice: Annotated[Invoice, Body()], db: Db) -> Invoice:
+        """Store a new invoice; 409 if one has that id."""
+        await db.put(invoice, overwrite=False)
+        return invoice
+
+    @app.get("/invoices/{invoice_id}", response_model=Invoice)
+    async def get_invoice(invoice_id: str, db: Db) -> Invoice:
+        """The invoice (its amount a string of its exact digits)."""
+        return await db.get(Invoice, invoice_id=invoice_id)
 
     return app
 

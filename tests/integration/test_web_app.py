@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import decimal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -26,7 +27,7 @@ from .cli import ROOT, Cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
-from web_app import Org, Ticket, User, create_app, table
+from web_app import Invoice, Org, Ticket, User, create_app, table
 
 pytestmark = pytest.mark.integration
 
@@ -235,6 +236,59 @@ async def test_the_openapi_schema_types_each_field(served: Served) -> None:
     assert set(page_schema["properties"]) == {"items", "cursor"}
     body = schema["paths"]["/orgs"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"]["$ref"].split("/")[-1].startswith("Org")
+
+
+async def post_text(served: Served, path: str, text: str) -> httpx.Response:
+    """POST a JSON body written by hand: its numbers as the client wrote them."""
+    headers = {"content-type": "application/json"}
+    return await served.client.post(path, content=text.encode(), headers=headers)
+
+
+#: JSON numbers json.loads would read otherwise: 0.1, 1.2345678901234567e+19, and a float.
+EXACT = ["0.10000000000000001", "12345678901234567890.123456789", "1.5E+100"]
+
+
+@pytest.mark.parametrize("number", EXACT)
+async def test_a_json_number_for_a_decimal_is_stored_with_its_digits(
+    served: Served, number: str
+) -> None:
+    body = f'{{"invoice_id": "i1", "org_name": "NEW", "amount": {number}}}'
+    response = await post_text(served, "/invoices", body)
+
+    assert response.status_code == 201, response.text
+    assert response.json()["amount"] == str(decimal.Decimal(number))
+    stored = await served.db.get(Invoice, invoice_id="i1")
+    assert stored.amount == decimal.Decimal(number)
+    assert stored.amount.as_tuple() == decimal.Decimal(number).as_tuple()  # the same digits
+    assert (await served.client.get("/invoices/i1")).json()["amount"] == str(stored.amount)
+
+
+@pytest.mark.parametrize(
+    ("sent", "hours"), [("2.5", 2.5), ("3", 3.0), ("0.1", 0.1), ("1e2", 100.0)]
+)
+async def test_a_float_field_still_takes_json_numbers(
+    served: Served, sent: str, hours: float
+) -> None:
+    body = f'{{"invoice_id": "i2", "org_name": "NEW", "amount": "9.95", "hours": {sent}}}'
+    response = await post_text(served, "/invoices", body)
+
+    assert response.status_code == 201, response.text
+    assert response.json()["hours"] == hours
+    stored = await served.db.get(Invoice, invoice_id="i2")
+    assert (type(stored.hours), stored.hours) == (float, hours)
+    assert stored.amount == decimal.Decimal("9.95")
+
+
+async def test_a_number_outside_dynamodbs_range_is_a_422_at_its_field(served: Served) -> None:
+    body = '{"invoice_id": "i3", "org_name": "NEW", "amount": 1e400}'
+    response = await post_text(served, "/invoices", body)
+
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["body", "amount"]
+    assert "1E+400 is outside DynamoDB's number range" in error["msg"]
+    with pytest.raises(ItemNotFoundError):
+        await served.db.get(Invoice, invoice_id="i3")
 
 
 def test_the_example_runs_its_demo_on_the_configured_endpoint(cli: Cli) -> None:
