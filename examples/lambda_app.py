@@ -6,7 +6,8 @@ Gateway event into an ASGI request to the FastAPI app and its answer into the ev
 One Database serves every invocation of an execution environment. Mangum runs the app's
 lifespan around *each* invocation (startup before it, shutdown after it), so a lifespan that
 opened and closed the connection would open a new one every time: a new TCP and TLS handshake
-per request. The lifespan here enters :class:`KeptConnection` instead, which opens the Database
+per request. The app's lifespan enters :class:`KeptConnection` instead (this module sets the
+app's ``state.open_database`` to it; the app is web_app's own, built once), which opens the Database
 on the first invocation and keeps it for the environment's life; Lambda freezes the process
 between invocations (no event loop runs, no timer fires) and thaws it for the next, and the
 keep-alive connection is still there if the next comes within its keep-alive time. The
@@ -39,7 +40,7 @@ from mangum import Mangum
 sys.path.insert(0, str(Path(__file__).parent))
 
 from seed_001_tickets import table
-from web_app import OpenDatabase, create_app
+from web_app import OpenDatabase, app
 
 from dynorm import Database, connect
 
@@ -93,8 +94,9 @@ def connect_from_environment() -> AbstractAsyncContextManager[Database]:
 
 #: The execution environment's one connection, opened by the first invocation.
 connection = KeptConnection(connect_from_environment)
-#: examples/web_app.py's app, its lifespan entering the kept connection.
-app = create_app(connection.use)
+# examples/web_app.py's app, built once by its import (building a second would add its routes'
+# schemas to the cold start again): its lifespan enters the kept connection instead of opening one.
+app.state.open_database = connection.use
 #: The Lambda handler. lifespan="on": the app's lifespan is required (it hands endpoints the
 #: Database); Mangum runs it around every invocation.
 handler = Mangum(app, lifespan="on")

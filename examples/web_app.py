@@ -83,15 +83,22 @@ def connect_from_environment() -> AbstractAsyncContextManager[Database]:
 
 
 def create_app(open_database: OpenDatabase = connect_from_environment) -> FastAPI:
-    """The app, with its connection opened by ``open_database`` (tests pass their own)."""
+    """The app, with its connection opened by ``open_database`` (tests pass their own).
+
+    The lifespan opens it with ``app.state.open_database``, which a deployment may replace
+    before the app starts: examples/lambda_app.py serves this module's ``app`` with a connection
+    kept across Lambda invocations, rather than building a second app.
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_database() as db:
+        opener: OpenDatabase = app.state.open_database
+        async with opener() as db:
             app.state.db = db
             yield
 
     app = FastAPI(title="dynorm organizations", lifespan=lifespan)
+    app.state.open_database = open_database
     app.router.route_class = ExactJSONRoute  # JSON numbers read exactly, not through float
     install_exception_handlers(app)  # not found: 404, exists: 409, refused value: 422, ...
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,29 @@ async def invoke(endpoint: str, table_name: str, home: Path) -> dict[str, Any]:
     assert process.returncode == 0, err.decode()
     said: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     return said
+
+
+def test_the_function_serves_web_apps_app_built_once() -> None:
+    # In a fresh process, as Lambda's init: importing the function builds one FastAPI app.
+    code = (
+        "import fastapi, json\n"
+        "built = []\n"
+        "init = fastapi.FastAPI.__init__\n"
+        "def counted(self, *args, **kwargs):\n"
+        "    built.append(self)\n"
+        "    init(self, *args, **kwargs)\n"
+        "fastapi.FastAPI.__init__ = counted\n"
+        "import lambda_app, web_app\n"
+        "print(json.dumps([len(built), lambda_app.app is web_app.app,"
+        " lambda_app.handler.app is web_app.app,"
+        " web_app.app.state.open_database == lambda_app.connection.use]))\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "examples")])}
+    ran = subprocess.run(  # noqa: S603 - this interpreter, fixed code
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout.strip().splitlines()[-1]) == [1, True, True, True]
 
 
 async def test_every_invocation_of_an_environment_is_served_on_one_connection(
