@@ -23,7 +23,6 @@ from dynorm.core.chunks import (
     BATCH_GET_MAX,
     BATCH_WRITE_MAX,
     DEFAULT_MAX_ITEMS,
-    chunked,
     key_id,
 )
 from dynorm.core.codec.converter import Item
@@ -42,7 +41,6 @@ from dynorm.core.requests import (
     Request,
     delete_table,
     describe_table,
-    get_item,
 )
 from dynorm.core.steps import (
     CANCELLED,
@@ -55,8 +53,6 @@ from dynorm.core.steps import (
     Step,
     Together,
     WriteBatch,
-    together_fetches,
-    together_writes,
 )
 from dynorm.mapping.cancellation import named_cancellation
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
@@ -85,6 +81,7 @@ from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
+from .batching import Batches, Fetched
 from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
@@ -94,7 +91,7 @@ from .tables import Connected, Tables, name_tables, table_of
 from .transport import Connection, RequestListener, Transport, open_connection
 
 # The write side, explain, transactions, batches, coalescing and rate limits are imported on
-# first use (``_Writing``, ``_Batches``, ``Database.explain``, the options of ``connect``): a
+# first use (``_Writing``, ``io/batching.py``, ``Database.explain``, the options of ``connect``): a
 # process that only gets and queries never loads them (tests/integration/test_lean_connection.py).
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -104,7 +101,7 @@ if TYPE_CHECKING:
     from dynorm.mapping.writeplan import Action, WritePlanner
     from dynorm.mapping.writes import Returns, UpdateOptions
 
-    from .coalesce import Coalescer, FetchKeys, Found
+    from .coalesce import Coalescer, FetchKeys
     from .explaining import DatabaseExplain
     from .ratelimit import Limiter
     from .transaction import Transaction
@@ -201,23 +198,6 @@ class _Writing:
         self.transaction = Transaction
 
 
-class _Batches:
-    """The BatchGetItem/BatchWriteItem loops (``io/batch.py``), imported on a first batch."""
-
-    def __init__(self) -> None:
-        from .batch import (  # noqa: PLC0415 - once per Database (see _Writing)
-            drain_get,
-            drain_get_tables,
-            drain_write,
-            drain_write_tables,
-        )
-
-        self.drain_get = drain_get
-        self.drain_get_tables = drain_get_tables
-        self.drain_write = drain_write
-        self.drain_write_tables = drain_write_tables
-
-
 class Database:
     """A connection to one table, or to several. Create it with :func:`connect`.
 
@@ -271,14 +251,27 @@ class Database:
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
+        self._parts(self._tables)
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         #: Where plain gets wait to share a BatchGetItem (``connect(coalesce=True)``), or None.
-        self._coalescer: Final = _coalescer(self._fetch_keys, batch_get_size) if coalesce else None
+        self._coalescer: Final = (
+            _coalescer(self._batches.fetch_keys, batch_get_size) if coalesce else None
+        )
         #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
         self._exactly_once = exactly_once
         #: ``explain``, built on first use.
         self._explain: DatabaseExplain | None = None
+
+    def _parts(self, tables: Tables) -> None:
+        """Build the parts that answer for ``tables`` (this connection's, or a view's)."""
+        self._batches = Batches(
+            self.send,
+            tables,
+            max_attempts=self._max_attempts,
+            get_size=self._batch_get_size,
+            write_size=self._batch_write_size,
+        )
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -293,10 +286,6 @@ class Database:
     @functools.cached_property
     def _writing(self) -> _Writing:
         return _Writing()
-
-    @functools.cached_property
-    def _batches(self) -> _Batches:
-        return _Batches()
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
@@ -343,6 +332,7 @@ class Database:
         view = copy.copy(self)
         tables = self._tables.focused(table)
         view.__dict__.update(_tables=tables, tables=(table,), _explain=None)
+        view._parts(tables)
         return view
 
     def connected_tables(self) -> list[Connected]:
@@ -944,10 +934,10 @@ class Database:
         if isinstance(step, ReadEach):
             return await self._read_each(step.requests)
         if isinstance(step, WriteBatch):
-            await self._write_batches(list(step.writes), self._plan_table(table))
+            await self._batches.write(list(step.writes), self._plan_table(table))
             return None
         if isinstance(step, Fetch):
-            return await self.fetch(step.keys, consistent=step.consistent, table=table)
+            return await self._batches.fetch(step.keys, consistent=step.consistent, table=table)
         raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
 
     def _plan_table(self, table: Table | None) -> str:
@@ -959,26 +949,10 @@ class Database:
         """Run steps of several tables at once: their batches share requests (see Together)."""
         steps = together.steps
         outcomes: list[Any] = [None] * len(steps)
-        fetched: dict[tuple[str, bool, Any], Item] = {}
-
-        async def write(chunk: dict[str, list[dict[str, Any]]]) -> None:
-            await self._batches.drain_write_tables(
-                self.send, chunk, max_attempts=self._max_attempts, sleep=asyncio.sleep
-            )
-
-        async def read(chunk: dict[str, list[Item]], *, consistent: bool) -> None:
-            found = await self._get_tables(chunk, consistent=consistent)
-            for (name, ident), raw in found.items():
-                fetched[(name, consistent, ident)] = raw
+        fetched: Fetched = {}
 
         async def batches() -> None:
-            jobs = [write(c) for c in together_writes(steps, self._batch_write_size)]
-            jobs += [
-                read(c, consistent=consistent)
-                for consistent in (True, False)
-                for c in together_fetches(steps, self._batch_get_size, consistent=consistent)
-            ]
-            await asyncio.gather(*jobs)
+            fetched.update(await self._batches.together(steps))
 
         async def other(i: int, name: str, step: Step) -> None:
             try:
@@ -1125,22 +1099,7 @@ class Database:
         Any tables of this connection: BatchGetItem, the tables sharing requests (100 keys a
         request), each table's keys in the order first named.
         """
-        names = list(dict.fromkeys(n for n, _ in keys))  # in order: the requests are as planned
-        if len(names) == 1:
-            (name,) = names
-            table = self._tables.of_name(name).table
-            one = await self.fetch([k for _, k in keys], consistent=consistent, table=table)
-            return {(name, ident): raw for ident, raw in one.items()}
-        steps = tuple(
-            (n, Fetch(tuple(k for u, k in keys if u == n), consistent=consistent)) for n in names
-        )
-        outcomes = await self._together(Together(steps))
-        found: dict[tuple[str, Any], Item] = {}
-        for (name, _), outcome in zip(steps, outcomes, strict=True):
-            if isinstance(outcome, DynormError):
-                raise outcome
-            found.update({(name, ident): raw for ident, raw in outcome.items()})
-        return found
+        return await self._batches.fetch_named(keys, consistent=consistent)
 
     async def fetch(
         self,
@@ -1153,64 +1112,7 @@ class Database:
 
         ``table``: whose keys (None: the only table's).
         """
-        connected = self._tables.only("fetch()") if table is None else self._tables.of_table(table)
-        unique = list({key_id(k): k for k in keys}.values())
-        chunks = list(chunked(unique, self._batch_get_size))
-        found_chunks = await asyncio.gather(
-            *(
-                self._batches.drain_get(
-                    self.send,
-                    connected.name,
-                    chunk,
-                    consistent=consistent,
-                    max_attempts=self._max_attempts,
-                    sleep=asyncio.sleep,
-                    parse=connected.table.parser("BatchGetItem"),
-                )
-                for chunk in chunks
-            )
-        )
-        primary = connected.table.primary_attributes
-        return {
-            key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
-        }
-
-    async def _fetch_keys(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
-        """One coalesced batch of single gets (``io/coalesce.py``): raw items by table and key.
-
-        A batch of one key is sent as the GetItem that get would send alone, so gets awaited
-        one at a time send what they send without coalescing. Otherwise one BatchGetItem
-        (several tables' entries in one when the batch spans tables), unprocessed keys retried.
-        """
-        if len(keys) == 1:
-            ((name, only),) = keys.items()
-            table = self._tables.of_name(name).table
-            if len(only) == 1:
-                request = get_item(
-                    name, only[0], consistent=consistent, parse=table.parser("GetItem")
-                )
-                raw = (await self.send(request)).get("Item")
-                return {} if raw is None else {(name, key_id(only[0])): raw}
-            # One table: fetch() reads it, its typed structures parsing the reply.
-            found = await self.fetch(only, consistent=consistent, table=table)
-            return {(name, ident): raw for ident, raw in found.items()}
-        return await self._get_tables(keys, consistent=consistent)
-
-    async def _get_tables(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
-        """BatchGetItem of several tables' keys (unprocessed keys retried), by table and key."""
-        found = await self._batches.drain_get_tables(
-            self.send,
-            keys,
-            consistent=consistent,
-            max_attempts=self._max_attempts,
-            sleep=asyncio.sleep,
-        )
-        by_key: Found = {}
-        for name, raws in found.items():
-            primary = self._tables.of_name(name).table.primary_attributes
-            for raw in raws:
-                by_key[(name, key_id({a: raw[a] for a in primary}))] = raw
-        return by_key
+        return await self._batches.fetch(keys, consistent=consistent, table=table)
 
     async def _settle(self) -> None:
         """Before the connection closes: pending coalesced gets are sent and answered."""
@@ -1257,20 +1159,6 @@ class Database:
         plan, table = self._tables.together_plan([(c, c.writes.delete_all(o)) for c, o in groups])
         counts = await self.run(plan, table)
         return int(counts if table is not None else sum(counts))
-
-    async def _write_batches(self, writes: list[dict[str, Any]], table_name: str) -> None:
-        await asyncio.gather(
-            *(
-                self._batches.drain_write(
-                    self.send,
-                    table_name,
-                    chunk,
-                    max_attempts=self._max_attempts,
-                    sleep=asyncio.sleep,
-                )
-                for chunk in chunked(writes, self._batch_write_size)
-            )
-        )
 
     # -- consistent reads of several items (TransactGetItems) ----------------------------------
 
