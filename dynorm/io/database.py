@@ -30,7 +30,6 @@ from dynorm.core.cursor import CursorCodec, secret_from
 from dynorm.core.errors import (
     DatabaseError,
     DefinitionError,
-    DynormError,
     LimitExceededError,
     TableNotFoundError,
     TransactionCanceledError,
@@ -43,16 +42,7 @@ from dynorm.core.requests import (
     describe_table,
 )
 from dynorm.core.steps import (
-    CANCELLED,
-    Fetch,
     Plan,
-    ReadAll,
-    ReadEach,
-    Send,
-    SendAll,
-    Step,
-    Together,
-    WriteBatch,
 )
 from dynorm.mapping.cancellation import named_cancellation
 from dynorm.mapping.model import ModelInfo, ModelTable, info_of
@@ -81,11 +71,12 @@ from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
-from .batching import Batches, Fetched
+from .batching import Batches
 from .loading import execute_get, found_item, load_all
-from .paging import Sender, iterate, pages, read_page
+from .paging import Sender, iterate, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
+from .runner import Runner
 from .tablecreate import table_status
 from .tables import Connected, Tables, name_tables, table_of
 from .transport import Connection, RequestListener, Transport, open_connection
@@ -120,9 +111,6 @@ DEFAULT_MAX_CONCURRENCY: Final = 64
 #: Attempts per request (the first and its retries), and rounds without progress per batch
 #: (a batch round that stores or reads anything does not count; see ``_batch``).
 DEFAULT_MAX_ATTEMPTS: Final = 5
-#: How many requests of one SendAll step (a fan-out of copy transactions) are in flight at once:
-#: after a failure, the ones not yet sent are not sent at all.
-SEND_ALL_WINDOW: Final = 16
 #: Retry tokens one Database holds (see ``connect(retry_quota=...)``).
 DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
@@ -272,6 +260,7 @@ class Database:
             get_size=self._batch_get_size,
             write_size=self._batch_write_size,
         )
+        self._runner = Runner(self.send, tables, self._batches)
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -905,130 +894,7 @@ class Database:
         table's planner (None: the only table's). Steps of several tables come as
         :class:`~dynorm.core.steps.Together`, which names each step's table.
         """
-        result: Any = None
-        error: DynormError | None = None
-        try:
-            while True:
-                try:
-                    step = plan.send(result) if error is None else plan.throw(error)
-                except StopIteration as stop:
-                    value: T = stop.value
-                    return value
-                result, error = None, None
-                try:
-                    result = await self._step(step, table)
-                except DynormError as exc:
-                    error = exc
-        finally:
-            plan.close()  # cancelled, or failed outside dynorm: the plan's own cleanup runs
-
-    async def _step(self, step: Step, table: Table | None = None) -> Any:
-        if isinstance(step, Together):
-            return await self._together(step)
-        if isinstance(step, Send):
-            return await self.send(step.request)
-        if isinstance(step, SendAll):
-            return await self._send_all(step.requests)
-        if isinstance(step, ReadAll):
-            return await self._read_all(step.request)
-        if isinstance(step, ReadEach):
-            return await self._read_each(step.requests)
-        if isinstance(step, WriteBatch):
-            await self._batches.write(list(step.writes), self._plan_table(table))
-            return None
-        if isinstance(step, Fetch):
-            return await self._batches.fetch(step.keys, consistent=step.consistent, table=table)
-        raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
-
-    def _plan_table(self, table: Table | None) -> str:
-        if table is None:
-            return self._tables.only("run(plan) of a batch step").name
-        return self.name_of(table)
-
-    async def _together(self, together: Together) -> list[Any]:
-        """Run steps of several tables at once: their batches share requests (see Together)."""
-        steps = together.steps
-        outcomes: list[Any] = [None] * len(steps)
-        fetched: Fetched = {}
-
-        async def batches() -> None:
-            fetched.update(await self._batches.together(steps))
-
-        async def other(i: int, name: str, step: Step) -> None:
-            try:
-                outcomes[i] = await self._step(step, self._tables.of_name(name).table)
-            except DynormError as exc:
-                outcomes[i] = exc
-
-        batched = [i for i, (_, s) in enumerate(steps) if isinstance(s, Fetch | WriteBatch)]
-        error: DynormError | None = None
-        try:
-            await asyncio.gather(
-                batches(),
-                *(other(i, n, s) for i, (n, s) in enumerate(steps) if i not in batched),
-            )
-        except DynormError as exc:
-            error = exc
-        for i in batched:
-            name, step = steps[i]
-            if error is not None:
-                outcomes[i] = error
-            elif isinstance(step, Fetch):
-                outcomes[i] = {
-                    key_id(k): fetched[(name, step.consistent, key_id(k))]
-                    for k in step.keys
-                    if (name, step.consistent, key_id(k)) in fetched
-                }
-        return outcomes
-
-    async def _read_all(self, request: Request) -> list[Item]:
-        return [item async for page in pages(self.send, request) for item in page.get("Items", [])]
-
-    async def _read_each(self, requests: Sequence[Request]) -> list[list[Item]]:
-        """Each read whole, concurrently; a failure cancels the others (reads change nothing)."""
-        window = asyncio.Semaphore(SEND_ALL_WINDOW)
-
-        async def one(request: Request) -> list[Item]:
-            async with window:
-                return await self._read_all(request)
-
-        tasks = [asyncio.ensure_future(one(r)) for r in requests]
-        try:
-            return list(await asyncio.gather(*tasks))
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
-        """Send concurrently; after the first failure nothing more is sent (see SendAll)."""
-        outcomes: list[Any] = [CANCELLED] * len(requests)
-        window = asyncio.Semaphore(SEND_ALL_WINDOW)
-        failed = False
-
-        async def one(i: int) -> None:
-            nonlocal failed
-            async with window:
-                if failed:
-                    return  # not sent: stays CANCELLED
-                try:
-                    outcomes[i] = await self.send(requests[i])
-                except DynormError as exc:
-                    outcomes[i] = exc
-                    failed = True
-                except BaseException:
-                    failed = True
-                    raise
-
-        # Requests already sent are awaited rather than cancelled: a cancelled HTTP request may
-        # still be applied by the server, and the plan must know what was written. A failure
-        # outside dynorm's errors (a bug) is raised once every request has settled.
-        for result in await asyncio.gather(
-            *(one(i) for i in range(len(requests))), return_exceptions=True
-        ):
-            if isinstance(result, BaseException):
-                raise result
-        return outcomes
+        return await self._runner.run(plan, table)
 
     # -- many items ----------------------------------------------------------------------------
 
