@@ -8,7 +8,6 @@ retries, and maps every failure to dynorm's errors.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import functools
@@ -28,18 +27,14 @@ from dynorm.core.chunks import (
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, secret_from
 from dynorm.core.errors import (
-    DatabaseError,
     DefinitionError,
     LimitExceededError,
-    TableNotFoundError,
     TransactionCanceledError,
 )
 from dynorm.core.expressions import Condition
 from dynorm.core.requests import (
     CollectionRead,
     Request,
-    delete_table,
-    describe_table,
 )
 from dynorm.core.steps import (
     Plan,
@@ -77,7 +72,7 @@ from .paging import Sender, iterate, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
 from .runner import Runner
-from .tablecreate import table_status
+from .tableadmin import TableAdmin
 from .tables import Connected, Tables, name_tables, table_of
 from .transport import Connection, RequestListener, Transport, open_connection
 
@@ -261,6 +256,7 @@ class Database:
             write_size=self._batch_write_size,
         )
         self._runner = Runner(self.send, tables, self._batches)
+        self._admin = TableAdmin(self.send, tables)
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -539,96 +535,20 @@ class Database:
         creating it would (see ``dynorm/io/tablecreate.py``). Returns the tables it created
         (without those that existed).
         """
-        chosen = self._chosen(table)
-        if key_types is None or len(chosen) == 1:
-            made = await asyncio.gather(
-                *(self._create(c, timeout, key_types, exists_ok=exists_ok) for c in chosen)
-            )
-            return [c.table for c, created in zip(chosen, made, strict=True) if created]
-        # Several tables: each takes the entries that name its own key attributes.
-        held = {c.table: set(c.table.attribute_names()) for c in chosen}
-        strays = [name for name in key_types if not any(name in h for h in held.values())]
-        if strays:
-            raise DefinitionError(
-                f"key_types names {strays[0]!r}, which is no key attribute of the tables "
-                f"created ({', '.join(repr(c.table.name) for c in chosen)})"
-            )
-        made = await asyncio.gather(
-            *(
-                self._create(
-                    c,
-                    timeout,
-                    {k: v for k, v in key_types.items() if k in held[c.table]},
-                    exists_ok=exists_ok,
-                )
-                for c in chosen
-            )
-        )
-        return [c.table for c, created in zip(chosen, made, strict=True) if created]
-
-    def _chosen(self, table: Table | None) -> list[Connected]:
-        return self._tables.connected_tables() if table is None else [self._tables.of_table(table)]
-
-    async def _create(
-        self,
-        connected: Connected,
-        timeout: float,
-        key_types: Mapping[str, Literal["S", "N", "B"]] | None,
-        *,
-        exists_ok: bool,
-    ) -> bool:
-        from .tablecreate import create_one  # noqa: PLC0415 - not on a data path
-
-        return await create_one(
-            self.send,
-            self._wait_for,
-            connected,
-            timeout=timeout,
-            key_types=key_types,
-            exists_ok=exists_ok,
+        return await self._admin.create_table(
+            table, timeout=timeout, key_types=key_types, exists_ok=exists_ok
         )
 
     async def delete_table(self, table: Table | None = None, /, *, timeout: float = 60.0) -> None:
         """Delete every table of the connection (or only ``table``) and wait until it is gone."""
-
-        async def delete(name: str) -> None:
-            await self.send(delete_table(name))
-            await self._wait_for(name, lambda status: status is None, timeout)
-
-        await asyncio.gather(*(delete(c.name) for c in self._chosen(table)))
+        await self._admin.delete_table(table, timeout=timeout)
 
     async def describe_table(self, table: Table | None = None, /) -> dict[str, Any] | None:
         """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing.
 
         ``table``: which table of the connection (None: the only one).
         """
-        if table is None:
-            name = self._tables.only("describe_table()", "name one: db.describe_table(table)").name
-        else:
-            name = self.name_of(table)
-        return await self._describe(name)
-
-    async def _describe(self, name: str) -> dict[str, Any] | None:
-        try:
-            described = await self.send(describe_table(name))
-        except TableNotFoundError:
-            return None
-        found: dict[str, Any] = described["Table"]
-        return found
-
-    async def _wait_for(
-        self, name: str, done: Callable[[str | None], bool], timeout: float
-    ) -> None:
-        delay = 0.01
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            status = table_status(await self._describe(name))
-            if done(status):
-                return
-            if asyncio.get_running_loop().time() > deadline:
-                raise DatabaseError(f"table {name!r} is still {status} after {timeout}s")
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
+        return await self._admin.describe_table(table)
 
     # -- single items --------------------------------------------------------------------------
 
