@@ -13,8 +13,7 @@ import copy
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
 import msgspec
 
@@ -62,7 +61,7 @@ from dynorm.mapping.relations import (
     embedded_of,
     relationships_of,
 )
-from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
+from dynorm.mapping.state import InstanceState, Loaded, bind
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
@@ -75,6 +74,7 @@ from .runner import Runner
 from .tableadmin import TableAdmin
 from .tables import Connected, Tables, name_tables, table_of
 from .transport import Connection, RequestListener, Transport, open_connection
+from .writing import Writes
 
 # The write side, explain, transactions, batches, coalescing and rate limits are imported on
 # first use (``_Writing``, ``io/batching.py``, ``Database.explain``, the options of ``connect``): a
@@ -110,37 +110,6 @@ DEFAULT_MAX_ATTEMPTS: Final = 5
 DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
 
 
-def _update_loaded(
-    parent: object, rel: HasManyRelation[Any], child: object, *, adding: bool, position: int | None
-) -> None:
-    """Keep a parent's loaded children in step with an add or remove that was just written."""
-    state = state_of(parent)
-    loaded = None if state is None else state.loaded.get(rel.name)
-    if loaded is None:
-        return
-    codec = rel.embedded
-    if not adding and codec is not None and codec.key is None:
-        # A list has no keys: drop exactly the entry that was removed from the item.
-        if position is not None and position < len(loaded.items):
-            del loaded.items[position]
-        return
-
-    def same(other: object) -> bool:
-        if codec is not None:
-            return codec.same_child(other, child)
-        info = rel.target_info
-        return bool(info.key_of(other) == info.key_of(child))
-
-    kept = [c for c in loaded.items if not same(c)]
-    if not adding:
-        loaded.items = kept
-    elif codec is not None and codec.key is not None:
-        # A map's children are read in key order: an added one takes its place among them.
-        loaded.items = sorted([*kept, child], key=attrgetter(codec.key))
-    else:
-        loaded.items = [*kept, child]
-
-
 def _limiter(rate_limit: RateLimit | Literal["adaptive"]) -> Limiter:
     """``connect(rate_limit=...)``'s limiter (its module imported only when one is asked for)."""
     from .ratelimit import Limiter  # noqa: PLC0415 - once per connection, when asked for
@@ -153,32 +122,6 @@ def _coalescer(fetch: FetchKeys, batch_get_size: int) -> Coalescer:
     from .coalesce import Coalescer  # noqa: PLC0415 - once per connection, when asked for
 
     return Coalescer(fetch, batch_get_size)
-
-
-def _nothing_planned() -> Plan[None]:
-    """The plan of no writes: it sends nothing."""
-    yield from ()
-
-
-class _Writing:
-    """What a Database's updates and transactions use, imported on the first of them.
-
-    One per Database (``Database._writing``, a cached property): after the first call each
-    name is an attribute lookup away, and a process that only gets and queries never imports
-    the write side (the write planner, copies, cascades, update expressions, difflib).
-    """
-
-    def __init__(self) -> None:
-        # Imported here on purpose: once per Database (see the class docstring).
-        from dynorm.mapping.writeplan import returned_fields  # noqa: PLC0415
-        from dynorm.mapping.writes import UpdateOps, return_values  # noqa: PLC0415
-
-        from .transaction import Transaction  # noqa: PLC0415
-
-        self.update_ops = UpdateOps
-        self.return_values = return_values
-        self.returned_fields = returned_fields
-        self.transaction = Transaction
 
 
 class Database:
@@ -234,6 +177,8 @@ class Database:
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
+        #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
+        self._exactly_once = exactly_once
         self._parts(self._tables)
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
@@ -241,8 +186,6 @@ class Database:
         self._coalescer: Final = (
             _coalescer(self._batches.fetch_keys, batch_get_size) if coalesce else None
         )
-        #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
-        self._exactly_once = exactly_once
         #: ``explain``, built on first use.
         self._explain: DatabaseExplain | None = None
 
@@ -257,6 +200,7 @@ class Database:
         )
         self._runner = Runner(self.send, tables, self._batches)
         self._admin = TableAdmin(self.send, tables)
+        self._writes = Writes(tables, self._runner, self, exactly_once=self._exactly_once)
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -267,10 +211,6 @@ class Database:
 
             found = self._explain = DatabaseExplain(self._tables, exactly_once=self._exactly_once)
         return found
-
-    @functools.cached_property
-    def _writing(self) -> _Writing:
-        return _Writing()
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
@@ -584,12 +524,7 @@ class Database:
         reads no child when no copied field changed); a child of one gets its copies filled from
         its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
-        connected = self.connected(type(obj))
-        plan = connected.writes.put(obj, condition=condition, overwrite=overwrite)
-        stored, _ = await self.run(plan, connected.table)
-        if relationships_of(connected.table.info(type(obj))):
-            bind(stored, self)
-        return cast("T", stored)
+        return await self._writes.put(obj, condition=condition, overwrite=overwrite)
 
     async def sync_copies(self, parent: object) -> int:
         """Make every denormalized copy of ``parent``'s fields equal the stored parent's.
@@ -597,8 +532,7 @@ class Database:
         The repair after a :class:`~dynorm.CopiesIncompleteError` (``db.put`` rewrites copies
         itself). Returns how many children were rewritten (also logged on the ``dynorm`` logger).
         """
-        connected = self.connected(type(parent))
-        return await self.run(connected.writes.sync_copies(parent), connected.table)
+        return await self._writes.sync_copies(parent)
 
     @overload
     async def delete(
@@ -684,13 +618,9 @@ class Database:
         cascade leaves no item its surviving parent cannot reach, and calling it again
         finishes the job. See docs/integrity.md, "Cascading deletes".
         """
-        if not cascade and max_items is not DEFAULT_MAX_ITEMS:
-            raise TypeError("max_items= bounds a cascade; pass it with cascade=True")
-        connected = self.connected(target if isinstance(target, type) else type(target))
-        plan = connected.writes.delete(
-            target, condition=condition, cascade=cascade, key=key, max_items=max_items
+        return await self._writes.delete(
+            target, condition=condition, cascade=cascade, max_items=max_items, key=key
         )
-        return await self.run(plan, connected.table)
 
     @overload
     async def update(
@@ -784,26 +714,14 @@ class Database:
         (ExpressionError). An update that rewrites children's copies is refused too: write
         it with ``db.transaction()``, whose ``tx.update`` is exactly-once.
         """
-        connected = self.connected(type(obj))
-        info = connected.table.info(type(obj))
-        writing = self._writing
-        update = writing.update_ops(**ops)
-        wire = writing.return_values(returns, update)
-        once = self._exactly_once if exactly_once is None else exactly_once
-        plan = connected.writes.update(
-            obj, update, condition=condition, upsert=upsert, returns=wire, exactly_once=once
+        return await self._writes.update(
+            obj,
+            upsert=upsert,
+            condition=condition,
+            returns=returns,
+            exactly_once=exactly_once,
+            **ops,
         )
-        item = await self.run(plan, connected.table)
-        if returns is None:
-            return None
-        if returns in ("updated_new", "updated_old"):
-            return writing.returned_fields(info, item, update.paths())
-        if item is None:
-            return None  # "old" of an item the upsert created
-        updated: T = info.decode(item)
-        if relationships_of(info) and returns == "new":
-            self.adopt(info, updated, item)
-        return updated
 
     # -- running plans -------------------------------------------------------------------------
 
@@ -918,33 +836,14 @@ class Database:
         since DynamoDB rejects a batch that names a key twice. Objects of several tables share
         the requests (25 writes a request in all). Returns how many items were written.
         """
-        objs = list(objs)
-        groups = self._tables.by_table(objs)
-        if not groups:
-            return 0
-        plan, table = self._tables.together_plan([(c, c.writes.put_all(o)) for c, o in groups])
-        counts = await self.run(plan, table)
-        count = counts if table is not None else sum(counts)
-        related: dict[type, bool] = {}  # per class: whether its objects are bound
-        for obj in objs:
-            cls = type(obj)
-            if related.get(cls) is None:
-                related[cls] = bool(relationships_of(info_of(cls)))
-            if related[cls]:
-                bind(obj, self)
-        return int(count)
+        return await self._writes.put_all(objs)
 
     async def delete_all(self, objs: Iterable[object]) -> int:
         """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted.
 
         Items of several tables share the requests (25 deletes a request in all).
         """
-        groups = self._tables.by_table(objs)
-        if not groups:
-            return 0
-        plan, table = self._tables.together_plan([(c, c.writes.delete_all(o)) for c, o in groups])
-        counts = await self.run(plan, table)
-        return int(counts if table is not None else sum(counts))
+        return await self._writes.delete_all(objs)
 
     # -- consistent reads of several items (TransactGetItems) ----------------------------------
 
@@ -1000,18 +899,15 @@ class Database:
 
         Its writes may be of any tables of the connection: one TransactWriteItems carries them.
         """
-        return self._writing.transaction(self)
+        return self._writes.transaction(self)
 
     def planner(self, model: type[Any]) -> WritePlanner:
         """The write planner of ``model``'s table (DefinitionError when not connected)."""
-        return self.connected(model).writes
+        return self._writes.planner(model)
 
     def transaction_plan(self, actions: Sequence[Action]) -> Plan[None]:
         """The plan of a transaction's actions, of whichever tables they write."""
-        if not actions:
-            return _nothing_planned()
-        first = self.planner(type(actions[0].obj))
-        return first.transaction(actions, lambda obj: self.planner(type(obj)))
+        return self._writes.transaction_plan(actions)
 
     # -- queries and relationships -------------------------------------------------------------
 
@@ -1174,37 +1070,11 @@ class Database:
 
     async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
-        rel = self._has_many(parent, relationship, "add")
-        connected = self._tables.of_table(rel.children_table)  # the children's table plans it
-        stored = await self.run(connected.writes.add(parent, rel, child), connected.table)
-        _update_loaded(parent, rel, stored, adding=True, position=None)
-        return cast("T", stored)
+        return await self._writes.add(parent, relationship, child)
 
     async def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
-        rel = self._has_many(parent, relationship, "remove")
-        connected = self._tables.of_table(rel.children_table)
-        position = await self.run(connected.writes.remove(parent, rel, child), connected.table)
-        _update_loaded(parent, rel, child, adding=False, position=position)
-
-    def _has_many(
-        self, parent: object, relationship: Relationship[Any], verb: str
-    ) -> HasManyRelation[Any]:
-        rel = self._relationship(parent, relationship)
-        if not isinstance(rel, HasManyRelation):
-            raise DefinitionError(
-                f"{rel.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo link "
-                "by writing the child's fields with db.put"
-            )
-        return rel
-
-    def _relationship(self, parent: object, relationship: Relationship[Any]) -> Relationship[Any]:
-        if getattr(relationship, "owner", None) is not type(parent):
-            raise DefinitionError(
-                f"{relationship!r} is not a relationship of {type(parent).__name__}; pass e.g. "
-                f"{type(parent).__name__}.<name>"
-            )
-        return relationship
+        await self._writes.remove(parent, relationship, child)
 
 
 @contextlib.asynccontextmanager
