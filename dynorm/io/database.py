@@ -10,23 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
-
-import msgspec
 
 from dynorm.core.chunks import (
     BATCH_GET_MAX,
     BATCH_WRITE_MAX,
     DEFAULT_MAX_ITEMS,
-    key_id,
 )
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, secret_from
 from dynorm.core.errors import (
-    DefinitionError,
     LimitExceededError,
     TransactionCanceledError,
 )
@@ -39,40 +34,23 @@ from dynorm.core.steps import (
     Plan,
 )
 from dynorm.mapping.cancellation import named_cancellation
-from dynorm.mapping.model import ModelInfo, ModelTable, info_of
-from dynorm.mapping.reading import (
-    Finished,
-    finish_query,
-    finish_scan,
-    narrowed,
-    partial_of,
-    scan_read,
-)
-from dynorm.mapping.readplan import (
-    normalize_options,
-    plan_get,
-    query_read,
-    transact_get_reads,
-)
+from dynorm.mapping.model import ModelInfo, ModelTable
 from dynorm.mapping.relations import (
     HasManyRelation,
     LoadOption,
     Relationship,
-    embedded_of,
-    relationships_of,
 )
-from dynorm.mapping.state import InstanceState, Loaded, bind
+from dynorm.mapping.state import InstanceState
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
 from .batching import Batches
-from .loading import execute_get, found_item, load_all
-from .paging import Sender, iterate, read_page
+from .paging import Sender
 from .query import Query, Scan
-from .queryload import QueryLoad
+from .reads import Reads
 from .runner import Runner
 from .tableadmin import TableAdmin
-from .tables import Connected, Tables, name_tables, table_of
+from .tables import Connected, Tables, name_tables
 from .transport import Connection, RequestListener, Transport, open_connection
 from .writing import Writes
 
@@ -179,28 +157,41 @@ class Database:
         self._batch_write_size = batch_write_size
         #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
         self._exactly_once = exactly_once
-        self._parts(self._tables)
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         #: Where plain gets wait to share a BatchGetItem (``connect(coalesce=True)``), or None.
-        self._coalescer: Final = (
-            _coalescer(self._batches.fetch_keys, batch_get_size) if coalesce else None
-        )
+        self._coalescer: Coalescer | None = None
+        self._parts(self._tables, coalesce=coalesce)
         #: ``explain``, built on first use.
         self._explain: DatabaseExplain | None = None
 
-    def _parts(self, tables: Tables) -> None:
-        """Build the parts that answer for ``tables`` (this connection's, or a view's)."""
-        self._batches = Batches(
+    def _parts(self, tables: Tables, *, coalesce: bool = False) -> None:
+        """Build the parts that answer for ``tables`` (this connection's, or a view's).
+
+        Each part is handed the ports it uses (this Database's ``send``, the runner, the
+        batches), not the Database; what objects are bound to is the Database, as the Reader
+        their loaders read through. ``coalesce``: make the coalescer, which views share.
+        """
+        self._batches = batches = Batches(
             self.send,
             tables,
             max_attempts=self._max_attempts,
             get_size=self._batch_get_size,
             write_size=self._batch_write_size,
         )
-        self._runner = Runner(self.send, tables, self._batches)
+        if coalesce:
+            self._coalescer = _coalescer(batches.fetch_keys, self._batch_get_size)
+        self._runner = Runner(self.send, tables, batches)
         self._admin = TableAdmin(self.send, tables)
         self._writes = Writes(tables, self._runner, self, exactly_once=self._exactly_once)
+        self._reads = Reads(
+            self.send,
+            tables,
+            batches,
+            cursors=self.cursors,
+            coalescer=self._coalescer,
+            owner=self,
+        )
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -263,11 +254,6 @@ class Database:
     def connected_tables(self) -> list[Connected]:
         """Every table of this connection, in the order given to :func:`connect` (a view's one)."""
         return self._tables.connected_tables()
-
-    def _locate(self, model: type[Any]) -> tuple[ModelInfo[Any], str]:
-        """``model``'s info and the name its table has on this connection."""
-        connected = self._tables.connected(model)
-        return connected.table.info(model), connected.name
 
     @property
     def fast_path(self) -> bool:
@@ -336,50 +322,11 @@ class Database:
         by key), where the sort key decides; ``"any"``, a scan, where both keys do;
         ``"classified"``, items the table's classifier already gave to this model.
         """
-        tests = info.tests(index)
-        matches = {"collection": tests.in_collection, "any": tests.whole}.get(items)
-        decode, generated = info.decode, info.codec.decode
-        adopt = self.adopt if relationships_of(info) else None
-        shape = tests.shape if items == "collection" else None
-        if shape is not None and adopt is None:
-            # The hot loop's common case with every step inline (one call per item, not four).
-            attr, prefix, delimiter, count = shape
-
-            def accept_simple(raw: Item) -> T | None:
-                value = raw.get(attr)
-                text = None if value is None else value.get("S")
-                if text is None or not text.startswith(prefix) or text.count(delimiter) != count:
-                    return None
-                try:
-                    found: T = generated(raw)
-                except Exception:  # noqa: BLE001 - the careful path below explains or recovers
-                    found = decode(raw)
-                return found
-
-            return accept_simple
-
-        def accept(raw: Item) -> T | None:
-            if matches is not None and not matches(raw):
-                return None
-            try:
-                obj: T = generated(raw)
-            except Exception:  # noqa: BLE001 - the careful path below explains or recovers
-                obj = decode(raw)
-            if adopt is not None:
-                adopt(info, obj, raw)
-            return obj
-
-        return accept
+        return self._reads.acceptor(info, index, items=items)
 
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
-        state = bind(obj, self)
-        for rel in embedded_of(info):
-            codec = rel.embedded
-            if codec is not None and codec.attribute in item:
-                children = codec.decode(item, key=info.describe(item))
-                state.loaded[rel.name] = Loaded(children, None, asked=False)  # see Loaded.asked
-        return state
+        return self._reads.adopt(info, obj, item)
 
     def read_page(
         self,
@@ -392,15 +339,15 @@ class Database:
         ahead: int = 0,
     ) -> Awaitable[tuple[list[T], Item | None]]:
         """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        send = self.reader(read.index, table=self._tables.of_name(read.table_name).table)
-        return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
+        return self._reads.read_page(
+            read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead
+        )
 
     def iterate(
         self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
     ) -> AsyncIterator[T]:
         """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        send = self.reader(read.index, table=self._tables.of_name(read.table_name).table)
-        return iterate(send, read, accept, start=start)
+        return self._reads.iterate(read, accept, start=start)
 
     def reader(
         self,
@@ -415,39 +362,11 @@ class Database:
         part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
         a request), in the page's order. ``table``: whose index (None: the only table's).
         """
-        table = self._tables.only("reader()").table if table is None else table
-        if partial is None:
-            partial = partial_of(table, index, ())
-        if index is None or not partial:
-            return self.send
-        return functools.partial(self._send_whole, table, index, partial)
-
-    async def _send_whole(
-        self, table: Table, index: str, partial: frozenset[str], request: Request
-    ) -> dict[str, Any]:
-        response = await self.send(request)
-        items: list[Item] = response.get("Items") or []
-        classify = table.classifier(index)
-        wanted = [(info := classify(raw)) is not None and info.name in partial for raw in items]
-        primary = table.primary_attributes
-        keys = [{a: raw[a] for a in primary} for raw, w in zip(items, wanted, strict=True) if w]
-        if not keys:
-            return response
-        found = await self.fetch(keys, table=table)
-        index_keys = [a for a in table.key_attributes(index) if a]
-        whole = []
-        for raw, fetch in zip(items, wanted, strict=True):
-            full = found.get(key_id({a: raw[a] for a in primary})) if fetch else raw
-            # Gone since the index was read, or moved out of this index collection: left out.
-            if full is not None and all(full.get(a) == raw.get(a) for a in index_keys):
-                whole.append(full)
-        return {**response, "Items": whole}
+        return self._reads.reader(index, partial, table=table)
 
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""
-        info_of(type(obj))
-        bind(obj, self)
-        return obj
+        return self._reads.attach(obj)
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -506,16 +425,7 @@ class Database:
         connection a get without ``load=`` waits for the next turn of the event loop and shares
         a BatchGetItem with the other gets started meanwhile (see docs/performance.md).
         """
-        connected = self.connected(model)
-        info = connected.table.info(model)
-        options = normalize_options(info, load)
-        plan = plan_get(
-            info, key, options, connected.name, consistent=consistent, name_of=self.name_of
-        )
-        if self._coalescer is not None and plan.single:
-            raw = await self._coalescer.get(connected.name, plan.parent_key, consistent=consistent)
-            return found_item(self, info, raw, key)[0]
-        return await execute_get(self, info, plan, key)
+        return await self._reads.get(model, load=load, consistent=consistent, **key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
         """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
@@ -761,39 +671,7 @@ class Database:
         ``db.get_many([(Order, {...}), (AuditEntry, {...})])`` reads items of any models, of
         any tables of the connection, sharing requests (100 keys a request in all).
         """
-        if isinstance(model, type):
-            pairs: list[tuple[type[Any], Mapping[str, object]]] = [(model, k) for k in keys or ()]
-        else:
-            if keys is not None:
-                raise TypeError(
-                    "db.get_many takes (Model, keys) or a list of (Model, key) pairs, not both"
-                )
-            pairs = list(model)
-        wanted: list[tuple[Connected, ModelInfo[Any], Item]] = []
-        for i, entry in enumerate(pairs):
-            shape: object = entry  # callers without a type checker pass anything
-            if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
-                raise DefinitionError(
-                    "db.get_many takes (Model, [key, ...]) or [(Model, {key field: value}), "
-                    f"...]; item {i} is {entry!r}"
-                )
-            connected = self.connected(entry[0])
-            info = connected.table.info(entry[0])
-            info.check_key_values(entry[1])
-            wanted.append((connected, info, info.primary_key(entry[1])))
-        found = await self.fetch_named([(c.name, k) for c, _, k in wanted], consistent=consistent)
-        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
-        out: list[Any] = []
-        for connected, info, key in wanted:
-            raw = found.get((connected.name, key_id(key)))
-            if raw is None:
-                out.append(None)
-                continue
-            accept = accepts.get(info)
-            if accept is None:
-                accept = accepts[info] = self.acceptor(info, None)
-            out.append(accept(raw))
-        return out
+        return await self._reads.get_many(model, keys, consistent=consistent)
 
     async def fetch_named(
         self, keys: Sequence[tuple[str, Item]], *, consistent: bool = False
@@ -875,24 +753,7 @@ class Database:
         checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
         two of the reads; it costs twice the read capacity.
         """
-        plan = transact_get_reads(wanted, self._locate)
-        gets = [e["Get"] for e in plan.request.params["TransactItems"]]
-        names = {g["TableName"] for g in gets}
-        request = plan.request
-        if len(names) == 1:  # typed parsing is per table
-            parse = self._tables.of_name(names.pop()).table.parser("TransactGetItems")
-            request = msgspec.structs.replace(request, parse=parse)
-        responses = (await self.send(request)).get("Responses", [])
-        found = {
-            (g["TableName"], key_id(g["Key"])): r["Item"]
-            for g, r in zip(gets, responses, strict=True)
-            if r.get("Item")
-        }
-        result: list[Any] = []
-        for info, key in zip(plan.infos, plan.keys, strict=True):
-            raw = found.get((self.connected(info.cls).name, key_id(key)))
-            result.append(None if raw is None else self.acceptor(info, None)(raw))
-        return tuple(result)
+        return await self._reads.transact_get(*wanted)
 
     def transaction(self) -> Transaction:
         """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing.
@@ -927,40 +788,13 @@ class Database:
         relationships of every item returned: children in the same collection come with the
         same Query, others are read per page (see docs/relationships.md).
         """
-        connected = self.connected(model)
-        info = connected.table.info(model)
-        finished = query_read(info, index, components, connected.name, consistent=consistent)
-        loads = None
-        if load:
-            loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
-        return self._query(info, finished, loads)
+        return self._reads.query(model, index, consistent=consistent, load=load, **components)
 
     # -- filters, scans, counts (docs/queries.md) -----------------------------------------------
 
     def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
         """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()``)."""
-        return self._query(info, finish_query(info, read))
-
-    def _query(
-        self,
-        info: ModelInfo[T],
-        finished: Finished[CollectionRead],
-        loads: QueryLoad[T] | None = None,
-    ) -> Query[T]:
-        read = finished.read
-        # With load=, the children a Query shares are read whole too.
-        whole = finished.partial if loads is None else partial_of(info.table, read.index, ())
-        accept = self.acceptor(info, read.index)
-        return Query(
-            _send=self.send,
-            read=read,
-            _accept=narrowed(accept, read),
-            _cursors=self.cursors,
-            _info=info,
-            _where=finished.entity,
-            _loads=loads,
-            _whole=self.reader(read.index, whole, table=table_of(info)) if whole else None,
-        )
+        return self._reads.query_collection(info, read)
 
     @overload
     def scan(
@@ -997,53 +831,9 @@ class Database:
         skipped. Nothing is sent until the scan is iterated, paged or counted. ``table``
         names the table a scan of every model reads, on a connection of several tables.
         """
-        if model is not None:
-            connected = self.connected(model)
-        elif table is None:
-            connected = self._tables.only("scan(None)", "name one: db.scan(None, table=table)")
-        else:
-            connected = self._tables.of_table(table)
-        info = None if model is None else connected.table.info(model)
-        models = () if info is None else (info.name,)
-        read = scan_read(
-            connected.table,
-            connected.name,
-            index,
-            segments=segments,
-            consistent=consistent,
-            models=models,
+        return self._reads.scan(
+            model, segments=segments, index=index, consistent=consistent, table=table
         )
-        finished = finish_scan(connected.table, info, read)
-        whole = finished.partial
-        return Scan(
-            _send=self.send,
-            read=finished.read,
-            _accept=self._scan_acceptor(connected.table, info, index),
-            _cursors=self.cursors,
-            _table=connected.table,
-            _info=info,
-            _where=finished.entity,
-            _whole=self.reader(index, whole, table=connected.table) if whole else None,
-        )
-
-    def _scan_acceptor(
-        self, table: Table, info: ModelInfo[Any] | None, index: str | None
-    ) -> Callable[[Item], Any]:
-        if info is not None:
-            return self.acceptor(info, index, items="any")
-        classify = table.classifier(index)
-        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
-
-        def accept_any(raw: Item) -> Any:
-            found = classify(raw)
-            if found is None:
-                return None
-            accept = accepts.get(found)
-            if accept is None:
-                accept = accepts[found] = self.acceptor(found, index, items="classified")
-            return accept(raw)
-
-        return accept_any
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, T] | LoadOption[T]
@@ -1055,18 +845,7 @@ class Database:
         HasMany children from one Query per object, run concurrently (``max_concurrency`` in
         flight).
         """
-        if not objs:
-            return objs
-        model = type(objs[0])
-        strays = {type(o).__name__ for o in objs if type(o) is not model}
-        if strays:
-            raise TypeError(
-                f"db.load takes objects of one model; got {model.__name__} and {strays}"
-            )
-        info = self.connected(model).table.info(model)
-        options = normalize_options(info, relationships)
-        await load_all(self, info, objs, options)
-        return objs
+        return await self._reads.load(objs, *relationships)
 
     async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
