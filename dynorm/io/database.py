@@ -1,9 +1,20 @@
-"""The Database: the public face of dynorm's I/O.
+"""The Database: the public face of dynorm's I/O, a façade over parts with one job each.
 
 Everything else in dynorm decides *what* to send as plain
-:class:`~dynorm.core.requests.Request` values; this module sequences them, retries batch
-remainders, and sends each through the transport (``transport``), which talks to DynamoDB,
-retries, and maps every failure to dynorm's errors.
+:class:`~dynorm.core.requests.Request` values. A Database holds the parts that send them, each
+handed the ports it uses (the Database's ``send``, the runner, the batches), never the Database:
+
+- ``io/reads.py`` ``Reads``: gets, ``get_many``, ``transact_get``, ``load``, queries and scans,
+  and the decoding of items into bound objects (the Reader that loaders read through);
+- ``io/writing.py`` ``Writes``: puts, updates, deletes, ``add``/``remove``, ``sync_copies``,
+  ``put_all``/``delete_all`` and the plans of transactions;
+- ``io/runner.py`` ``Runner``: runs a plan's steps;
+- ``io/batching.py`` ``Batches``: BatchGetItem and BatchWriteItem, chunked, tables sharing them;
+- ``io/tableadmin.py`` ``TableAdmin``: creating, deleting and describing tables.
+
+Each public method forwards to its part in one call. ``Database.send`` is the seam every part
+sends through: it hands each request to the transport (``io/transport.py``), which talks to
+DynamoDB, retries, and maps every failure to dynorm's errors.
 """
 
 from __future__ import annotations
@@ -14,32 +25,16 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
-from dynorm.core.chunks import (
-    BATCH_GET_MAX,
-    BATCH_WRITE_MAX,
-    DEFAULT_MAX_ITEMS,
-)
+from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, DEFAULT_MAX_ITEMS
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, secret_from
-from dynorm.core.errors import (
-    LimitExceededError,
-    TransactionCanceledError,
-)
+from dynorm.core.errors import LimitExceededError, TransactionCanceledError
 from dynorm.core.expressions import Condition
-from dynorm.core.requests import (
-    CollectionRead,
-    Request,
-)
-from dynorm.core.steps import (
-    Plan,
-)
+from dynorm.core.requests import CollectionRead, Request
+from dynorm.core.steps import Plan
 from dynorm.mapping.cancellation import named_cancellation
 from dynorm.mapping.model import ModelInfo, ModelTable
-from dynorm.mapping.relations import (
-    HasManyRelation,
-    LoadOption,
-    Relationship,
-)
+from dynorm.mapping.relations import HasManyRelation, LoadOption, Relationship
 from dynorm.mapping.state import InstanceState
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
@@ -55,8 +50,9 @@ from .transport import Connection, RequestListener, Transport, open_connection
 from .writing import Writes
 
 # The write side, explain, transactions, batches, coalescing and rate limits are imported on
-# first use (``_Writing``, ``io/batching.py``, ``Database.explain``, the options of ``connect``): a
-# process that only gets and queries never loads them (tests/integration/test_lean_connection.py).
+# first use (by ``io/writing.py``, ``io/batching.py``, ``Database.explain``, the options of
+# ``connect``): a process that only gets and queries never loads them
+# (tests/integration/test_lean_connection.py).
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
@@ -82,7 +78,7 @@ C = TypeVar("C")
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
 DEFAULT_MAX_CONCURRENCY: Final = 64
 #: Attempts per request (the first and its retries), and rounds without progress per batch
-#: (a batch round that stores or reads anything does not count; see ``_batch``).
+#: (a batch round that stores or reads anything does not count; see ``io/batch.py``).
 DEFAULT_MAX_ATTEMPTS: Final = 5
 #: Retry tokens one Database holds (see ``connect(retry_quota=...)``).
 DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
