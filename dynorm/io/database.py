@@ -1,101 +1,58 @@
-"""The Database: the public face of dynorm's I/O.
+"""The Database: the public face of dynorm's I/O, a façade over parts with one job each.
 
 Everything else in dynorm decides *what* to send as plain
-:class:`~dynorm.core.requests.Request` values; this module sequences them, retries batch
-remainders, and sends each through the transport (``transport``), which talks to DynamoDB,
-retries, and maps every failure to dynorm's errors.
+:class:`~dynorm.core.requests.Request` values. A Database holds the parts that send them, each
+handed the ports it uses (the Database's ``send``, the runner, the batches), never the Database:
+
+- ``io/reads.py`` ``Reads``: gets, ``get_many``, ``transact_get``, ``load``, queries and scans,
+  and the decoding of items into bound objects (the Reader that loaders read through);
+- ``io/writing.py`` ``Writes``: puts, updates, deletes, ``add``/``remove``, ``sync_copies``,
+  ``put_all``/``delete_all`` and the plans of transactions;
+- ``io/runner.py`` ``Runner``: runs a plan's steps;
+- ``io/batching.py`` ``Batches``: BatchGetItem and BatchWriteItem, chunked, tables sharing them;
+- ``io/tableadmin.py`` ``TableAdmin``: creating, deleting and describing tables.
+
+Each public method forwards to its part in one call. ``Database.send`` is the seam every part
+sends through: it hands each request to the transport (``io/transport.py``), which talks to
+DynamoDB, retries, and maps every failure to dynorm's errors.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
-import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
-import msgspec
-
-from dynorm.core.chunks import (
-    BATCH_GET_MAX,
-    BATCH_WRITE_MAX,
-    DEFAULT_MAX_ITEMS,
-    chunked,
-    key_id,
-)
+from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, DEFAULT_MAX_ITEMS
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, secret_from
-from dynorm.core.errors import (
-    DatabaseError,
-    DefinitionError,
-    DynormError,
-    LimitExceededError,
-    TableNotFoundError,
-    TransactionCanceledError,
-)
+from dynorm.core.errors import LimitExceededError, TransactionCanceledError
 from dynorm.core.expressions import Condition
-from dynorm.core.requests import (
-    CollectionRead,
-    Request,
-    delete_table,
-    describe_table,
-    get_item,
-)
-from dynorm.core.steps import (
-    CANCELLED,
-    Fetch,
-    Plan,
-    ReadAll,
-    ReadEach,
-    Send,
-    SendAll,
-    Step,
-    Together,
-    WriteBatch,
-    together_fetches,
-    together_writes,
-)
+from dynorm.core.requests import CollectionRead, Request
+from dynorm.core.steps import Plan
 from dynorm.mapping.cancellation import named_cancellation
-from dynorm.mapping.model import ModelInfo, ModelTable, info_of
-from dynorm.mapping.reading import (
-    Finished,
-    finish_query,
-    finish_scan,
-    narrowed,
-    partial_of,
-    scan_read,
-)
-from dynorm.mapping.readplan import (
-    normalize_options,
-    plan_get,
-    query_read,
-    transact_get_reads,
-)
-from dynorm.mapping.relations import (
-    HasManyRelation,
-    LoadOption,
-    Relationship,
-    embedded_of,
-    relationships_of,
-)
-from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
+from dynorm.mapping.model import ModelInfo, ModelTable
+from dynorm.mapping.relations import HasManyRelation, LoadOption, Relationship
+from dynorm.mapping.state import InstanceState
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
-from .loading import execute_get, found_item, load_all
-from .paging import Sender, iterate, pages, read_page
+from .batching import Batches
+from .paging import Sender
 from .query import Query, Scan
-from .queryload import QueryLoad
-from .tablecreate import table_status
-from .tables import Connected, Tables, name_tables, table_of
+from .reads import Reads
+from .runner import Runner
+from .tableadmin import TableAdmin
+from .tables import Connected, Tables, name_tables
 from .transport import Connection, RequestListener, Transport, open_connection
+from .writing import Writes
 
 # The write side, explain, transactions, batches, coalescing and rate limits are imported on
-# first use (``_Writing``, ``_Batches``, ``Database.explain``, the options of ``connect``): a
-# process that only gets and queries never loads them (tests/integration/test_lean_connection.py).
+# first use (by ``io/writing.py``, ``io/batching.py``, ``Database.explain``, the options of
+# ``connect``): a process that only gets and queries never loads them
+# (tests/integration/test_lean_connection.py).
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
@@ -104,7 +61,7 @@ if TYPE_CHECKING:
     from dynorm.mapping.writeplan import Action, WritePlanner
     from dynorm.mapping.writes import Returns, UpdateOptions
 
-    from .coalesce import Coalescer, FetchKeys, Found
+    from .coalesce import Coalescer, FetchKeys
     from .explaining import DatabaseExplain
     from .ratelimit import Limiter
     from .transaction import Transaction
@@ -121,44 +78,10 @@ C = TypeVar("C")
 #: enough for `db.load` of a typical page of parents to go out in one round trip.
 DEFAULT_MAX_CONCURRENCY: Final = 64
 #: Attempts per request (the first and its retries), and rounds without progress per batch
-#: (a batch round that stores or reads anything does not count; see ``_batch``).
+#: (a batch round that stores or reads anything does not count; see ``io/batch.py``).
 DEFAULT_MAX_ATTEMPTS: Final = 5
-#: How many requests of one SendAll step (a fan-out of copy transactions) are in flight at once:
-#: after a failure, the ones not yet sent are not sent at all.
-SEND_ALL_WINDOW: Final = 16
 #: Retry tokens one Database holds (see ``connect(retry_quota=...)``).
 DEFAULT_RETRY_QUOTA: Final = QUOTA_CAPACITY
-
-
-def _update_loaded(
-    parent: object, rel: HasManyRelation[Any], child: object, *, adding: bool, position: int | None
-) -> None:
-    """Keep a parent's loaded children in step with an add or remove that was just written."""
-    state = state_of(parent)
-    loaded = None if state is None else state.loaded.get(rel.name)
-    if loaded is None:
-        return
-    codec = rel.embedded
-    if not adding and codec is not None and codec.key is None:
-        # A list has no keys: drop exactly the entry that was removed from the item.
-        if position is not None and position < len(loaded.items):
-            del loaded.items[position]
-        return
-
-    def same(other: object) -> bool:
-        if codec is not None:
-            return codec.same_child(other, child)
-        info = rel.target_info
-        return bool(info.key_of(other) == info.key_of(child))
-
-    kept = [c for c in loaded.items if not same(c)]
-    if not adding:
-        loaded.items = kept
-    elif codec is not None and codec.key is not None:
-        # A map's children are read in key order: an added one takes its place among them.
-        loaded.items = sorted([*kept, child], key=attrgetter(codec.key))
-    else:
-        loaded.items = [*kept, child]
 
 
 def _limiter(rate_limit: RateLimit | Literal["adaptive"]) -> Limiter:
@@ -173,49 +96,6 @@ def _coalescer(fetch: FetchKeys, batch_get_size: int) -> Coalescer:
     from .coalesce import Coalescer  # noqa: PLC0415 - once per connection, when asked for
 
     return Coalescer(fetch, batch_get_size)
-
-
-def _nothing_planned() -> Plan[None]:
-    """The plan of no writes: it sends nothing."""
-    yield from ()
-
-
-class _Writing:
-    """What a Database's updates and transactions use, imported on the first of them.
-
-    One per Database (``Database._writing``, a cached property): after the first call each
-    name is an attribute lookup away, and a process that only gets and queries never imports
-    the write side (the write planner, copies, cascades, update expressions, difflib).
-    """
-
-    def __init__(self) -> None:
-        # Imported here on purpose: once per Database (see the class docstring).
-        from dynorm.mapping.writeplan import returned_fields  # noqa: PLC0415
-        from dynorm.mapping.writes import UpdateOps, return_values  # noqa: PLC0415
-
-        from .transaction import Transaction  # noqa: PLC0415
-
-        self.update_ops = UpdateOps
-        self.return_values = return_values
-        self.returned_fields = returned_fields
-        self.transaction = Transaction
-
-
-class _Batches:
-    """The BatchGetItem/BatchWriteItem loops (``io/batch.py``), imported on a first batch."""
-
-    def __init__(self) -> None:
-        from .batch import (  # noqa: PLC0415 - once per Database (see _Writing)
-            drain_get,
-            drain_get_tables,
-            drain_write,
-            drain_write_tables,
-        )
-
-        self.drain_get = drain_get
-        self.drain_get_tables = drain_get_tables
-        self.drain_write = drain_write
-        self.drain_write_tables = drain_write_tables
 
 
 class Database:
@@ -271,14 +151,43 @@ class Database:
         self._max_attempts = max_attempts
         self._batch_get_size = batch_get_size
         self._batch_write_size = batch_write_size
+        #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
+        self._exactly_once = exactly_once
         #: Makes and checks page cursors (HMAC-signed when ``cursor_secret`` is given).
         self.cursors: Final = CursorCodec(cursor_secret)
         #: Where plain gets wait to share a BatchGetItem (``connect(coalesce=True)``), or None.
-        self._coalescer: Final = _coalescer(self._fetch_keys, batch_get_size) if coalesce else None
-        #: ``update``'s ``exactly_once`` when a call does not say (``connect(exactly_once=)``).
-        self._exactly_once = exactly_once
+        self._coalescer: Coalescer | None = None
+        self._parts(self._tables, coalesce=coalesce)
         #: ``explain``, built on first use.
         self._explain: DatabaseExplain | None = None
+
+    def _parts(self, tables: Tables, *, coalesce: bool = False) -> None:
+        """Build the parts that answer for ``tables`` (this connection's, or a view's).
+
+        Each part is handed the ports it uses (this Database's ``send``, the runner, the
+        batches), not the Database; what objects are bound to is the Database, as the Reader
+        their loaders read through. ``coalesce``: make the coalescer, which views share.
+        """
+        self._batches = batches = Batches(
+            self.send,
+            tables,
+            max_attempts=self._max_attempts,
+            get_size=self._batch_get_size,
+            write_size=self._batch_write_size,
+        )
+        if coalesce:
+            self._coalescer = _coalescer(batches.fetch_keys, self._batch_get_size)
+        self._runner = Runner(self.send, tables, batches)
+        self._admin = TableAdmin(self.send, tables)
+        self._writes = Writes(tables, self._runner, self, exactly_once=self._exactly_once)
+        self._reads = Reads(
+            self.send,
+            tables,
+            batches,
+            cursors=self.cursors,
+            coalescer=self._coalescer,
+            owner=self,
+        )
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -289,14 +198,6 @@ class Database:
 
             found = self._explain = DatabaseExplain(self._tables, exactly_once=self._exactly_once)
         return found
-
-    @functools.cached_property
-    def _writing(self) -> _Writing:
-        return _Writing()
-
-    @functools.cached_property
-    def _batches(self) -> _Batches:
-        return _Batches()
 
     def __repr__(self) -> str:
         if len(self.tables) == 1:
@@ -343,16 +244,12 @@ class Database:
         view = copy.copy(self)
         tables = self._tables.focused(table)
         view.__dict__.update(_tables=tables, tables=(table,), _explain=None)
+        view._parts(tables)
         return view
 
     def connected_tables(self) -> list[Connected]:
         """Every table of this connection, in the order given to :func:`connect` (a view's one)."""
         return self._tables.connected_tables()
-
-    def _locate(self, model: type[Any]) -> tuple[ModelInfo[Any], str]:
-        """``model``'s info and the name its table has on this connection."""
-        connected = self._tables.connected(model)
-        return connected.table.info(model), connected.name
 
     @property
     def fast_path(self) -> bool:
@@ -421,50 +318,11 @@ class Database:
         by key), where the sort key decides; ``"any"``, a scan, where both keys do;
         ``"classified"``, items the table's classifier already gave to this model.
         """
-        tests = info.tests(index)
-        matches = {"collection": tests.in_collection, "any": tests.whole}.get(items)
-        decode, generated = info.decode, info.codec.decode
-        adopt = self.adopt if relationships_of(info) else None
-        shape = tests.shape if items == "collection" else None
-        if shape is not None and adopt is None:
-            # The hot loop's common case with every step inline (one call per item, not four).
-            attr, prefix, delimiter, count = shape
-
-            def accept_simple(raw: Item) -> T | None:
-                value = raw.get(attr)
-                text = None if value is None else value.get("S")
-                if text is None or not text.startswith(prefix) or text.count(delimiter) != count:
-                    return None
-                try:
-                    found: T = generated(raw)
-                except Exception:  # noqa: BLE001 - the careful path below explains or recovers
-                    found = decode(raw)
-                return found
-
-            return accept_simple
-
-        def accept(raw: Item) -> T | None:
-            if matches is not None and not matches(raw):
-                return None
-            try:
-                obj: T = generated(raw)
-            except Exception:  # noqa: BLE001 - the careful path below explains or recovers
-                obj = decode(raw)
-            if adopt is not None:
-                adopt(info, obj, raw)
-            return obj
-
-        return accept
+        return self._reads.acceptor(info, index, items=items)
 
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
-        state = bind(obj, self)
-        for rel in embedded_of(info):
-            codec = rel.embedded
-            if codec is not None and codec.attribute in item:
-                children = codec.decode(item, key=info.describe(item))
-                state.loaded[rel.name] = Loaded(children, None, asked=False)  # see Loaded.asked
-        return state
+        return self._reads.adopt(info, obj, item)
 
     def read_page(
         self,
@@ -477,15 +335,15 @@ class Database:
         ahead: int = 0,
     ) -> Awaitable[tuple[list[T], Item | None]]:
         """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        send = self.reader(read.index, table=self._tables.of_name(read.table_name).table)
-        return read_page(send, read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead)
+        return self._reads.read_page(
+            read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead
+        )
 
     def iterate(
         self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
     ) -> AsyncIterator[T]:
         """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        send = self.reader(read.index, table=self._tables.of_name(read.table_name).table)
-        return iterate(send, read, accept, start=start)
+        return self._reads.iterate(read, accept, start=start)
 
     def reader(
         self,
@@ -500,39 +358,11 @@ class Database:
         part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
         a request), in the page's order. ``table``: whose index (None: the only table's).
         """
-        table = self._tables.only("reader()").table if table is None else table
-        if partial is None:
-            partial = partial_of(table, index, ())
-        if index is None or not partial:
-            return self.send
-        return functools.partial(self._send_whole, table, index, partial)
-
-    async def _send_whole(
-        self, table: Table, index: str, partial: frozenset[str], request: Request
-    ) -> dict[str, Any]:
-        response = await self.send(request)
-        items: list[Item] = response.get("Items") or []
-        classify = table.classifier(index)
-        wanted = [(info := classify(raw)) is not None and info.name in partial for raw in items]
-        primary = table.primary_attributes
-        keys = [{a: raw[a] for a in primary} for raw, w in zip(items, wanted, strict=True) if w]
-        if not keys:
-            return response
-        found = await self.fetch(keys, table=table)
-        index_keys = [a for a in table.key_attributes(index) if a]
-        whole = []
-        for raw, fetch in zip(items, wanted, strict=True):
-            full = found.get(key_id({a: raw[a] for a in primary})) if fetch else raw
-            # Gone since the index was read, or moved out of this index collection: left out.
-            if full is not None and all(full.get(a) == raw.get(a) for a in index_keys):
-                whole.append(full)
-        return {**response, "Items": whole}
+        return self._reads.reader(index, partial, table=table)
 
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""
-        info_of(type(obj))
-        bind(obj, self)
-        return obj
+        return self._reads.attach(obj)
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -560,96 +390,20 @@ class Database:
         creating it would (see ``dynorm/io/tablecreate.py``). Returns the tables it created
         (without those that existed).
         """
-        chosen = self._chosen(table)
-        if key_types is None or len(chosen) == 1:
-            made = await asyncio.gather(
-                *(self._create(c, timeout, key_types, exists_ok=exists_ok) for c in chosen)
-            )
-            return [c.table for c, created in zip(chosen, made, strict=True) if created]
-        # Several tables: each takes the entries that name its own key attributes.
-        held = {c.table: set(c.table.attribute_names()) for c in chosen}
-        strays = [name for name in key_types if not any(name in h for h in held.values())]
-        if strays:
-            raise DefinitionError(
-                f"key_types names {strays[0]!r}, which is no key attribute of the tables "
-                f"created ({', '.join(repr(c.table.name) for c in chosen)})"
-            )
-        made = await asyncio.gather(
-            *(
-                self._create(
-                    c,
-                    timeout,
-                    {k: v for k, v in key_types.items() if k in held[c.table]},
-                    exists_ok=exists_ok,
-                )
-                for c in chosen
-            )
-        )
-        return [c.table for c, created in zip(chosen, made, strict=True) if created]
-
-    def _chosen(self, table: Table | None) -> list[Connected]:
-        return self._tables.connected_tables() if table is None else [self._tables.of_table(table)]
-
-    async def _create(
-        self,
-        connected: Connected,
-        timeout: float,
-        key_types: Mapping[str, Literal["S", "N", "B"]] | None,
-        *,
-        exists_ok: bool,
-    ) -> bool:
-        from .tablecreate import create_one  # noqa: PLC0415 - not on a data path
-
-        return await create_one(
-            self.send,
-            self._wait_for,
-            connected,
-            timeout=timeout,
-            key_types=key_types,
-            exists_ok=exists_ok,
+        return await self._admin.create_table(
+            table, timeout=timeout, key_types=key_types, exists_ok=exists_ok
         )
 
     async def delete_table(self, table: Table | None = None, /, *, timeout: float = 60.0) -> None:
         """Delete every table of the connection (or only ``table``) and wait until it is gone."""
-
-        async def delete(name: str) -> None:
-            await self.send(delete_table(name))
-            await self._wait_for(name, lambda status: status is None, timeout)
-
-        await asyncio.gather(*(delete(c.name) for c in self._chosen(table)))
+        await self._admin.delete_table(table, timeout=timeout)
 
     async def describe_table(self, table: Table | None = None, /) -> dict[str, Any] | None:
         """DescribeTable's ``Table`` (keys, indexes, status, item count), or None if missing.
 
         ``table``: which table of the connection (None: the only one).
         """
-        if table is None:
-            name = self._tables.only("describe_table()", "name one: db.describe_table(table)").name
-        else:
-            name = self.name_of(table)
-        return await self._describe(name)
-
-    async def _describe(self, name: str) -> dict[str, Any] | None:
-        try:
-            described = await self.send(describe_table(name))
-        except TableNotFoundError:
-            return None
-        found: dict[str, Any] = described["Table"]
-        return found
-
-    async def _wait_for(
-        self, name: str, done: Callable[[str | None], bool], timeout: float
-    ) -> None:
-        delay = 0.01
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            status = table_status(await self._describe(name))
-            if done(status):
-                return
-            if asyncio.get_running_loop().time() > deadline:
-                raise DatabaseError(f"table {name!r} is still {status} after {timeout}s")
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
+        return await self._admin.describe_table(table)
 
     # -- single items --------------------------------------------------------------------------
 
@@ -667,16 +421,7 @@ class Database:
         connection a get without ``load=`` waits for the next turn of the event loop and shares
         a BatchGetItem with the other gets started meanwhile (see docs/performance.md).
         """
-        connected = self.connected(model)
-        info = connected.table.info(model)
-        options = normalize_options(info, load)
-        plan = plan_get(
-            info, key, options, connected.name, consistent=consistent, name_of=self.name_of
-        )
-        if self._coalescer is not None and plan.single:
-            raw = await self._coalescer.get(connected.name, plan.parent_key, consistent=consistent)
-            return found_item(self, info, raw, key)[0]
-        return await execute_get(self, info, plan, key)
+        return await self._reads.get(model, load=load, consistent=consistent, **key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
         """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
@@ -685,12 +430,7 @@ class Database:
         reads no child when no copied field changed); a child of one gets its copies filled from
         its parent; a parent with ``Embedded`` children keeps them. See docs/integrity.md.
         """
-        connected = self.connected(type(obj))
-        plan = connected.writes.put(obj, condition=condition, overwrite=overwrite)
-        stored, _ = await self.run(plan, connected.table)
-        if relationships_of(connected.table.info(type(obj))):
-            bind(stored, self)
-        return cast("T", stored)
+        return await self._writes.put(obj, condition=condition, overwrite=overwrite)
 
     async def sync_copies(self, parent: object) -> int:
         """Make every denormalized copy of ``parent``'s fields equal the stored parent's.
@@ -698,8 +438,7 @@ class Database:
         The repair after a :class:`~dynorm.CopiesIncompleteError` (``db.put`` rewrites copies
         itself). Returns how many children were rewritten (also logged on the ``dynorm`` logger).
         """
-        connected = self.connected(type(parent))
-        return await self.run(connected.writes.sync_copies(parent), connected.table)
+        return await self._writes.sync_copies(parent)
 
     @overload
     async def delete(
@@ -785,13 +524,9 @@ class Database:
         cascade leaves no item its surviving parent cannot reach, and calling it again
         finishes the job. See docs/integrity.md, "Cascading deletes".
         """
-        if not cascade and max_items is not DEFAULT_MAX_ITEMS:
-            raise TypeError("max_items= bounds a cascade; pass it with cascade=True")
-        connected = self.connected(target if isinstance(target, type) else type(target))
-        plan = connected.writes.delete(
-            target, condition=condition, cascade=cascade, key=key, max_items=max_items
+        return await self._writes.delete(
+            target, condition=condition, cascade=cascade, max_items=max_items, key=key
         )
-        return await self.run(plan, connected.table)
 
     @overload
     async def update(
@@ -885,26 +620,14 @@ class Database:
         (ExpressionError). An update that rewrites children's copies is refused too: write
         it with ``db.transaction()``, whose ``tx.update`` is exactly-once.
         """
-        connected = self.connected(type(obj))
-        info = connected.table.info(type(obj))
-        writing = self._writing
-        update = writing.update_ops(**ops)
-        wire = writing.return_values(returns, update)
-        once = self._exactly_once if exactly_once is None else exactly_once
-        plan = connected.writes.update(
-            obj, update, condition=condition, upsert=upsert, returns=wire, exactly_once=once
+        return await self._writes.update(
+            obj,
+            upsert=upsert,
+            condition=condition,
+            returns=returns,
+            exactly_once=exactly_once,
+            **ops,
         )
-        item = await self.run(plan, connected.table)
-        if returns is None:
-            return None
-        if returns in ("updated_new", "updated_old"):
-            return writing.returned_fields(info, item, update.paths())
-        if item is None:
-            return None  # "old" of an item the upsert created
-        updated: T = info.decode(item)
-        if relationships_of(info) and returns == "new":
-            self.adopt(info, updated, item)
-        return updated
 
     # -- running plans -------------------------------------------------------------------------
 
@@ -915,146 +638,7 @@ class Database:
         table's planner (None: the only table's). Steps of several tables come as
         :class:`~dynorm.core.steps.Together`, which names each step's table.
         """
-        result: Any = None
-        error: DynormError | None = None
-        try:
-            while True:
-                try:
-                    step = plan.send(result) if error is None else plan.throw(error)
-                except StopIteration as stop:
-                    value: T = stop.value
-                    return value
-                result, error = None, None
-                try:
-                    result = await self._step(step, table)
-                except DynormError as exc:
-                    error = exc
-        finally:
-            plan.close()  # cancelled, or failed outside dynorm: the plan's own cleanup runs
-
-    async def _step(self, step: Step, table: Table | None = None) -> Any:
-        if isinstance(step, Together):
-            return await self._together(step)
-        if isinstance(step, Send):
-            return await self.send(step.request)
-        if isinstance(step, SendAll):
-            return await self._send_all(step.requests)
-        if isinstance(step, ReadAll):
-            return await self._read_all(step.request)
-        if isinstance(step, ReadEach):
-            return await self._read_each(step.requests)
-        if isinstance(step, WriteBatch):
-            await self._write_batches(list(step.writes), self._plan_table(table))
-            return None
-        if isinstance(step, Fetch):
-            return await self.fetch(step.keys, consistent=step.consistent, table=table)
-        raise TypeError(f"unknown plan step {step!r}")  # pragma: no cover
-
-    def _plan_table(self, table: Table | None) -> str:
-        if table is None:
-            return self._tables.only("run(plan) of a batch step").name
-        return self.name_of(table)
-
-    async def _together(self, together: Together) -> list[Any]:
-        """Run steps of several tables at once: their batches share requests (see Together)."""
-        steps = together.steps
-        outcomes: list[Any] = [None] * len(steps)
-        fetched: dict[tuple[str, bool, Any], Item] = {}
-
-        async def write(chunk: dict[str, list[dict[str, Any]]]) -> None:
-            await self._batches.drain_write_tables(
-                self.send, chunk, max_attempts=self._max_attempts, sleep=asyncio.sleep
-            )
-
-        async def read(chunk: dict[str, list[Item]], *, consistent: bool) -> None:
-            found = await self._get_tables(chunk, consistent=consistent)
-            for (name, ident), raw in found.items():
-                fetched[(name, consistent, ident)] = raw
-
-        async def batches() -> None:
-            jobs = [write(c) for c in together_writes(steps, self._batch_write_size)]
-            jobs += [
-                read(c, consistent=consistent)
-                for consistent in (True, False)
-                for c in together_fetches(steps, self._batch_get_size, consistent=consistent)
-            ]
-            await asyncio.gather(*jobs)
-
-        async def other(i: int, name: str, step: Step) -> None:
-            try:
-                outcomes[i] = await self._step(step, self._tables.of_name(name).table)
-            except DynormError as exc:
-                outcomes[i] = exc
-
-        batched = [i for i, (_, s) in enumerate(steps) if isinstance(s, Fetch | WriteBatch)]
-        error: DynormError | None = None
-        try:
-            await asyncio.gather(
-                batches(),
-                *(other(i, n, s) for i, (n, s) in enumerate(steps) if i not in batched),
-            )
-        except DynormError as exc:
-            error = exc
-        for i in batched:
-            name, step = steps[i]
-            if error is not None:
-                outcomes[i] = error
-            elif isinstance(step, Fetch):
-                outcomes[i] = {
-                    key_id(k): fetched[(name, step.consistent, key_id(k))]
-                    for k in step.keys
-                    if (name, step.consistent, key_id(k)) in fetched
-                }
-        return outcomes
-
-    async def _read_all(self, request: Request) -> list[Item]:
-        return [item async for page in pages(self.send, request) for item in page.get("Items", [])]
-
-    async def _read_each(self, requests: Sequence[Request]) -> list[list[Item]]:
-        """Each read whole, concurrently; a failure cancels the others (reads change nothing)."""
-        window = asyncio.Semaphore(SEND_ALL_WINDOW)
-
-        async def one(request: Request) -> list[Item]:
-            async with window:
-                return await self._read_all(request)
-
-        tasks = [asyncio.ensure_future(one(r)) for r in requests]
-        try:
-            return list(await asyncio.gather(*tasks))
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _send_all(self, requests: Sequence[Request]) -> list[Any]:
-        """Send concurrently; after the first failure nothing more is sent (see SendAll)."""
-        outcomes: list[Any] = [CANCELLED] * len(requests)
-        window = asyncio.Semaphore(SEND_ALL_WINDOW)
-        failed = False
-
-        async def one(i: int) -> None:
-            nonlocal failed
-            async with window:
-                if failed:
-                    return  # not sent: stays CANCELLED
-                try:
-                    outcomes[i] = await self.send(requests[i])
-                except DynormError as exc:
-                    outcomes[i] = exc
-                    failed = True
-                except BaseException:
-                    failed = True
-                    raise
-
-        # Requests already sent are awaited rather than cancelled: a cancelled HTTP request may
-        # still be applied by the server, and the plan must know what was written. A failure
-        # outside dynorm's errors (a bug) is raised once every request has settled.
-        for result in await asyncio.gather(
-            *(one(i) for i in range(len(requests))), return_exceptions=True
-        ):
-            if isinstance(result, BaseException):
-                raise result
-        return outcomes
+        return await self._runner.run(plan, table)
 
     # -- many items ----------------------------------------------------------------------------
 
@@ -1083,39 +667,7 @@ class Database:
         ``db.get_many([(Order, {...}), (AuditEntry, {...})])`` reads items of any models, of
         any tables of the connection, sharing requests (100 keys a request in all).
         """
-        if isinstance(model, type):
-            pairs: list[tuple[type[Any], Mapping[str, object]]] = [(model, k) for k in keys or ()]
-        else:
-            if keys is not None:
-                raise TypeError(
-                    "db.get_many takes (Model, keys) or a list of (Model, key) pairs, not both"
-                )
-            pairs = list(model)
-        wanted: list[tuple[Connected, ModelInfo[Any], Item]] = []
-        for i, entry in enumerate(pairs):
-            shape: object = entry  # callers without a type checker pass anything
-            if not (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], Mapping)):
-                raise DefinitionError(
-                    "db.get_many takes (Model, [key, ...]) or [(Model, {key field: value}), "
-                    f"...]; item {i} is {entry!r}"
-                )
-            connected = self.connected(entry[0])
-            info = connected.table.info(entry[0])
-            info.check_key_values(entry[1])
-            wanted.append((connected, info, info.primary_key(entry[1])))
-        found = await self.fetch_named([(c.name, k) for c, _, k in wanted], consistent=consistent)
-        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
-        out: list[Any] = []
-        for connected, info, key in wanted:
-            raw = found.get((connected.name, key_id(key)))
-            if raw is None:
-                out.append(None)
-                continue
-            accept = accepts.get(info)
-            if accept is None:
-                accept = accepts[info] = self.acceptor(info, None)
-            out.append(accept(raw))
-        return out
+        return await self._reads.get_many(model, keys, consistent=consistent)
 
     async def fetch_named(
         self, keys: Sequence[tuple[str, Item]], *, consistent: bool = False
@@ -1125,22 +677,7 @@ class Database:
         Any tables of this connection: BatchGetItem, the tables sharing requests (100 keys a
         request), each table's keys in the order first named.
         """
-        names = list(dict.fromkeys(n for n, _ in keys))  # in order: the requests are as planned
-        if len(names) == 1:
-            (name,) = names
-            table = self._tables.of_name(name).table
-            one = await self.fetch([k for _, k in keys], consistent=consistent, table=table)
-            return {(name, ident): raw for ident, raw in one.items()}
-        steps = tuple(
-            (n, Fetch(tuple(k for u, k in keys if u == n), consistent=consistent)) for n in names
-        )
-        outcomes = await self._together(Together(steps))
-        found: dict[tuple[str, Any], Item] = {}
-        for (name, _), outcome in zip(steps, outcomes, strict=True):
-            if isinstance(outcome, DynormError):
-                raise outcome
-            found.update({(name, ident): raw for ident, raw in outcome.items()})
-        return found
+        return await self._batches.fetch_named(keys, consistent=consistent)
 
     async def fetch(
         self,
@@ -1153,64 +690,7 @@ class Database:
 
         ``table``: whose keys (None: the only table's).
         """
-        connected = self._tables.only("fetch()") if table is None else self._tables.of_table(table)
-        unique = list({key_id(k): k for k in keys}.values())
-        chunks = list(chunked(unique, self._batch_get_size))
-        found_chunks = await asyncio.gather(
-            *(
-                self._batches.drain_get(
-                    self.send,
-                    connected.name,
-                    chunk,
-                    consistent=consistent,
-                    max_attempts=self._max_attempts,
-                    sleep=asyncio.sleep,
-                    parse=connected.table.parser("BatchGetItem"),
-                )
-                for chunk in chunks
-            )
-        )
-        primary = connected.table.primary_attributes
-        return {
-            key_id({a: raw[a] for a in primary}): raw for chunk in found_chunks for raw in chunk
-        }
-
-    async def _fetch_keys(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
-        """One coalesced batch of single gets (``io/coalesce.py``): raw items by table and key.
-
-        A batch of one key is sent as the GetItem that get would send alone, so gets awaited
-        one at a time send what they send without coalescing. Otherwise one BatchGetItem
-        (several tables' entries in one when the batch spans tables), unprocessed keys retried.
-        """
-        if len(keys) == 1:
-            ((name, only),) = keys.items()
-            table = self._tables.of_name(name).table
-            if len(only) == 1:
-                request = get_item(
-                    name, only[0], consistent=consistent, parse=table.parser("GetItem")
-                )
-                raw = (await self.send(request)).get("Item")
-                return {} if raw is None else {(name, key_id(only[0])): raw}
-            # One table: fetch() reads it, its typed structures parsing the reply.
-            found = await self.fetch(only, consistent=consistent, table=table)
-            return {(name, ident): raw for ident, raw in found.items()}
-        return await self._get_tables(keys, consistent=consistent)
-
-    async def _get_tables(self, keys: dict[str, list[Item]], *, consistent: bool) -> Found:
-        """BatchGetItem of several tables' keys (unprocessed keys retried), by table and key."""
-        found = await self._batches.drain_get_tables(
-            self.send,
-            keys,
-            consistent=consistent,
-            max_attempts=self._max_attempts,
-            sleep=asyncio.sleep,
-        )
-        by_key: Found = {}
-        for name, raws in found.items():
-            primary = self._tables.of_name(name).table.primary_attributes
-            for raw in raws:
-                by_key[(name, key_id({a: raw[a] for a in primary}))] = raw
-        return by_key
+        return await self._batches.fetch(keys, consistent=consistent, table=table)
 
     async def _settle(self) -> None:
         """Before the connection closes: pending coalesced gets are sent and answered."""
@@ -1230,47 +710,14 @@ class Database:
         since DynamoDB rejects a batch that names a key twice. Objects of several tables share
         the requests (25 writes a request in all). Returns how many items were written.
         """
-        objs = list(objs)
-        groups = self._tables.by_table(objs)
-        if not groups:
-            return 0
-        plan, table = self._tables.together_plan([(c, c.writes.put_all(o)) for c, o in groups])
-        counts = await self.run(plan, table)
-        count = counts if table is not None else sum(counts)
-        related: dict[type, bool] = {}  # per class: whether its objects are bound
-        for obj in objs:
-            cls = type(obj)
-            if related.get(cls) is None:
-                related[cls] = bool(relationships_of(info_of(cls)))
-            if related[cls]:
-                bind(obj, self)
-        return int(count)
+        return await self._writes.put_all(objs)
 
     async def delete_all(self, objs: Iterable[object]) -> int:
         """Delete many items (BatchWriteItem, 25 a request). Returns how many keys were deleted.
 
         Items of several tables share the requests (25 deletes a request in all).
         """
-        groups = self._tables.by_table(objs)
-        if not groups:
-            return 0
-        plan, table = self._tables.together_plan([(c, c.writes.delete_all(o)) for c, o in groups])
-        counts = await self.run(plan, table)
-        return int(counts if table is not None else sum(counts))
-
-    async def _write_batches(self, writes: list[dict[str, Any]], table_name: str) -> None:
-        await asyncio.gather(
-            *(
-                self._batches.drain_write(
-                    self.send,
-                    table_name,
-                    chunk,
-                    max_attempts=self._max_attempts,
-                    sleep=asyncio.sleep,
-                )
-                for chunk in chunked(writes, self._batch_write_size)
-            )
-        )
+        return await self._writes.delete_all(objs)
 
     # -- consistent reads of several items (TransactGetItems) ----------------------------------
 
@@ -1302,42 +749,22 @@ class Database:
         checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
         two of the reads; it costs twice the read capacity.
         """
-        plan = transact_get_reads(wanted, self._locate)
-        gets = [e["Get"] for e in plan.request.params["TransactItems"]]
-        names = {g["TableName"] for g in gets}
-        request = plan.request
-        if len(names) == 1:  # typed parsing is per table
-            parse = self._tables.of_name(names.pop()).table.parser("TransactGetItems")
-            request = msgspec.structs.replace(request, parse=parse)
-        responses = (await self.send(request)).get("Responses", [])
-        found = {
-            (g["TableName"], key_id(g["Key"])): r["Item"]
-            for g, r in zip(gets, responses, strict=True)
-            if r.get("Item")
-        }
-        result: list[Any] = []
-        for info, key in zip(plan.infos, plan.keys, strict=True):
-            raw = found.get((self.connected(info.cls).name, key_id(key)))
-            result.append(None if raw is None else self.acceptor(info, None)(raw))
-        return tuple(result)
+        return await self._reads.transact_get(*wanted)
 
     def transaction(self) -> Transaction:
         """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing.
 
         Its writes may be of any tables of the connection: one TransactWriteItems carries them.
         """
-        return self._writing.transaction(self)
+        return self._writes.transaction(self)
 
     def planner(self, model: type[Any]) -> WritePlanner:
         """The write planner of ``model``'s table (DefinitionError when not connected)."""
-        return self.connected(model).writes
+        return self._writes.planner(model)
 
     def transaction_plan(self, actions: Sequence[Action]) -> Plan[None]:
         """The plan of a transaction's actions, of whichever tables they write."""
-        if not actions:
-            return _nothing_planned()
-        first = self.planner(type(actions[0].obj))
-        return first.transaction(actions, lambda obj: self.planner(type(obj)))
+        return self._writes.transaction_plan(actions)
 
     # -- queries and relationships -------------------------------------------------------------
 
@@ -1357,40 +784,13 @@ class Database:
         relationships of every item returned: children in the same collection come with the
         same Query, others are read per page (see docs/relationships.md).
         """
-        connected = self.connected(model)
-        info = connected.table.info(model)
-        finished = query_read(info, index, components, connected.name, consistent=consistent)
-        loads = None
-        if load:
-            loads = QueryLoad(self, info, dict(components), tuple(normalize_options(info, load)))
-        return self._query(info, finished, loads)
+        return self._reads.query(model, index, consistent=consistent, load=load, **components)
 
     # -- filters, scans, counts (docs/queries.md) -----------------------------------------------
 
     def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
         """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()``)."""
-        return self._query(info, finish_query(info, read))
-
-    def _query(
-        self,
-        info: ModelInfo[T],
-        finished: Finished[CollectionRead],
-        loads: QueryLoad[T] | None = None,
-    ) -> Query[T]:
-        read = finished.read
-        # With load=, the children a Query shares are read whole too.
-        whole = finished.partial if loads is None else partial_of(info.table, read.index, ())
-        accept = self.acceptor(info, read.index)
-        return Query(
-            _send=self.send,
-            read=read,
-            _accept=narrowed(accept, read),
-            _cursors=self.cursors,
-            _info=info,
-            _where=finished.entity,
-            _loads=loads,
-            _whole=self.reader(read.index, whole, table=table_of(info)) if whole else None,
-        )
+        return self._reads.query_collection(info, read)
 
     @overload
     def scan(
@@ -1427,53 +827,9 @@ class Database:
         skipped. Nothing is sent until the scan is iterated, paged or counted. ``table``
         names the table a scan of every model reads, on a connection of several tables.
         """
-        if model is not None:
-            connected = self.connected(model)
-        elif table is None:
-            connected = self._tables.only("scan(None)", "name one: db.scan(None, table=table)")
-        else:
-            connected = self._tables.of_table(table)
-        info = None if model is None else connected.table.info(model)
-        models = () if info is None else (info.name,)
-        read = scan_read(
-            connected.table,
-            connected.name,
-            index,
-            segments=segments,
-            consistent=consistent,
-            models=models,
+        return self._reads.scan(
+            model, segments=segments, index=index, consistent=consistent, table=table
         )
-        finished = finish_scan(connected.table, info, read)
-        whole = finished.partial
-        return Scan(
-            _send=self.send,
-            read=finished.read,
-            _accept=self._scan_acceptor(connected.table, info, index),
-            _cursors=self.cursors,
-            _table=connected.table,
-            _info=info,
-            _where=finished.entity,
-            _whole=self.reader(index, whole, table=connected.table) if whole else None,
-        )
-
-    def _scan_acceptor(
-        self, table: Table, info: ModelInfo[Any] | None, index: str | None
-    ) -> Callable[[Item], Any]:
-        if info is not None:
-            return self.acceptor(info, index, items="any")
-        classify = table.classifier(index)
-        accepts: dict[ModelInfo[Any], Callable[[Item], Any]] = {}
-
-        def accept_any(raw: Item) -> Any:
-            found = classify(raw)
-            if found is None:
-                return None
-            accept = accepts.get(found)
-            if accept is None:
-                accept = accepts[found] = self.acceptor(found, index, items="classified")
-            return accept(raw)
-
-        return accept_any
 
     async def load(
         self, objs: Sequence[T], *relationships: Relationship[Any, T] | LoadOption[T]
@@ -1485,52 +841,15 @@ class Database:
         HasMany children from one Query per object, run concurrently (``max_concurrency`` in
         flight).
         """
-        if not objs:
-            return objs
-        model = type(objs[0])
-        strays = {type(o).__name__ for o in objs if type(o) is not model}
-        if strays:
-            raise TypeError(
-                f"db.load takes objects of one model; got {model.__name__} and {strays}"
-            )
-        info = self.connected(model).table.info(model)
-        options = normalize_options(info, relationships)
-        await load_all(self, info, objs, options)
-        return objs
+        return await self._reads.load(objs, *relationships)
 
     async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
-        rel = self._has_many(parent, relationship, "add")
-        connected = self._tables.of_table(rel.children_table)  # the children's table plans it
-        stored = await self.run(connected.writes.add(parent, rel, child), connected.table)
-        _update_loaded(parent, rel, stored, adding=True, position=None)
-        return cast("T", stored)
+        return await self._writes.add(parent, relationship, child)
 
     async def remove(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> None:
         """Remove ``child`` from ``parent``'s relationship (deleting the child item)."""
-        rel = self._has_many(parent, relationship, "remove")
-        connected = self._tables.of_table(rel.children_table)
-        position = await self.run(connected.writes.remove(parent, rel, child), connected.table)
-        _update_loaded(parent, rel, child, adding=False, position=position)
-
-    def _has_many(
-        self, parent: object, relationship: Relationship[Any], verb: str
-    ) -> HasManyRelation[Any]:
-        rel = self._relationship(parent, relationship)
-        if not isinstance(rel, HasManyRelation):
-            raise DefinitionError(
-                f"{rel.qualname}: db.{verb} takes a HasMany relationship; set a BelongsTo link "
-                "by writing the child's fields with db.put"
-            )
-        return rel
-
-    def _relationship(self, parent: object, relationship: Relationship[Any]) -> Relationship[Any]:
-        if getattr(relationship, "owner", None) is not type(parent):
-            raise DefinitionError(
-                f"{relationship!r} is not a relationship of {type(parent).__name__}; pass e.g. "
-                f"{type(parent).__name__}.<name>"
-            )
-        return relationship
+        await self._writes.remove(parent, relationship, child)
 
 
 @contextlib.asynccontextmanager

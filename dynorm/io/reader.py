@@ -1,7 +1,8 @@
 """What the io layer's reading code needs of a Database: a way to send, and to make objects.
 
 Loaders and ``load=`` are written against this, not against ``Database``, so they can sit below
-it; ``Database`` is the one implementation.
+it. ``io/reads.py``'s ``Reads`` implements it (``db.get``, ``db.query`` and ``db.load`` hand it
+to the loading code), and ``Database`` forwards it there (objects are bound to the Database).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ class Reader(Protocol):
         """Makes and checks the cursors of relationship pages."""
         ...
 
-    def send(self, request: Request) -> Awaitable[dict[str, Any]]: ...
+    def send(self, request: Request, /) -> Awaitable[dict[str, Any]]:
+        """Send one request (positional: a plain ``Sender`` of ``io/paging.py`` is one)."""
+        ...
 
     def acceptor(self, info: ModelInfo[T], index: str | None) -> Callable[[Item], T | None]: ...
 

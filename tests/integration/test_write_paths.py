@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
-import dynorm.io.database
+import dynorm.io.runner
 from dynorm import (
     GSI,
     Database,
@@ -264,7 +264,7 @@ class Stepper:
     async def advance(self) -> None:
         error: DynormError | None = None
         try:
-            value = await self.db._step(self.step)
+            value = await self.db._runner.step(self.step)
         except DynormError as exc:
             error = exc
         if error is not None:
@@ -290,7 +290,7 @@ async def test_an_older_renames_copies_never_overwrite_a_newer_ones(
 ) -> None:
     # moto applies a refused transaction's writes and then restores the whole table as it was;
     # two refused transactions at once can restore each other's writes. Send them one by one.
-    monkeypatch.setattr(dynorm.io.database, "SEND_ALL_WINDOW", 1)
+    monkeypatch.setattr(dynorm.io.runner, "SEND_ALL_WINDOW", 1)
     await shelf(db, books=150)
     older = Stepper(db, db.writes.put(Author("Le Guin", LATER)))
     await older.until("TransactWriteItems")  # its parent is written; its copies are not yet

@@ -1,8 +1,8 @@
 """Races, faults and corner cases of the write planner, each once a bug (found in review).
 
-Faults are injected by wrapping ``db.send`` (the one seam every step goes through); races are
-made deterministic by running a plan step by step with ``db._step`` and doing the competing write
-in between.
+Faults are injected by wrapping the send of ``db``'s transport (the one seam every step goes
+through); races are made deterministic by running a plan step by step with ``db._runner.step``
+and doing the competing write in between.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
-import dynorm.io.database
+import dynorm.io.runner
 from dynorm import (
     GSI,
     CopiesIncompleteError,
@@ -122,7 +122,9 @@ async def copies(db: Database) -> set[tuple[Any, ...]]:
 
 def wrap_send(db: Database, hook: Callable[[Request, int], Awaitable[None]]) -> Callable[[], None]:
     """Call ``hook(request, n)`` before the n-th TransactWriteItems (from 0) is sent."""
-    real = db.send
+    # The transport's: the parts of a Database hold its send, and each sends through this.
+    transport = db._transport
+    real = transport.send
     seen = [0]
 
     async def send(request: Request) -> dict[str, Any]:
@@ -132,8 +134,8 @@ def wrap_send(db: Database, hook: Callable[[Request, int], Awaitable[None]]) -> 
             await hook(request, n)
         return await real(request)
 
-    db.send = send  # type: ignore[method-assign]
-    return lambda: setattr(db, "send", real)
+    transport.send = send  # type: ignore[method-assign]
+    return lambda: setattr(transport, "send", real)
 
 
 async def finish(db: Database, plan: Any, result: Any) -> Any:
@@ -165,7 +167,7 @@ async def run_until(db: Database, plan: Any, stop: Callable[[Any], bool]) -> Any
             return step
         result, error = None, None
         try:
-            result = await db._step(step)
+            result = await db._runner.step(step)
         except DynormError as exc:
             error = exc
 
@@ -280,7 +282,8 @@ async def test_a_child_put_racing_a_rename_does_not_keep_the_old_copy(db: Databa
     step = await run_until(db, plan, sends("PutItem"))
     # ...when the parent is renamed (its transaction does not see the new child).
     await db.put(Author("Le Guin", LATER))
-    await finish(db, plan, await db._step(step))  # the child's put, then its parent read again
+    # The child's put, then its parent read again.
+    await finish(db, plan, await db._runner.step(step))
     assert await copies(db) == {(LATER, "US", 0)}
 
 
@@ -320,7 +323,7 @@ async def test_an_older_rename_superseded_by_a_newer_one_raises_nothing(
 ) -> None:
     # moto applies a refused transaction's writes and restores the table afterwards; two at once
     # restore each other's writes. Send them one at a time.
-    monkeypatch.setattr(dynorm.io.database, "SEND_ALL_WINDOW", 1)
+    monkeypatch.setattr(dynorm.io.runner, "SEND_ALL_WINDOW", 1)
     await shelf(db, books=250)  # three checked batches
     plan = db.writes.put(Author("Le Guin", LATER))
     step = await run_until(db, plan, lambda s: isinstance(s, SendAll))  # the checked batches
@@ -331,7 +334,7 @@ async def test_an_older_rename_superseded_by_a_newer_one_raises_nothing(
             await asyncio.sleep(0.3)  # one batch a little slower than the others
 
     restore = wrap_send(db, slow_last)
-    outcomes = await db._step(step)
+    outcomes = await db._runner.step(step)
     restore()
     await finish(db, plan, outcomes)  # no CopiesIncompleteError: the newer rename owns them
     assert await copies(db) == {(OTHER, "US", 0)}
