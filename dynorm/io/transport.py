@@ -1,72 +1,51 @@
-"""The transport: the only module that talks to aiobotocore and botocore.
+"""The transport: how a connection sends, and the Transport that retries.
 
-It opens the connection, sends one request at a time through it, maps every failure to a
-:class:`~dynorm.DynormError` subclass, and retries: throttling, server-side failures and broken
-connections get further attempts with jittered exponential backoff, within a retry quota.
-botocore's own retries are off, so each attempt is one HTTP request and the rules of
-``_retry`` decide what a lost reply means for a write.
+This module holds opening a connection and its senders (the lean sender on dynorm's own HTTP
+client, the aio sender on aiobotocore's HTTP session, the botocore client's sender); it is the only
+module that imports aiobotocore, botocore and aiohttp.
+
+The Transport retries: throttling, server-side failures and broken connections get further
+attempts with jittered exponential backoff, within a retry quota. botocore's own retries are
+off, so each attempt is one HTTP request and the rules of ``dynorm.wire.retry`` decide what a
+lost reply means for a write. A failed attempt is a DynormError, decided once above the senders
+(:mod:`dynorm.io.senders.attempt`); each sender reports its failures in plain terms
+(:mod:`dynorm.io.senders.base`).
 
 aiobotocore, botocore and aiohttp are imported when a connection is opened, never by
-``import dynorm``: a process that only declares models (or starts cold, as a Lambda function
-does) does not pay for them. On the fast request path (the default) a connection takes from
-aiobotocore only its session (the credentials chain, the region, the configured endpoint) and
-its HTTP session; a botocore client, with its service model, is built only for an operation
-the fast path does not send. When connect()'s arguments and the environment say everything
-(:func:`_lean_settings`: keys, region, endpoint, and no AWS configuration files), the
-connection is lean: dynorm builds the HTTP session itself, and neither aiobotocore nor
-botocore is imported unless an operation outside the fast path is sent.
+``import dynorm``. When connect()'s arguments and the environment say everything
+(``_lean_settings``: keys, region, endpoint, and no AWS configuration files), the connection is
+lean: dynorm's own HTTP client posts, and neither aiobotocore nor botocore is imported unless
+an operation outside the fast path is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import inspect
 import os
-import platform
 import re
 import socket
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
-
-import msgspec
-import orjson
 
 from dynorm.core.chunks import backoff
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import (
-    CancellationReason,
     ConditionFailedError,
     DatabaseError,
     DynormError,
     LimitExceededError,
     OutcomeUnknownError,
-    TableNotFoundError,
-    ThrottledError,
     TransportError,
-    UnsupportedOperationError,
-    ValidationError,
-    cancelled,
 )
 from dynorm.core.events import OK, RequestEvent, outcome_of, targets_of
 from dynorm.core.requests import Request
 from dynorm.core.versions import installed_version
-from dynorm.wire.protocol import (
-    CONTROL_PLANE,
-    DATA_PLANE,
-    clock_offset,
-    crc32_matches,
-    encode_body,
-    is_clock_skew,
-    parse_error,
-    target_of,
-    with_datetimes,
-)
 from dynorm.wire.retry import (
     NO_RETRY_INCREMENT,
     THROTTLING_CODES,
@@ -75,17 +54,30 @@ from dynorm.wire.retry import (
     applied,
     asking_for_old,
     classify,
-    is_transient,
     needs_token,
     new_token,
     prepare,
     settled_response,
     verification_read,
 )
-from dynorm.wire.sigv4 import Signer, canonical_host
+from dynorm.wire.sigv4 import canonical_host
 
-from .lean import _STANDARD_REGIONS, _Keys, _Lean, _lean_settings
+from .lean import _STANDARD_REGIONS, _Lean, _lean_settings
 from .otel import Span, Tracing
+from .senders.attempt import Attempt
+from .senders.base import (
+    ClosedError,
+    CredentialsError,
+    Failure,
+    ParamsError,
+    ReplyError,
+    Send,
+    Timeouts,
+    TLSSetupError,
+    WireError,
+    user_agent,
+)
+from .senders.signed import SignedJSON
 from .settings import attempt_timeout_of, check_credentials
 
 if TYPE_CHECKING:
@@ -95,31 +87,164 @@ if TYPE_CHECKING:
     import botocore.exceptions
     from aiobotocore.session import AioSession
 
-    # Imported with connect(rate_limit=...) only: a connection without one never loads them.
     from dynorm.core.throughput import Stats, TopCounter
 
     from .batch import Sleep
     from .http import Pool
+    from .lean import _Keys
     from .ratelimit import Limiter, Ticket
 
-__all__ = ["Connection", "RequestListener", "Send", "Transport", "open_connection"]
+__all__ = [
+    "AioSender",
+    "BotocoreSender",
+    "Client",
+    "Connection",
+    "LeanSender",
+    "RequestListener",
+    "Send",
+    "Transport",
+    "cannot_create",
+    "credential_errors",
+    "http_session",
+    "no_region",
+    "open_connection",
+    "resolve",
+    "session_for",
+    "valid_endpoint",
+]
 
-Send = Callable[[Request], Awaitable[dict[str, Any]]]
-RequestListener = Callable[[RequestEvent], None]
 
-_ERRORS: Final[Mapping[str, type[DatabaseError]]] = {
-    "ConditionalCheckFailedException": ConditionFailedError,
-    "ResourceNotFoundException": TableNotFoundError,
-    "ProvisionedThroughputExceededException": ThrottledError,
-    "ThrottlingException": ThrottledError,
-    "RequestLimitExceeded": ThrottledError,
-    "TransactionInProgressException": ThrottledError,
-    "UnknownOperationException": UnsupportedOperationError,
-    "ValidationException": ValidationError,
-}
+class Client:
+    """The aiobotocore DynamoDB client of a connection, created on first use, once.
+
+    The slow path (``connect(fast_path=False)``) creates it when the connection opens; the
+    fast path only for an operation it does not send itself (and closes it with the
+    connection). Without a ``session`` (a lean connection), aiobotocore's session is built
+    then, with the same keys, region and endpoint.
+    """
+
+    def __init__(
+        self,
+        session: AioSession | None,
+        *,
+        region_name: str | None,
+        endpoint_url: str | None,
+        aws_access_key_id: str | None,
+        aws_secret_access_key: str | None,
+        aws_session_token: str | None,
+        max_concurrency: int,
+        timeouts: Timeouts,
+    ) -> None:
+        self._session = session
+        self._region_name = region_name
+        self._endpoint_url = endpoint_url
+        self._keys = (aws_access_key_id, aws_secret_access_key, aws_session_token)
+        self._max_concurrency = max_concurrency
+        self._timeouts = timeouts
+        self._context: Any = None
+        self._client: Any = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def get(self) -> Any:
+        if self._client is not None:
+            return self._client
+        async with self._lock:
+            if self._closed:
+                raise ClosedError(named=False)
+            if self._client is None:
+                context = self._create()
+                self._client = await _entered(context)
+                self._context = context
+        return self._client
+
+    def _create(self) -> Any:
+        """The client's context manager (the client is made when it is entered)."""
+        session = self._session
+        if session is None:
+            from aiobotocore.session import get_session
+
+            session = get_session()
+        access_key, secret_key, token = self._keys
+        return session.create_client(
+            "dynamodb",
+            region_name=self._region_name,
+            endpoint_url=self._endpoint_url,
+            aws_access_key_id=access_key,
+            aws_secret_access_key=secret_key,
+            aws_session_token=token,
+            config=_client_config(self._max_concurrency, self._timeouts),
+        )
+
+    async def resolved(self) -> tuple[str, str, Any]:
+        """The client's endpoint, region and credentials (creating it if it is not yet)."""
+        built = await self.get()
+        region: str = built.meta.region_name  # a built client always has one
+        return str(built.meta.endpoint_url), region, built._request_signer._credentials
+
+    async def close(self) -> None:
+        async with self._lock:
+            self._closed = True
+            self._client = None
+            context, self._context = self._context, None
+            if context is not None:
+                await context.__aexit__(None, None, None)
 
 
-def _credential_errors() -> tuple[type[Exception], ...]:
+class BotocoreSender:
+    """One attempt of one request through the connection's botocore client.
+
+    botocore is imported by the first request (a lean connection may never send one).
+    """
+
+    def __init__(self, client: Client, timeouts: Timeouts) -> None:
+        self._client = client
+        self._timeouts = timeouts
+        self._exceptions: Any = None
+
+    def _load(self) -> Any:
+        import aiohttp
+        import botocore.exceptions
+        from botocore import xform_name
+
+        self._name = xform_name
+        self._credential_errors = credential_errors()
+        self._wire_errors = (botocore.exceptions.BotoCoreError, aiohttp.ClientError, OSError)
+        self._exceptions = botocore.exceptions
+        return botocore.exceptions
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        client = await self._client.get()
+        exceptions = self._exceptions or self._load()
+        method = getattr(client, self._name(request.operation))
+        deadline = asyncio.timeout(self._timeouts.attempt_timeout)
+        try:
+            async with deadline:
+                response: dict[str, Any] = await method(**request.params)
+        except exceptions.ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", ""))
+            message = str(error.get("Message", "")) or str(exc)
+            endpoint = str(client.meta.endpoint_url)
+            raise ReplyError(code, message, exc.response, endpoint, exc) from exc
+        except exceptions.ParamValidationError as exc:
+            raise ParamsError(str(exc), exc) from exc
+        except self._credential_errors as exc:
+            raise CredentialsError(exc, exc) from exc
+        except self._wire_errors as exc:  # TimeoutError (the deadline's) is an OSError
+            said = getattr(exc, "kwargs", {})
+            endpoint = str(said.get("endpoint_url", client.meta.endpoint_url))
+            # Past the attempt's deadline botocore may be connecting or reading: say it may
+            # have been sent.
+            kind = "deadline" if deadline.expired() else _botocore_failure(exc)
+            raise WireError(kind, endpoint, exc, cause=exc, detail=said.get("error", exc)) from exc
+        return response
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def credential_errors() -> tuple[type[Exception], ...]:
     """The errors botocore raises for credentials that are missing, partial or cannot be fetched."""
     import botocore.exceptions
 
@@ -128,84 +253,6 @@ def _credential_errors() -> tuple[type[Exception], ...]:
         botocore.exceptions.PartialCredentialsError,
         botocore.exceptions.CredentialRetrievalError,
     )
-
-
-@functools.cache
-def _user_agent() -> str:
-    """The User-Agent dynorm's requests carry, fixed for the life of the process.
-
-    Without one, botocore rebuilds its own from a dozen components for every request, which
-    costs about a seventh of a GetItem's client CPU. Giving it a fixed string (a documented
-    ``Config`` option) skips that and still names every layer. The versions come from the
-    installed distributions' metadata: reading them imports neither aiobotocore nor botocore.
-    """
-    return (
-        f"dynorm/{installed_version('dynorm')} aiobotocore/{installed_version('aiobotocore')} "
-        f"botocore/{installed_version('botocore')} Python/{platform.python_version()} "
-        f"{platform.system()}/{platform.release()}"
-    )
-
-
-def _translate(
-    exc: botocore.exceptions.ClientError, request: Request, endpoint: str
-) -> DatabaseError:
-    error = exc.response.get("Error", {})
-    code = str(error.get("Code", ""))
-    message = str(error.get("Message", "")) or str(exc)
-    return _database_error(code, message, exc.response, request, endpoint)
-
-
-def _database_error(
-    code: str, message: str, reply: Mapping[str, Any], request: Request, endpoint: str
-) -> DatabaseError:
-    """The DatabaseError for an error reply from ``endpoint``.
-
-    ``reply`` holds its reasons and returned item.
-    """
-    if code == "TransactionCanceledException":
-        reasons = [
-            CancellationReason(
-                i, str(r.get("Code", "None")), str(r.get("Message", "")), _item(r.get("Item"))
-            )
-            for i, r in enumerate(reply.get("CancellationReasons") or [])
-        ]
-        return cancelled(reasons, message, operation=request.operation)
-    if code == "ResourceNotFoundException":
-        table = request.params.get("TableName", "?")
-        message = f"{message} (table {table!r}: create it with `await db.create_table()`)"
-    elif code in THROTTLING_CODES:
-        message += " (throttled: raise the table's capacity, or connect(max_attempts=...))"
-    elif is_transient(code):
-        message = f"{message or code} (a failure on DynamoDB's side; try again later)"
-    elif is_clock_skew(code, message):
-        message += " (this machine's clock is off: dynorm corrects for it and retries)"
-    elif code == "UnknownOperationException":
-        message = _unsupported(request.operation, endpoint, message)
-    cls = _ERRORS.get(code, DatabaseError)
-    translated = cls(f"{request.operation}: {message}", code=code, operation=request.operation)
-    if isinstance(translated, ConditionFailedError):
-        translated.item = _item(reply.get("Item"))
-    return translated
-
-
-def _unsupported(operation: str, endpoint: str, said: str) -> str:
-    """Which server lacks which operation (dynalite answers transactions with no message)."""
-    lacks = (
-        "; DynamoDB does (dynalite, for one, has no transactions: test them against DynamoDB "
-        "Local, moto or DynamoDB itself)"
-        if operation.startswith("Transact")
-        else "; DynamoDB does (the server is an emulator that lacks it, or not DynamoDB)"
-    )
-    # dynalite says nothing (botocore then makes "An error occurred (...)"; some servers "None").
-    said = "" if not said or said == "None" or "UnknownOperationException" in said else f": {said}"
-    return (
-        f"the server at {endpoint} does not support {operation} "
-        f"(UnknownOperationException{said}){lacks}"
-    )
-
-
-def _item(value: object) -> Item | None:
-    return value if isinstance(value, dict) else None
 
 
 def _never_connected(exc: botocore.exceptions.BotoCoreError) -> bool:
@@ -227,13 +274,7 @@ def _never_connected(exc: botocore.exceptions.BotoCoreError) -> bool:
     return False
 
 
-#: What went wrong on the wire, as the messages below tell it.
-_Failure = Literal[
-    "connect_timeout", "proxy", "refused", "read_timeout", "broken", "deadline", "unsent_deadline"
-]
-
-
-def _botocore_failure(exc: Exception) -> _Failure:
+def _botocore_failure(exc: Exception) -> Failure:
     """The failure an exception from aiobotocore's send stands for."""
     import botocore.exceptions
 
@@ -248,7 +289,137 @@ def _botocore_failure(exc: Exception) -> _Failure:
     return "broken"
 
 
-def _aiohttp_failure(exc: BaseException) -> _Failure:
+def _client_config(max_concurrency: int, timeouts: Timeouts) -> Any:
+    """The AioConfig of a connection's botocore client: botocore's retries off, dynorm's UA."""
+    from aiobotocore.config import AioConfig
+
+    return AioConfig(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        connect_timeout=timeouts.connect_timeout,
+        read_timeout=timeouts.read_timeout,
+        max_pool_connections=max_concurrency,
+        user_agent=user_agent(),
+    )
+
+
+async def _entered(context: Any) -> Any:
+    """``await context.__aenter__()``, botocore's configuration errors said as DynormErrors."""
+    import botocore.exceptions
+
+    try:
+        return await context.__aenter__()
+    except botocore.exceptions.NoRegionError:
+        raise no_region() from None
+    except botocore.exceptions.BotoCoreError as exc:
+        raise cannot_create(exc) from exc
+
+
+def no_region() -> DynormError:
+    return DynormError(
+        "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
+        "AWS_DEFAULT_REGION"
+    )
+
+
+def cannot_create(exc: Exception | str) -> DynormError:
+    return DynormError(
+        f"cannot create the DynamoDB client: {exc}; check connect()'s profile=, "
+        "endpoint_url= and region_name= and the AWS configuration files"
+    )
+
+
+class AioSender:
+    """dynorm's signed requests on aiobotocore's HTTP session, signed from its credentials."""
+
+    def __init__(
+        self, http: Any, credentials: Any, *, endpoint: str, region: str, deadline: float
+    ) -> None:
+        import aiohttp
+        import botocore.credentials
+        import yarl
+
+        self._http = http
+        self._signed = SignedJSON(endpoint=endpoint, region=region)
+        self._deadline = deadline
+        proxies = http._proxy_config
+        self.proxy: str | None = proxies.proxy_url_for(endpoint) or None
+        self.proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(endpoint))
+        self._endpoint = endpoint
+        parts = urlsplit(endpoint)
+        self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
+        self._session: aiohttp.ClientSession | None = None
+        self._wire_errors = (aiohttp.ClientError, OSError, TimeoutError)
+        self._credentials = credentials
+        self._refreshable = isinstance(credentials, botocore.credentials.RefreshableCredentials)
+        self._static: Any = None  # frozen once when the credentials never refresh
+
+    async def send(self, request: Request) -> dict[str, Any]:
+        signed = self._signed
+        credentials = self._static
+        if credentials is None:
+            credentials = await self._frozen_credentials()
+        body = signed.body(request)
+        headers = signed.headers(request.operation, body, credentials)
+        session = self._session or await self._open()
+        if session.closed:
+            raise ClosedError
+        deadline = asyncio.timeout(self._deadline)
+        try:
+            async with (
+                deadline,
+                session.post(
+                    self._url,
+                    data=body,
+                    headers=headers,
+                    proxy=self.proxy,
+                    proxy_headers=self.proxy_headers or None,
+                ) as reply,
+            ):
+                payload = await reply.read()
+                status, reply_headers = reply.status, reply.headers
+        except self._wire_errors as exc:
+            # Past the deadline aiohttp may be connecting or reading: it may have been sent.
+            expired = isinstance(exc, TimeoutError) and deadline.expired()
+            kind = "deadline" if expired else _aiohttp_failure(exc)
+            raise WireError(kind, self._endpoint, exc, cause=exc) from exc
+        return signed.reply(request, status, reply_headers, payload)
+
+    async def session(self) -> aiohttp.ClientSession:
+        """The aiohttp session of aiobotocore; ClosedError once the connection ended."""
+        http = self._http
+        if getattr(http, "_sessions", {}) is None:  # aiobotocore closed it: connect() ended
+            raise ClosedError(named=False)
+        if hasattr(http, "_get_session"):  # aiobotocore >= 3: one session per proxy
+            return await http._get_session(self.proxy)  # type: ignore[no-any-return]
+        return http._session  # type: ignore[no-any-return]
+
+    async def _open(self) -> aiohttp.ClientSession:
+        try:
+            self._session = session = await self.session()
+        except OSError as exc:  # the TLS context's CA bundle cannot be read
+            raise TLSSetupError(self._endpoint, exc) from exc
+        return session
+
+    async def _frozen_credentials(self) -> Any:
+        """The frozen credentials (``access_key``, ``secret_key``, ``token``) to sign with."""
+        credentials = self._credentials
+        if credentials is None:
+            raise CredentialsError("none were found")
+        try:
+            frozen = credentials.get_frozen_credentials()
+            if inspect.isawaitable(frozen):
+                frozen = await frozen
+        except credential_errors() as exc:
+            raise CredentialsError(exc, exc) from exc
+        if not self._refreshable:
+            self._static = frozen
+        return frozen
+
+    async def aclose(self) -> None:
+        """Nothing: the HTTP session is aiobotocore's, closed with the connection."""
+
+
+def _aiohttp_failure(exc: BaseException) -> Failure:
     """The failure an exception from aiohttp stands for, told apart as aiobotocore does."""
     import aiohttp
 
@@ -268,303 +439,154 @@ def _aiohttp_failure(exc: BaseException) -> _Failure:
     return "broken"  # reset, disconnected, truncated body: after the request went out
 
 
-def _transport_error(
-    failure: _Failure, exc: BaseException, request: Request, endpoint: str, config: Any
-) -> TransportError:
-    """A TransportError whose message says what happened and what to check."""
-    operation = request.operation
-    detail = getattr(exc, "kwargs", {}).get("error", exc)
-    if failure in {"connect_timeout", "proxy", "refused", "unsent_deadline"}:
-        bound = (
-            "connect(attempt_timeout=...)"
-            if failure == "unsent_deadline"
-            else "connect(connect_timeout=...)"
+def session_for(profile: str | None) -> AioSession:
+    """The session of aiobotocore, with ``profile`` when one is given."""
+    from aiobotocore.session import get_session
+
+    made = get_session()
+    if profile is not None:
+        made.set_config_variable("profile", profile)
+    return made
+
+
+async def resolve(
+    session: AioSession,
+    *,
+    endpoint_url: str | None,
+    region_name: str | None,
+    aws_access_key_id: str | None,
+    aws_secret_access_key: str | None,
+    aws_session_token: str | None,
+) -> tuple[str, str | None, Any]:
+    """The region, the endpoint and the credentials, as a client would resolve them.
+
+    The endpoint is None when only a botocore client can resolve it. botocore's errors (a bad
+    profile, an invalid region, partial credentials) are said as DynormErrors.
+    """
+    import botocore.exceptions
+
+    try:
+        return await _resolve(
+            session,
+            endpoint_url=endpoint_url,
+            region_name=region_name,
+            aws_access_key_id=aws_access_key_id,
+            aws_secret_access_key=aws_secret_access_key,
+            aws_session_token=aws_session_token,
         )
-        if failure == "connect_timeout":
-            what = f"no connection to {endpoint} within connect_timeout={config.connect_timeout}s"
-        elif failure == "unsent_deadline":
-            what = f"no connection to {endpoint} within attempt_timeout={config.attempt_timeout}s"
-        elif failure == "proxy":
-            what = f"could not connect through the proxy ({exc})"
-        else:
-            what = f"could not connect to {endpoint} ({detail})"
-        return TransportError(
-            f"{operation}: {what}; nothing was sent. Check connect(endpoint_url=...) and "
-            "region_name, that the network (proxy, firewall, VPC endpoint) reaches it, and "
-            f"{bound}",
-            operation=operation,
-            request_sent=False,
-        )
-    if failure == "read_timeout":
-        what = f"no reply from {endpoint} within read_timeout={config.read_timeout}s"
-    elif failure == "deadline":
-        what = (
-            f"the reply from {endpoint} did not end within attempt_timeout="
-            f"{config.attempt_timeout}s (it came too slowly, or never ended)"
-        )
+    except botocore.exceptions.BotoCoreError as exc:
+        raise cannot_create(exc) from exc
+
+
+async def _resolve(
+    session: AioSession,
+    *,
+    endpoint_url: str | None,
+    region_name: str | None,
+    aws_access_key_id: str | None,
+    aws_secret_access_key: str | None,
+    aws_session_token: str | None,
+) -> tuple[str, str | None, Any]:
+    import botocore.exceptions
+    from aiobotocore.credentials import AioCredentials
+    from botocore.utils import validate_region_name
+
+    session.get_scoped_config()  # ProfileNotFound for a profile the files do not have
+    region: str | None = region_name or session.get_config_variable("region")
+    if region is None:
+        raise no_region()
+    validate_region_name(region)
+    # What a client creation records: the credentials chain's own clients (STS for an
+    # assumed role, SSO) use the region of the client they serve.
+    session._last_client_region_used = region  # type: ignore[attr-defined]
+    credentials: Any
+    if aws_access_key_id is not None and aws_secret_access_key is not None:
+        credentials = AioCredentials(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    elif aws_access_key_id is not None or aws_secret_access_key is not None:
+        missing = "aws_secret_access_key" if aws_secret_access_key is None else "aws_access_key_id"
+        raise botocore.exceptions.PartialCredentialsError(provider="explicit", cred_var=missing)
     else:
-        what = f"the connection to {endpoint} broke before a reply came ({exc})"
-    return TransportError(
-        f"{operation}: {what}; the request may have been applied. Check that the endpoint is "
-        "up and reachable (network, proxy, load balancer), or raise "
-        + (
-            "connect(attempt_timeout=...)" if failure == "deadline" else "connect(read_timeout=...)"
-        ),
-        operation=operation,
-        request_sent=True,
-    )
+        credentials = await session.get_credentials()
+    endpoint = endpoint_url or _configured_endpoint(session)
+    if endpoint is None:
+        endpoint = _standard_endpoint(session, region)
+    return region, endpoint, credentials
 
 
-def _credentials_error(request: Request, cause: object) -> DynormError:
-    return DynormError(
-        f"{request.operation}: no usable AWS credentials ({cause}); pass "
-        "connect(aws_access_key_id=..., aws_secret_access_key=...) or profile=, or set "
-        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-    )
+def _standard_endpoint(session: AioSession, region: str) -> str | None:
+    """DynamoDB's endpoint for ``region``.
 
-
-class _Timeouts(msgspec.Struct, frozen=True):
-    """The timeouts a connection was opened with (what a TransportError's message names).
-
-    ``attempt_timeout`` bounds one attempt's whole exchange, however the server trickles it.
+    None when only botocore can tell: FIPS or dual-stack configured, another partition.
     """
+    if session.get_config_variable("use_fips_endpoint") or session.get_config_variable(
+        "use_dualstack_endpoint"
+    ):
+        return None
+    for pattern, suffix in _STANDARD_REGIONS:
+        if re.match(pattern, region):
+            return f"https://dynamodb.{region}.{suffix}"
+    return None
 
-    connect_timeout: float
-    read_timeout: float
-    attempt_timeout: float
 
+def _configured_endpoint(session: AioSession) -> str | None:
+    """The endpoint the AWS configuration names for DynamoDB, as a botocore client reads it.
 
-def _closed(operation: str | None = None) -> DynormError:
-    said = f"{operation}: " if operation else ""
-    return DynormError(
-        f"{said}the Database's connection is closed; use the Database only inside "
-        "`async with connect(...) as db:`"
+    ``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ENDPOINT_URL``, or the ``services`` section of the
+    profile; none when ``AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`` (or the profile's
+    ``ignore_configured_endpoint_urls``) says so.
+    """
+    from botocore.configprovider import ConfiguredEndpointProvider
+
+    if session.get_config_variable("ignore_configured_endpoint_urls"):
+        return None
+    provider = ConfiguredEndpointProvider(
+        full_config=session.full_config,
+        scoped_config=session.get_scoped_config(),
+        client_name="dynamodb",
     )
+    url: str | None = provider.provide()
+    return url
 
 
-class _Client:
-    """The aiobotocore DynamoDB client of a connection, created on first use, once.
+def valid_endpoint(url: str) -> bool:
+    """Whether a botocore client would take ``url`` as its endpoint."""
+    from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
 
-    The slow path (``connect(fast_path=False)``) creates it when the connection opens; the
-    fast path only for an operation it does not send itself (and closes it with the
-    connection).
+    try:
+        return bool(is_valid_endpoint_url(url) or is_valid_ipv6_endpoint_url(url))
+    except ValueError:  # urllib's "Invalid IPv6 URL"
+        return False
+
+
+def _verify(session: AioSession) -> Any:
+    """TLS verification as a client's endpoint sets it: ``ca_bundle``, REQUESTS_CA_BUNDLE."""
+    verify = session.get_config_variable("ca_bundle") or os.environ.get("REQUESTS_CA_BUNDLE")
+    return verify if isinstance(verify, str) and verify.strip() else True
+
+
+def http_session(
+    session: AioSession, endpoint: str, max_concurrency: int, timeouts: Timeouts
+) -> Any | None:
+    """The HTTP session (aiobotocore's) a client with dynorm's config would be given.
+
+    The timeouts, the pool size, the environment's proxies, TLS verification, TCP keepalive.
+    None when this aiobotocore's session lacks what :class:`AioSender` posts through.
     """
+    from aiobotocore.httpsession import AIOHTTPSession
+    from botocore.utils import get_environ_proxies
 
-    def __init__(self, create: Callable[[], Any]) -> None:
-        self._create = create
-        self._context: Any = None
-        self._client: Any = None
-        self._lock = asyncio.Lock()
-        self._closed = False
-
-    async def get(self) -> Any:
-        if self._client is not None:
-            return self._client
-        async with self._lock:
-            if self._closed:
-                raise _closed()
-            if self._client is None:
-                context = self._create()
-                self._client = await _entered(context)
-                self._context = context
-        return self._client
-
-    async def through_botocore(self, sender: Send) -> Connection:
-        """A connection sending everything through this client (built now) with ``sender``."""
-        meta = (await self.get()).meta
-        return Connection(
-            sender, fast_path=False, endpoint=str(meta.endpoint_url), region=meta.region_name
-        )
-
-    async def close(self) -> None:
-        async with self._lock:
-            self._closed = True
-            self._client = None
-            context, self._context = self._context, None
-            if context is not None:
-                await context.__aexit__(None, None, None)
-
-
-class _ClientSender:
-    """One attempt of one request through the aiobotocore client, every failure mapped.
-
-    The slow path: botocore validates, serializes, signs and parses.
-    """
-
-    def __init__(self, client: _Client, timeouts: _Timeouts) -> None:
-        import aiohttp
-        import botocore.exceptions
-        from botocore import xform_name
-
-        self._client = client
-        self._timeouts = timeouts
-        self._name = xform_name
-        self._exceptions = botocore.exceptions
-        self._wire_errors = (botocore.exceptions.BotoCoreError, aiohttp.ClientError, OSError)
-
-    async def __call__(self, request: Request) -> dict[str, Any]:
-        client = await self._client.get()
-        method = getattr(client, self._name(request.operation))
-        exceptions = self._exceptions
-        timeouts = self._timeouts
-        deadline = asyncio.timeout(timeouts.attempt_timeout)
-        try:
-            async with deadline:
-                response: dict[str, Any] = await method(**request.params)
-        except exceptions.ClientError as exc:
-            raise _translate(exc, request, str(client.meta.endpoint_url)) from exc
-        except exceptions.ParamValidationError as exc:
-            raise ValidationError(
-                f"{request.operation}: {exc}", operation=request.operation
-            ) from exc
-        except _credential_errors() as exc:
-            raise _credentials_error(request, exc) from exc
-        except self._wire_errors as exc:  # TimeoutError (the deadline's) is an OSError
-            endpoint = getattr(exc, "kwargs", {}).get("endpoint_url", client.meta.endpoint_url)
-            # Past the attempt's deadline botocore may be connecting or reading: say it may
-            # have been sent.
-            failure = "deadline" if deadline.expired() else _botocore_failure(exc)
-            raise _transport_error(failure, exc, request, endpoint, timeouts) from exc
-        return response
-
-
-class _Channel(Protocol):
-    """What the fast path sends on: an HTTP POST to the endpoint, and the credentials to sign with.
-
-    The one place where the two kinds of connection differ: :class:`_AioChannel` posts through
-    aiobotocore's aiohttp session (its pool, TLS, proxies) and takes its credentials chain;
-    :class:`_LeanChannel` posts through dynorm's own HTTP client (:mod:`dynorm.io.http`), never
-    importing aiohttp, when the configuration allows (see :func:`_lean_settings`).
-    """
-
-    #: The exceptions ``post`` raises for a failure on the wire (see ``failure``).
-    wire_errors: tuple[type[BaseException], ...]
-
-    async def post(
-        self, operation: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        """POSTs ``body`` to the endpoint: the reply's status, headers and payload.
-
-        The headers can be looked up by lower-case name. ``_closed()`` once the connection
-        ended; a DynormError when TLS cannot be set up.
-        """
-        ...
-
-    def failure(self, exc: BaseException) -> _Failure:
-        """What one of ``wire_errors`` stands for."""
-        ...
-
-    def cause(self, exc: BaseException) -> BaseException:
-        """What a TransportError for one of ``wire_errors`` is chained from: the wire's error."""
-        ...
-
-    async def credentials(self, request: Request) -> Any:
-        """The frozen credentials (``access_key``, ``secret_key``, ``token``) to sign with."""
-        ...
-
-
-def _tls_error(operation: str, endpoint: str, exc: OSError) -> DynormError:
-    return DynormError(
-        f"{operation}: cannot set up TLS for {endpoint} ({exc}); nothing was "
-        "sent. Check the CA bundle: AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or the "
-        "profile's ca_bundle"
+    socket_options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    if session.get_config_variable("tcp_keepalive"):
+        socket_options.append((socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1))
+    http = AIOHTTPSession(
+        # (connect, read), as botocore's endpoint creator passes them; the stubs say float.
+        timeout=(timeouts.connect_timeout, timeouts.read_timeout),  # type: ignore[arg-type]
+        proxies=get_environ_proxies(endpoint),
+        verify=_verify(session),
+        max_pool_connections=max_concurrency,
+        socket_options=socket_options,
     )
-
-
-class _AioChannel:
-    """aiobotocore's HTTP session (pool, timeouts, TLS, proxies) and credentials chain."""
-
-    def __init__(self, http: Any, credentials: Any, endpoint: str, deadline: float) -> None:
-        import aiohttp
-        import botocore.credentials
-        import yarl
-
-        from .http import DeadlineError
-
-        self._http = http
-        self._deadline = deadline
-        self._deadline_error = DeadlineError
-        proxies = http._proxy_config
-        self.proxy: str | None = proxies.proxy_url_for(endpoint) or None
-        self.proxy_headers: dict[str, str] = dict(proxies.proxy_headers_for(endpoint))
-        self._endpoint = endpoint
-        parts = urlsplit(endpoint)
-        self._url = yarl.URL(f"{parts.scheme}://{parts.netloc}/")
-        self._session: aiohttp.ClientSession | None = None
-        self.wire_errors: tuple[type[BaseException], ...] = (
-            aiohttp.ClientError,
-            OSError,
-            TimeoutError,
-            DeadlineError,
-        )
-        self._credentials = credentials
-        self._refreshable = isinstance(credentials, botocore.credentials.RefreshableCredentials)
-        self._static: Any = None  # frozen once when the credentials never refresh
-
-    async def session(self) -> aiohttp.ClientSession:
-        """The aiohttp session of aiobotocore; ``_closed()`` once the connection ended."""
-        http = self._http
-        if getattr(http, "_sessions", {}) is None:  # aiobotocore closed it: connect() ended
-            raise _closed()
-        if hasattr(http, "_get_session"):  # aiobotocore >= 3: one session per proxy
-            return await http._get_session(self.proxy)  # type: ignore[no-any-return]
-        return http._session  # type: ignore[no-any-return]
-
-    async def _open(self, operation: str) -> aiohttp.ClientSession:
-        try:
-            self._session = session = await self.session()
-        except OSError as exc:  # the TLS context's CA bundle cannot be read
-            raise _tls_error(operation, self._endpoint, exc) from exc
-        return session
-
-    async def post(
-        self, operation: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        session = self._session or await self._open(operation)
-        if session.closed:
-            raise _closed(operation)
-        deadline = asyncio.timeout(self._deadline)
-        try:
-            async with (
-                deadline,
-                session.post(
-                    self._url,
-                    data=body,
-                    headers=headers,
-                    proxy=self.proxy,
-                    proxy_headers=self.proxy_headers or None,
-                ) as reply,
-            ):
-                payload = await reply.read()
-                return reply.status, reply.headers, payload
-        except TimeoutError as exc:
-            if deadline.expired():  # aiohttp may be connecting or reading: it may have been sent
-                raise self._deadline_error("the attempt's deadline", sent=True) from exc
-            raise
-
-    def failure(self, exc: BaseException) -> _Failure:
-        if isinstance(exc, self._deadline_error):
-            return "deadline"
-        return _aiohttp_failure(exc)
-
-    def cause(self, exc: BaseException) -> BaseException:
-        return exc
-
-    async def credentials(self, request: Request) -> Any:
-        if self._static is not None:
-            return self._static
-        credentials = self._credentials
-        if credentials is None:
-            raise _credentials_error(request, "none were found")
-        try:
-            frozen = credentials.get_frozen_credentials()
-            if inspect.isawaitable(frozen):
-                frozen = await frozen
-        except _credential_errors() as exc:
-            raise _credentials_error(request, exc) from exc
-        if not self._refreshable:
-            self._static = frozen
-        return frozen
+    return http if hasattr(http, "_proxy_config") else None
 
 
 #: aiobotocore's keep-alive for pooled connections (its DEFAULT_KEEPALIVE_TIMEOUT): below
@@ -572,10 +594,8 @@ class _AioChannel:
 _KEEPALIVE_TIMEOUT: Final = 12
 
 
-class _LeanChannel:
-    """dynorm's own HTTP client and static credentials: aiohttp is never imported.
-
-    The client (:class:`dynorm.io.http.Pool`) is set up as aiobotocore's AIOHTTPSession would be.
+class LeanSender:
+    """dynorm's own HTTP client (:class:`dynorm.io.http.Pool`) and static credentials.
 
     The pool holds ``max_concurrency`` connections (``max_pool_connections``), with the
     connect and read timeouts, aiobotocore's keep-alive, no decompression and no automatic
@@ -589,13 +609,15 @@ class _LeanChannel:
         keys: _Keys,
         *,
         endpoint: str,
+        region: str,
         max_concurrency: int,
-        timeouts: _Timeouts,
+        timeouts: Timeouts,
         ca_bundle: str | None,
     ) -> None:
         from . import http
 
         self._http = http
+        self._signed = SignedJSON(endpoint=endpoint, region=region)
         self._keys = keys
         self._endpoint = endpoint
         self._limit = max_concurrency
@@ -604,12 +626,27 @@ class _LeanChannel:
         self._pool: Pool | None = None
         self._lock = asyncio.Lock()
         self._closed = False
-        self.wire_errors: tuple[type[BaseException], ...] = (http.HTTPError, OSError)
+        self._wire_errors: tuple[type[BaseException], ...] = (http.HTTPError, OSError)
 
-    async def _open(self, operation: str) -> Pool:
+    async def send(self, request: Request) -> dict[str, Any]:
+        signed = self._signed
+        body = signed.body(request)
+        headers = signed.headers(request.operation, body, self._keys)
+        pool = self._pool or await self._open()
+        if pool.closed:
+            raise ClosedError
+        try:
+            reply = await pool.post(headers, body)
+        except self._http.PoolClosedError:  # closed while this request waited for a connection
+            raise ClosedError from None
+        except self._wire_errors as exc:
+            raise self._failure(exc) from exc
+        return signed.reply(request, reply.status, reply.headers, reply.body)
+
+    async def _open(self) -> Pool:
         async with self._lock:
             if self._closed:
-                raise _closed(operation)
+                raise ClosedError
             if self._pool is None:
                 parts = urlsplit(self._endpoint)
                 tls = parts.scheme == "https"
@@ -619,9 +656,9 @@ class _LeanChannel:
                         await asyncio.to_thread(_ssl_context, self._ca_bundle) if tls else None
                     )
                 except OSError as exc:  # the CA bundle cannot be read
-                    raise _tls_error(operation, self._endpoint, exc) from exc
+                    raise TLSSetupError(self._endpoint, exc) from exc
                 if self._closed:
-                    raise _closed(operation)
+                    raise ClosedError
                 self._pool = self._http.Pool(
                     parts.hostname or "",
                     parts.port or (443 if tls else 80),
@@ -635,38 +672,25 @@ class _LeanChannel:
                 )
             return self._pool
 
-    async def post(
-        self, operation: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        pool = self._pool or await self._open(operation)
-        if pool.closed:
-            raise _closed(operation)
-        try:
-            reply = await pool.post(headers, body)
-        except self._http.PoolClosedError:  # closed while this request waited for a connection
-            raise _closed(operation) from None
-        return reply.status, reply.headers, reply.body
-
-    def failure(self, exc: BaseException) -> _Failure:
+    def _failure(self, exc: BaseException) -> WireError:
+        """What one of the pool's errors (or the socket's) stands for."""
         http = self._http
+        kind: Failure
         if isinstance(exc, http.ConnectTimeoutError):
-            return "connect_timeout"
-        if isinstance(exc, http.ConnectError):
-            return "refused"  # refused, unreachable, TLS handshake, unknown host
-        if isinstance(exc, http.ReadTimeoutError):
-            return "read_timeout"
-        if isinstance(exc, http.DeadlineError):
-            return "deadline" if exc.sent else "unsent_deadline"
-        return "broken"  # reset, disconnected, truncated or malformed: after the request went out
+            kind = "connect_timeout"
+        elif isinstance(exc, http.ConnectError):
+            kind = "refused"  # refused, unreachable, TLS handshake, unknown host
+        elif isinstance(exc, http.ReadTimeoutError):
+            kind = "read_timeout"
+        elif isinstance(exc, http.DeadlineError):
+            kind = "deadline" if exc.sent else "unsent_deadline"
+        else:
+            kind = "broken"  # reset, disconnected, truncated or malformed: after it went out
+        # Chained from the socket's or the stream's error (refused, reset, timed out) if any.
+        cause = (exc.__cause__ if isinstance(exc, http.HTTPError) else None) or exc
+        return WireError(kind, self._endpoint, exc, cause=cause)
 
-    def cause(self, exc: BaseException) -> BaseException:
-        # The socket's or the stream's error (refused, reset, timed out) when there is one.
-        return (exc.__cause__ if isinstance(exc, self._http.HTTPError) else None) or exc
-
-    async def credentials(self, request: Request) -> _Keys:
-        return self._keys
-
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         async with self._lock:
             self._closed = True
             pool, self._pool = self._pool, None
@@ -711,115 +735,7 @@ def _default_ca_bundle() -> str | None:
     return certifi.where()
 
 
-#: Where credentials that came through aiobotocore's chain were set, for ConfigurationErrors.
-_CHAIN_ACCESS: Final = "connect(aws_access_key_id=...), AWS_ACCESS_KEY_ID or the profile"
-_CHAIN_SESSION: Final = (
-    "connect(aws_session_token=...), AWS_SESSION_TOKEN or the profile's aws_session_token"
-)
-
-
-class _FastSender:
-    """One attempt of one request as dynorm's own signed JSON POST (the fast request path).
-
-    Per connection, once: the endpoint, the signer, the constant headers, and the
-    :class:`_Channel` that posts (its HTTP pool, timeouts, TLS and proxy settings, as a
-    botocore client would have them) and gives the credentials. Per request: the
-    body, the signature, the POST, the checksum and the parse. Operations outside
-    :data:`DATA_PLANE` and :data:`CONTROL_PLANE` go to ``fallback``.
-    """
-
-    def __init__(
-        self,
-        *,
-        endpoint: str,
-        region: str,
-        channel: _Channel,
-        timeouts: _Timeouts,
-        fallback: Send,
-    ) -> None:
-        self._fallback = fallback
-        self._config = timeouts
-        self._endpoint = endpoint
-        parts = urlsplit(self._endpoint)
-        self._signer = Signer(region=region, host=canonical_host(parts.netloc, parts.scheme))
-        self._constant_headers = {"User-Agent": _user_agent(), "Accept-Encoding": "identity"}
-        self._channel = channel
-        self._post = channel.post
-        self._wire_errors = channel.wire_errors
-        #: Seconds to add to this machine's clock (set from a server's Date after a skew error).
-        self.clock_offset = 0.0
-        self._checked: object = None  # the last credentials found fit to send
-
-    async def __call__(self, request: Request) -> dict[str, Any]:
-        operation = request.operation
-        control = operation in CONTROL_PLANE
-        if operation not in DATA_PLANE and not control:
-            return await self._fallback(request)
-        credentials = await self._channel.credentials(request)
-        if credentials is not self._checked:  # a chain's credentials may come from anywhere
-            check_credentials(
-                credentials.access_key,
-                credentials.token,
-                key_setting=_CHAIN_ACCESS,
-                session_setting=_CHAIN_SESSION,
-            )
-            self._checked = credentials
-        try:
-            body = encode_body(request.params)
-        except TypeError as exc:
-            raise ValidationError(
-                f"{operation}: {exc} in the request's parameters; pass AttributeValues "
-                "(strings, numbers as strings, bytes, lists, dicts)",
-                operation=operation,
-            ) from exc
-        headers = self._signer.headers(
-            access_key=credentials.access_key,
-            secret_key=credentials.secret_key,
-            token=credentials.token,
-            target=target_of(operation),
-            body=body,
-            now=time.time() + self.clock_offset,
-        )
-        headers.update(self._constant_headers)
-        try:
-            status, reply_headers, payload = await self._post(operation, headers, body)
-        except self._wire_errors as exc:
-            channel = self._channel
-            failure = channel.failure(exc)
-            raise _transport_error(
-                failure, exc, request, self._endpoint, self._config
-            ) from channel.cause(exc)
-        if not crc32_matches(payload, reply_headers.get("x-amz-crc32")):
-            raise TransportError(
-                f"{operation}: the reply from {self._endpoint} does not match its checksum "
-                "(x-amz-crc32): it was damaged on the way, and the request may have been "
-                "applied. Check the network path (proxies, load balancers)",
-                operation=operation,
-                request_sent=True,
-            )
-        if status < 300:
-            if not payload:
-                return {}
-            # A read names its own parser (typed structures per table; see dynorm.wire.structs),
-            # which falls back to orjson by itself when a body does not fit.
-            try:
-                parsed: dict[str, Any] = (request.parse or orjson.loads)(payload)
-            except ValueError as exc:  # orjson.JSONDecodeError: an HTML page from a proxy, say
-                raise TransportError(
-                    f"{operation}: the reply from {self._endpoint} (HTTP {status}) is not "
-                    f"DynamoDB's JSON ({exc}), and the request may have been applied. Check "
-                    "the endpoint and the network path (proxies, captive portals)",
-                    operation=operation,
-                    request_sent=True,
-                ) from exc
-            return with_datetimes(parsed) if control else parsed
-        error = parse_error(status, payload, reply_headers.get("x-amzn-errortype"))
-        if is_clock_skew(error.code, error.message):
-            offset = clock_offset(reply_headers.get("date"), time.time())
-            if offset is not None:
-                self.clock_offset = offset
-        raise _database_error(error.code, error.message, error.body, request, self._endpoint)
-
+RequestListener = Callable[[RequestEvent], None]
 
 #: How many throttled partition keys a connection keeps counts of (``TopCounter``: a key
 #: throttled more often than the least count kept is always among them).
@@ -847,7 +763,7 @@ class Counts:
         self, request: Request, key_attributes: Mapping[str, Sequence[str]] | Sequence[str]
     ) -> tuple[tuple[str, str], ...]:
         """One throttled attempt of ``request``; returns the (table, partition key) it addressed."""
-        from dynorm.core.throughput import partition_keys_of  # throttles only
+        from dynorm.core.throughput import partition_keys_of
 
         pairs = partition_keys_of(request, key_attributes)
         self.throttle(targets_of(request)[0], pairs)
@@ -862,14 +778,14 @@ class Counts:
             return
         hot = self.hot
         if hot is None:
-            from dynorm.core.throughput import TopCounter  # the first throttle
+            from dynorm.core.throughput import TopCounter
 
             hot = self.hot = TopCounter(HOT_KEYS_KEPT)
         for key in keys:
             hot.add(key)
 
     def stats(self, limiter: Limiter | None) -> Stats:
-        from dynorm.core.throughput import HotPartition, Stats  # db.stats()
+        from dynorm.core.throughput import HotPartition, Stats
 
         top = [] if self.hot is None else self.hot.top(HOT_KEYS_SHOWN)
         return Stats(
@@ -909,6 +825,7 @@ class Transport:
         endpoint: str | None = None,
         region: str | None = None,
         limiter: Limiter | None = None,
+        fast_path: bool = False,
     ) -> None:
         if max_attempts < 1:
             raise LimitExceededError(f"max_attempts must be at least 1; got {max_attempts}")
@@ -928,7 +845,7 @@ class Transport:
         #: Requests sent and throttles, for ``db.stats()``.
         self.counts = Counts()
         #: Whether requests go out on dynorm's own fast path (False: through botocore).
-        self.fast_path = isinstance(attempt, _FastSender)
+        self.fast_path = fast_path
         #: The client's endpoint URL and region (None for a Transport built without a client).
         self.endpoint = endpoint
         self.region = region
@@ -942,6 +859,7 @@ class Transport:
             tracing=Tracing(server=parts.hostname, port=parts.port),
             endpoint=connection.endpoint,
             region=connection.region,
+            fast_path=connection.fast_path,
             **options,
         )
 
@@ -1183,178 +1101,6 @@ class Connection:
         self.region = region
 
 
-def _standard_endpoint(session: AioSession, region: str) -> str | None:
-    """DynamoDB's endpoint for ``region``.
-
-    None when only botocore can tell: FIPS or dual-stack configured, another partition.
-    """
-    if session.get_config_variable("use_fips_endpoint") or session.get_config_variable(
-        "use_dualstack_endpoint"
-    ):
-        return None
-    for pattern, suffix in _STANDARD_REGIONS:
-        if re.match(pattern, region):
-            return f"https://dynamodb.{region}.{suffix}"
-    return None
-
-
-def _configured_endpoint(session: AioSession) -> str | None:
-    """The endpoint the AWS configuration names for DynamoDB, as a botocore client reads it.
-
-    ``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ENDPOINT_URL``, or the ``services`` section of the
-    profile; none when ``AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`` (or the profile's
-    ``ignore_configured_endpoint_urls``) says so.
-    """
-    from botocore.configprovider import ConfiguredEndpointProvider
-
-    if session.get_config_variable("ignore_configured_endpoint_urls"):
-        return None
-    provider = ConfiguredEndpointProvider(
-        full_config=session.full_config,
-        scoped_config=session.get_scoped_config(),
-        client_name="dynamodb",
-    )
-    url: str | None = provider.provide()
-    return url
-
-
-def _verify(session: AioSession) -> Any:
-    """TLS verification as a client's endpoint sets it: ``ca_bundle``, REQUESTS_CA_BUNDLE."""
-    verify = session.get_config_variable("ca_bundle") or os.environ.get("REQUESTS_CA_BUNDLE")
-    return verify if isinstance(verify, str) and verify.strip() else True
-
-
-def _http_session(
-    session: AioSession, endpoint: str, max_concurrency: int, timeouts: _Timeouts
-) -> Any:
-    """The HTTP session (aiobotocore's) a client with dynorm's config would be given.
-
-    The timeouts, the pool size, the environment's proxies, TLS verification, TCP keepalive.
-    """
-    from aiobotocore.httpsession import AIOHTTPSession
-    from botocore.utils import get_environ_proxies
-
-    socket_options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-    if session.get_config_variable("tcp_keepalive"):
-        socket_options.append((socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1))
-    return AIOHTTPSession(
-        # (connect, read), as botocore's endpoint creator passes them; the stubs say float.
-        timeout=(timeouts.connect_timeout, timeouts.read_timeout),  # type: ignore[arg-type]
-        proxies=get_environ_proxies(endpoint),
-        verify=_verify(session),
-        max_pool_connections=max_concurrency,
-        socket_options=socket_options,
-    )
-
-
-async def _entered(context: Any) -> Any:
-    """``await context.__aenter__()``, botocore's configuration errors said as DynormErrors."""
-    import botocore.exceptions
-
-    try:
-        return await context.__aenter__()
-    except botocore.exceptions.NoRegionError:
-        raise _no_region() from None
-    except botocore.exceptions.BotoCoreError as exc:
-        raise _cannot_create(exc) from exc
-
-
-def _valid_endpoint(url: str) -> bool:
-    """Whether a botocore client would take ``url`` as its endpoint."""
-    from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
-
-    try:
-        return bool(is_valid_endpoint_url(url) or is_valid_ipv6_endpoint_url(url))
-    except ValueError:  # urllib's "Invalid IPv6 URL"
-        return False
-
-
-def _no_region() -> DynormError:
-    return DynormError(
-        "no AWS region is configured; pass connect(..., region_name='eu-west-1') or set "
-        "AWS_DEFAULT_REGION"
-    )
-
-
-def _cannot_create(exc: Exception | str) -> DynormError:
-    return DynormError(
-        f"cannot create the DynamoDB client: {exc}; check connect()'s profile=, "
-        "endpoint_url= and region_name= and the AWS configuration files"
-    )
-
-
-def _client_config(max_concurrency: int, timeouts: _Timeouts) -> Any:
-    """The AioConfig of a connection's botocore client: botocore's retries off, dynorm's UA."""
-    from aiobotocore.config import AioConfig
-
-    return AioConfig(
-        retries={"mode": "standard", "total_max_attempts": 1},
-        connect_timeout=timeouts.connect_timeout,
-        read_timeout=timeouts.read_timeout,
-        max_pool_connections=max_concurrency,
-        user_agent=_user_agent(),
-    )
-
-
-def _client_sender(client: _Client, timeouts: _Timeouts) -> Send:
-    """The slow path's sender for ``client``, made (botocore imported) on its first request."""
-    made: list[_ClientSender] = []
-
-    async def send(request: Request) -> dict[str, Any]:
-        if not made:
-            made.append(_ClientSender(client, timeouts))
-        return await made[0](request)
-
-    return send
-
-
-@contextlib.asynccontextmanager
-async def _lean_connection(
-    lean: _Lean, *, max_concurrency: int, timeouts: _Timeouts
-) -> AsyncIterator[Connection]:
-    """A fast-path connection that imports neither aiobotocore nor botocore.
-
-    An operation the fast path does not send builds aiobotocore's session and a client then,
-    with the same credentials, region and endpoint.
-    """
-
-    def create() -> Any:
-        from aiobotocore.session import get_session
-
-        return get_session().create_client(
-            "dynamodb",
-            region_name=lean.region,
-            endpoint_url=lean.endpoint,
-            aws_access_key_id=lean.keys.access_key,
-            aws_secret_access_key=lean.keys.secret_key,
-            aws_session_token=lean.keys.token,
-            config=_client_config(max_concurrency, timeouts),
-        )
-
-    client = _Client(create)
-    channel = _LeanChannel(
-        lean.keys,
-        endpoint=lean.endpoint,
-        max_concurrency=max_concurrency,
-        timeouts=timeouts,
-        ca_bundle=lean.ca_bundle,
-    )
-    try:
-        sender = _FastSender(
-            endpoint=lean.endpoint,
-            region=lean.region,
-            channel=channel,
-            timeouts=timeouts,
-            fallback=_client_sender(client, timeouts),
-        )
-        yield Connection(sender, fast_path=True, endpoint=lean.endpoint, region=lean.region)
-    finally:
-        try:
-            await channel.close()
-        finally:
-            await client.close()
-
-
 @contextlib.asynccontextmanager
 async def open_connection(
     *,
@@ -1379,7 +1125,7 @@ async def open_connection(
     configuration is connect()'s arguments and the environment only (:func:`_lean_settings`),
     the fast path imports neither aiobotocore nor botocore (:func:`_lean_connection`).
     """
-    timeouts = _Timeouts(
+    timeouts = Timeouts(
         connect_timeout,
         read_timeout,
         attempt_timeout_of(attempt_timeout, connect_timeout, read_timeout),
@@ -1406,119 +1152,109 @@ async def open_connection(
             ) as connection:
                 yield connection
             return
-
-    import botocore.exceptions
-    from aiobotocore.session import get_session
-
-    session = get_session()
-    if profile is not None:
-        session.set_config_variable("profile", profile)
-    config = _client_config(max_concurrency, timeouts)
-
-    def create() -> Any:
-        return session.create_client(
-            "dynamodb",
-            region_name=region_name,
+    session = session_for(profile)
+    client = Client(
+        session,
+        region_name=region_name,
+        endpoint_url=endpoint_url,
+        aws_access_key_id=aws_access_key_id,
+        aws_secret_access_key=aws_secret_access_key,
+        aws_session_token=aws_session_token,
+        max_concurrency=max_concurrency,
+        timeouts=timeouts,
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(client.close)
+        slow = BotocoreSender(client, timeouts)
+        if not fast_path:
+            yield await _through_botocore(client, slow, timeouts)
+            return
+        region, endpoint, credentials = await resolve(
+            session,
             endpoint_url=endpoint_url,
+            region_name=region_name,
             aws_access_key_id=aws_access_key_id,
             aws_secret_access_key=aws_secret_access_key,
             aws_session_token=aws_session_token,
-            config=config,
         )
-
-    client = _Client(create)
-    async with contextlib.AsyncExitStack() as stack:
-        stack.push_async_callback(client.close)
-        slow = _ClientSender(client, timeouts)
-        if not fast_path:
-            yield await client.through_botocore(slow)
-            return
-        try:
-            region, endpoint, credentials = await _resolve(
-                session,
-                endpoint_url=endpoint_url,
-                region_name=region_name,
-                aws_access_key_id=aws_access_key_id,
-                aws_secret_access_key=aws_secret_access_key,
-                aws_session_token=aws_session_token,
-            )
-        except botocore.exceptions.BotoCoreError as exc:
-            raise _cannot_create(exc) from exc
         if endpoint is None:
             # Something only botocore resolves (FIPS, dual-stack, another partition): the
             # client's endpoint, then dynorm's requests as before.
-            built = await client.get()
-            endpoint, region = str(built.meta.endpoint_url), built.meta.region_name
-            credentials = built._request_signer._credentials
-        elif not _valid_endpoint(endpoint):
+            endpoint, region, credentials = await client.resolved()
+        elif not valid_endpoint(endpoint):
             # (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL: the configuration files' advice.)
-            raise _cannot_create(f"Invalid endpoint: {endpoint}")
+            raise cannot_create(f"Invalid endpoint: {endpoint}")
         # An endpoint behind a path (a gateway's prefix) is left to botocore, which signs the
         # path as it must; the fast path signs and posts to "/".
         if urlsplit(endpoint).path not in ("", "/"):
-            yield await client.through_botocore(slow)
+            yield await _through_botocore(client, slow, timeouts)
             return
-        http = _http_session(session, endpoint, max_concurrency, timeouts)
-        if not hasattr(http, "_proxy_config"):
+        http = http_session(session, endpoint, max_concurrency, timeouts)
+        if http is None:
             # A silent fallback would hide a several-fold slowdown; say it once per connection.
-            import aiobotocore
-
             warnings.warn(
-                f"aiobotocore {aiobotocore.__version__} lacks the HTTP session dynorm's fast "
-                "request path sends on, so every request goes through botocore (slower). "
-                "Install an aiobotocore version dynorm supports, or pass "
+                f"aiobotocore {installed_version('aiobotocore')} lacks the HTTP session "
+                "dynorm's fast request path sends on, so every request goes through botocore "
+                "(slower). Install an aiobotocore version dynorm supports, or pass "
                 "connect(fast_path=False) to choose this path and silence the warning",
                 RuntimeWarning,
                 stacklevel=4,
             )
-            yield await client.through_botocore(slow)
+            yield await _through_botocore(client, slow, timeouts)
             return
         await stack.enter_async_context(http)
-        sender = _FastSender(
+        sender = AioSender(
+            http,
+            credentials,
             endpoint=endpoint,
             region=region,
-            channel=_AioChannel(http, credentials, endpoint, timeouts.attempt_timeout),
-            timeouts=timeouts,
-            fallback=slow,
+            deadline=timeouts.attempt_timeout,
         )
-        yield Connection(sender, fast_path=True, endpoint=endpoint, region=region)
+        send = Attempt(sender, slow, timeouts=timeouts)
+        yield Connection(send, fast_path=True, endpoint=endpoint, region=region)
 
 
-async def _resolve(
-    session: AioSession,
-    *,
-    endpoint_url: str | None,
-    region_name: str | None,
-    aws_access_key_id: str | None,
-    aws_secret_access_key: str | None,
-    aws_session_token: str | None,
-) -> tuple[str, str | None, Any]:
-    """The region, the endpoint and the credentials, as a client would resolve them.
+async def _through_botocore(
+    client: Client, sender: BotocoreSender, timeouts: Timeouts
+) -> Connection:
+    """A connection sending everything through ``client`` (built now) with ``sender``."""
+    endpoint, region, _ = await client.resolved()
+    send = Attempt(None, sender, timeouts=timeouts)
+    return Connection(send, fast_path=False, endpoint=endpoint, region=region)
 
-    The endpoint is None when only a botocore client can resolve it. BotoCoreErrors (a bad
-    profile, an invalid region, partial credentials) are left to the caller.
+
+@contextlib.asynccontextmanager
+async def _lean_connection(
+    lean: _Lean, *, max_concurrency: int, timeouts: Timeouts
+) -> AsyncIterator[Connection]:
+    """A fast-path connection that imports neither aiobotocore nor botocore.
+
+    An operation the fast path does not send builds aiobotocore's session and a client then,
+    with the same credentials, region and endpoint.
     """
-    import botocore.exceptions
-    from aiobotocore.credentials import AioCredentials
-    from botocore.utils import validate_region_name
-
-    session.get_scoped_config()  # ProfileNotFound for a profile the files do not have
-    region: str | None = region_name or session.get_config_variable("region")
-    if region is None:
-        raise _no_region()
-    validate_region_name(region)
-    # What a client creation records: the credentials chain's own clients (STS for an
-    # assumed role, SSO) use the region of the client they serve.
-    session._last_client_region_used = region  # type: ignore[attr-defined]
-    credentials: Any
-    if aws_access_key_id is not None and aws_secret_access_key is not None:
-        credentials = AioCredentials(aws_access_key_id, aws_secret_access_key, aws_session_token)
-    elif aws_access_key_id is not None or aws_secret_access_key is not None:
-        missing = "aws_secret_access_key" if aws_secret_access_key is None else "aws_access_key_id"
-        raise botocore.exceptions.PartialCredentialsError(provider="explicit", cred_var=missing)
-    else:
-        credentials = await session.get_credentials()
-    endpoint = endpoint_url or _configured_endpoint(session)
-    if endpoint is None:
-        endpoint = _standard_endpoint(session, region)
-    return region, endpoint, credentials
+    client = Client(
+        None,
+        region_name=lean.region,
+        endpoint_url=lean.endpoint,
+        aws_access_key_id=lean.keys.access_key,
+        aws_secret_access_key=lean.keys.secret_key,
+        aws_session_token=lean.keys.token,
+        max_concurrency=max_concurrency,
+        timeouts=timeouts,
+    )
+    sender = LeanSender(
+        lean.keys,
+        endpoint=lean.endpoint,
+        region=lean.region,
+        max_concurrency=max_concurrency,
+        timeouts=timeouts,
+        ca_bundle=lean.ca_bundle,
+    )
+    try:
+        send = Attempt(sender, BotocoreSender(client, timeouts), timeouts=timeouts)
+        yield Connection(send, fast_path=True, endpoint=lean.endpoint, region=lean.region)
+    finally:
+        try:
+            await sender.aclose()
+        finally:
+            await client.close()
