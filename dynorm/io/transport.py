@@ -1,8 +1,8 @@
 """The transport: how a connection sends, and the Transport that retries.
 
-This module holds opening a connection and its senders (the lean sender on dynorm's own HTTP
-client, the aio sender on aiobotocore's HTTP session, the botocore client's sender); it is the only
-module that imports aiobotocore, botocore and aiohttp.
+This module holds opening a connection and two of its senders (the aio sender on aiobotocore's HTTP
+session, the botocore client's sender; the lean sender is :mod:`dynorm.io.senders.lean`); it is the
+only module that imports aiobotocore, botocore and aiohttp.
 
 The Transport retries: throttling, server-side failures and broken connections get further
 attempts with jittered exponential backoff, within a retry quota. botocore's own retries are
@@ -29,7 +29,6 @@ import socket
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
@@ -60,7 +59,6 @@ from dynorm.wire.retry import (
     settled_response,
     verification_read,
 )
-from dynorm.wire.sigv4 import canonical_host
 
 from .lean import _STANDARD_REGIONS, _Lean, _lean_settings
 from .otel import Span, Tracing
@@ -81,8 +79,6 @@ from .senders.signed import SignedJSON
 from .settings import attempt_timeout_of, check_credentials
 
 if TYPE_CHECKING:
-    import ssl
-
     import aiohttp
     import botocore.exceptions
     from aiobotocore.session import AioSession
@@ -90,8 +86,6 @@ if TYPE_CHECKING:
     from dynorm.core.throughput import Stats, TopCounter
 
     from .batch import Sleep
-    from .http import Pool
-    from .lean import _Keys
     from .ratelimit import Limiter, Ticket
 
 __all__ = [
@@ -99,7 +93,6 @@ __all__ = [
     "BotocoreSender",
     "Client",
     "Connection",
-    "LeanSender",
     "RequestListener",
     "Send",
     "Transport",
@@ -587,152 +580,6 @@ def http_session(
         socket_options=socket_options,
     )
     return http if hasattr(http, "_proxy_config") else None
-
-
-#: aiobotocore's keep-alive for pooled connections (its DEFAULT_KEEPALIVE_TIMEOUT): below
-#: AWS's 20-second idle timeout.
-_KEEPALIVE_TIMEOUT: Final = 12
-
-
-class LeanSender:
-    """dynorm's own HTTP client (:class:`dynorm.io.http.Pool`) and static credentials.
-
-    The pool holds ``max_concurrency`` connections (``max_pool_connections``), with the
-    connect and read timeouts, aiobotocore's keep-alive, no decompression and no automatic
-    Content-Type; TLS verifies against ``ca_bundle`` (AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE) or
-    certifi's bundle, as botocore does. No proxy: a proxied environment takes aiobotocore's.
-    Closed with the connection.
-    """
-
-    def __init__(
-        self,
-        keys: _Keys,
-        *,
-        endpoint: str,
-        region: str,
-        max_concurrency: int,
-        timeouts: Timeouts,
-        ca_bundle: str | None,
-    ) -> None:
-        from . import http
-
-        self._http = http
-        self._signed = SignedJSON(endpoint=endpoint, region=region)
-        self._keys = keys
-        self._endpoint = endpoint
-        self._limit = max_concurrency
-        self._timeouts = timeouts
-        self._ca_bundle = ca_bundle
-        self._pool: Pool | None = None
-        self._lock = asyncio.Lock()
-        self._closed = False
-        self._wire_errors: tuple[type[BaseException], ...] = (http.HTTPError, OSError)
-
-    async def send(self, request: Request) -> dict[str, Any]:
-        signed = self._signed
-        body = signed.body(request)
-        headers = signed.headers(request.operation, body, self._keys)
-        pool = self._pool or await self._open()
-        if pool.closed:
-            raise ClosedError
-        try:
-            reply = await pool.post(headers, body)
-        except self._http.PoolClosedError:  # closed while this request waited for a connection
-            raise ClosedError from None
-        except self._wire_errors as exc:
-            raise self._failure(exc) from exc
-        return signed.reply(request, reply.status, reply.headers, reply.body)
-
-    async def _open(self) -> Pool:
-        async with self._lock:
-            if self._closed:
-                raise ClosedError
-            if self._pool is None:
-                parts = urlsplit(self._endpoint)
-                tls = parts.scheme == "https"
-                try:
-                    # Loading a CA bundle is file I/O: off the event loop, as aiobotocore does.
-                    context = (
-                        await asyncio.to_thread(_ssl_context, self._ca_bundle) if tls else None
-                    )
-                except OSError as exc:  # the CA bundle cannot be read
-                    raise TLSSetupError(self._endpoint, exc) from exc
-                if self._closed:
-                    raise ClosedError
-                self._pool = self._http.Pool(
-                    parts.hostname or "",
-                    parts.port or (443 if tls else 80),
-                    host_header=canonical_host(parts.netloc, parts.scheme),
-                    tls=context,
-                    limit=self._limit,
-                    connect_timeout=self._timeouts.connect_timeout,
-                    read_timeout=self._timeouts.read_timeout,
-                    keepalive=_KEEPALIVE_TIMEOUT,
-                    deadline=self._timeouts.attempt_timeout,
-                )
-            return self._pool
-
-    def _failure(self, exc: BaseException) -> WireError:
-        """What one of the pool's errors (or the socket's) stands for."""
-        http = self._http
-        kind: Failure
-        if isinstance(exc, http.ConnectTimeoutError):
-            kind = "connect_timeout"
-        elif isinstance(exc, http.ConnectError):
-            kind = "refused"  # refused, unreachable, TLS handshake, unknown host
-        elif isinstance(exc, http.ReadTimeoutError):
-            kind = "read_timeout"
-        elif isinstance(exc, http.DeadlineError):
-            kind = "deadline" if exc.sent else "unsent_deadline"
-        else:
-            kind = "broken"  # reset, disconnected, truncated or malformed: after it went out
-        # Chained from the socket's or the stream's error (refused, reset, timed out) if any.
-        cause = (exc.__cause__ if isinstance(exc, http.HTTPError) else None) or exc
-        return WireError(kind, self._endpoint, exc, cause=cause)
-
-    async def aclose(self) -> None:
-        async with self._lock:
-            self._closed = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
-
-
-def _ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
-    """The TLS context botocore's ``create_urllib3_context`` and aiobotocore's session make."""
-    import ssl
-
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.options |= ssl.OP_NO_SSLv2 | ssl.OP_NO_SSLv3 | ssl.OP_NO_COMPRESSION | ssl.OP_NO_TICKET
-    if getattr(context, "post_handshake_auth", None) is not None:
-        context.post_handshake_auth = True
-    context.verify_mode = ssl.CERT_REQUIRED
-    context.check_hostname = True
-    keylog = os.environ.get("SSLKEYLOGFILE")
-    if keylog and hasattr(context, "keylog_filename"):
-        context.keylog_filename = keylog
-    bundle = ca_bundle or _default_ca_bundle()
-    if bundle:
-        context.load_verify_locations(bundle)
-    else:
-        context.load_default_certs()
-    return context
-
-
-def _default_ca_bundle() -> str | None:
-    """The CA bundle: certifi's, else botocore's own (found without importing it), else none."""
-    try:
-        import certifi
-    except ImportError:
-        import importlib.util
-
-        spec = importlib.util.find_spec("botocore")
-        for folder in (spec and spec.submodule_search_locations) or ():
-            vendored = Path(folder, "cacert.pem")
-            if vendored.is_file():
-                return str(vendored)
-        return None
-    return certifi.where()
 
 
 RequestListener = Callable[[RequestEvent], None]
@@ -1232,6 +1079,8 @@ async def _lean_connection(
     An operation the fast path does not send builds aiobotocore's session and a client then,
     with the same credentials, region and endpoint.
     """
+    from .senders.lean import LeanSender
+
     client = Client(
         None,
         region_name=lean.region,

@@ -3,6 +3,7 @@
 ``base`` is the interface (:class:`~dynorm.io.senders.base.Sender`) and the plain words an adapter
 reports a failure in; ``attempt`` is the one place above the adapters that picks the sender for a
 request and says what its failure means (which DynormError, whether the request may have been
-sent); ``signed`` is the signed JSON the fast-path senders post; ``dynorm.io.transport`` holds the
-adapters (the lean, aio and botocore senders) for now.
+sent); ``signed`` is the signed JSON the fast-path senders post; the adapters: ``lean`` (dynorm's
+own HTTP client, ``dynorm.io.http``); ``dynorm.io.transport`` holds the aio and botocore senders
+for now.
 """
