@@ -135,7 +135,7 @@ def test_the_modules_import_no_cycle() -> None:
 
 
 #: The only modules that import aiobotocore's libraries.
-AWS_ADAPTERS = ["io.transport"]
+AWS_ADAPTERS = ["io.senders.botocore_client", "io.transport"]
 
 
 def test_only_the_aiobotocore_adapters_import_aiobotocore_botocore_or_aiohttp() -> None:
