@@ -134,8 +134,8 @@ def test_the_modules_import_no_cycle() -> None:
         visit(module, [])
 
 
-#: The only modules that import aiobotocore's libraries.
-AWS_ADAPTERS = ["io.senders.botocore_client", "io.transport"]
+#: The senders that are aiobotocore's adapters: the only modules that import its libraries.
+AWS_ADAPTERS = ["io.senders.aio", "io.senders.botocore_client"]
 
 
 def test_only_the_aiobotocore_adapters_import_aiobotocore_botocore_or_aiohttp() -> None:
