@@ -85,13 +85,14 @@ from dynorm.mapping.state import InstanceState, Loaded, bind, state_of
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
+from .connection import Connection, open_connection
 from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, pages, read_page
 from .query import Query, Scan
 from .queryload import QueryLoad
 from .tablecreate import table_status
 from .tables import Connected, Tables, name_tables, table_of
-from .transport import Connection, RequestListener, Transport, open_connection
+from .transport import RequestListener, Transport
 
 # The write side, explain, transactions, batches, coalescing and rate limits are imported on
 # first use (``_Writing``, ``_Batches``, ``Database.explain``, the options of ``connect``): a
