@@ -40,13 +40,14 @@ from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
 from .batching import Batches
+from .connection import Connection, open_connection
 from .paging import Sender
 from .query import Query, Scan
 from .reads import Reads
 from .runner import Runner
 from .tableadmin import TableAdmin
 from .tables import Connected, Tables, name_tables
-from .transport import Connection, RequestListener, Transport, open_connection
+from .transport import RequestListener, Transport
 from .writing import Writes
 
 # The write side, explain, transactions, batches, coalescing and rate limits are imported on

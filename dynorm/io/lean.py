@@ -2,8 +2,9 @@
 
 :func:`_lean_settings` says whether a connection can be lean (dynorm's own HTTP client and
 signer, neither aiobotocore nor botocore imported) and with which keys, region, endpoint and
-CA bundle: only when aiobotocore's session would resolve exactly the same. The transport
-(:mod:`dynorm.io.transport`) opens the connection.
+CA bundle: only when aiobotocore's session would resolve exactly the same.
+:mod:`dynorm.io.connection` opens the connection, with the lean sender
+(:mod:`dynorm.io.senders.lean`).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ Two backends, both bound to loopback on a free port:
   process from ``<project root>/.dynalite`` (``make dynalite`` installs it there).
 
 This module talks to the servers only to learn that they accept TCP connections; it never
-imports aiobotocore or botocore (only the transport in ``dynorm/io/`` may: the ruff banned-api
-rule).
+imports aiobotocore or botocore (only ``dynorm/io/senders/{aio,botocore_client}.py`` may, see
+the ruff banned-api rule).
 """
 
 from __future__ import annotations

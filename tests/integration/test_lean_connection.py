@@ -189,17 +189,17 @@ async def test_a_configuration_file_takes_aiobotocores_session_and_is_honoured(
 
 
 def channel_of(db: Database) -> str:
-    """The kind of fast-path connection ``db`` has: ``_LeanChannel`` or ``_AioChannel``."""
-    return type(db._transport._attempt._channel).__name__  # type: ignore[attr-defined]
+    """The kind of fast-path connection ``db`` has: ``LeanSender`` or ``AioSender``."""
+    return type(db._transport._attempt._sender).__name__  # type: ignore[attr-defined]
 
 
-@pytest.fixture(params=["_LeanChannel", "_AioChannel"])
+@pytest.fixture(params=["LeanSender", "AioSender"])
 def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """Each kind of fast-path connection in turn (a config file with anything in it: aio's)."""
     for name in AWS_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     config = tmp_path / "config"
-    config.write_text("" if request.param == "_LeanChannel" else "[default]\n")
+    config.write_text("" if request.param == "LeanSender" else "[default]\n")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
     return str(request.param)
@@ -315,7 +315,7 @@ async def test_a_profiles_token_no_header_can_carry_is_refused_before_sending(
         accepted += 1
 
     async with serving(count) as url, connect(app, endpoint_url=url, region_name="us-east-1") as db:
-        assert channel_of(db) == "_AioChannel"
+        assert channel_of(db) == "AioSender"
         with pytest.raises(dynorm.ConfigurationError) as caught:
             await db.get(Org, name="ACME")
     assert str(caught.value).startswith(

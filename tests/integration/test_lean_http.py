@@ -64,12 +64,12 @@ async def lean_db(url: str, **options: Any) -> AsyncIterator[Database]:
         fast_path=True,
         **options,
     ) as db:
-        assert type(db._transport._attempt._channel).__name__ == "_LeanChannel"  # type: ignore[attr-defined]
+        assert type(db._transport._attempt._sender).__name__ == "LeanSender"  # type: ignore[attr-defined]
         yield db
 
 
 def pool_of(db: Database) -> Pool:
-    pool: Pool = db._transport._attempt._channel._pool  # type: ignore[attr-defined]
+    pool: Pool = db._transport._attempt._sender._pool  # type: ignore[attr-defined]
     return pool
 
 

@@ -5,7 +5,7 @@
     public   dynorm.design / .workbench / .migrations / .testing / .mypy / .web, ``__main__``, cli/
     tools    tools/: design view, Workbench files, migrations, test servers, plugins, web
     api      dynorm/__init__.py: the names users import
-    io       io/: transport, runner, Database, transactions, paging and batching loops
+    io       io/: senders, connection, transport, runner, Database, transactions, paging, batching
     mapping  mapping/: tables, models, relationships, strategies, read and write plans
     wire     wire/: JSON protocol, SigV4, typed page structures, retry rules
     core     core/: keys, expressions, limits, cursors, errors, requests, steps, codec/
@@ -134,20 +134,25 @@ def test_the_modules_import_no_cycle() -> None:
         visit(module, [])
 
 
-def test_only_the_transport_talks_to_botocore() -> None:
+#: The senders that are aiobotocore's adapters: the only modules that import its libraries.
+AWS_ADAPTERS = ["io.senders.aio", "io.senders.botocore_client"]
+
+
+def test_only_the_aiobotocore_adapters_import_aiobotocore_botocore_or_aiohttp() -> None:
     talkers = [
         m
         for m in modules()
         if any(
             isinstance(n, ast.Import | ast.ImportFrom)
             and any(
-                (getattr(n, "module", None) or a.name).split(".")[0] in {"aiobotocore", "botocore"}
+                (getattr(n, "module", None) or a.name).split(".")[0]
+                in {"aiobotocore", "botocore", "aiohttp"}
                 for a in n.names
             )
             for n in ast.walk(ast.parse(source(m).read_text()))
         )
     ]
-    assert talkers == ["io.transport"]
+    assert talkers == AWS_ADAPTERS
 
 
 @pytest.mark.parametrize("module", [m for m in modules() if layer_of(m) in PURE])

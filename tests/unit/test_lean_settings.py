@@ -16,7 +16,7 @@ import pytest
 import dynorm
 from dynorm.core.versions import installed_version as _version
 from dynorm.io.lean import _Keys, _Lean, _lean_settings
-from dynorm.io.transport import _ssl_context
+from dynorm.io.senders.lean import _ssl_context
 
 ENV_KEYS = {"AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret"}
 

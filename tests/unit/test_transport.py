@@ -29,7 +29,8 @@ from dynorm import (
 )
 from dynorm.core.codec.converter import Item
 from dynorm.core.requests import Request
-from dynorm.io.transport import Transport, _database_error
+from dynorm.io.senders.attempt import database_error
+from dynorm.io.transport import Transport
 from dynorm.mapping.model import info_of
 from dynorm.mapping.writes import UpdateOps, plan_delete, plan_put, plan_update
 from dynorm.wire.retry import TOKEN_ATTRIBUTE, RetryQuota, prepare
@@ -515,7 +516,7 @@ async def test_a_refused_add_on_its_first_attempt_is_a_real_condition_failure() 
 def test_an_operation_the_server_lacks_names_the_operation_and_the_server(
     operation: str, said: str, lacks: str
 ) -> None:
-    error = _database_error(
+    error = database_error(
         "UnknownOperationException", said, {}, Request(operation, {}), "http://127.0.0.1:4567"
     )
     assert isinstance(error, dynorm.UnsupportedOperationError)
