@@ -216,11 +216,14 @@ async def _page_while_writing(
         # keys across the page end are read again by the earlier shards and dropped, which may
         # take one of them a second request; so may items of no child model (``others``),
         # which a Query's Limit counts.
+        # Requests, not attempts: on a loaded machine a connection to the test server may fail
+        # and be retried, which is the transport's business (tested with the fault proxy).
+        sent = [e.operation for e in log.events if e.attempt == 1]
         if case.index or others:
-            assert set(log.operations) == {"Query"}
-            assert len(log) >= case.shards
+            assert set(sent) == {"Query"}
+            assert len(sent) >= case.shards
         else:
-            assert log.operations == ["Query"] * case.shards
+            assert sent == ["Query"] * case.shards
         assert len(page.items) <= limit
         seen += page.items
         cursor = page.cursor
