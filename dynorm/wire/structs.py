@@ -42,8 +42,6 @@ from dynorm.core.codec.converter import (
     AttributeValue,
     enum_texts,
     is_enum_hook,
-    resolved_fields,
-    without_none,
 )
 from dynorm.core.codec.decoders import (
     LIST_HOOK_MARK,
@@ -56,6 +54,7 @@ from dynorm.core.codec.decoders import (
     key_value,
 )
 from dynorm.core.codec.generate import FieldValue, instance_call
+from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
 from dynorm.core.requests import Parse
 

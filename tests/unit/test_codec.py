@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from dynorm import CodecError, DefinitionError
 from dynorm.core.codec import converter as codec_module
+from dynorm.core.codec import typeforms
 from dynorm.core.codec.converter import build_codec, converter, decode_any, encode_any
 
 
@@ -764,7 +765,7 @@ HOLDER_CODECS = {tp: build_codec(cls) for tp, cls in HOLDER_CLASSES.items()}
 
 def _conforms(value: object, tp: Any) -> bool:
     """Whether ``value`` is a value of ``tp``, the way mypy would see it."""
-    inner = codec_module._optional_inner(tp)
+    inner = typeforms._optional_inner(tp)
     if inner is not None:
         return value is None or _conforms(value, inner)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -789,7 +790,7 @@ def _conforms(value: object, tp: Any) -> bool:
     return isinstance(value, tp) and (tp is not int or type(value) is int)
 
 
-@pytest.mark.parametrize("tp", FIELD_TYPES, ids=codec_module.type_text)
+@pytest.mark.parametrize("tp", FIELD_TYPES, ids=typeforms.type_text)
 @settings(max_examples=50)
 @given(value=anything)
 def test_whatever_is_accepted_reads_back_as_its_type(tp: Any, value: Any) -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import dynorm
 from dynorm import CodecError
 from dynorm.core.codec import converter as codec_module
+from dynorm.core.codec import typeforms
 from dynorm.core.codec.converter import build_codec
 from dynorm.core.fields import NAME_KEY
 from tests.unit import test_codec as reference
@@ -72,7 +73,7 @@ CODECS = {tp: build_codec(cls) for tp, cls in HOLDERS.items()}
 
 
 def _generated(cls: type) -> Any:
-    sets = [f.name for f in attrs.fields(cls) if codec_module._is_set(f.type)]
+    sets = [f.name for f in attrs.fields(cls) if typeforms._is_set(f.type)]
     return codec_module._generated_encoder(cls, {}, (), sets)
 
 
@@ -132,7 +133,7 @@ values = (
 )
 
 
-@pytest.mark.parametrize("tp", FIELD_TYPES, ids=codec_module.type_text)
+@pytest.mark.parametrize("tp", FIELD_TYPES, ids=typeforms.type_text)
 @settings(max_examples=80)
 @given(value=values)
 def test_the_generated_encoder_agrees_with_the_walk(tp: Any, value: Any) -> None:

@@ -18,7 +18,6 @@ import enum
 import functools
 import math
 import re
-import types
 import typing
 import uuid
 from collections.abc import Callable, Collection, Mapping
@@ -50,6 +49,21 @@ from .decoders import (
     generate_decoder,
 )
 from .hooks import HookSource
+from .typeforms import (
+    _attrs_class,
+    _element,
+    _is_enum,
+    _is_fixed,
+    _is_list,
+    _is_literal,
+    _is_map,
+    _is_set,
+    _optional_inner,
+    _origin,
+    _tuple_items,
+    resolved_fields,
+    type_text,
+)
 
 if TYPE_CHECKING:
     import cattrs
@@ -65,10 +79,7 @@ from .encoders import (
 
 __all__ = [
     "INLINE_STRUCTURE",
-    "LIST_ORIGINS",
-    "MAP_ORIGINS",
     "MAX_ITEM_BYTES",
-    "SET_ORIGINS",
     "TEXT_STRUCTURE",
     "AttributeValue",
     "Item",
@@ -85,10 +96,7 @@ __all__ = [
     "item_size",
     "make_converter",
     "path_steps",
-    "resolved_fields",
-    "type_text",
     "value_encoder",
-    "without_none",
 ]
 
 AttributeValue = dict[str, Any]
@@ -143,23 +151,6 @@ def _mismatch(value: object, expected: str, hint: str = "") -> _RefusedError:
     if value is None:
         return _RefusedError(f"None is not {expected}; declare the field `X | None` to allow None")
     return _RefusedError(f"{_show(value)} is {_a(type(value).__name__)}, not {expected}{hint}")
-
-
-def type_text(tp: object) -> str:
-    """A type as a user wrote it: ``int | None``, ``list[Address]``, ``Color``."""
-    if tp is _NONE_TYPE:
-        return "None"
-    if tp is Any:
-        return "Any"
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        return " | ".join(type_text(a) for a in args)
-    if origin is not None and args:
-        name = getattr(origin, "__name__", repr(origin))
-        return f"{name}[{', '.join('...' if a is Ellipsis else type_text(a) for a in args)}]"
-    if isinstance(tp, type):
-        return tp.__name__
-    return repr(tp).replace("typing.", "")
 
 
 # -- generic values (fields typed Any, dict[str, Any], condition operands) -------------------------
@@ -301,75 +292,6 @@ def _set_kind(value: object) -> str | None:
 
 
 # -- typed hooks ---------------------------------------------------------------------------------
-
-_NONE_TYPE: Final = type(None)
-
-
-def _attrs_class(tp: object) -> type | None:
-    """``tp`` when it is an attrs class, else None."""
-    return tp if isinstance(tp, type) and attrs.has(tp) else None
-
-
-def _optional_inner(tp: object) -> object | None:
-    """``X`` for ``X | None`` (``Optional[X]``), else None."""
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not _NONE_TYPE]
-        if len(args) == 1 and len(typing.get_args(tp)) == 2:
-            inner: object = args[0]
-            return inner
-    return None
-
-
-def without_none(tp: object) -> object:
-    """``X`` for ``X | None`` (``Optional[X]``), else ``tp`` itself."""
-    inner = _optional_inner(tp)
-    return tp if inner is None else inner
-
-
-def _origin(tp: object) -> object:
-    return typing.get_origin(tp) or tp
-
-
-#: What ``typing.get_origin`` gives for the list, set and map types the codec stores as ``L``,
-#: ``SS``/``NS``/``BS`` and ``M`` (for a bare class: the class itself).
-LIST_ORIGINS: Final = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
-SET_ORIGINS: Final = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
-MAP_ORIGINS: Final = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
-
-
-def _is_list(tp: object) -> bool:
-    return _origin(tp) in LIST_ORIGINS
-
-
-def _is_set(tp: object) -> bool:
-    return _origin(tp) in SET_ORIGINS
-
-
-def _is_map(tp: object) -> bool:
-    return _origin(tp) in MAP_ORIGINS
-
-
-def _is_enum(tp: object) -> bool:
-    return isinstance(tp, type) and issubclass(tp, enum.Enum)
-
-
-def _element(tp: object, index: int = 0) -> object:
-    args = typing.get_args(tp)
-    if not args or args[index] is Ellipsis:
-        return Any
-    return args[index]
-
-
-def _tuple_items(tp: object) -> tuple[object, ...] | None:
-    """The element types of a fixed-length tuple (``tuple[str, int]``), else None."""
-    args = typing.get_args(tp)
-    if _origin(tp) is not tuple or not args or Ellipsis in args:
-        return None
-    return args
-
-
-def _is_fixed(tp: object) -> bool:
-    return _tuple_items(tp) is not None
 
 
 def _tuple_structure(c: HookSource, tp: object) -> Callable[[AttributeValue, object], object]:
@@ -595,10 +517,6 @@ def is_enum_hook(hook: object, tp: object) -> bool:
         return False
     scalar = hook in (_STRUCTURE_STR, _STRUCTURE_INT, _STRUCTURE_FLOAT)
     return scalar or hook is _enum_structure(cast("type[enum.Enum]", tp))
-
-
-def _is_literal(tp: object) -> bool:
-    return typing.get_origin(tp) is typing.Literal
 
 
 def _literal_values(tp: object) -> dict[object, object]:
@@ -923,15 +841,6 @@ def unstructure_hook(c: HookSource, tp: object) -> Callable[[Any], AttributeValu
     if _is_enum(tp) and (hook in _MIXIN_HOOKS or not isinstance(tp, type)):
         return _enum_unstructure(cast("type[enum.Enum]", tp))
     return hook
-
-
-def resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
-    """An attrs class's fields, their string annotations (PEP 563) resolved."""
-    fields = attrs.fields(cls)
-    if any(isinstance(f.type, str) for f in fields):
-        attrs.resolve_types(cls)  # what cattrs does for PEP 563 annotations
-        fields = attrs.fields(cls)
-    return tuple(fields)
 
 
 def _unstructure_fn(
