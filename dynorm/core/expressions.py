@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from .codec.converter import AttributeValue, encode_any, path_steps
+from .codec.converter import AttributeValue, path_steps
+from .codec.generic import encode_any
 from .errors import ExpressionError
 
 __all__ = [

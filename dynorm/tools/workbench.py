@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, cast
 import attrs
 
 from dynorm.core.chunks import BATCH_WRITE_MAX, chunked
-from dynorm.core.codec.converter import AttributeValue, Item, encode_any
+from dynorm.core.codec.converter import AttributeValue, Item
+from dynorm.core.codec.generic import encode_any
 from dynorm.core.codec.typeforms import LIST_ORIGINS, MAP_ORIGINS, SET_ORIGINS, without_none
 from dynorm.core.errors import (
     CodecError,
