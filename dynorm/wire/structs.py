@@ -40,7 +40,6 @@ from dynorm.core.codec.converter import (
     INLINE_STRUCTURE,
     TEXT_STRUCTURE,
     AttributeValue,
-    enum_texts,
     is_enum_hook,
 )
 from dynorm.core.codec.decoders import (
@@ -53,6 +52,7 @@ from dynorm.core.codec.decoders import (
     key_texts,
     key_value,
 )
+from dynorm.core.codec.enums import enum_texts
 from dynorm.core.codec.generate import FieldValue, instance_call
 from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
