@@ -36,12 +36,7 @@ import attrs
 import msgspec
 import orjson
 
-from dynorm.core.codec.converter import (
-    INLINE_STRUCTURE,
-    TEXT_STRUCTURE,
-    AttributeValue,
-    is_enum_hook,
-)
+from dynorm.core.codec.converter import AttributeValue
 from dynorm.core.codec.decoders import (
     LIST_HOOK_MARK,
     NESTED_HOOK_MARK,
@@ -54,6 +49,7 @@ from dynorm.core.codec.decoders import (
 )
 from dynorm.core.codec.enums import enum_texts
 from dynorm.core.codec.generate import FieldValue, instance_call
+from dynorm.core.codec.scalars import INLINE_STRUCTURE, TEXT_STRUCTURE, is_enum_hook
 from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
 from dynorm.core.requests import Parse
