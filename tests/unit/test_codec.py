@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from dynorm import CodecError, DefinitionError
 from dynorm.core.codec import converter as codec_module
 from dynorm.core.codec import typeforms
-from dynorm.core.codec.converter import build_codec, converter
+from dynorm.core.codec.converter import converter
 from dynorm.core.codec.generic import decode_any, encode_any
+from dynorm.core.codec.model_codec import build_codec
 
 
 class Color(enum.Enum):
