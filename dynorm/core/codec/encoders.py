@@ -1,6 +1,6 @@
 """Generated encoders: one Python function per attrs class, from an instance straight to an item.
 
-The mirror of ``_decoders``. Writing an item through cattrs costs a generated function that
+The mirror of ``decoders``. Writing an item through cattrs costs a generated function that
 calls one hook per field, each a Python call doing a type check and building a dict. These
 functions write the default hooks' work inline for values of the exact declared type
 (``{"S": v} if type(v) is str else <hook>(v)``), turn lists and maps into comprehensions, and

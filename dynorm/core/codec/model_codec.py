@@ -22,7 +22,7 @@ from dynorm.core.limits import MAX_DEPTH
 
 from . import AttributeValue, Item
 from .containers import _unstructure_fn
-from .converter import _attribute_steps, _path_encoder, _with_fields, hooks
+from .converter import hooks
 from .decoders import (
     DecoderSpec,
     generate_decoder,
@@ -32,6 +32,7 @@ from .encoders import (
     generate_nested_encoder,
 )
 from .generic import _NULL
+from .paths import _attribute_steps, _path_encoder, _with_fields
 from .refusals import _HOOK_ERRORS, _describe, _named
 from .scalars import (
     _ENCODE_HELPERS,
@@ -332,7 +333,7 @@ def _generated_encoder(
     key_only: Collection[str],
     sets: Collection[str],
 ) -> Callable[[Any], Item]:
-    """The item encoder written for ``cls``: the walk's work inline (see ``_encoders``)."""
+    """The item encoder written for ``cls``: the walk's work inline (see ``encoders``)."""
     try:
         return generate_encoder(
             cls,
