@@ -176,6 +176,14 @@ def test_binary_read_from_base64_text() -> None:
     assert build_codec(Scalars).decode(item).raw == b"\x00\xff"
 
 
+def test_an_int_in_a_float_field_is_stored_when_a_float_holds_it_exactly() -> None:
+    codec = build_codec(_holder(float))
+    for number in (3, 2**53, -(2**60)):
+        item = codec.encode(_holder(float)(number))
+        assert item == {"value": {"N": str(number)}}
+        assert codec.decode(item).value == number
+
+
 def test_float_field_stores_shortest_repr() -> None:
     codec = build_codec(Measured)
     assert codec.encode(Measured(value=1 / 3))["value"] == {"N": "0.3333333333333333"}
@@ -576,6 +584,8 @@ def _holder(tp: Any) -> type:
         (int, decimal.Decimal(1), r"Decimal\('1'\) is a Decimal, not an int"),
         (float, "0.5", r"Holder\.value \(float\): '0\.5' is a str, not a float"),
         (float, False, "False is a bool, not a float"),
+        (float, 2**53 + 1, r"Holder\.value \(float\): 9007199254740993 has no exact float value"),
+        (set[float], {2**60 + 1}, r"member 1152921504606846977 \(float\): .* no exact float"),
         (decimal.Decimal, 1.5, r"1\.5 is a float, not a Decimal; give Decimal\('1\.5'\)"),
         (decimal.Decimal, True, "True is a bool, not a Decimal"),
         (str, 5, r"Holder\.value \(str\): 5 is an int, not a str"),

@@ -176,7 +176,14 @@ def _unstructure_int(v: Any) -> AttributeValue:
 def _unstructure_float(v: Any) -> AttributeValue:
     if isinstance(v, float):
         return {"N": check_float(v)}
-    return _int_av(v, "a float")
+    stored = _int_av(v, "a float")
+    # Stored exactly, but read back as a float: an int no float holds would come back changed.
+    if float(v) != v:
+        raise _RefusedError(
+            f"{_show(v)} has no exact float value, so it would read back as {float(v)!r}; "
+            "declare the field int or Decimal, or give float(value)"
+        )
+    return stored
 
 
 def _unstructure_decimal(v: Any) -> AttributeValue:
