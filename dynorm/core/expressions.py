@@ -11,7 +11,9 @@ from typing import Any
 
 import msgspec
 
-from .codec.converter import AttributeValue, encode_any, path_steps
+from .codec.converter import AttributeValue
+from .codec.generic import encode_any
+from .codec.paths import path_steps
 from .errors import ExpressionError
 
 __all__ = [

@@ -13,14 +13,9 @@ from typing import Any
 import attrs
 import msgspec
 
-from dynorm.core.codec.converter import (
-    AttributeValue,
-    Item,
-    check_definable,
-    hooks,
-    type_text,
-    value_encoder,
-)
+from dynorm.core.codec.converter import AttributeValue, Item, hooks
+from dynorm.core.codec.model_codec import check_definable, value_encoder
+from dynorm.core.codec.typeforms import type_text
 from dynorm.core.errors import CodecError, DefinitionError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.fields import stored_name

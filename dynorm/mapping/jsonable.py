@@ -56,7 +56,7 @@ from typing import Any, Final, TypeVar, cast
 
 import attrs
 
-from dynorm.core.codec.converter import type_text
+from dynorm.core.codec.typeforms import type_text
 from dynorm.core.errors import DefinitionError, InvalidDataError, did_you_mean
 from dynorm.core.requests import Page
 

@@ -13,7 +13,9 @@ from typing import Any, Final, Generic, Protocol, TypeVar, cast
 import attrs
 import msgspec
 
-from dynorm.core.codec.converter import AttributeValue, Item, ModelCodec, type_text, without_none
+from dynorm.core.codec.converter import AttributeValue, Item
+from dynorm.core.codec.model_codec import ModelCodec
+from dynorm.core.codec.typeforms import type_text, without_none
 from dynorm.core.errors import CodecError, DefinitionError, KeyTemplateError, did_you_mean
 from dynorm.core.expressions import Condition, ExpressionBuilder, entity_is
 from dynorm.core.fields import stored_name

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast
 
 import msgspec
 
-from dynorm.core.codec.converter import Item, decode_binary
+from dynorm.core.codec.converter import Item
+from dynorm.core.codec.generic import decode_binary
 from dynorm.core.errors import CodecError
 from dynorm.core.limits import MAX_DEPTH
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, dataclass_transfo
 
 import attrs
 
-from dynorm.core.codec.converter import AttributeValue, build_codec
+from dynorm.core.codec.converter import AttributeValue
+from dynorm.core.codec.model_codec import build_codec
 from dynorm.core.errors import CodecError, DefinitionError
 from dynorm.core.fields import field, stored_name
 from dynorm.core.keys import KEY_TYPES, SHARD, KeyTemplate, KeyType

@@ -18,15 +18,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from dynorm.core.codec.converter import (
-    LIST_ORIGINS,
-    MAP_ORIGINS,
-    SET_ORIGINS,
-    AttributeValue,
-    Item,
-    encode_any,
-    without_none,
-)
+from dynorm.core.codec.converter import AttributeValue, Item
+from dynorm.core.codec.generic import encode_any
+from dynorm.core.codec.typeforms import LIST_ORIGINS, MAP_ORIGINS, SET_ORIGINS, without_none
 from dynorm.core.errors import CodecError
 from dynorm.core.requests import ScanRead
 from dynorm.core.stamps import utc_now

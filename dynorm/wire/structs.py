@@ -27,8 +27,6 @@ from __future__ import annotations
 import collections.abc
 import decimal
 import functools
-import itertools
-import linecache
 import typing
 from abc import ABCMeta
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -38,15 +36,7 @@ import attrs
 import msgspec
 import orjson
 
-from dynorm.core.codec.converter import (
-    INLINE_STRUCTURE,
-    TEXT_STRUCTURE,
-    AttributeValue,
-    enum_texts,
-    is_enum_hook,
-    resolved_fields,
-    without_none,
-)
+from dynorm.core.codec.converter import AttributeValue
 from dynorm.core.codec.decoders import (
     LIST_HOOK_MARK,
     NESTED_HOOK_MARK,
@@ -57,6 +47,10 @@ from dynorm.core.codec.decoders import (
     key_texts,
     key_value,
 )
+from dynorm.core.codec.enums import enum_texts
+from dynorm.core.codec.generate import FieldValue, instance_call
+from dynorm.core.codec.scalars import INLINE_STRUCTURE, TEXT_STRUCTURE, is_enum_hook
+from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
 from dynorm.core.requests import Parse
 
@@ -67,8 +61,6 @@ __all__ = ["Wire", "WireItem", "build_wire"]
 
 #: An attribute decoded as a generic AttributeValue dict.
 _GENERIC: Final[Any] = dict[str, Any]
-
-_counter = itertools.count()
 
 
 class WireItem(msgspec.Struct, gc=False, omit_defaults=True):
@@ -187,14 +179,13 @@ class _Generator:
         self.hooks = spec.hooks
         self.builder = SourceBuilder(spec.hooks, spec.inline, spec.helpers)
         self.bind = self.builder.bind
-        self._ids = itertools.count()
         self._nested: dict[type, _Form | None] = {}
         #: Type -> its form: the models of a scope share their field types, and one form
         #: (its bound names included) serves every field of its type.
         self._forms: dict[Any, _Form | None] = {}
 
     def var(self) -> str:
-        return f"w{next(self._ids)}"
+        return self.builder.local("w")
 
     def value(self, tp: Any, form: _Form | None, source: str) -> str:
         """Source of a field's value from ``source``: its struct (``form``) or a generic dict."""
@@ -337,35 +328,22 @@ class _Generator:
         every item holds it); a field whose stored value is None takes its default.
         """
         empty_when_missing = empty_when_missing or {}
-        positional = not any(f.kw_only for f, _, _ in values)
-        args = []
-        for f, present, stored in values:
-            found = None if stored is None else f"{stored} is not None"
-            value = present
-            if found is None:
-                pass
-            elif f.name in empty_when_missing:
-                empty = self.bind("empty", empty_when_missing[f.name])
-                value = f"({present} if {found} else {empty}())"
-            elif f.default is not attrs.NOTHING:
-                default: Any = f.default
-                if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-                    if default.takes_self:
-                        args.append(f"**({{{f.alias!r}: {present}}} if {found} else {{}})")
-                        positional = False
-                        continue
-                    missing = f"{self.bind('factory', default.factory)}()"
-                else:
-                    missing = self.bind("default", default)
-                value = f"({present} if {found} else {missing})"
-            args.append(value if positional else f"{f.alias}={value}")
-        cls_name = self.bind("cls", cls)
-        filename = f"<dynorm wire {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
+        call = instance_call(
+            self.builder,
+            self.bind("cls", cls),
+            [
+                FieldValue(
+                    f,
+                    present,
+                    None if stored is None else f"{stored} is not None",
+                    empty_when_missing.get(f.name),
+                )
+                for f, present, stored in values
+            ],
+        )
         body = "".join(f"    {line}\n" for line in lines)
-        source = f"def {name}({arg}):\n{body}    return {cls_name}({', '.join(args)})\n"
-        # Kept in linecache so tracebacks through a converter show its source.
-        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        exec(compile(source, filename, "exec"), self.builder.namespace)  # noqa: S102 - our source
+        source = f"def {name}({arg}):\n{body}    return {call}\n"
+        self.builder.define(name, source, what="wire", owner=cls)
 
 
 def _decimal(gen: _Generator) -> _Form:

@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 
 from dynorm import CodecError, DefinitionError
 from dynorm.core.codec import converter as codec_module
-from dynorm.core.codec.converter import build_codec, converter, decode_any, encode_any
+from dynorm.core.codec import typeforms
+from dynorm.core.codec.converter import converter
+from dynorm.core.codec.generic import decode_any, encode_any
+from dynorm.core.codec.model_codec import build_codec
 
 
 class Color(enum.Enum):
@@ -171,6 +174,14 @@ def test_binary_read_from_base64_text() -> None:
     item = build_codec(Scalars).encode(SCALARS)
     item["raw"] = {"B": base64.b64encode(b"\x00\xff").decode()}
     assert build_codec(Scalars).decode(item).raw == b"\x00\xff"
+
+
+def test_an_int_in_a_float_field_is_stored_when_a_float_holds_it_exactly() -> None:
+    codec = build_codec(_holder(float))
+    for number in (3, 2**53, -(2**60)):
+        item = codec.encode(_holder(float)(number))
+        assert item == {"value": {"N": str(number)}}
+        assert codec.decode(item).value == number
 
 
 def test_float_field_stores_shortest_repr() -> None:
@@ -573,6 +584,8 @@ def _holder(tp: Any) -> type:
         (int, decimal.Decimal(1), r"Decimal\('1'\) is a Decimal, not an int"),
         (float, "0.5", r"Holder\.value \(float\): '0\.5' is a str, not a float"),
         (float, False, "False is a bool, not a float"),
+        (float, 2**53 + 1, r"Holder\.value \(float\): 9007199254740993 has no exact float value"),
+        (set[float], {2**60 + 1}, r"member 1152921504606846977 \(float\): .* no exact float"),
         (decimal.Decimal, 1.5, r"1\.5 is a float, not a Decimal; give Decimal\('1\.5'\)"),
         (decimal.Decimal, True, "True is a bool, not a Decimal"),
         (str, 5, r"Holder\.value \(str\): 5 is an int, not a str"),
@@ -764,7 +777,7 @@ HOLDER_CODECS = {tp: build_codec(cls) for tp, cls in HOLDER_CLASSES.items()}
 
 def _conforms(value: object, tp: Any) -> bool:
     """Whether ``value`` is a value of ``tp``, the way mypy would see it."""
-    inner = codec_module._optional_inner(tp)
+    inner = typeforms._optional_inner(tp)
     if inner is not None:
         return value is None or _conforms(value, inner)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -789,7 +802,7 @@ def _conforms(value: object, tp: Any) -> bool:
     return isinstance(value, tp) and (tp is not int or type(value) is int)
 
 
-@pytest.mark.parametrize("tp", FIELD_TYPES, ids=codec_module.type_text)
+@pytest.mark.parametrize("tp", FIELD_TYPES, ids=typeforms.type_text)
 @settings(max_examples=50)
 @given(value=anything)
 def test_whatever_is_accepted_reads_back_as_its_type(tp: Any, value: Any) -> None:

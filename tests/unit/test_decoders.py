@@ -7,13 +7,10 @@ from typing import Any
 import attrs
 import cattrs
 
-from dynorm.core.codec.converter import (
-    _INLINE_HELPERS,
-    INLINE_STRUCTURE,
-    build_codec,
-    make_converter,
-)
+from dynorm.core.codec.converter import make_converter
 from dynorm.core.codec.decoders import generate_decoder
+from dynorm.core.codec.model_codec import build_codec
+from dynorm.core.codec.scalars import _INLINE_HELPERS, INLINE_STRUCTURE
 
 CONVERTER = make_converter()
 

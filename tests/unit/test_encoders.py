@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import dynorm
 from dynorm import CodecError
 from dynorm.core.codec import converter as codec_module
-from dynorm.core.codec.converter import build_codec
+from dynorm.core.codec import model_codec, typeforms
+from dynorm.core.codec.model_codec import build_codec
 from dynorm.core.fields import NAME_KEY
 from tests.unit import test_codec as reference
 
@@ -72,8 +73,8 @@ CODECS = {tp: build_codec(cls) for tp, cls in HOLDERS.items()}
 
 
 def _generated(cls: type) -> Any:
-    sets = [f.name for f in attrs.fields(cls) if codec_module._is_set(f.type)]
-    return codec_module._generated_encoder(cls, {}, (), sets)
+    sets = [f.name for f in attrs.fields(cls) if typeforms._is_set(f.type)]
+    return model_codec._generated_encoder(cls, {}, (), sets)
 
 
 GENERATED = {tp: _generated(cls) for tp, cls in HOLDERS.items()}
@@ -132,7 +133,7 @@ values = (
 )
 
 
-@pytest.mark.parametrize("tp", FIELD_TYPES, ids=codec_module.type_text)
+@pytest.mark.parametrize("tp", FIELD_TYPES, ids=typeforms.type_text)
 @settings(max_examples=80)
 @given(value=values)
 def test_the_generated_encoder_agrees_with_the_walk(tp: Any, value: Any) -> None:
@@ -240,7 +241,7 @@ def test_a_class_that_holds_itself_is_encoded_by_its_hook_below_the_first_level(
 
     attrs.resolve_types(Node, localns={"Node": Node})
     tree = Node("a", [Node("b", [Node("c")])])
-    encode = codec_module._generated_encoder(Node, {}, (), ())
+    encode = model_codec._generated_encoder(Node, {}, (), ())
     assert encode(tree) == codec_module.converter.get_unstructure_hook(Node)(tree)["M"]
 
 
@@ -250,7 +251,7 @@ def test_value_encoders_agree_with_the_hook(label: Any, weight: Any) -> None:
     # Embedded children are encoded one by one through these.
     value = Inner(label, weight)
     hook = codec_module.converter.get_unstructure_hook(Inner)
-    assert _outcome(codec_module.value_encoder(Inner), value) == _outcome(hook, value)
+    assert _outcome(model_codec.value_encoder(Inner), value) == _outcome(hook, value)
 
 
 def test_a_value_encoder_leaves_a_users_hook_alone() -> None:
@@ -259,4 +260,4 @@ def test_a_value_encoder_leaves_a_users_hook_alone() -> None:
         text: str
 
     codec_module.converter.register_unstructure_hook(Tag, lambda v: {"S": v.text})
-    assert codec_module.value_encoder(Tag)(Tag("x")) == {"S": "x"}
+    assert model_codec.value_encoder(Tag)(Tag("x")) == {"S": "x"}

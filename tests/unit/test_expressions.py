@@ -9,7 +9,9 @@ import attrs
 import pytest
 
 from dynorm import Attr, Condition, ExpressionError
-from dynorm.core.codec.converter import AttributeValue, build_codec, encode_any
+from dynorm.core.codec.converter import AttributeValue
+from dynorm.core.codec.generic import encode_any
+from dynorm.core.codec.model_codec import build_codec
 from dynorm.core.expressions import ExpressionBuilder, extend_condition, grouped, render_update
 
 

@@ -21,9 +21,10 @@ from typing import Any, Literal
 import attrs
 import pytest
 
-from dynorm.core.codec.converter import Hooks, make_converter, unstructure_hook
+from dynorm.core.codec.converter import Hooks, make_converter
 from dynorm.core.codec.decoders import LIST_HOOK_MARK, NESTED_HOOK_MARK, WIRE_HOOK_MARK
 from dynorm.core.codec.encoders import ENCODE_LIST_MARK, ENCODE_MAP_MARK, ENCODE_OPTIONAL_MARK
+from dynorm.core.codec.scalars import unstructure_hook
 from dynorm.core.errors import CodecError, DefinitionError
 
 MARKS = (

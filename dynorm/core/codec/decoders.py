@@ -11,8 +11,6 @@ hook as before: the converter stays the single source of truth.
 from __future__ import annotations
 
 import functools
-import itertools
-import linecache
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +22,7 @@ from dynorm.core.fields import stored_name
 from dynorm.core.keys import KeyFields
 from dynorm.core.keys import unescape as keys_unescape
 
+from .generate import FieldValue, Namespace, instance_call
 from .hooks import HookSource
 
 __all__ = [
@@ -54,11 +53,9 @@ Inline = Mapping[type, tuple[object, str]]
 
 AttributeValue = dict[str, Any]
 
-_counter = itertools.count()
 
-
-class SourceBuilder:
-    """Collects the names a generated function refers to, and hands out fresh ones."""
+class SourceBuilder(Namespace):
+    """Writes the source decoding field types: inline, through a nested decoder, or a hook."""
 
     def __init__(
         self,
@@ -67,18 +64,12 @@ class SourceBuilder:
         helpers: Mapping[str, object],
         within: frozenset[type] = frozenset(),
     ) -> None:
+        super().__init__(helpers)
         self.hooks = hooks
         self.inline = inline
         self.helpers = helpers
         #: The classes whose decoders are being written: one holding itself is left to its hook.
         self.within = within
-        self.namespace: dict[str, Any] = dict(helpers)
-        self._ids = itertools.count()
-
-    def bind(self, prefix: str, value: object) -> str:
-        name = f"__{prefix}{next(self._ids)}"
-        self.namespace[name] = value
-        return name
 
     def expression(self, tp: Any, value: str) -> str:
         """Python source that decodes the AttributeValue ``value`` as type ``tp``."""
@@ -93,7 +84,7 @@ class SourceBuilder:
             return f'{self.bind("dec", decoder)}({value}["M"])'
         if getattr(hook, LIST_HOOK_MARK, False):
             element = (typing.get_args(tp) or (Any,))[0]
-            var = f"e{next(self._ids)}"
+            var = self.local("e")
             return f'[{self.expression(element, var)} for {var} in {value}["L"]]'
         return f"{self.bind('hook', hook)}({value}, {self.bind('type', tp)})"
 
@@ -140,50 +131,34 @@ def generate_decoder(
     builder = SourceBuilder(hooks, inline, helpers, within | {cls})
     builder.namespace["__cls"] = cls
     lines, keys = key_texts(builder, from_keys or {})
-    fields = [f for f in attrs.fields(cls) if f.init]
-    positional = not any(f.kw_only for f in fields)
-    args = []
-    for f in fields:
+    values = []
+    for f in attrs.fields(cls):
+        if not f.init:
+            continue
         stored = stored_name(f)
-        held = f.name in keys
-        if held:
+        empty = None
+        if f.name in keys:
             key, var = keys[f.name]
             present = key_value(builder, key, f.name, var)
             found = None if key.always else f"{var} is not None"
-        elif f.name in overrides:
-            present = f"{builder.bind('field', overrides[f.name])}(o[{stored!r}])"
-            found = f"{stored!r} in o"
         else:
-            present = builder.expression(f.type, f"o[{stored!r}]")
-            found = f"{stored!r} in o"
-        if found is None:
-            pass  # in every item
-        elif f.name in empty_when_missing and not held:
-            empty = builder.bind("empty", empty_when_missing[f.name])
-            present = f"({present} if {found} else {empty}())"
-        elif f.default is not attrs.NOTHING:
-            if isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
-                if f.default.takes_self:
-                    # Needs the half-built instance: leave it to attrs when the item lacks it.
-                    args.append(f"**({{{f.alias!r}: {present}}} if {found} else {{}})")
-                    positional = False
-                    continue
-                missing = f"{builder.bind('factory', f.default.factory)}()"
+            if f.name in overrides:
+                present = f"{builder.bind('field', overrides[f.name])}(o[{stored!r}])"
             else:
-                missing = builder.bind("default", f.default)
-            present = f"({present} if {found} else {missing})"
-        args.append(present if positional else f"{f.alias}={present}")
-    filename = f"<dynorm decoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
+                present = builder.expression(f.type, f"o[{stored!r}]")
+            found = f"{stored!r} in o"
+            empty = empty_when_missing.get(f.name)
+        values.append(FieldValue(f, present, found, empty))
     if wire:
         # A typed wire item rather than a dict: its own class converts it (one test an item).
         builder.namespace["__dict"] = dict
         lines.insert(0, f"if o.__class__ is not __dict: return o.{WIRE_CONVERTERS}[__cls](o)")
     body = "".join(f"    {line}\n" for line in lines)
-    source = f"def decode(o):\n{body}    return __cls({', '.join(args)})\n"
-    # Kept in linecache so tracebacks through a decoder show its source.
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    exec(compile(source, filename, "exec"), builder.namespace)  # noqa: S102 - our own source
-    decoder: Callable[[Mapping[str, AttributeValue]], Any] = builder.namespace["decode"]
+    call = instance_call(builder, "__cls", values)
+    source = f"def decode(o):\n{body}    return {call}\n"
+    decoder: Callable[[Mapping[str, AttributeValue]], Any] = builder.define(
+        "decode", source, what="decoder", owner=cls
+    )
     return decoder
 
 

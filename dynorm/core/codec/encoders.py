@@ -1,6 +1,6 @@
 """Generated encoders: one Python function per attrs class, from an instance straight to an item.
 
-The mirror of ``_decoders``. Writing an item through cattrs costs a generated function that
+The mirror of ``decoders``. Writing an item through cattrs costs a generated function that
 calls one hook per field, each a Python call doing a type check and building a dict. These
 functions write the default hooks' work inline for values of the exact declared type
 (``{"S": v} if type(v) is str else <hook>(v)``), turn lists and maps into comprehensions, and
@@ -15,8 +15,6 @@ inside it. Bad values are rare; good ones never pay for the bookkeeping.
 
 from __future__ import annotations
 
-import itertools
-import linecache
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
@@ -24,6 +22,8 @@ import attrs
 import msgspec
 
 from dynorm.core.fields import stored_name
+
+from .generate import Namespace
 
 __all__ = [
     "ENCODE_LIST_MARK",
@@ -52,11 +52,10 @@ AttributeValue = dict[str, Any]
 Item = dict[str, AttributeValue]
 HookOf = Callable[[object], Callable[[Any], AttributeValue]]
 
-_counter = itertools.count()
 _MISSING: Final = object()
 
 
-class _Builder:
+class _Builder(Namespace):
     """Writes the source of encoders; nested classes get functions of their own, made once."""
 
     def __init__(
@@ -66,19 +65,13 @@ class _Builder:
         helpers: Mapping[str, object],
         classes: dict[type, Callable[[Any], Item] | None] | None = None,
     ) -> None:
+        super().__init__(helpers)
         self.hook_of = hook_of
         self.inline = inline
         self.helpers = helpers
-        self.namespace: dict[str, Any] = dict(helpers)
         #: Nested classes encoded so far, shared by the builders of one model. None while a
         #: class's function is being written: a class holding itself is left to its hook there.
         self.classes = {} if classes is None else classes
-        self._ids = itertools.count()
-
-    def bind(self, prefix: str, value: object) -> str:
-        name = f"__{prefix}{next(self._ids)}"
-        self.namespace[name] = value
-        return name
 
     def expression(self, tp: object, value: str) -> str:
         """Python source that encodes ``value`` (a plain name) as declared type ``tp``."""
@@ -90,12 +83,12 @@ class _Builder:
             return f"({fast} if {guard} else {call})"
         element = getattr(hook, ENCODE_LIST_MARK, _MISSING)
         if element is not _MISSING:
-            var = f"e{next(self._ids)}"
+            var = self.local("e")
             fast = f'{{"L": [{self.expression(element, var)} for {var} in {value}]}}'
             return f"({fast} if type({value}) is list else {call})"
         element = getattr(hook, ENCODE_MAP_MARK, _MISSING)
         if element is not _MISSING:
-            var = f"x{next(self._ids)}"
+            var = self.local("x")
             pairs = f"k: {self.expression(element, var)} for k, {var} in {value}.items()"
             # Keys that are not exactly str go to the hook, which refuses or converts them.
             guard = f"type({value}) is dict and all([type(k) is str for k in {value}])"
@@ -135,13 +128,10 @@ class _Builder:
                 lines += [f"v = {f.expression}", f"if v is not __NULL: i[{f.stored!r}] = v"]
             else:  # "check": refused if of the wrong type, but not stored (a key holds it)
                 lines.append(f.expression)
-        filename = f"<dynorm encoder {cls.__module__}.{cls.__qualname__} #{next(_counter)}>"
         body = "".join(f"    {line}\n" for line in [*lines, "return i"])
-        source = f"def encode(o):\n{body}"
-        # Kept in linecache so tracebacks through an encoder show its source.
-        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - our own source
-        encoder: Callable[[Any], Item] = self.namespace.pop("encode")
+        encoder: Callable[[Any], Item] = self.define(
+            "encode", f"def encode(o):\n{body}", what="encoder", owner=cls
+        )
         return encoder
 
 

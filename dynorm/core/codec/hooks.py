@@ -1,6 +1,6 @@
 """What the codec asks a converter: the hook that reads or writes one type.
 
-A cattrs ``Converter`` answers it, and so does dynorm's ``Hooks`` (``converter.py``), which
+A cattrs ``Converter`` answers it, and so does dynorm's ``Hooks`` (``converter``), which
 answers the types whose hooks are dynorm's own without importing cattrs (a process reading
 plain models never needs it) and asks the cattrs converter about the rest.
 """
