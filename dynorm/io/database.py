@@ -5,7 +5,8 @@ Everything else in dynorm decides *what* to send as plain
 handed the ports it uses (the Database's ``send``, the runner, the batches), never the Database:
 
 - ``io/reads.py`` ``Reads``: gets, ``get_many``, ``transact_get``, ``load``, queries and scans,
-  and the decoding of items into bound objects (the Reader that loaders read through);
+  and the decoding of items into bound objects: ``db.reads``, the Reader that objects are bound
+  to and that loaders and tools read through (``db.reads.read_page``, ``db.reads.acceptor``);
 - ``io/writing.py`` ``Writes``: puts, updates, deletes, ``add``/``remove``, ``sync_copies``,
   ``put_all``/``delete_all`` and the plans of transactions;
 - ``io/runner.py`` ``Runner``: runs a plan's steps;
@@ -22,26 +23,23 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
 from dynorm.core.chunks import BATCH_GET_MAX, BATCH_WRITE_MAX, DEFAULT_MAX_ITEMS
-from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, secret_from
 from dynorm.core.errors import LimitExceededError, TransactionCanceledError
 from dynorm.core.expressions import Condition
-from dynorm.core.requests import CollectionRead, Request
+from dynorm.core.requests import Request
 from dynorm.core.steps import Plan
 from dynorm.mapping.cancellation import named_cancellation
-from dynorm.mapping.model import ModelInfo, ModelTable
+from dynorm.mapping.model import ModelTable
 from dynorm.mapping.relations import HasManyRelation, LoadOption, Relationship
-from dynorm.mapping.state import InstanceState
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import QUOTA_CAPACITY, RetryQuota
 
 from .batching import Batches
 from .connection import Connection, open_connection
-from .paging import Sender
 from .query import Query, Scan
 from .reads import Reads
 from .runner import Runner
@@ -166,8 +164,8 @@ class Database:
         """Build the parts that answer for ``tables`` (this connection's, or a view's).
 
         Each part is handed the ports it uses (this Database's ``send``, the runner, the
-        batches), not the Database; what objects are bound to is the Database, as the Reader
-        their loaders read through. ``coalesce``: make the coalescer, which views share.
+        batches), not the Database; objects are bound to ``reads``, the Reader their loaders
+        read through. ``coalesce``: make the coalescer, which views share.
         """
         self._batches = batches = Batches(
             self.send,
@@ -180,15 +178,12 @@ class Database:
             self._coalescer = _coalescer(batches.fetch_keys, self._batch_get_size)
         self._runner = Runner(self.send, tables, batches)
         self._admin = TableAdmin(self.send, tables)
-        self._writes = Writes(tables, self._runner, self, exactly_once=self._exactly_once)
-        self._reads = Reads(
-            self.send,
-            tables,
-            batches,
-            cursors=self.cursors,
-            coalescer=self._coalescer,
-            owner=self,
+        #: Reads: gets, queries, scans, loads, and the Reader objects are bound to (what
+        #: loaders and tools read through: ``db.reads.read_page(...)``, ``db.reads.acceptor``).
+        self.reads = reads = Reads(
+            self.send, tables, batches, cursors=self.cursors, coalescer=self._coalescer
         )
+        self._writes = Writes(tables, self._runner, reads, exactly_once=self._exactly_once)
 
     @property
     def explain(self) -> DatabaseExplain:
@@ -306,64 +301,9 @@ class Database:
         except TransactionCanceledError as exc:
             raise named_cancellation(exc, request, self._tables.table_named) from exc.__cause__
 
-    def acceptor(
-        self,
-        info: ModelInfo[T],
-        index: str | None,
-        *,
-        items: Literal["collection", "any", "classified"] = "collection",
-    ) -> Callable[[Item], T | None]:
-        """Decodes ``info``'s items (binding them here) and drops all others (None).
-
-        ``items`` says where they come from: ``"collection"``, one Query's results (or a read
-        by key), where the sort key decides; ``"any"``, a scan, where both keys do;
-        ``"classified"``, items the table's classifier already gave to this model.
-        """
-        return self._reads.acceptor(info, index, items=items)
-
-    def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
-        """Bind an object decoded from ``item`` and keep the children embedded in it."""
-        return self._reads.adopt(info, obj, item)
-
-    def read_page(
-        self,
-        read: CollectionRead,
-        accept: Callable[[Item], T | None],
-        *,
-        limit: int | None,
-        start: Item | None,
-        on_page: Callable[[list[Item]], None] | None = None,
-        ahead: int = 0,
-    ) -> Awaitable[tuple[list[T], Item | None]]:
-        """Up to ``limit`` accepted items after ``start``, and the key to resume from."""
-        return self._reads.read_page(
-            read, accept, limit=limit, start=start, on_page=on_page, ahead=ahead
-        )
-
-    def iterate(
-        self, read: CollectionRead, accept: Callable[[Item], T | None], *, start: Item | None = None
-    ) -> AsyncIterator[T]:
-        """Every accepted item from ``start`` on, page by page (the next page prefetched)."""
-        return self._reads.iterate(read, accept, start=start)
-
-    def reader(
-        self,
-        index: str | None,
-        partial: frozenset[str] | None = None,
-        *,
-        table: Table | None = None,
-    ) -> Sender:
-        """What sends reads of ``index``, reading whole items where it holds them in part.
-
-        Each page's items of the ``partial`` models (None: every model the index holds only in
-        part, KEYS_ONLY or INCLUDE) are read whole by their table keys (BatchGetItem, 100 keys
-        a request), in the page's order. ``table``: whose index (None: the only table's).
-        """
-        return self._reads.reader(index, partial, table=table)
-
     def attach(self, obj: T) -> T:
         """Attach an object built in code, so its relationship loaders can read through this db."""
-        return self._reads.attach(obj)
+        return self.reads.attach(obj)
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -422,7 +362,7 @@ class Database:
         connection a get without ``load=`` waits for the next turn of the event loop and shares
         a BatchGetItem with the other gets started meanwhile (see docs/performance.md).
         """
-        return await self._reads.get(model, load=load, consistent=consistent, **key)
+        return await self.reads.get(model, load=load, consistent=consistent, **key)
 
     async def put(self, obj: T, *, condition: Condition | None = None, overwrite: bool = True) -> T:
         """Store ``obj``. ``overwrite=False`` refuses to replace an existing item.
@@ -668,35 +608,7 @@ class Database:
         ``db.get_many([(Order, {...}), (AuditEntry, {...})])`` reads items of any models, of
         any tables of the connection, sharing requests (100 keys a request in all).
         """
-        return await self._reads.get_many(model, keys, consistent=consistent)
-
-    async def fetch_named(
-        self, keys: Sequence[tuple[str, Item]], *, consistent: bool = False
-    ) -> dict[tuple[str, Any], Item]:
-        """Raw items by (table name, ``key_id``) for (table name, key) pairs.
-
-        Any tables of this connection: BatchGetItem, the tables sharing requests (100 keys a
-        request), each table's keys in the order first named.
-        """
-        return await self._batches.fetch_named(keys, consistent=consistent)
-
-    async def fetch(
-        self,
-        keys: Sequence[Item],
-        *,
-        consistent: bool = False,
-        table: ModelTable | None = None,
-    ) -> dict[Any, Item]:
-        """Raw items for primary keys, by ``key_id`` (BatchGetItem, unprocessed keys retried).
-
-        ``table``: whose keys (None: the only table's).
-        """
-        return await self._batches.fetch(keys, consistent=consistent, table=table)
-
-    async def _settle(self) -> None:
-        """Before the connection closes: pending coalesced gets are sent and answered."""
-        if self._coalescer is not None:
-            await self._coalescer.settle()
+        return await self.reads.get_many(model, keys, consistent=consistent)
 
     async def put_all(self, objs: Iterable[object]) -> int:
         """Store many objects (BatchWriteItem, 25 a request, unprocessed items retried).
@@ -750,7 +662,7 @@ class Database:
         checked before sending. Unlike ``db.get_many`` (BatchGetItem), no write can land between
         two of the reads; it costs twice the read capacity.
         """
-        return await self._reads.transact_get(*wanted)
+        return await self.reads.transact_get(*wanted)
 
     def transaction(self) -> Transaction:
         """``async with db.transaction() as tx: tx.put(a); tx.delete(b)`` — all or nothing.
@@ -785,13 +697,9 @@ class Database:
         relationships of every item returned: children in the same collection come with the
         same Query, others are read per page (see docs/relationships.md).
         """
-        return self._reads.query(model, index, consistent=consistent, load=load, **components)
+        return self.reads.query(model, index, consistent=consistent, load=load, **components)
 
     # -- filters, scans, counts (docs/queries.md) -----------------------------------------------
-
-    def query_collection(self, info: ModelInfo[T], read: CollectionRead) -> Query[T]:
-        """The lazy Query of ``info``'s items in ``read`` (a relationship's ``.query()``)."""
-        return self._reads.query_collection(info, read)
 
     @overload
     def scan(
@@ -828,7 +736,7 @@ class Database:
         skipped. Nothing is sent until the scan is iterated, paged or counted. ``table``
         names the table a scan of every model reads, on a connection of several tables.
         """
-        return self._reads.scan(
+        return self.reads.scan(
             model, segments=segments, index=index, consistent=consistent, table=table
         )
 
@@ -842,7 +750,7 @@ class Database:
         HasMany children from one Query per object, run concurrently (``max_concurrency`` in
         flight).
         """
-        return await self._reads.load(objs, *relationships)
+        return await self.reads.load(objs, *relationships)
 
     async def add(self, parent: P, relationship: HasManyRelation[T, P], child: T) -> T:
         """Add ``child`` to ``parent``'s relationship, however the relationship stores it."""
@@ -948,4 +856,4 @@ async def connect(
         finally:
             # Callers still awaiting a coalesced get are answered while the connection is
             # open, rather than left waiting on (or failed by) a closed one.
-            await db._settle()
+            await db.reads.settle()

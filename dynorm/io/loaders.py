@@ -380,9 +380,9 @@ class RelationLoader(Generic[P, C]):
 
 
 def reader_of(obj: object) -> LoaderReader | None:
-    """The Database ``obj`` was read or written through (None: not attached to one)."""
+    """The connection ``obj`` was read or written through (None: not attached to one)."""
     state = state_of(obj)
-    # Only the io layer binds objects, and always to a Database, a Reader (Database.adopt).
+    # Only the io layer binds objects, and always to a Database's Reads (io/reads.py), a Reader.
     return None if state is None else cast("LoaderReader | None", state.database)
 
 

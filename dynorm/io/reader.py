@@ -2,7 +2,7 @@
 
 Loaders and ``load=`` are written against this, not against ``Database``, so they can sit below
 it. ``io/reads.py``'s ``Reads`` implements it (``db.get``, ``db.query`` and ``db.load`` hand it
-to the loading code), and ``Database`` forwards it there (objects are bound to the Database).
+to the loading code); objects are bound to it (a Database's ``db.reads``).
 """
 
 from __future__ import annotations

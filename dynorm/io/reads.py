@@ -6,8 +6,8 @@
 ``io/sharded.py`` read through. It plans each read with ``mapping/readplan.py`` and
 ``mapping/reading.py``, sends through the connection's send (pages through ``io/paging.py``,
 reads by key through :class:`~dynorm.io.batching.Batches`), and decodes what comes back with
-each model's generated decoder. Objects are bound to ``owner``, the Database, so their
-relationship loaders read through the connection they came from.
+each model's generated decoder. Objects are bound to the Reads (a Database's ``db.reads``),
+so their relationship loaders read through the connection they came from.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from dynorm.mapping.state import InstanceState, Loaded, bind
 from dynorm.mapping.table import Table
 
 from .batching import Batches
-from .loaders import LoaderReader
 from .loading import execute_get, found_item, load_all
 from .paging import Sender, iterate, read_page
 from .query import Query, Scan
@@ -63,7 +62,7 @@ class Reads:
 
     ``send`` is the connection's send, ``batches`` reads by key, ``cursors`` makes and checks
     page cursors, ``coalescer`` (``connect(coalesce=True)``, else None) is where plain gets
-    wait to share a BatchGetItem, and ``owner`` is what decoded objects are bound to.
+    wait to share a BatchGetItem. Decoded objects are bound to this Reads.
     """
 
     def __init__(
@@ -74,11 +73,9 @@ class Reads:
         *,
         cursors: CursorCodec,
         coalescer: Coalescer | None,
-        owner: LoaderReader,
     ) -> None:
         self._tables = tables
         self._coalescer = coalescer
-        self._owner = owner
         #: The Reader's ports, as attributes: a read reaches them without a call of its own.
         self.send: Final = send
         self.fetch: Final = batches.fetch
@@ -93,7 +90,7 @@ class Reads:
         *,
         items: Literal["collection", "any", "classified"] = "collection",
     ) -> Callable[[Item], T | None]:
-        """Decodes ``info``'s items (binding them to the owner) and drops all others (None).
+        """Decodes ``info``'s items (binding them to this Reads) and drops all others (None).
 
         ``items`` says where they come from: ``"collection"``, one Query's results (or a read
         by key), where the sort key decides; ``"any"``, a scan, where both keys do;
@@ -134,9 +131,14 @@ class Reads:
 
         return accept
 
+    async def settle(self) -> None:
+        """Before the connection closes: pending coalesced gets are sent and answered."""
+        if self._coalescer is not None:
+            await self._coalescer.settle()
+
     def adopt(self, info: ModelInfo[Any], obj: object, item: Item) -> InstanceState:
         """Bind an object decoded from ``item`` and keep the children embedded in it."""
-        state = bind(obj, self._owner)
+        state = bind(obj, self)
         for rel in embedded_of(info):
             codec = rel.embedded
             if codec is not None and codec.attribute in item:
@@ -209,7 +211,7 @@ class Reads:
     def attach(self, obj: T) -> T:
         """Bind ``obj`` to the connection, so its relationship loaders read through it."""
         info_of(type(obj))
-        bind(obj, self._owner)
+        bind(obj, self)
         return obj
 
     async def get(

@@ -23,6 +23,8 @@ from dynorm.mapping.state import bind
 from dynorm.mapping.writeplan import Action, WritePlanner
 from dynorm.mapping.writes import UpdateOps, UpdateOptions, transact_action
 
+from .reader import Reader
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
@@ -46,6 +48,11 @@ class Host(Protocol):
     def explain(self) -> _Explains: ...
 
     def run(self, plan: Plan[T]) -> Awaitable[T]: ...
+
+    @property
+    def reads(self) -> Reader:
+        """What committed objects are bound to, so their loaders read through it."""
+        ...
 
 
 class _Explains(Protocol):
@@ -163,7 +170,7 @@ class Transaction:
         await self._db.run(self._db.transaction_plan(self._actions))
         for action in self._actions:
             if action.kind == "put" and relationships_of(info_of(type(action.obj))):
-                bind(action.obj, self._db)
+                bind(action.obj, self._db.reads)
         self._actions.clear()
         self._keys.clear()
         self._params.clear()

@@ -374,7 +374,7 @@ async def _read_raw(
     Read as plain JSON (not the typed parse, which keeps only the declared attributes), and,
     through an index, read again whole by key. Items that do not decode are skipped (``plan``).
     """
-    accept = db.acceptor(info, read.index)
+    accept = db.reads.acceptor(info, read.index)
     table = db.table
 
     def keyed(raw: Item) -> tuple[Item, Any] | None:
@@ -385,7 +385,7 @@ async def _read_raw(
             return None
         return None if obj is None else (_plain(raw), obj)
 
-    found = [f async for f in db.iterate(msgspec.structs.replace(read, parse=None), keyed)]
+    found = [f async for f in db.reads.iterate(msgspec.structs.replace(read, parse=None), keyed)]
     if read.index is None or not found:
         return found
     whole = await fetch_whole(db, [_primary(table, raw) for raw, _ in found])
