@@ -399,7 +399,7 @@ class ScanRead(ReadOptions, frozen=True):
 
 # -- the one builder of each request kind not built by a planner of its own ----------------------
 #
-# Query: CollectionRead.request; PutItem, UpdateItem, DeleteItem: dynorm/_writes.py.
+# Query: CollectionRead.request; PutItem, UpdateItem, DeleteItem: dynorm/mapping/writes.py.
 
 
 def get_item(

@@ -172,7 +172,7 @@ class Explain(msgspec.Struct):
     def plan(self, plan: Plan[Any]) -> list[Request]:
         """Every request a write plan sends, in order, planned without sending anything.
 
-        Each read is shown as sent, and answered :class:`~dynorm._steps.Unread`: the writes
+        Each read is shown as sent, and answered :class:`~dynorm.core.steps.Unread`: the writes
         after it are shown as they will be sent, with a :class:`~dynorm.FromRead` placeholder
         wherever a value comes from that read (a copy of a parent's field, stored embedded
         children, the keys of the children a cascade deletes). A write is shown on the path

@@ -1,7 +1,7 @@
 """Planning reads beyond a key: filters, projections into views, counts, scans.
 
 Pure: everything here decides what a Query or Scan sends and how its items become objects;
-``dynorm/_query.py`` sends.
+``dynorm/io/query.py`` sends.
 """
 
 from __future__ import annotations

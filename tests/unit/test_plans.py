@@ -247,7 +247,7 @@ def test_fingerprint_tells_queries_apart(change: dict[str, Any]) -> None:
 def test_fingerprint_of_a_known_read() -> None:
     # Cursors outlive processes (and releases): the fingerprint depends on nothing but the read,
     # not on hash randomization. Changing it invalidates every cursor handed out (then bump
-    # the cursor format's version in dynorm/_cursor.py, so old ones get a clear error).
+    # the cursor format's version in dynorm/core/cursor.py, so old ones get a clear error).
     assert read(models=("User",)).fingerprint() == "18aa5c215b3167fa"
 
 
