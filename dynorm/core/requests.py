@@ -45,7 +45,7 @@ Retry = Literal["safe", "verify", "token"]
 Parse = Callable[[bytes], dict[str, Any]]
 
 #: The attribute a parent carries while the copies its write changed are being rewritten in
-#: batches after it (``_copies``); removed once they all are. A write of the parent while it is
+#: batches after it; removed once they all are. A write of the parent while it is
 #: there reads the children again, so writing the parent again repairs a fan-out that failed
 #: part-way. Every read must keep it: typed page parsing lists it among the generic attributes.
 PENDING: Final = "dynorm:copies"

@@ -124,7 +124,7 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
     key_fields: Mapping[str, KeyFields] = msgspec.field(default_factory=dict)
     #: The value this model's items hold in the table's type attribute (None: the table has none).
     entity: str | None = None
-    #: The fields named for versions, time to live and timestamps (see ``_stamps``).
+    #: The fields named for versions, time to live and timestamps (see ``dynorm/core/stamps.py``).
     stamps: Stamps = msgspec.field(default_factory=Stamps)
     #: Key attribute -> the field it is, for templates that are exactly ``"{field}"`` on the
     #: field's own stored attribute: the key is the field's value, stored once, unescaped.

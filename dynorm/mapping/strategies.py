@@ -94,7 +94,7 @@ class Strategy:
     def describe(self) -> str:
         return type(self).__name__ + "()"
 
-    # -- what a write must also do (the write planner asks; see dynorm/mapping/writeplan.py) ---------
+    # -- what a write must also do (the write planner asks; see dynorm/mapping/writeplan.py) --
 
     @property
     def copies(self) -> Mapping[str, str]:

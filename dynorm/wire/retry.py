@@ -18,7 +18,7 @@ apply twice:
 A transaction cancelled only because another one held its items (``TransactionConflict``) was
 not applied, and is sent again as it was (its ``ClientRequestToken`` too).
 
-Everything here is pure; the loop that sends lives in ``_transport``.
+Everything here is pure; the loop that sends lives in ``dynorm/io/transport.py``.
 """
 
 from __future__ import annotations
