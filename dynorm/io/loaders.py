@@ -7,7 +7,8 @@ calls that send requests. Nothing is ever loaded implicitly on attribute access.
 
 ``HasMany`` and ``BelongsTo`` are the mapping layer's ``HasManyRelation`` and ``BelongsToRelation``
 (what a relationship decides: target, strategy, links, reads) plus that attribute access, which is
-why they live here: a loader sends through the Database its object came from.
+why they live here: a loader sends through the Reader its object is bound to (the ``db.reads`` of
+the Database it came from).
 """
 
 from __future__ import annotations
