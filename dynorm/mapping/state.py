@@ -1,4 +1,6 @@
-"""Per-instance state kept beside model objects: which Database they came from, what was loaded.
+"""Per-instance state kept beside model objects: the reads they are bound to, what was loaded.
+
+An object is bound to the reads of the Database that read or wrote it (``db.reads``).
 
 Models stay plain attrs classes (``attrs.asdict`` shows data fields only), so the state lives in a
 side table keyed by ``id(obj)`` and is dropped by a weak-reference callback when the object dies.
@@ -71,7 +73,7 @@ def _forget(states: dict[int, Any], key: int, _ref: object) -> None:
 
 
 def bind(obj: object, database: object) -> InstanceState:
-    """Attach ``obj`` to the Database that read or wrote it, so its loaders can send requests."""
+    """Attach ``obj`` to ``database``: the reads (``db.reads``) that read or wrote it."""
     key = id(obj)
     entry = _states.get(key)
     if entry is not None and entry[0]() is obj:
