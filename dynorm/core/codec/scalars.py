@@ -123,17 +123,6 @@ TEXT_STRUCTURE: Final[
 }
 
 
-#: The structure hooks registered by class: cattrs dispatches on the class (and its subclasses)
-#: before any factory.
-_STRUCTURE_BY_CLASS: Final[Mapping[type, Callable[[AttributeValue, object], object]]] = {
-    **{
-        tp: cast("Callable[[AttributeValue, object], object]", h)
-        for tp, (h, _) in INLINE_STRUCTURE.items()
-    },
-    **{tp: hook for tp, (hook, _) in TEXT_STRUCTURE.items()},
-}
-
-
 def is_enum_hook(hook: object, tp: object) -> bool:
     """Whether ``hook`` is dynorm's own structure hook for the Enum ``tp``."""
     if not _is_enum(tp):
