@@ -8,6 +8,7 @@ from __future__ import annotations
 import decimal
 from typing import Any
 
+import msgspec
 import pytest
 
 from dynorm.core import limits
@@ -51,7 +52,7 @@ def test_one_row_is_seen_by_the_converter_and_by_hooks(monkeypatch: pytest.Monke
 
 
 def test_a_row_without_own_is_left_to_cattrs(monkeypatch: pytest.MonkeyPatch) -> None:
-    row = _money_row()._replace(own=None)
+    row = msgspec.structs.replace(_money_row(), own=None)
     monkeypatch.setattr(rules, "RULES", (row, *RULES))
     hooks = Hooks()
     assert hooks.get_structure_hook(Money) is _read
@@ -69,3 +70,25 @@ def test_the_checks_named_are_core_limits_own() -> None:
     assert all(getattr(limits, check.__name__) is check for check in named)
     (decimal_row,) = [rule for rule in RULES if rule.cls is decimal.Decimal]
     assert decimal_row.checks == (limits.check_decimal,)
+
+
+def test_the_inline_templates_are_read_off_the_rows() -> None:
+    hooks = Hooks()
+    by_class = [rule for rule in RULES if rule.cls is not None]
+    assert set(rules.INLINE_UNSTRUCTURE) == {rule.cls for rule in by_class}
+    for rule in by_class:
+        assert rule.cls is not None
+        hook, guard, expression = rules.INLINE_UNSTRUCTURE[rule.cls]
+        assert hook is hooks.get_unstructure_hook(rule.cls)
+        assert (guard, expression) == rule.write
+        if rule.read is not None:
+            assert rules.INLINE_STRUCTURE[rule.cls] == (
+                hooks.get_structure_hook(rule.cls),
+                rule.read,
+            )
+        if rule.parse is not None:
+            assert rules.TEXT_STRUCTURE[rule.cls] == (
+                hooks.get_structure_hook(rule.cls),
+                rule.parse,
+            )
+    assert hooks._converter is None

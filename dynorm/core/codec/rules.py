@@ -6,6 +6,9 @@ on its values, by the checks of ``core/limits.py`` its hooks call (``checks``) o
 checks that cover it (``note``). Two readers walk the table, so that adding a type is one row:
 ``converter.make_converter`` registers every row on dynorm's cattrs converter, and
 ``converter.Hooks`` makes the hooks of the rows it can answer (``own``) without importing cattrs.
+A scalar's row also holds the expression templates the generated decoders and encoders write
+in place of its default hooks (``read``, ``write``; ``parse`` for text): ``INLINE_STRUCTURE``,
+``INLINE_UNSTRUCTURE`` and ``TEXT_STRUCTURE`` are read off the rows.
 
 The rows are in cattrs' order of dispatch: rows by class first (cattrs picks them for the class
 and its subclasses, Enums with a str/int/float mixin included), then the others, the first that
@@ -19,12 +22,20 @@ import decimal
 import enum
 import functools
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
+import msgspec
 
-from dynorm.core.limits import check_decimal, check_float, int_text
+from dynorm.core.limits import (
+    BIG_INT,
+    FLOAT_TOO_BIG,
+    FLOAT_TOO_SMALL,
+    check_decimal,
+    check_float,
+    int_text,
+)
 
 from . import AttributeValue
 from .containers import (
@@ -42,17 +53,17 @@ from .containers import (
     _typed_set,
 )
 from .enums import _enum_structure, _enum_unstructure, _literal_structure, _literal_unstructure
-from .generic import encode_any
+from .generic import _NEG_BIG_INT, _NULL, decode_binary, encode_any
 from .hooks import HookSource
 from .scalars import (
     _STRUCTURE_FLOAT,
     _STRUCTURE_INT,
     _STRUCTURE_STR,
-    TEXT_STRUCTURE,
     _structure_any,
     _structure_bool,
     _structure_bytes,
     _structure_decimal,
+    _text_structure,
     _unstructure_bool,
     _unstructure_bytes,
     _unstructure_date,
@@ -77,7 +88,13 @@ from .typeforms import (
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["RULES", "TypeRule"]
+__all__ = [
+    "INLINE_STRUCTURE",
+    "INLINE_UNSTRUCTURE",
+    "RULES",
+    "TEXT_STRUCTURE",
+    "TypeRule",
+]
 
 StructureHook = Callable[[AttributeValue, object], object]
 UnstructureHook = Callable[[Any], AttributeValue]
@@ -86,7 +103,7 @@ StructureFactory = Callable[[HookSource, Any], StructureHook]
 UnstructureFactory = Callable[[HookSource, Any], UnstructureHook]
 
 
-class TypeRule(NamedTuple):
+class TypeRule(msgspec.Struct, frozen=True):
     """One kind of field type: what it covers, its hooks' factories, DynamoDB's limits on it."""
 
     #: What the row stores, as the docs and errors say it.
@@ -103,12 +120,27 @@ class TypeRule(NamedTuple):
     checks: tuple[Callable[..., object], ...] = ()
     #: DynamoDB's limits on the type checked elsewhere (per item, or when the hook is made).
     note: str = ""
+    #: What the generated decoders write instead of calling the default structure hook: an
+    #: expression on the AttributeValue ``{v}`` (names from ``_INLINE_HELPERS``).
+    read: str | None = None
+    #: For a type stored as text: the parser its default structure hook calls on the S value
+    #: (wire decoding calls it on the text).
+    parse: Callable[[str], object] | None = None
+    #: What the generated encoders write instead of calling the default unstructure hook:
+    #: (guard, expression) on the value ``{v}`` (names from ``_ENCODE_HELPERS``). The guard admits
+    #: only the exact type, for which the expression returns what the hook would; anything else
+    #: (subclasses, wrong values) is handed to the hook.
+    write: tuple[str, str] | None = None
 
 
 def _scalar(
     cls: type,
     structure: StructureHook,
     unstructure: UnstructureHook,
+    *,
+    read: str | None = None,
+    write: tuple[str, str],
+    parse: Callable[[str], object] | None = None,
     checks: tuple[Callable[..., object], ...] = (),
     note: str = "",
 ) -> TypeRule:
@@ -121,6 +153,22 @@ def _scalar(
         own=lambda tp: tp is cls,
         checks=checks,
         note=note,
+        read=read,
+        parse=parse,
+        write=write,
+    )
+
+
+def _text(
+    cls: type, parse: Callable[[str], object], unstructure: UnstructureHook, write: str
+) -> TypeRule:
+    """A row by class for a type stored as text (S) and read back by ``parse``."""
+    return _scalar(
+        cls,
+        _text_structure(parse),
+        unstructure,
+        parse=parse,
+        write=(f"type({{v}}) is __{cls.__name__}", write),
     )
 
 
@@ -155,23 +203,74 @@ _DEPTH_NOTE: Final = "32 levels of nesting: limits.check_item (check_depth), per
 #: Every field type's storage form, in cattrs' order of dispatch (see the module's docstring).
 RULES: Final[tuple[TypeRule, ...]] = (
     # Scalars, registered by class.
-    _scalar(str, _STRUCTURE_STR, _unstructure_str, note=_TEXT_NOTE),
-    _scalar(bool, _structure_bool, _unstructure_bool),
-    _scalar(int, _STRUCTURE_INT, _unstructure_int, (int_text,), "38 digits"),
-    _scalar(float, _STRUCTURE_FLOAT, _unstructure_float, (check_float,), "1E-130 to 1E+126"),
+    _scalar(
+        str,
+        _STRUCTURE_STR,
+        _unstructure_str,
+        read='{v}["S"]',
+        write=("type({v}) is str", '{{"S": {v}}}'),
+        note=_TEXT_NOTE,
+    ),
+    _scalar(
+        bool,
+        _structure_bool,
+        _unstructure_bool,
+        read='{v}["BOOL"]',
+        write=("({v} is True or {v} is False)", '{{"BOOL": {v}}}'),
+    ),
+    _scalar(
+        int,
+        _STRUCTURE_INT,
+        _unstructure_int,
+        read='int({v}["N"])',
+        write=("(type({v}) is int and __NEG_BIG < {v} < __BIG)", '{{"N": int.__repr__({v})}}'),
+        checks=(int_text,),
+        note="38 digits",
+    ),
+    _scalar(
+        float,
+        _STRUCTURE_FLOAT,
+        _unstructure_float,
+        read='float({v}["N"])',
+        write=(
+            # check_float's range test, inline: NaN, infinities and out-of-range go to the hook.
+            "(type({v}) is float and (__FLOAT_MIN <= abs({v}) < __FLOAT_MAX or {v} == 0.0))",
+            '{{"N": float.__repr__({v})}}',
+        ),
+        checks=(check_float,),
+        note="1E-130 to 1E+126",
+    ),
     _scalar(
         decimal.Decimal,
         _structure_decimal,
         _unstructure_decimal,
-        (check_decimal,),
-        "38 digits, 1E-130 to 9.99...E+125",
+        read='__Decimal({v}["N"])',
+        write=("type({v}) is __Decimal", '{{"N": __check_decimal({v})}}'),
+        checks=(check_decimal,),
+        note="38 digits, 1E-130 to 9.99...E+125",
     ),
-    _scalar(bytes, _structure_bytes, _unstructure_bytes, note=_SIZE_NOTE),
+    _scalar(
+        bytes,
+        _structure_bytes,
+        _unstructure_bytes,
+        read='__binary({v}["B"])',
+        write=("type({v}) is bytes", '{{"B": {v}}}'),
+        note=_SIZE_NOTE,
+    ),
     # Stored as text (S), read back by a parser of their own.
-    _scalar(uuid.UUID, TEXT_STRUCTURE[uuid.UUID][0], _unstructure_uuid),
-    _scalar(datetime.datetime, TEXT_STRUCTURE[datetime.datetime][0], _unstructure_datetime),
-    _scalar(datetime.date, TEXT_STRUCTURE[datetime.date][0], _unstructure_date),
-    _scalar(datetime.time, TEXT_STRUCTURE[datetime.time][0], _unstructure_time),
+    _text(uuid.UUID, uuid.UUID, _unstructure_uuid, '{{"S": str({v})}}'),
+    _text(
+        datetime.datetime,
+        datetime.datetime.fromisoformat,
+        _unstructure_datetime,
+        '{{"S": {v}.isoformat()}}',
+    ),
+    _text(
+        datetime.date, datetime.date.fromisoformat, _unstructure_date, '{{"S": {v}.isoformat()}}'
+    ),
+    _text(
+        datetime.time, datetime.time.fromisoformat, _unstructure_time, '{{"S": {v}.isoformat()}}'
+    ),
     # Forms, the first that matches winning.
     TypeRule(
         "Literal[...]",
@@ -244,6 +343,58 @@ RULES: Final[tuple[TypeRule, ...]] = (
         note="text, size and depth: limits.check_item, per item",
     ),
 )
+
+
+def _made(factory: Callable[[HookSource, Any], Any], cls: type) -> Any:
+    """A by-class row's hook: its factory asks nothing of the converter it is given."""
+    return factory(cast("HookSource", None), cls)
+
+
+_BY_CLASS: Final = tuple(rule for rule in RULES if rule.cls is not None)
+
+#: The default hooks whose work the generated decoders write inline, by type: (hook, template).
+#: A hook a user registers instead is called as usual.
+INLINE_STRUCTURE: Final[Mapping[type, tuple[object, str]]] = {
+    rule.cls: (_made(rule.structure, rule.cls), rule.read)
+    for rule in _BY_CLASS
+    if rule.cls is not None and rule.read is not None
+}
+
+#: Types stored as text and read back by a parser of their own: the default hook, the parser
+#: (wire decoding reads the text and calls the parser while that hook is in place).
+TEXT_STRUCTURE: Final[Mapping[type, tuple[StructureHook, Callable[[str], object]]]] = {
+    rule.cls: (_made(rule.structure, rule.cls), rule.parse)
+    for rule in _BY_CLASS
+    if rule.cls is not None and rule.parse is not None
+}
+
+#: The default hooks whose work the generated encoders write inline: (hook, guard, expression).
+INLINE_UNSTRUCTURE: Final[Mapping[object, tuple[object, str, str]]] = {
+    rule.cls: (_made(rule.unstructure, rule.cls), *rule.write)
+    for rule in _BY_CLASS
+    if rule.cls is not None and rule.write is not None
+}
+
+#: The classes of the by-class rows.
+SCALARS: Final = tuple(rule.cls for rule in _BY_CLASS if rule.cls is not None)
+
+#: The names ``read`` templates use.
+_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": decode_binary}
+
+#: The names ``write`` templates use.
+_ENCODE_HELPERS: Final = {
+    "__NULL": _NULL,
+    "__BIG": BIG_INT,
+    "__NEG_BIG": _NEG_BIG_INT,
+    "__FLOAT_MIN": FLOAT_TOO_SMALL,
+    "__FLOAT_MAX": FLOAT_TOO_BIG,
+    "__check_decimal": check_decimal,
+    "__Decimal": decimal.Decimal,
+    "__UUID": uuid.UUID,
+    "__datetime": datetime.datetime,
+    "__date": datetime.date,
+    "__time": datetime.time,
+}
 
 
 def configure(c: cattrs.Converter) -> None:
