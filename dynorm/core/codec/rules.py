@@ -106,7 +106,7 @@ UnstructureFactory = Callable[[HookSource, Any], UnstructureHook]
 class TypeRule(msgspec.Struct, frozen=True):
     """One kind of field type: what it covers, its hooks' factories, DynamoDB's limits on it."""
 
-    #: What the row stores, as the docs and errors say it.
+    #: Which types the row stores, and how (for a reader of the table).
     what: str
     structure: StructureFactory
     unstructure: UnstructureFactory
