@@ -49,7 +49,8 @@ from dynorm.core.codec.decoders import (
 )
 from dynorm.core.codec.enums import enum_texts
 from dynorm.core.codec.generate import FieldValue, instance_call
-from dynorm.core.codec.scalars import INLINE_STRUCTURE, TEXT_STRUCTURE, is_enum_hook
+from dynorm.core.codec.rules import INLINE_STRUCTURE, TEXT_STRUCTURE
+from dynorm.core.codec.scalars import is_enum_hook
 from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
 from dynorm.core.requests import Parse

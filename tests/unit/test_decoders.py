@@ -10,7 +10,7 @@ import cattrs
 from dynorm.core.codec.converter import make_converter
 from dynorm.core.codec.decoders import generate_decoder
 from dynorm.core.codec.model_codec import build_codec
-from dynorm.core.codec.scalars import _INLINE_HELPERS, INLINE_STRUCTURE
+from dynorm.core.codec.rules import _INLINE_HELPERS, INLINE_STRUCTURE
 
 CONVERTER = make_converter()
 

@@ -2,9 +2,10 @@
 
 ``model_codec`` builds each model's codec: decoders and encoders generated once per model
 (``decoders``, ``encoders``, through the shared helper ``generate``) from the hooks of its field
-types (``scalars``, ``enums``, ``containers``, ``generic``; ``converter`` puts them on dynorm's
-cattrs converter), refusing values with errors that name the field (``refusals``). ``typeforms``
-asks what a field type is; ``paths`` follows document paths through them.
+types (``scalars``, ``enums``, ``containers``, ``generic``; ``rules`` says which hooks store
+each type, and ``converter`` puts them on dynorm's cattrs converter), refusing values with
+errors that name the field (``refusals``). ``typeforms`` asks what a field type is; ``paths``
+follows document paths through them.
 """
 
 from typing import Any

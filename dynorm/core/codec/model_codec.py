@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final, cast
+from typing import Any, cast
 
 import attrs
 
@@ -34,16 +34,14 @@ from .encoders import (
 from .generic import _NULL
 from .paths import _attribute_steps, _path_encoder, _with_fields
 from .refusals import _HOOK_ERRORS, _describe, _named
-from .scalars import (
+from .rules import (
     _ENCODE_HELPERS,
     _INLINE_HELPERS,
-    _SCALAR_UNSTRUCTURE,
     INLINE_STRUCTURE,
     INLINE_UNSTRUCTURE,
-    epoch_decoder,
-    epoch_encoder,
-    unstructure_hook,
+    SCALARS,
 )
+from .scalars import epoch_decoder, epoch_encoder, unstructure_hook
 from .typeforms import (
     _element,
     _is_enum,
@@ -258,7 +256,7 @@ def _nesting(tp: object, seen: frozenset[type] = frozenset()) -> int | None:
         return _nesting(inner, seen)
     if tp is Any or isinstance(tp, str):
         return None
-    if _is_set(tp) or _is_enum(tp) or (isinstance(tp, type) and issubclass(tp, _SCALARS)):
+    if _is_set(tp) or _is_enum(tp) or (isinstance(tp, type) and issubclass(tp, SCALARS)):
         return 0
     parts: tuple[object, ...] | None = None
     if _tuple_items(tp) is not None:
@@ -274,9 +272,6 @@ def _nesting(tp: object, seen: frozenset[type] = frozenset()) -> int | None:
         return None  # a recursive class, or a type with hooks of the user's: unknown
     depths = [_nesting(p, seen) for p in parts]
     return None if None in depths else 1 + max(cast("list[int]", depths), default=0)
-
-
-_SCALARS: Final = tuple(_SCALAR_UNSTRUCTURE)
 
 
 def check_definable(cls: type) -> None:

@@ -8,9 +8,9 @@ field. Refused: bool in int/float/Decimal fields, float in a Decimal field (it w
 number written), datetime in a date field, a plain value in an Enum field (give the member),
 anything else of another type.
 
-``INLINE_STRUCTURE`` and ``INLINE_UNSTRUCTURE`` give the generated decoders and encoders each
-default hook's work as an expression template; a hook a user registers instead is called.
-A time to live is stored as epoch seconds (``epoch_encoder``, ``epoch_decoder``).
+Which type each hook stores, and the expression templates the generated decoders and encoders
+write instead of calling a default hook, are ``rules.RULES``' rows. A time to live is stored as
+epoch seconds (``epoch_encoder``, ``epoch_decoder``).
 """
 
 from __future__ import annotations
@@ -20,17 +20,10 @@ import decimal
 import enum
 import math
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Final, cast
 
-from dynorm.core.limits import (
-    BIG_INT,
-    FLOAT_TOO_BIG,
-    FLOAT_TOO_SMALL,
-    check_decimal,
-    check_float,
-    int_text,
-)
+from dynorm.core.limits import BIG_INT, check_decimal, check_float, int_text
 
 from . import AttributeValue
 from .enums import _enum_structure, _enum_unstructure
@@ -40,9 +33,6 @@ from .refusals import _mismatch, _RefusedError, _show
 from .typeforms import _is_enum
 
 __all__ = [
-    "INLINE_STRUCTURE",
-    "INLINE_UNSTRUCTURE",
-    "TEXT_STRUCTURE",
     "epoch_decoder",
     "epoch_encoder",
     "is_enum_hook",
@@ -75,9 +65,6 @@ def _structure_bytes(v: AttributeValue, _: object) -> bytes:
     return decode_binary(v["B"])
 
 
-_INLINE_HELPERS: Final = {"__Decimal": decimal.Decimal, "__binary": decode_binary}
-
-
 _STRUCTURE_STR: Final = _scalar_structure(str, "S")
 
 
@@ -87,18 +74,6 @@ _STRUCTURE_INT: Final = _scalar_structure(int, "N")
 _STRUCTURE_FLOAT: Final = _scalar_structure(float, "N")
 
 
-#: The default hooks whose work the generated decoders write inline, as expression templates
-#: (``{v}`` is the AttributeValue). A hook a user registers instead is called as usual.
-INLINE_STRUCTURE: Final[Mapping[type, tuple[object, str]]] = {
-    str: (_STRUCTURE_STR, '{v}["S"]'),
-    bool: (_structure_bool, '{v}["BOOL"]'),
-    int: (_STRUCTURE_INT, 'int({v}["N"])'),
-    float: (_STRUCTURE_FLOAT, 'float({v}["N"])'),
-    decimal.Decimal: (_structure_decimal, '__Decimal({v}["N"])'),
-    bytes: (_structure_bytes, '__binary({v}["B"])'),
-}
-
-
 def _text_structure(
     parse: Callable[[str], object],
 ) -> Callable[[AttributeValue, object], object]:
@@ -106,32 +81,6 @@ def _text_structure(
         return parse(v["S"])
 
     return structure
-
-
-#: Types stored as text and read back by a parser of their own: the default hook, the parser
-#: (wire decoding reads the text and calls the parser while that hook is in place).
-TEXT_STRUCTURE: Final[
-    Mapping[type, tuple[Callable[[AttributeValue, object], object], Callable[[str], object]]]
-] = {
-    tp: (_text_structure(parse), parse)
-    for tp, parse in (
-        (uuid.UUID, uuid.UUID),
-        (datetime.datetime, datetime.datetime.fromisoformat),
-        (datetime.date, datetime.date.fromisoformat),
-        (datetime.time, datetime.time.fromisoformat),
-    )
-}
-
-
-#: The structure hooks registered by class: cattrs dispatches on the class (and its subclasses)
-#: before any factory.
-_STRUCTURE_BY_CLASS: Final[Mapping[type, Callable[[AttributeValue, object], object]]] = {
-    **{
-        tp: cast("Callable[[AttributeValue, object], object]", h)
-        for tp, (h, _) in INLINE_STRUCTURE.items()
-    },
-    **{tp: hook for tp, (hook, _) in TEXT_STRUCTURE.items()},
-}
 
 
 def is_enum_hook(hook: object, tp: object) -> bool:
@@ -146,6 +95,18 @@ def _structure_any(v: AttributeValue, _: object) -> Any:
     return decode_any(v)
 
 
+#: The unstructure hooks ``rules.RULES`` registers by class: cattrs picks them for subclasses
+#: too, Enums with a str/int/float mixin included; an Enum field gets its own strict hook
+#: instead (see :func:`unstructure_hook`).
+_MIXIN_HOOKS: Final[set[Callable[[Any], AttributeValue]]] = set()
+
+
+def _by_class(hook: Callable[[Any], AttributeValue]) -> Callable[[Any], AttributeValue]:
+    _MIXIN_HOOKS.add(hook)
+    return hook
+
+
+@_by_class
 def _unstructure_str(v: Any) -> AttributeValue:
     if type(v) is str:
         return {"S": v}
@@ -155,6 +116,7 @@ def _unstructure_str(v: Any) -> AttributeValue:
     raise _mismatch(v, "a str")
 
 
+@_by_class
 def _unstructure_bool(v: Any) -> AttributeValue:
     if v is True or v is False:
         return {"BOOL": v}
@@ -167,12 +129,14 @@ def _int_av(v: Any, expected: str) -> AttributeValue:
     raise _mismatch(v, expected)
 
 
+@_by_class
 def _unstructure_int(v: Any) -> AttributeValue:
     if type(v) is int and _NEG_BIG_INT < v < BIG_INT:
         return {"N": int.__repr__(v)}
     return _int_av(v, "an int")  # int subclasses (IntEnum members), big ints, wrong values
 
 
+@_by_class
 def _unstructure_float(v: Any) -> AttributeValue:
     if isinstance(v, float):
         return {"N": check_float(v)}
@@ -186,6 +150,7 @@ def _unstructure_float(v: Any) -> AttributeValue:
     return stored
 
 
+@_by_class
 def _unstructure_decimal(v: Any) -> AttributeValue:
     if isinstance(v, decimal.Decimal):
         return {"N": check_decimal(v)}
@@ -194,6 +159,7 @@ def _unstructure_decimal(v: Any) -> AttributeValue:
     return _int_av(v, "a Decimal")
 
 
+@_by_class
 def _unstructure_bytes(v: Any) -> AttributeValue:
     if type(v) is bytes:
         return {"B": v}
@@ -202,18 +168,21 @@ def _unstructure_bytes(v: Any) -> AttributeValue:
     raise _mismatch(v, "bytes")
 
 
+@_by_class
 def _unstructure_uuid(v: Any) -> AttributeValue:
     if isinstance(v, uuid.UUID):
         return {"S": str(v)}
     raise _mismatch(v, "a UUID")
 
 
+@_by_class
 def _unstructure_datetime(v: Any) -> AttributeValue:
     if isinstance(v, datetime.datetime):
         return {"S": v.isoformat()}
     raise _mismatch(v, "a datetime")
 
 
+@_by_class
 def _unstructure_date(v: Any) -> AttributeValue:
     if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
         return {"S": v.isoformat()}
@@ -221,78 +190,11 @@ def _unstructure_date(v: Any) -> AttributeValue:
     raise _mismatch(v, "a date", hint)
 
 
+@_by_class
 def _unstructure_time(v: Any) -> AttributeValue:
     if isinstance(v, datetime.time):
         return {"S": v.isoformat()}
     raise _mismatch(v, "a time")
-
-
-#: cattrs picks these for subclasses too, Enums with a str/int/float mixin included; an Enum
-#: field gets its own strict hook instead (see :func:`unstructure_hook`).
-_SCALAR_UNSTRUCTURE: Final[Mapping[type, Callable[[Any], AttributeValue]]] = {
-    str: _unstructure_str,
-    bool: _unstructure_bool,
-    int: _unstructure_int,
-    float: _unstructure_float,
-    decimal.Decimal: _unstructure_decimal,
-    bytes: _unstructure_bytes,
-    uuid.UUID: _unstructure_uuid,
-    datetime.datetime: _unstructure_datetime,
-    datetime.date: _unstructure_date,
-    datetime.time: _unstructure_time,
-}
-
-
-_MIXIN_HOOKS: Final = frozenset(_SCALAR_UNSTRUCTURE.values())
-
-
-_ENCODE_HELPERS: Final = {
-    "__NULL": _NULL,
-    "__BIG": BIG_INT,
-    "__NEG_BIG": _NEG_BIG_INT,
-    "__FLOAT_MIN": FLOAT_TOO_SMALL,
-    "__FLOAT_MAX": FLOAT_TOO_BIG,
-    "__check_decimal": check_decimal,
-    "__Decimal": decimal.Decimal,
-    "__UUID": uuid.UUID,
-    "__datetime": datetime.datetime,
-    "__date": datetime.date,
-    "__time": datetime.time,
-}
-
-
-#: The default hooks whose work the generated encoders write inline: (hook, guard, expression)
-#: on ``{v}``. The guard admits only the exact type, for which the expression returns what the
-#: hook would; anything else (subclasses, wrong values) is handed to the hook.
-INLINE_UNSTRUCTURE: Final[Mapping[object, tuple[object, str, str]]] = {
-    str: (_unstructure_str, "type({v}) is str", '{{"S": {v}}}'),
-    bool: (_unstructure_bool, "({v} is True or {v} is False)", '{{"BOOL": {v}}}'),
-    int: (
-        _unstructure_int,
-        "(type({v}) is int and __NEG_BIG < {v} < __BIG)",
-        '{{"N": int.__repr__({v})}}',
-    ),
-    float: (
-        _unstructure_float,
-        # check_float's range test, inline: NaN, infinities and out-of-range go to the hook.
-        "(type({v}) is float and (__FLOAT_MIN <= abs({v}) < __FLOAT_MAX or {v} == 0.0))",
-        '{{"N": float.__repr__({v})}}',
-    ),
-    decimal.Decimal: (
-        _unstructure_decimal,
-        "type({v}) is __Decimal",
-        '{{"N": __check_decimal({v})}}',
-    ),
-    bytes: (_unstructure_bytes, "type({v}) is bytes", '{{"B": {v}}}'),
-    uuid.UUID: (_unstructure_uuid, "type({v}) is __UUID", '{{"S": str({v})}}'),
-    datetime.datetime: (
-        _unstructure_datetime,
-        "type({v}) is __datetime",
-        '{{"S": {v}.isoformat()}}',
-    ),
-    datetime.date: (_unstructure_date, "type({v}) is __date", '{{"S": {v}.isoformat()}}'),
-    datetime.time: (_unstructure_time, "type({v}) is __time", '{{"S": {v}.isoformat()}}'),
-}
 
 
 def unstructure_hook(c: HookSource, tp: object) -> Callable[[Any], AttributeValue]:
