@@ -258,8 +258,9 @@ async def test_a_json_number_for_a_decimal_is_stored_with_its_digits(
     assert response.status_code == 201, response.text
     assert response.json()["amount"] == str(decimal.Decimal(number))
     stored = await served.db.get(Invoice, invoice_id="i1")
+    # The same number (Decimal equality is exact): how it is written back is the server's choice
+    # (dynalite answers 1.5E+100 with its hundred digits), as it is DynamoDB's.
     assert stored.amount == decimal.Decimal(number)
-    assert stored.amount.as_tuple() == decimal.Decimal(number).as_tuple()  # the same digits
     assert (await served.client.get("/invoices/i1")).json()["amount"] == str(stored.amount)
 
 
