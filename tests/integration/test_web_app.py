@@ -16,14 +16,14 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from fastapi import FastAPI
 
 from dynorm import Database, ItemNotFoundError
 from dynorm.testing import Connect, count_requests
 
 from .cli import ROOT, Cli
+from .served import Served
+from .served import served as serving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
@@ -32,31 +32,13 @@ from web_app import Invoice, Org, Ticket, User, create_app, table
 pytestmark = pytest.mark.integration
 
 
-class Served:
-    """The app, its client, and the Database it serves from (to seed and count requests)."""
-
-    def __init__(self, app: FastAPI, client: httpx.AsyncClient) -> None:
-        self.app = app
-        self.client = client
-
-    @property
-    def db(self) -> Database:
-        db: Database = self.app.state.db
-        return db
-
-
 @pytest.fixture
 async def served(dynorm_connect: Connect) -> AsyncIterator[Served]:
     def open_database() -> AbstractAsyncContextManager[Database]:
         return dynorm_connect(table)
 
-    app = create_app(open_database)
-    transport = httpx.ASGITransport(app=app)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://test") as client,
-    ):
-        yield Served(app, client)
+    async with serving(create_app(open_database)) as each:
+        yield each
 
 
 async def seed(db: Database, users: int = 0) -> None:
@@ -238,12 +220,6 @@ async def test_the_openapi_schema_types_each_field(served: Served) -> None:
     assert body["schema"]["$ref"].split("/")[-1].startswith("Org")
 
 
-async def post_text(served: Served, path: str, text: str) -> httpx.Response:
-    """POST a JSON body written by hand: its numbers as the client wrote them."""
-    headers = {"content-type": "application/json"}
-    return await served.client.post(path, content=text.encode(), headers=headers)
-
-
 #: JSON numbers json.loads would read otherwise: 0.1, 1.2345678901234567e+19, and a float.
 EXACT = ["0.10000000000000001", "12345678901234567890.123456789", "1.5E+100"]
 
@@ -253,7 +229,7 @@ async def test_a_json_number_for_a_decimal_is_stored_with_its_digits(
     served: Served, number: str
 ) -> None:
     body = f'{{"invoice_id": "i1", "org_name": "NEW", "amount": {number}}}'
-    response = await post_text(served, "/invoices", body)
+    response = await served.post_text("/invoices", body)
 
     assert response.status_code == 201, response.text
     assert response.json()["amount"] == str(decimal.Decimal(number))
@@ -271,7 +247,7 @@ async def test_a_float_field_still_takes_json_numbers(
     served: Served, sent: str, hours: float
 ) -> None:
     body = f'{{"invoice_id": "i2", "org_name": "NEW", "amount": "9.95", "hours": {sent}}}'
-    response = await post_text(served, "/invoices", body)
+    response = await served.post_text("/invoices", body)
 
     assert response.status_code == 201, response.text
     assert response.json()["hours"] == hours
@@ -282,7 +258,7 @@ async def test_a_float_field_still_takes_json_numbers(
 
 async def test_a_number_outside_dynamodbs_range_is_a_422_at_its_field(served: Served) -> None:
     body = '{"invoice_id": "i3", "org_name": "NEW", "amount": 1e400}'
-    response = await post_text(served, "/invoices", body)
+    response = await served.post_text("/invoices", body)
 
     assert response.status_code == 422, response.text
     (error,) = response.json()["detail"]

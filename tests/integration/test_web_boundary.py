@@ -25,6 +25,9 @@ from dynorm.testing import Connect
 from dynorm.web import ExactJSONRoute, install_exception_handlers
 from tests.faultproxy import FaultyConnect
 
+from .served import Served
+from .served import served as serving
+
 pytestmark = pytest.mark.integration
 
 table = Table("web-boundary", pk="pk", sk="sk")
@@ -95,29 +98,9 @@ def create_app(open_database: Any) -> FastAPI:
     return app
 
 
-class Served:
-    def __init__(self, app: FastAPI, client: httpx.AsyncClient) -> None:
-        self.app = app
-        self.client = client
-
-    @property
-    def db(self) -> Database:
-        db: Database = self.app.state.db
-        return db
-
-    async def post_text(self, path: str, text: str) -> httpx.Response:
-        """POST a JSON body written by hand (numbers and escapes as the client wrote them)."""
-        headers = {"content-type": "application/json"}
-        return await self.client.post(path, content=text.encode(), headers=headers)
-
-
 async def serve(open_database: Any) -> AsyncIterator[Served]:
-    app = create_app(open_database)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
-    ):
-        yield Served(app, client)
+    async with serving(create_app(open_database)) as each:
+        yield each
 
 
 @pytest.fixture
