@@ -297,6 +297,10 @@ class HasManyRelation(Relationship[C, Owner]):
 
     ``newest_first=True`` reads children from the end of their sort order (seed 001: a user and
     the user's newest tickets in one Query).
+
+    ``was=`` names the strategy the stored children were written with before ``via`` was
+    declared, while a migration moves them (docs/migrations.md): reads take the union of both
+    layouts and writes move each child they touch into ``via``'s.
     """
 
     def __init__(
@@ -304,12 +308,20 @@ class HasManyRelation(Relationship[C, Owner]):
         target: type[C] | str | None = None,
         *,
         via: Strategy | None = None,
+        was: Strategy | None = None,
         newest_first: bool = False,
     ) -> None:
         super().__init__(target)
         if via is not None and not isinstance(via, Strategy):
             raise DefinitionError(f"via= takes a strategy such as Partition(); got {via!r}")
+        if was is not None and not isinstance(was, Strategy):
+            raise DefinitionError(
+                f"was= takes the strategy the children were stored with, such as Partition(); "
+                f"got {was!r}"
+            )
         self.via: Strategy = Partition() if via is None else via
+        #: the strategy the stored children may still be in (None: all are in ``via``'s layout)
+        self.was: Strategy | None = was
         self.newest_first = newest_first
         #: child field -> parent field, for the fields that place a child in the collection.
         self.link: dict[str, str] = {}
@@ -329,6 +341,12 @@ class HasManyRelation(Relationship[C, Owner]):
         return self.owner_info.table if self.embedded is not None else self.target_info.table
 
     def validate(self) -> None:
+        if self.was is not None and self.was == self.via:
+            raise DefinitionError(
+                f"{self.qualname}: was={self.was.describe()} is the strategy via= declares; "
+                "was= names the layout the children are moving out of. Remove was= (or change "
+                "via=)"
+            )
         self.embedded = self.via.embedded_codec(self)
         if self.embedded is not None:
             _EMBEDDED.setdefault(self.owner_info, []).append(self)

@@ -353,6 +353,45 @@ def test_via_takes_a_strategy() -> None:
         HasMany("User", via="partition")  # type: ignore[arg-type]
 
 
+def test_was_takes_a_strategy() -> None:
+    with pytest.raises(DefinitionError, match=r"was= takes the strategy the children were stored"):
+        HasMany("User", via=Index("GSI1"), was="partition")  # type: ignore[arg-type]
+
+
+def test_was_is_kept_on_the_relationship(table: Table) -> None:
+    @table.model(pk="ORG#{name}", sk="ORG#{name}")
+    class Org:
+        name: str
+        users: ClassVar[HasMany[Any]] = HasMany("User", via=Partition(shards=4), was=Partition())
+
+    @table.model(pk="ORG#{org_name}#{shard}", sk="USER#{username}")
+    class User:
+        org_name: str
+        username: str
+
+    table.check()
+    assert Org.users.was == Partition()
+    assert Org.users.via == Partition(shards=4)
+
+
+def test_was_the_declared_strategy_is_refused(table: Table) -> None:
+    def declare() -> None:
+        @table.model(pk="ORG#{name}", sk="ORG#{name}")
+        class Org:
+            name: str
+            users: ClassVar[HasMany[Any]] = HasMany("User", via=Partition(), was=Partition())
+
+        @table.model(pk="ORG#{org_name}", sk="USER#{username}")
+        class User:
+            org_name: str
+            username: str
+
+        table.check()
+
+    with pytest.raises(DefinitionError, match=r"Org\.users: was=Partition\(\) is the strategy"):
+        declare()
+
+
 def test_a_limited_load_option_can_also_switch_strategy(table: Table) -> None:
     @table.model(pk="ORG#{name}", sk="ORG#{name}", GSI1=("ORG#{name}", "#ORG"))
     @attrs.define
