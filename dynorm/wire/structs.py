@@ -381,6 +381,8 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
 
     item: type[WireItem]
     converters: Mapping[type, Callable[[Any], Any]]
+    #: Whether an item needs what its struct does not keep (None: none ever does).
+    stale: Callable[[WireItem], bool] | None = None
     #: Operation -> its body parser, made on first use.
     _parsers: dict[str, Parse] = msgspec.field(default_factory=dict)
 
@@ -388,11 +390,26 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
         """The body parser for a response of ``operation`` (Query, Scan, GetItem, ...)."""
         found = self._parsers.get(operation)
         if found is None:
-            found = self._parsers[operation] = _body_parser(self.item, operation)
+            found = self._parsers[operation] = _body_parser(self.item, operation, self.stale)
         return found
 
 
-def _body_parser(item: type[WireItem], operation: str) -> Parse:
+def _stale_in(response: Mapping[str, Any], stale: Callable[[WireItem], bool]) -> bool:
+    """Whether any item of a parsed response is ``stale``."""
+    items: list[Any] = list(response.get("Items") or ())
+    if "Item" in response:
+        items.append(response["Item"])
+    responses = response.get("Responses")
+    if isinstance(responses, dict):
+        items += [i for page in responses.values() for i in page]
+    elif isinstance(responses, list):
+        items += [got["Item"] for got in responses if "Item" in got]
+    return any(stale(i) for i in items)
+
+
+def _body_parser(
+    item: type[WireItem], operation: str, stale: Callable[[WireItem], bool] | None = None
+) -> Parse:
     unset: Any = msgspec.UnsetType
     others = _OUTPUT_FIELDS[operation]
     spec: list[Any] = [(name, Any, msgspec.UNSET) for name in others]
@@ -431,16 +448,27 @@ def _body_parser(item: type[WireItem], operation: str) -> Parse:
                 {} if got.Item is unset_value else {"Item": got.Item}
                 for got in response["Responses"]
             ]
+        if stale is not None and _stale_in(response, stale):
+            # An item of an older schema version: its upgrade reads attributes no field maps,
+            # which the structures drop. The whole body the generic way.
+            return cast("dict[str, Any]", orjson.loads(body))
         return response
 
     return decode
 
 
-def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]) -> Wire:
+def build_wire(
+    name: str,
+    specs: Sequence[DecoderSpec],
+    generic: Collection[str],
+    stale: Callable[[WireItem], bool] | None = None,
+) -> Wire:
     """The wire decoding of a read scope holding items of ``specs``' models.
 
     ``generic`` names the attributes kept as AttributeValue dicts (the key attributes and the
-    type attribute: classifiers, cursors and page readers read them).
+    type attribute: classifiers, cursors and page readers read them). ``stale`` tells the items
+    of a versioned model stored at another schema version: a body holding one is parsed
+    without the structures, since upgrading it reads attributes they do not keep.
     """
     if not specs:
         empty = msgspec.defstruct(f"Wire{name}Item", [], bases=(WireItem,), module=__name__)
@@ -489,7 +517,7 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
     for spec in specs:
         make = functools.partial(_converter, gen, spec, fields, typed, forms)
         converters[spec.cls] = _first_use(spec.cls, make, converters)
-    return Wire(cast("type[WireItem]", item), converters)
+    return Wire(cast("type[WireItem]", item), converters, stale)
 
 
 #: Marks a converter not generated yet (``_first_use``).
