@@ -1,0 +1,66 @@
+"""Versioned models for the model version tests (and the CLI's ``migrate --upgrade``).
+
+``User`` is at schema version 3: version 1 stored ``name`` ("Ada Lovelace") and ``age`` as a
+text, version 2 split the name into ``first``/``last`` (age still a text), version 3 stores the
+age as a number. ``Member`` (children of ``Team``, in its partition) is at version 2: version 1
+called ``nick`` what is now ``name``. ``Note`` is unversioned.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from dynorm import GSI, HasMany, Partition, Table
+
+app = Table("versions", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+def user_v1_to_v2(item: dict[str, Any]) -> dict[str, Any]:
+    first, _, last = item.pop("name").partition(" ")
+    return {**item, "first": first, "last": last}
+
+
+def user_v2_to_v3(item: dict[str, Any]) -> dict[str, Any]:
+    age = item["age"]
+    assert isinstance(age, str), age  # version 2 stored a text
+    return {**item, "age": Decimal(age)}
+
+
+@app.model(
+    pk="USER#{uid}",
+    sk="USER#{uid}",
+    GSI1=("LAST#{last}", "USER#{uid}"),
+    schema_version=3,
+    upgrades={1: user_v1_to_v2, 2: user_v2_to_v3},
+)
+class User:
+    uid: str
+    first: str
+    last: str
+    age: int
+    city: str = ""
+
+
+def member_v1_to_v2(item: dict[str, Any]) -> dict[str, Any]:
+    item["name"] = item.pop("nick")
+    return item
+
+
+@app.model(pk="TEAM#{tid}", sk="#TEAM")
+class Team:
+    tid: str
+    members = HasMany["Member"](via=Partition())
+
+
+@app.model(pk="TEAM#{tid}", sk="MEMBER#{mid}", schema_version=2, upgrades={1: member_v1_to_v2})
+class Member:
+    tid: str
+    mid: str
+    name: str
+
+
+@app.model(pk="NOTE#{nid}", sk="NOTE#{nid}")
+class Note:
+    nid: str
+    text: str = ""
