@@ -58,7 +58,7 @@ class SchemaVersions:
 
     def version_of(self, item: Mapping[str, AttributeValue]) -> int:
         """The version that wrote ``item`` (1 when it holds none); CodecError when malformed."""
-        value = item.get(self.attribute)
+        value: object = item.get(self.attribute)  # stored data: any shape another tool wrote
         if value is None:
             return 1
         text = value.get("N") if isinstance(value, Mapping) else None
@@ -179,7 +179,7 @@ def declare_versions(
                 f"{model}: upgrades[{step}] is {function!r}; give a function taking the item "
                 f"of version {step} (a dict) and returning the item of version {step + 1}"
             )
-    name = SCHEMA_ATTRIBUTE if attribute is None else attribute
+    name: object = SCHEMA_ATTRIBUTE if attribute is None else attribute
     if not isinstance(name, str) or not name:
         raise DefinitionError(f"{model}: schema_attribute= takes an attribute name; got {name!r}")
     if name in stored_names:

@@ -382,7 +382,7 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
     item: type[WireItem]
     converters: Mapping[type, Callable[[Any], Any]]
     #: Whether an item needs what its struct does not keep (None: none ever does).
-    stale: Callable[[WireItem], bool] | None = None
+    stale: Callable[[Any], bool] | None = None
     #: Operation -> its body parser, made on first use.
     _parsers: dict[str, Parse] = msgspec.field(default_factory=dict)
 
@@ -394,7 +394,7 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
         return found
 
 
-def _stale_in(response: Mapping[str, Any], stale: Callable[[WireItem], bool]) -> bool:
+def _stale_in(response: Mapping[str, Any], stale: Callable[[Any], bool]) -> bool:
     """Whether any item of a parsed response is ``stale``."""
     items: list[Any] = list(response.get("Items") or ())
     if "Item" in response:
@@ -408,7 +408,7 @@ def _stale_in(response: Mapping[str, Any], stale: Callable[[WireItem], bool]) ->
 
 
 def _body_parser(
-    item: type[WireItem], operation: str, stale: Callable[[WireItem], bool] | None = None
+    item: type[WireItem], operation: str, stale: Callable[[Any], bool] | None = None
 ) -> Parse:
     unset: Any = msgspec.UnsetType
     others = _OUTPUT_FIELDS[operation]
@@ -461,7 +461,7 @@ def build_wire(
     name: str,
     specs: Sequence[DecoderSpec],
     generic: Collection[str],
-    stale: Callable[[WireItem], bool] | None = None,
+    stale: Callable[[Any], bool] | None = None,
 ) -> Wire:
     """The wire decoding of a read scope holding items of ``specs``' models.
 

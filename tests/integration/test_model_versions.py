@@ -29,7 +29,18 @@ from dynorm.tools.migrate_upgrade import Upgrade
 from dynorm.workbench import export_model, scan_items
 
 from .raw import raw_item, raw_put, raw_scan
-from .versions_models import Member, Note, Team, User, app
+from .versions_models import (
+    Member,
+    Note,
+    Team,
+    User,
+    app,
+    n,
+    s,
+    same_stored,
+    upgraded_item,
+    user_item,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -41,35 +52,6 @@ ADA = ("Ada", "Lovelace", 36)
 async def db(dynorm_connect: Connect) -> AsyncIterator[Database]:
     async with dynorm_connect(app) as connected:
         yield connected
-
-
-def s(text: str) -> dict[str, Any]:
-    return {"S": text}
-
-
-def n(number: int) -> dict[str, Any]:
-    return {"N": str(number)}
-
-
-def user_item(uid: str, version: int | None) -> dict[str, Any]:
-    """A User item as the code of ``version`` stored it (None: version 1, before versions)."""
-    item: dict[str, Any] = {"pk": s(f"USER#{uid}"), "sk": s(f"USER#{uid}"), "uid": s(uid)}
-    item["legacy"] = s("kept")  # no version declares it: every rewrite keeps it
-    if version in (None, 1):
-        item |= {"name": s("Ada Lovelace"), "age": s("36")}
-    elif version == 2:
-        item |= {"first": s("Ada"), "last": s("Lovelace"), "age": s("36")}
-    else:
-        item |= {"first": s("Ada"), "last": s("Lovelace"), "age": n(36), "city": s("")}
-        item |= {"GSI1PK": s("LAST#Lovelace"), "GSI1SK": s(f"USER#{uid}")}
-    if version is not None:
-        item["_v"] = n(version)
-    return item
-
-
-def upgraded_item(uid: str) -> dict[str, Any]:
-    """What ``upgrade_items`` stores for an old User item: version 3, ``legacy`` kept."""
-    return user_item(uid, 3) | {"_v": n(3)}
 
 
 def member_item(tid: str, mid: str, nick: str) -> dict[str, Any]:
@@ -102,17 +84,6 @@ async def put_old_users(db: Database) -> dict[str, dict[str, Any]]:
 
 def by_key(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {f"{i['pk']['S']}|{i['sk']['S']}": i for i in items}
-
-
-def same_stored(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Two raw items hold the same values (numbers compared by value)."""
-
-    def norm(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: (str(int(x)) if k == "N" else norm(x)) for k, x in v.items()}
-        return v
-
-    return norm(a) == norm(b)
 
 
 # -- every read path upgrades in memory ----------------------------------------------------------
