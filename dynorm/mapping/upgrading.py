@@ -50,6 +50,10 @@ def stale_items(
                     return True  # parsed whole, the decoder then says what is wrong
         return False
 
+    if quick:
+        # The wire structures read the attribute off each item directly (dynorm.wire.structs).
+        # (The name is dynorm.wire.structs.QUICK_MARK, not imported: msgspec loads on first read.)
+        setattr(stale, "__dynorm_quick__", (attribute, expected))  # noqa: B010
     return stale
 
 

@@ -55,7 +55,7 @@ from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
 from dynorm.core.requests import Parse
 
-__all__ = ["Wire", "WireItem", "build_wire"]
+__all__ = ["QUICK_MARK", "Wire", "WireItem", "build_wire"]
 
 #: Parses a successful response body into the response (``orjson.loads``'s result, with typed
 #: items where they fit).
@@ -394,8 +394,18 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
         return found
 
 
-def _stale_in(response: Mapping[str, Any], stale: Callable[[Any], bool]) -> bool:
-    """Whether any item of a parsed response is ``stale``."""
+#: On a stale test: (attribute, value) that an item holding it is current by (see _stale_in).
+QUICK_MARK: Final = "__dynorm_quick__"
+
+
+def _stale_in(
+    response: Mapping[str, Any], stale: Callable[[Any], bool], field: str | None, value: Any
+) -> bool:
+    """Whether any item of a parsed response is ``stale``.
+
+    ``field``: the struct field holding an attribute whose ``value`` makes an item current;
+    read first, so a current item costs one attribute read and a compare.
+    """
     items: list[Any] = list(response.get("Items") or ())
     if "Item" in response:
         items.append(response["Item"])
@@ -404,7 +414,9 @@ def _stale_in(response: Mapping[str, Any], stale: Callable[[Any], bool]) -> bool
         items += [i for page in responses.values() for i in page]
     elif isinstance(responses, list):
         items += [got["Item"] for got in responses if "Item" in got]
-    return any(stale(i) for i in items)
+    if field is None:
+        return any(stale(i) for i in items)
+    return any(getattr(i, field) != value and stale(i) for i in items)
 
 
 def _body_parser(
@@ -429,6 +441,9 @@ def _body_parser(
     names = tuple(n for n, *_ in spec)
     unset_value = msgspec.UNSET
     transact = operation == "TransactGetItems"
+    quick = getattr(stale, QUICK_MARK, None)
+    field = None if quick is None else item.__dynorm_attributes__.get(quick[0])
+    quick_value = None if quick is None else quick[1]
 
     def decode(body: bytes) -> dict[str, Any]:
         try:
@@ -448,7 +463,7 @@ def _body_parser(
                 {} if got.Item is unset_value else {"Item": got.Item}
                 for got in response["Responses"]
             ]
-        if stale is not None and _stale_in(response, stale):
+        if stale is not None and _stale_in(response, stale, field, quick_value):
             # An item of an older schema version: its upgrade reads attributes no field maps,
             # which the structures drop. The whole body the generic way.
             return cast("dict[str, Any]", orjson.loads(body))
