@@ -112,7 +112,7 @@ def test_an_upgrade_returning_what_dynamodb_cannot_hold_is_an_upgrade_error() ->
 
 
 def test_plain_values_round_trip() -> None:
-    item = {
+    item: dict[str, dict[str, Any]] = {
         "s": {"S": "x"},
         "n": {"N": "1.50"},
         "b": {"B": "AQI="},
@@ -231,7 +231,8 @@ def test_a_refused_update_is_a_stale_item_error_only_for_another_version() -> No
 
 
 def test_wire_bodies_are_parsed_whole_only_when_an_item_is_stale() -> None:
-    table, user = declared()
+    found, user = declared()
+    table: Table = found
 
     @table.model(pk="N#{nid}", sk="N#{nid}")
     class Note:
