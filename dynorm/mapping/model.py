@@ -629,10 +629,11 @@ def careful_decoder(
     ]
 
     versions = info.versions
+    whole = cls is info.cls
 
     def decode(item: Mapping[str, AttributeValue]) -> V:
         if versions is not None:
-            item = info.upgraded(item)
+            item = info.upgraded(item) if whole else _current_part(info, label, item)
         values: dict[str, object] = {}
         parsed: dict[str, dict[str, str] | None] = {}
         for field in plan:
@@ -656,6 +657,24 @@ def careful_decoder(
             raise CodecError(f"{label}: cannot read item {info.describe(item)}: {exc}") from exc
 
     return decode
+
+
+def _current_part(
+    info: ModelInfo[Any], label: str, item: Mapping[str, AttributeValue]
+) -> Mapping[str, AttributeValue]:
+    """A projected item of a versioned model, refused unless at the current schema version.
+
+    An upgrade reads the whole item as stored; a projection holds some attributes only.
+    """
+    versions = info.versions
+    if versions is not None and versions.version_of(item) != versions.current:
+        raise CodecError(
+            f"{label}: item {info.describe(item)} is stored at schema version "
+            f"{versions.version_of(item)}, and {info.name} is at {versions.current}; a view "
+            "reads some attributes only, too few to upgrade it: read whole items, or run "
+            f"upgrade_items(db, {info.name}) first"
+        )
+    return item
 
 
 def check_layout(info: ModelInfo[Any]) -> None:

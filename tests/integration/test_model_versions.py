@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from dynorm import (
@@ -378,3 +379,21 @@ async def test_an_upgrade_write_is_conditioned_on_the_item_as_read(db: Database)
     report = await upgrade_items(db, User)
     assert report.written == 1
     assert await db.get(User, uid="u1") == User("u1", "Ada", "King", 36)
+
+
+@attrs.define
+class UserName:
+    uid: str
+    first: str
+
+
+async def test_a_view_reads_current_items_and_refuses_older_ones_with_advice(
+    db: Database,
+) -> None:
+    await raw_put(db, user_item("u3", 3))
+    assert await db.query(User, uid="u3").project(UserName).all() == [UserName("u3", "Ada")]
+    await raw_put(db, user_item("u1", 1))
+    with pytest.raises(CodecError, match=r"schema version 1.*too few to upgrade.*upgrade_items"):
+        await db.query(User, uid="u1").project(UserName).all()
+    await upgrade_items(db, User)
+    assert await db.query(User, uid="u1").project(UserName).all() == [UserName("u1", "Ada")]
