@@ -19,23 +19,31 @@ import pytest
 from dynorm import (
     CodecError,
     Database,
+    Partition,
     StaleItemError,
     TransactionCanceledError,
     UpgradeError,
 )
-from dynorm.migrations import MigrationProgress, Workers, backfill_index, upgrade_items
-from dynorm.testing import Connect, count_requests
+from dynorm.migrations import MigrationProgress, Workers, backfill_index, migrate, upgrade_items
+from dynorm.testing import Connect, RunningServer, count_requests
 from dynorm.tools.migrate_run import migrate_items
 from dynorm.tools.migrate_upgrade import Upgrade
 from dynorm.workbench import export_model, scan_items
+from tests.faultproxy import connect_to
 
 from .raw import raw_item, raw_put, raw_scan
 from .versions_models import (
+    Crew,
+    Hand,
     Member,
     Note,
+    OldCrew,
+    OldHand,
     Team,
     User,
     app,
+    moved_after,
+    moved_before,
     n,
     s,
     same_stored,
@@ -397,3 +405,27 @@ async def test_a_view_reads_current_items_and_refuses_older_ones_with_advice(
         await db.query(User, uid="u1").project(UserName).all()
     await upgrade_items(db, User)
     assert await db.query(User, uid="u1").project(UserName).all() == [UserName("u1", "Ada")]
+
+
+async def test_a_migration_moves_old_version_children_and_they_read_upgraded(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(moved_after) as db,
+        connect_to(dynorm_server.url, moved_before, db.table_name) as old,
+    ):
+        await old.put_all([OldCrew("c"), OldHand("c", "h1", "ada"), OldHand("c", "h2", "bob")])
+
+        report = await migrate(db, Crew.hands, from_=Partition())
+
+        assert report.ok, report
+        assert (report.written, report.deleted) == (2, 2)
+        for hid, nick in (("h1", "ada"), ("h2", "bob")):
+            item = await raw_item(db, {"pk": f"HAND#c#{hid}", "sk": f"HAND#c#{hid}"})
+            assert item is not None
+            # Moved raw: the old shape and (no) version kept, the new keys written.
+            assert (item["nick"], item["GSI1PK"], "_v" in item) == (s(nick), s("CREW#c"), False)
+        crew = await db.get(Crew, cid="c", load=[Crew.hands])
+        assert await crew.hands.all() == [Hand("c", "h1", "ada"), Hand("c", "h2", "bob")]
+        assert (await upgrade_items(db, Hand)).written == 2
+        assert await crew.hands.all() == [Hand("c", "h1", "ada"), Hand("c", "h2", "bob")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from dynorm import GSI, HasMany, Partition, Table
+from dynorm import GSI, HasMany, Index, Partition, Table
 
 app = Table("versions", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
@@ -108,3 +108,45 @@ def same_stored(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
     same: bool = norm(a) == norm(b)
     return same
+
+
+# -- a versioned child moved by a migration (Partition() -> Index("GSI1")) ----------------------
+
+moved_before = Table(
+    "versions-move", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")]
+)
+moved_after = Table(
+    "versions-move", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")]
+)
+
+
+@moved_before.model(pk="CREW#{cid}", sk="#CREW")
+class OldCrew:
+    cid: str
+    hands = HasMany["OldHand"](via=Partition())
+
+
+@moved_before.model(pk="CREW#{cid}", sk="HAND#{hid}")
+class OldHand:  # version 1: "nick"
+    cid: str
+    hid: str
+    nick: str
+
+
+@moved_after.model(pk="CREW#{cid}", sk="#CREW", GSI1=("CREW#{cid}", "#CREW"))
+class Crew:
+    cid: str
+    hands = HasMany["Hand"](via=Index("GSI1"))
+
+
+@moved_after.model(
+    pk="HAND#{cid}#{hid}",
+    sk="HAND#{cid}#{hid}",
+    GSI1=("CREW#{cid}", "HAND#{hid}"),
+    schema_version=2,
+    upgrades={1: member_v1_to_v2},
+)
+class Hand:
+    cid: str
+    hid: str
+    name: str
