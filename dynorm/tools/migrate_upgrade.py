@@ -83,7 +83,10 @@ class Upgrade:
         if self.versions.version_of(raw) == self.versions.current:
             return None
         upgraded = dict(info.upgraded(raw))
-        new = {**upgraded, **info.encode(info.decode(upgraded))}
+        encoded = info.encode(info.decode(upgraded))
+        # Key attributes the templates leave out now (a sparse index's field became None) go.
+        stale_keys = [a for a in info.templates if a not in encoded]
+        new = {k: v for k, v in {**upgraded, **encoded}.items() if k not in stale_keys}
         table = info.table
         moved = [
             a

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from dynorm import CodecError, DefinitionError, Table, UpgradeError, field
+from dynorm import GSI, CodecError, DefinitionError, Table, UpgradeError, field
 from dynorm.core.errors import ConditionFailedError
 from dynorm.core.expressions import ExpressionBuilder
 from dynorm.core.upgrades import SchemaVersions, declare_versions, plain_item, typed_item
 from dynorm.mapping.upgrading import stale_item, stale_items
+from dynorm.tools.migrate_upgrade import Upgrade
 
 
 def rename(item: dict[str, Any]) -> dict[str, Any]:
@@ -260,3 +261,32 @@ def test_a_wire_body_holding_an_older_item_is_parsed_whole() -> None:
     assert whole == [current, old]  # plain dicts, every attribute kept
     info = table.info(user)
     assert [info.decode(i) for i in [*typed, *whole]] == [user("a", "Ada", 36)] * 3
+
+
+def test_an_upgraded_item_keeps_what_the_model_lacks_and_drops_keys_it_no_longer_fills() -> None:
+    table = Table("t", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="G1PK", sk="G1SK")])
+
+    def drop_email(item: dict[str, Any]) -> dict[str, Any]:
+        del item["email"]
+        return item
+
+    @table.model(
+        pk="U#{uid}",
+        sk="U#{uid}",
+        GSI1=("EMAIL#{email}", "U#{uid}"),
+        schema_version=2,
+        upgrades={1: drop_email},
+    )
+    class User:
+        uid: str
+        email: str | None = None
+
+    old = KEY | {
+        "email": {"S": "a@x"},
+        "G1PK": {"S": "EMAIL#a@x"},
+        "G1SK": {"S": "U#a"},
+        "extra": {"S": "kept"},
+    }
+    new = Upgrade(table.info(User)).upgraded(old)
+    assert new == KEY | {"email": {"NULL": True}, "extra": {"S": "kept"}, "_v": {"N": "2"}}
+    assert Upgrade(table.info(User)).upgraded(new) is None  # current: nothing to write
