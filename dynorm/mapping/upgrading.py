@@ -9,15 +9,18 @@ once ``upgrade_items`` has run, cost one lookup and a compare each.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import CodecError, DatabaseError, StaleItemError
+from dynorm.core.errors import CodecError, ConditionFailedError, DatabaseError, StaleItemError
+from dynorm.core.requests import consistent_get
+from dynorm.core.steps import Plan, Send
 
 from .classify import Classifier
 from .model import ModelInfo
+from .relations import embedded_of
 
-__all__ = ["stale_item", "stale_items"]
+__all__ = ["stale_item", "stale_items", "stale_put"]
 
 
 def stale_items(
@@ -58,9 +61,13 @@ def stale_items(
 
 
 def stale_item(
-    info: ModelInfo[Any], key: Item, stored: Mapping[str, AttributeValue], cause: DatabaseError
+    info: ModelInfo[Any],
+    key: Item,
+    stored: Mapping[str, AttributeValue],
+    cause: DatabaseError,
+    write: Literal["update", "put"] = "update",
 ) -> StaleItemError | None:
-    """The refusal of an update of ``info`` that met ``stored`` at an older schema version.
+    """The refusal of an update (or a put keeping embedded children) that met ``stored``.
 
     None when the model is unversioned or ``stored`` is at its version (another condition
     failed). ``cause`` is the refusal DynamoDB sent.
@@ -74,23 +81,49 @@ def stale_item(
         return None  # no version dynorm wrote: the condition's other parts say more
     if found == versions.current:
         return None
+    name = info.name
     if found > versions.current:
         why = (
             f"stored at schema version {found}, newer than this code's {versions.current}: "
             "deploy the code that knows it"
         )
+    elif write == "put":
+        why = (
+            f"stored at schema version {found}, older than {versions.current}, and {name} "
+            "keeps embedded children this object does not carry (not loaded), which would stay "
+            f"in the older shape. Load them first (db.get(..., load=[...])), or run "
+            f"upgrade_items(db, {name})"
+        )
     else:
         why = (
             f"stored at schema version {found}, older than {versions.current}: an update would "
-            f"leave it half upgraded. Upgrade it first: upgrade_items(db, {info.name}) (dynorm "
-            f"migrate app:table {info.name} --upgrade) for every item, or db.get (which upgrades "
+            f"leave it half upgraded. Upgrade it first: upgrade_items(db, {name}) (dynorm "
+            f"migrate app:table {name} --upgrade) for every item, or db.get (which upgrades "
             "it in memory) then db.put for this one"
         )
     error = StaleItemError(
-        f"update of {info.name} {key!r}: the item is {why}; nothing was written",
+        f"{write} of {name} {key!r}: the item is {why}; nothing was written",
         code=cause.code,
         operation="UpdateItem",
     )
     error.item = dict(stored.items())
     error.stored, error.current = found, versions.current
     return error
+
+
+def stale_put(
+    info: ModelInfo[Any], key: Item, refused: ConditionFailedError, table_name: str
+) -> Plan[StaleItemError | None]:
+    """Why a put of a model keeping embedded children was refused, if for an older item.
+
+    Such a put keeps the children it does not carry as stored, so it is conditioned on the
+    stored item being at the current version (``plan_put_keeping``). The stored item comes
+    with the refusal, else it is read (one consistent GetItem). None: another reason.
+    """
+    if info.versions is None or not embedded_of(info):
+        return None
+    stored = refused.item
+    if stored is None:
+        found = yield Send(consistent_get(key, table_name))
+        stored = found.get("Item")
+    return None if stored is None else stale_item(info, key, stored, refused, "put")

@@ -65,7 +65,7 @@ from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
-from .upgrading import stale_item
+from .upgrading import stale_item, stale_put
 from .writes import (
     ReturnValues,
     UpdateOps,
@@ -201,6 +201,9 @@ class WritePlanner:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
         except ConditionFailedError as exc:
+            stale = yield from stale_put(info, info.key_of(obj), exc, self.table_name)
+            if stale is not None:
+                raise stale from exc
             check = info.stamps.check("put", obj)
             if check is None:
                 raise

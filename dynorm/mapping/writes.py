@@ -550,8 +550,21 @@ def plan_put_keeping(
     ]
     expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")
     require = None if overwrite else "attribute_not_exists"
+    params: dict[str, Any] = {}
+    guard = None
+    if info.versions is not None and None in embedded.values():
+        # Children kept as stored would be an older version's under the current one: refused
+        # (StaleItemError) unless the stored item is at the version, or absent.
+        guard = info.versions.guard(info.table.pk, upsert=True)
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     conditioned = _conditioned(
-        {}, builder, condition, key_attr=info.table.pk, require=require, version=version
+        params,
+        builder,
+        condition,
+        key_attr=info.table.pk,
+        require=require,
+        version=version,
+        entity=guard,
     )
     key = {name: item[name] for name in info.table.primary_attributes}
     retry = _retry_for(condition, overwrite=overwrite, version=version)

@@ -39,6 +39,7 @@ from .versions_models import (
     Note,
     OldCrew,
     OldHand,
+    Recipe,
     Team,
     User,
     app,
@@ -429,3 +430,22 @@ async def test_a_migration_moves_old_version_children_and_they_read_upgraded(
         assert await crew.hands.all() == [Hand("c", "h1", "ada"), Hand("c", "h2", "bob")]
         assert (await upgrade_items(db, Hand)).written == 2
         assert await crew.hands.all() == [Hand("c", "h1", "ada"), Hand("c", "h2", "bob")]
+
+
+async def test_a_put_keeping_unloaded_embedded_children_refuses_an_older_item(
+    db: Database,
+) -> None:
+    old = {"pk": s("RECIPE#r"), "sk": s("RECIPE#r"), "rid": s("r"), "title": s("Soup")}
+    await raw_put(db, old)
+    recipe = await db.get(Recipe, rid="r")
+    assert recipe == Recipe("r", "Soup")
+    with pytest.raises(StaleItemError, match=r"put of Recipe .* version 1, older than 2.*load"):
+        await db.put(recipe)
+    assert same_stored(await raw_item(db, {"pk": "RECIPE#r", "sk": "RECIPE#r"}) or {}, old)
+    # With its children loaded, the put writes them whole: the item is at the version after.
+    loaded = await db.get(Recipe, rid="r", load=[Recipe.steps])
+    await db.put(loaded)
+    stored = await raw_item(db, {"pk": "RECIPE#r", "sk": "RECIPE#r"})
+    assert stored is not None
+    assert (stored["_v"], stored["name"]) == (n(2), s("Soup"))
+    await db.put(await db.get(Recipe, rid="r"))  # current now: children kept as stored

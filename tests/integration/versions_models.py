@@ -11,7 +11,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from dynorm import GSI, HasMany, Index, Partition, Table
+import attrs
+
+from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
 
 app = Table("versions", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
@@ -58,6 +60,24 @@ class Member:
     tid: str
     mid: str
     name: str
+
+
+@attrs.define
+class Step:
+    n: str
+    text: str = ""
+
+
+def recipe_v1_to_v2(item: dict[str, Any]) -> dict[str, Any]:
+    item["name"] = item.pop("title")
+    return item
+
+
+@app.model(pk="RECIPE#{rid}", sk="RECIPE#{rid}", schema_version=2, upgrades={1: recipe_v1_to_v2})
+class Recipe:
+    rid: str
+    name: str
+    steps = HasMany[Step](Step, via=Embedded(key="n"))
 
 
 @app.model(pk="NOTE#{nid}", sk="NOTE#{nid}")
