@@ -28,6 +28,7 @@ from dynorm.migrations import (
     backfill_index,
     progress_table_name,
     repair_copies,
+    upgrade_items,
 )
 from dynorm.migrations import (
     migrate as run_migration,
@@ -49,7 +50,7 @@ def _model(table: Table, name: str) -> ModelInfo[Any]:
     found = table.models  # by class name
     if "." in name and name.partition(".")[0] in found:
         raise click.BadParameter(
-            f"--backfill takes a model, not {name!r}; the table's models: "
+            f"--backfill and --upgrade take a model, not {name!r}; the table's models: "
             f"{', '.join(sorted(found))}",
             param_hint="SUBJECT",
         )
@@ -202,6 +203,29 @@ def _print_findings(report: MigrationReport) -> None:
             out.print(f"[red]problem:[/] {line}")
 
 
+def _kind(
+    *, from_: Strategy | None, copies: bool, backfill: bool, upgrade: bool, index: str | None
+) -> str:
+    """Which migration the flags ask for (one of them, and --index only with --backfill)."""
+    chosen = [
+        flag
+        for flag, on in (
+            ("strategy", from_),
+            ("copies", copies),
+            ("backfill", backfill),
+            ("upgrade", upgrade),
+        )
+        if on
+    ]
+    if len(chosen) != 1:
+        raise click.UsageError(
+            "give exactly one of --from STRATEGY, --copies, --backfill or --upgrade"
+        )
+    if index is not None and not backfill:
+        raise click.UsageError("--index goes with --backfill")
+    return chosen[0]
+
+
 @click.command()
 @click.argument("table", type=TableParam())
 @click.argument("subject")
@@ -222,6 +246,12 @@ def _print_findings(report: MigrationReport) -> None:
     "--backfill",
     is_flag=True,
     help="Write the index keys SUBJECT's templates give into every item of it (SUBJECT: a model).",
+)
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Rewrite every item of SUBJECT (a model with schema_version=) stored at an older "
+    "version at the current one, through its upgrades.",
 )
 @click.option("--index", help="With --backfill: only this index (default: every index).")
 @click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
@@ -283,6 +313,7 @@ def migrate(
     from_: Strategy | None,
     copies: bool,
     backfill: bool,
+    upgrade: bool,
     index: str | None,
     dry_run: bool,
     checkpoint: Path | None,
@@ -304,6 +335,7 @@ def migrate(
     dynorm migrate app:table Customer.addresses --from "Embedded(key='nickname')"
     dynorm migrate app:table Author.books --copies                 copies added or stale
     dynorm migrate app:table Ticket --backfill --index GSI2        a new index template
+    dynorm migrate app:table User --upgrade                        schema_version= raised
 
     Each write is conditioned on what the run read, so two runs at once cannot clobber each
     other; items that do not decode are skipped and listed. After each page a checkpoint is
@@ -317,15 +349,7 @@ def migrate(
     started 4 times (or with --segment 0 ... --segment 3) each take free Scan segments under
     a lease kept in DynamoDB; a dead worker's segment is taken over when its lease expires.
     """  # noqa: D301  (click's \b, a backspace, keeps the examples' lines as they are)
-    chosen = [
-        flag
-        for flag, on in (("--from", from_), ("--copies", copies), ("--backfill", backfill))
-        if on
-    ]
-    if len(chosen) != 1:
-        raise click.UsageError("give exactly one of --from STRATEGY, --copies or --backfill")
-    if index is not None and not backfill:
-        raise click.UsageError("--index goes with --backfill")
+    kind = _kind(from_=from_, copies=copies, backfill=backfill, upgrade=upgrade, index=index)
     workers = _workers(
         segments=segments,
         segment=segment,
@@ -334,9 +358,9 @@ def migrate(
         lease=lease,
         checkpoint=checkpoint is not None or no_checkpoint,
     )
-    kind = "backfill" if backfill else ("copies" if copies else "strategy")
-    model: type[Any] | None = _model(table, subject).cls if backfill else None
-    target: Any = None if backfill else _relationship(table, subject)
+    by_model = backfill or upgrade
+    model: type[Any] | None = _model(table, subject).cls if by_model else None
+    target: Any = None if by_model else _relationship(table, subject)
     if kind == "strategy" and not isinstance(target, HasManyRelation):
         raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
     # A relationship into another table: its children are there, the parents here.
@@ -374,6 +398,9 @@ def migrate(
             if backfill:
                 assert model is not None  # noqa: S101  (set above for --backfill)
                 return await backfill_index(db, model, index, **options)
+            if upgrade:
+                assert model is not None  # noqa: S101  (set above for --upgrade)
+                return await upgrade_items(db, model, **options)
             if copies:
                 return await repair_copies(db, target, **options)
             assert from_ is not None  # noqa: S101  (checked above)

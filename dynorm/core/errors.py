@@ -6,6 +6,7 @@
     ├── DefinitionError (TypeError)          a model, template or relationship is declared wrongly
     ├── KeyTemplateError (ValueError)        values do not fit a key template
     ├── CodecError (ValueError)              a value cannot be stored or read as its field's type
+    │   └── UpgradeError                     a model's upgrade function failed on a stored item
     ├── ExpressionError (ValueError)         a condition or update expression cannot be built
     ├── NotLoadedError (AttributeError)      relationship data was read before it was loaded
     ├── DetachedError (RuntimeError)         a loader needs a Database but the object has none
@@ -16,7 +17,8 @@
     └── DatabaseError                        DynamoDB refused a request
         ├── ItemNotFoundError (LookupError)
         ├── ConditionFailedError
-        │   └── VersionConflictError         a versioned item changed since it was read
+        │   ├── VersionConflictError         a versioned item changed since it was read
+        │   └── StaleItemError               an update met an item stored at an older schema version
         ├── CopiesIncompleteError            a parent is written, some copies of it are not
         ├── OutcomeUnknownError              a write's reply was lost: it may or may not be stored
         ├── TransactionCanceledError
@@ -51,11 +53,13 @@ __all__ = [
     "LimitExceededError",
     "NotLoadedError",
     "OutcomeUnknownError",
+    "StaleItemError",
     "TableNotFoundError",
     "ThrottledError",
     "TransactionCanceledError",
     "TransportError",
     "UnsupportedOperationError",
+    "UpgradeError",
     "ValidationError",
     "VersionConflictError",
     "cancelled",
@@ -85,6 +89,16 @@ class KeyTemplateError(DynormError, ValueError):
 
 class CodecError(DynormError, ValueError):
     """A value cannot be converted to or from its DynamoDB representation."""
+
+
+class UpgradeError(CodecError):
+    """An upgrade function of a model (``@table.model(upgrades=...)``) failed on a stored item.
+
+    It raised (the exception is chained as ``__cause__``) or returned no dict; the message names
+    the model, the version it upgraded from and the item's key. ``version`` is that version.
+    """
+
+    version: int | None = None
 
 
 class ExpressionError(DynormError, ValueError):
@@ -186,6 +200,20 @@ class VersionConflictError(ConditionFailedError):
 
     expected: int | None = None
     stored: int | None = None
+
+
+class StaleItemError(ConditionFailedError):
+    """An update met an item stored at an older schema version; nothing was written.
+
+    An UpdateExpression changes some attributes of the item as stored: applied to an item of an
+    older shape, it would leave it half in each. Bring the item to the current version first:
+    ``upgrade_items(db, Model)`` (``dynorm migrate app:table Model --upgrade``) for every item,
+    or ``db.get`` (which upgrades it in memory) then ``db.put`` for this one. ``stored`` is the
+    version found, ``current`` the model's.
+    """
+
+    stored: int | None = None
+    current: int | None = None
 
 
 class OutcomeUnknownError(DatabaseError):

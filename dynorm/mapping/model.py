@@ -37,6 +37,7 @@ from dynorm.core.limits import (
 )
 from dynorm.core.requests import Parse
 from dynorm.core.stamps import Stamps
+from dynorm.core.upgrades import SchemaVersions
 
 from .itemtests import OUTSIDE, ModelTests, model_tests
 
@@ -134,6 +135,8 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
     #: Sharded key attribute (its template holds ``{shard}``) -> its number of shards, set by
     #: the sharded relationship holding this model (``Partition(shards=N)``, ``Index(...)``).
     shards: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The model's schema version and upgrades (``schema_version=``; None: unversioned).
+    versions: SchemaVersions | None = None
 
     @property
     def key_written(self) -> frozenset[str]:
@@ -272,6 +275,8 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
             raise
         if self.entity is not None:
             item[self.table.type_attribute] = {"S": self.entity}  # type: ignore[index]
+        if self.versions is not None:
+            item[self.versions.attribute] = self.versions.stored
         if None in values.values():
             self._add_sparse_keys(item, values)
         else:  # the common case: every template is filled
@@ -408,6 +413,15 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
         except Exception:  # noqa: BLE001 - the careful path below explains or recovers
             obj = self._careful(item)
         return obj
+
+    def upgraded(self, item: Mapping[str, AttributeValue]) -> Mapping[str, AttributeValue]:
+        """``item`` at the model's current schema version (upgraded in memory if older).
+
+        CodecError for an item newer than the code, UpgradeError when an upgrade fails.
+        """
+        if self.versions is None:
+            return item
+        return self.versions.upgrade(item, self.describe(item))
 
     @functools.cached_property
     def _careful(self) -> Callable[[Mapping[str, AttributeValue]], T]:
@@ -614,7 +628,12 @@ def careful_decoder(
         if f.init
     ]
 
+    versions = info.versions
+    whole = cls is info.cls
+
     def decode(item: Mapping[str, AttributeValue]) -> V:
+        if versions is not None:
+            item = info.upgraded(item) if whole else _current_part(info, label, item)
         values: dict[str, object] = {}
         parsed: dict[str, dict[str, str] | None] = {}
         for field in plan:
@@ -638,6 +657,24 @@ def careful_decoder(
             raise CodecError(f"{label}: cannot read item {info.describe(item)}: {exc}") from exc
 
     return decode
+
+
+def _current_part(
+    info: ModelInfo[Any], label: str, item: Mapping[str, AttributeValue]
+) -> Mapping[str, AttributeValue]:
+    """A projected item of a versioned model, refused unless at the current schema version.
+
+    An upgrade reads the whole item as stored; a projection holds some attributes only.
+    """
+    versions = info.versions
+    if versions is not None and versions.version_of(item) != versions.current:
+        raise CodecError(
+            f"{label}: item {info.describe(item)} is stored at schema version "
+            f"{versions.version_of(item)}, and {info.name} is at {versions.current}; a view "
+            "reads some attributes only, too few to upgrade it: read whole items, or run "
+            f"upgrade_items(db, {info.name}) first"
+        )
+    return item
 
 
 def check_layout(info: ModelInfo[Any]) -> None:

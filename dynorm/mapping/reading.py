@@ -317,6 +317,8 @@ def _build_view(info: ModelInfo[Any], cls: type[V]) -> View[V]:
     for name in types:
         attributes.append(info.codec.attributes[name])
         attributes += [k.attribute for k in info.key_fields.values() if name in k.parsers]
+    if info.versions is not None:
+        attributes.append(info.versions.attribute)  # an older item cannot be read in part
     # A view reads each field as the model does (a ttl field as epoch seconds, say).
     decode = careful_decoder(info, cls, f"{cls.__name__} (a view of {info.name})")
     # The type attribute too: it decides which model an item is.

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, dataclass_transfo
 import attrs
 
 from dynorm.core.codec.converter import AttributeValue
+from dynorm.core.codec.decoders import VersionGate
 from dynorm.core.codec.model_codec import build_codec
 from dynorm.core.errors import CodecError, DefinitionError
 from dynorm.core.fields import field, stored_name
@@ -17,6 +18,7 @@ from dynorm.core.keys import KEY_TYPES, SHARD, KeyTemplate, KeyType
 from dynorm.core.limits import MAX_KEY_NAME_BYTES
 from dynorm.core.requests import PENDING, Parse
 from dynorm.core.stamps import ROLES, Stamps
+from dynorm.core.upgrades import SchemaVersions, Upgrade, declare_versions
 from dynorm.wire.retry import TOKEN_ATTRIBUTE
 
 from .classify import Classifier
@@ -33,6 +35,7 @@ from .model import (
 )
 from .pydantic_hooks import install_pydantic_hooks
 from .relations import Relationship, embedded_of
+from .upgrading import stale_items
 
 if TYPE_CHECKING:
     # msgspec, which the wire structures need, is imported by a table's first read.
@@ -121,6 +124,18 @@ Index = GSI | LSI
 
 #: Keywords of ``Table.model`` that are not index names (so no index may be named one of them).
 MODEL_OPTIONS = ("pk", "sk", "entity", *ROLES)
+
+
+@attrs.frozen
+class _Schema:
+    """``@table.model``'s schema version options, checked when the class is declared."""
+
+    version: int | None = None
+    upgrades: Mapping[int, Upgrade] | None = None
+    attribute: str | None = None
+
+    def declare(self, model: str, taken: Mapping[str, str]) -> SchemaVersions | None:
+        return declare_versions(model, self.version, self.upgrades, self.attribute, taken)
 
 
 class Table:
@@ -325,6 +340,9 @@ class Table:
         ttl: str | None = None,
         created: str | None = None,
         updated: str | None = None,
+        schema_version: int | None = None,
+        upgrades: Mapping[int, Upgrade] | None = None,
+        schema_attribute: str | None = None,
         **indexes: str | tuple[str, ...],
     ) -> Callable[[type[T]], type[T]]:
         """Declare a model stored in this table.
@@ -339,6 +357,12 @@ class Table:
         datetime field stored as epoch seconds, which ``create_table`` makes the table's time to
         live; ``created`` and ``updated`` datetime fields dynorm fills (UTC). See
         docs/writes.md.
+
+        ``schema_version`` (a whole number from 1) is the version of the model's shape its
+        writes store (in ``schema_attribute``, default ``"_v"``); ``upgrades`` maps each older
+        version ``n`` to a function turning an item of version ``n`` (a dict of plain values by
+        stored attribute name, keys included) into version ``n+1``'s. Reads upgrade older items
+        in memory. See docs/migrations.md, "Model versions".
         """
         if entity is not None and (self.type_attribute is None or not entity):
             raise DefinitionError(
@@ -351,6 +375,7 @@ class Table:
         # model declared in a function can name classes local to it in string annotations.
         scope = LocalScope.of_caller()
         roles = {"version": version, "ttl": ttl, "created": created, "updated": updated}
+        schema = _Schema(schema_version, upgrades, schema_attribute)
 
         def declare(target: type[T]) -> type[T]:
             return self._declare(
@@ -361,6 +386,7 @@ class Table:
                 scope=scope,
                 entity=entity,
                 roles=roles,
+                schema=schema,
             )
 
         return declare
@@ -418,6 +444,7 @@ class Table:
         scope: LocalScope | None = None,
         entity: str | None = None,
         roles: dict[str, str | None] | None = None,
+        schema: _Schema | None = None,
     ) -> type[T]:
         templates = self._templates(cls.__name__, pk, sk, indexes)
         relationships = {
@@ -430,7 +457,13 @@ class Table:
                 annotations.pop(name, None)
             cls = attrs.define(cls)
         return self._register(
-            cast("type[T]", cls), templates, relationships, scope, entity, roles=roles
+            cast("type[T]", cls),
+            templates,
+            relationships,
+            scope,
+            entity,
+            roles=roles,
+            schema=schema,
         )
 
     def _register(
@@ -442,6 +475,7 @@ class Table:
         entity: str | None,
         *,
         roles: dict[str, str | None] | None = None,
+        schema: _Schema | None = None,
     ) -> type[T]:
         if cls.__name__ in self.models:
             raise DefinitionError(
@@ -475,18 +509,31 @@ class Table:
         binary = {templates[a].fields[0] for a, kind in typed.items() if kind == "B"}
         key_parsers = key_parsers_for(cls, field_types, templates.values(), binary)
         in_keys = fields_in_keys(templates, key_parsers, self.primary_attributes, typed)
+        versions = (schema or _Schema()).declare(cls.__name__, self._taken(owned, templates))
+        made: list[ModelInfo[T]] = []  # the gate names the item by its key: the info knows how
+
+        def upgraded(item: Mapping[str, AttributeValue]) -> Mapping[str, AttributeValue]:
+            return made[0].upgraded(item)
+
+        gate = (
+            None
+            if versions is None
+            else VersionGate(versions.attribute, versions.current, upgraded)
+        )
         info: ModelInfo[T] = ModelInfo(
             cls=cls,
             table=self,
             templates=templates,
-            codec=build_codec(cls, epoch=stamps.epoch, keys=tuple(in_keys.values())),
+            codec=build_codec(cls, epoch=stamps.epoch, keys=tuple(in_keys.values()), gate=gate),
             field_types=field_types,
             key_parsers=key_parsers,
             key_fields=in_keys,
             entity=self._entity_of(cls, entity),
             stamps=stamps,
             identity=identity,
+            versions=versions,
         )
+        made.append(info)
         check_layout(info)
         self._check_distinct(info)
         self._check_ttl(info)
@@ -506,6 +553,17 @@ class Table:
             self._pending = [r for r in self._pending if r.owner is not cls]
             raise
         return cls
+
+    def _taken(
+        self, owned: Mapping[str, str], templates: Mapping[str, KeyTemplate]
+    ) -> dict[str, str]:
+        """Attribute names a model's items already use -> what uses them (schema_attribute=)."""
+        taken = {stored: f"field {name!r}'s attribute" for name, stored in owned.items()}
+        taken |= dict.fromkeys([*self.attribute_names(), *templates], "a key attribute")
+        if self.type_attribute is not None:
+            taken[self.type_attribute] = "the table's type attribute"
+        taken |= dict.fromkeys([PENDING, TOKEN_ATTRIBUTE], "dynorm's own bookkeeping attribute")
+        return taken
 
     def _check_shard_slots(
         self, name: str, templates: Mapping[str, KeyTemplate], field_types: Mapping[str, Any]
@@ -644,10 +702,13 @@ class Table:
             generic += [PENDING, TOKEN_ATTRIBUTE]
             # Embedded children are no field of their parent: read from the item as dicts.
             generic += [r.embedded.attribute for m in models for r in embedded_of(m) if r.embedded]
+            # The schema version: the body parser reads it to find items to upgrade.
+            generic += [m.versions.attribute for m in models if m.versions is not None]
             name = f"{self.name}_{index}" if index else self.name
             from dynorm.wire.structs import build_wire  # noqa: PLC0415 - msgspec on first read
 
-            found = self._wires[index] = build_wire(name, specs, generic)
+            stale = stale_items(self.classifier(index), models)
+            found = self._wires[index] = build_wire(name, specs, dict.fromkeys(generic), stale)
         return found
 
     def parser(self, operation: str, index: str | None = None) -> Parse:

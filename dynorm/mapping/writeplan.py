@@ -65,6 +65,7 @@ from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
+from .upgrading import stale_item, stale_put
 from .writes import (
     ReturnValues,
     UpdateOps,
@@ -200,6 +201,9 @@ class WritePlanner:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
         except ConditionFailedError as exc:
+            stale = yield from stale_put(info, info.key_of(obj), exc, self.table_name)
+            if stale is not None:
+                raise stale from exc
             check = info.stamps.check("put", obj)
             if check is None:
                 raise
@@ -251,7 +255,13 @@ class WritePlanner:
                     copying, request, copying.copied()
                 )
         except ConditionFailedError as exc:
-            if check is None and condition is None and copying is None and guard is None:
+            if (
+                check is None
+                and condition is None
+                and copying is None
+                and guard is None
+                and info.versions is None
+            ):
                 # A plain update checks only that the item exists.
                 raise _not_found(info, info.primary_key(current), exc) from exc
             # Else the stored item tells the failures apart (read on failure only).
@@ -718,6 +728,10 @@ class WritePlanner:
             return _not_found(info, key, exc)
         if stored is not None and not info.sort_key_matcher(None)(stored):
             return _other_entity(info, key, stored, exc, write)
+        if stored is not None and write == "update":
+            stale = stale_item(info, key, stored, exc)
+            if stale is not None:
+                return stale
         if check is None:
             return exc
         conflict = _conflict(info, key, check, exc, stored=stored)
@@ -725,7 +739,7 @@ class WritePlanner:
 
     def _cancelled(
         self, actions: Sequence[Action], written: Sequence[object], exc: TransactionCanceledError
-    ) -> VersionConflictError | None:
+    ) -> ConditionFailedError | None:
         """A version conflict, when a versioned action's condition cancelled a transaction."""
         for reason in exc.failed:
             if reason.index >= len(actions) or reason.code != "ConditionalCheckFailed":
@@ -734,6 +748,10 @@ class WritePlanner:
             if action.kind == "check":
                 continue
             info = info_of(type(action.obj))
+            if action.kind == "update" and reason.item is not None:
+                stale = stale_item(info, info.key_of(action.obj), reason.item, exc)
+                if stale is not None:
+                    return stale
             obj = written[reason.index] if action.kind == "put" else action.obj
             check = info.stamps.check(action.kind, obj)
             if check is not None:

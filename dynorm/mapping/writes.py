@@ -478,14 +478,22 @@ def plan_update(
     )
     # Updating must never create a half item: require that it exists (an upsert fills it).
     require = None if upsert is not None else "attribute_exists"
+    params: dict[str, Any] = {"ReturnValues": returns}
+    guard = info.entity_guard()
+    if info.versions is not None:
+        # Never a mixed shape: an item stored at an older schema version is refused (and sent
+        # back with the refusal, to say so: StaleItemError).
+        at_version = info.versions.guard(info.table.pk, upsert=upsert is not None)
+        guard = at_version if guard is None else guard & at_version
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     conditioned = _conditioned(
-        {"ReturnValues": returns},
+        params,
         builder,
         condition,
         key_attr=info.table.pk,
         require=require,
         version=version,
-        entity=info.entity_guard(),
+        entity=guard,
     )
     # ADD, list and set operations, and a list element set or removed by position, change the
     # item again when repeated.
@@ -542,8 +550,21 @@ def plan_put_keeping(
     ]
     expression = "SET " + ", ".join(assignments) + (f" REMOVE {', '.join(stale)}" if stale else "")
     require = None if overwrite else "attribute_not_exists"
+    params: dict[str, Any] = {}
+    guard = None
+    if info.versions is not None and None in embedded.values():
+        # Children kept as stored would be an older version's under the current one: refused
+        # (StaleItemError) unless the stored item is at the version, or absent.
+        guard = info.versions.guard(info.table.pk, upsert=True)
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     conditioned = _conditioned(
-        {}, builder, condition, key_attr=info.table.pk, require=require, version=version
+        params,
+        builder,
+        condition,
+        key_attr=info.table.pk,
+        require=require,
+        version=version,
+        entity=guard,
     )
     key = {name: item[name] for name in info.table.primary_attributes}
     retry = _retry_for(condition, overwrite=overwrite, version=version)

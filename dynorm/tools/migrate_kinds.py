@@ -62,7 +62,7 @@ __all__ = [
     "child_digest",
 ]
 
-MigrationKind: TypeAlias = Literal["move", "unembed", "embed", "backfill", "copies"]
+MigrationKind: TypeAlias = Literal["move", "unembed", "embed", "backfill", "copies", "upgrade"]
 """What a migration does: see dynorm.migrations."""
 
 #: Problems a report spells out at most (the counts cover all of them).

@@ -11,6 +11,8 @@ declaration writes:
   of the model gets the index key attributes the current templates write (``"backfill"``).
 - :func:`repair_copies` — a ``Denormalized(copy=...)`` relationship: every child's copies made
   equal to its parent's fields (``"copies"``).
+- :func:`upgrade_items` — a model with ``schema_version=``: every item stored at an older
+  version rewritten at the current one through its ``upgrades`` (``"upgrade"``).
 
 Each reads the table with Scan pages (``segments=`` parallel segments, ``page_size`` items a
 page) and, page by page, writes what that page needs, item by item (or parent by parent): new
@@ -73,6 +75,7 @@ from .migrate_run import (
     run,
     total_estimate,
 )
+from .migrate_upgrade import Upgrade
 from .migrate_workers import DEFAULT_LEASE, Workers, progress_table_name, run_workers
 
 __all__ = [
@@ -93,6 +96,7 @@ __all__ = [
     "migrate",
     "progress_table_name",
     "repair_copies",
+    "upgrade_items",
 ]
 
 #: Items a Scan page reads by default (its ``Limit``): the unit of writes and checkpoints.
@@ -551,6 +555,48 @@ async def repair_copies(
     return await _run(
         db,
         Copies(rel),
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        on_progress=on_progress,
+        segments=segments,
+        page_size=page_size,
+        verify=verify,
+        workers=workers,
+    )
+
+
+async def upgrade_items(
+    db: Database,
+    model: type[Any],
+    *,
+    dry_run: bool = False,
+    checkpoint: str | os.PathLike[str] | None = None,
+    on_progress: ProgressCallback | None = None,
+    segments: int = 1,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    verify: bool = True,
+    workers: Workers | None = None,
+) -> MigrationReport:
+    """Rewrite every item of ``model`` stored below its ``schema_version`` at that version.
+
+    Each is upgraded as a read upgrades it (the model's ``upgrades``), then rewritten in place
+    with an UpdateItem conditioned on the whole item being as read: attributes the model does
+    not declare are kept as the upgrade leaves them. Items at the version are not written;
+    items newer than the code, or whose upgrade fails, are left as they are and listed in
+    ``skipped``. ``written`` counts the items upgraded. Options as for :func:`migrate`.
+    """
+    if is_model(model) and len(db.tables) > 1:
+        db = _focus(db, info_of(model).table, "upgrade_items")
+    info = db.table.info(model)
+    if info.versions is None:
+        raise DefinitionError(
+            f"upgrade_items({info.name}): {info.name} declares no schema version, so every "
+            f"item of it is at version 1; declare @table.model(..., schema_version=2, "
+            "upgrades={1: v1_to_v2}) first"
+        )
+    return await _run(
+        db,
+        Upgrade(info),
         dry_run=dry_run,
         checkpoint=checkpoint,
         on_progress=on_progress,

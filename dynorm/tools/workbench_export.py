@@ -132,7 +132,18 @@ def _model_attributes(info: ModelInfo[Any]) -> dict[str, str | None]:
             found.setdefault(attr, table.key_type(attr))
     if table.type_attribute is not None and info.entity is not None:
         found.setdefault(table.type_attribute, "S")
+    if info.versions is not None:
+        found.setdefault(info.versions.attribute, "N")
     return found
+
+
+def _current(table: Table, raw: Mapping[str, AttributeValue]) -> Item:
+    """A stored item as the current code reads it: a versioned model's upgraded if older.
+
+    CodecError for an item newer than the code, UpgradeError when its upgrade fails.
+    """
+    info = table.model_of(raw)
+    return dict((raw if info is None else info.upgraded(raw)).items())
 
 
 # -- DynamoDB JSON, as a file holds it ----------------------------------------------------------
@@ -217,7 +228,8 @@ def export_model(
     keys, type attribute, next version and timestamps included; versioned models too, as nothing
     is written). ``raw_items``: items as DynamoDB holds them (:func:`scan_items` reads a live
     table's), each given to the model the table's classifier maps it to; items of no model stay
-    in the table's own ``TableData``.
+    in the table's own ``TableData``. An item of a versioned model stored at an older schema
+    version is exported upgraded, as a read gives it (``@table.model(schema_version=...)``).
 
     One facet per model (named by its entity name, or class name), its key templates as the key
     aliases. Attribute types come from the field types (from the sample items where a type does
@@ -231,7 +243,7 @@ def export_model(
     primary = list(table.primary_attributes)
     by_key: dict[str, Item] = {}
     for raw in raw_items or ():
-        by_key[key_id(raw, primary)] = dict(raw)
+        by_key[key_id(raw, primary)] = _current(table, raw)
     for item in _encoded(table, items or ()):
         by_key[key_id(item, primary)] = item
     ordered = [by_key[k] for k in sorted(by_key)]

@@ -55,7 +55,7 @@ from dynorm.core.codec.typeforms import resolved_fields, without_none
 from dynorm.core.fields import stored_name
 from dynorm.core.requests import Parse
 
-__all__ = ["Wire", "WireItem", "build_wire"]
+__all__ = ["QUICK_MARK", "Wire", "WireItem", "build_wire"]
 
 #: Parses a successful response body into the response (``orjson.loads``'s result, with typed
 #: items where they fit).
@@ -381,6 +381,8 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
 
     item: type[WireItem]
     converters: Mapping[type, Callable[[Any], Any]]
+    #: Whether an item needs what its struct does not keep (None: none ever does).
+    stale: Callable[[Any], bool] | None = None
     #: Operation -> its body parser, made on first use.
     _parsers: dict[str, Parse] = msgspec.field(default_factory=dict)
 
@@ -388,11 +390,38 @@ class Wire(msgspec.Struct, frozen=True, eq=False):
         """The body parser for a response of ``operation`` (Query, Scan, GetItem, ...)."""
         found = self._parsers.get(operation)
         if found is None:
-            found = self._parsers[operation] = _body_parser(self.item, operation)
+            found = self._parsers[operation] = _body_parser(self.item, operation, self.stale)
         return found
 
 
-def _body_parser(item: type[WireItem], operation: str) -> Parse:
+#: On a stale test: (attribute, value) that an item holding it is current by (see _stale_in).
+QUICK_MARK: Final = "__dynorm_quick__"
+
+
+def _stale_in(
+    response: Mapping[str, Any], stale: Callable[[Any], bool], field: str | None, value: Any
+) -> bool:
+    """Whether any item of a parsed response is ``stale``.
+
+    ``field``: the struct field holding an attribute whose ``value`` makes an item current;
+    read first, so a current item costs one attribute read and a compare.
+    """
+    items: list[Any] = list(response.get("Items") or ())
+    if "Item" in response:
+        items.append(response["Item"])
+    responses = response.get("Responses")
+    if isinstance(responses, dict):
+        items += [i for page in responses.values() for i in page]
+    elif isinstance(responses, list):
+        items += [got["Item"] for got in responses if "Item" in got]
+    if field is None:
+        return any(stale(i) for i in items)
+    return any(getattr(i, field) != value and stale(i) for i in items)
+
+
+def _body_parser(
+    item: type[WireItem], operation: str, stale: Callable[[Any], bool] | None = None
+) -> Parse:
     unset: Any = msgspec.UnsetType
     others = _OUTPUT_FIELDS[operation]
     spec: list[Any] = [(name, Any, msgspec.UNSET) for name in others]
@@ -412,6 +441,9 @@ def _body_parser(item: type[WireItem], operation: str) -> Parse:
     names = tuple(n for n, *_ in spec)
     unset_value = msgspec.UNSET
     transact = operation == "TransactGetItems"
+    quick = getattr(stale, QUICK_MARK, None)
+    field = None if quick is None else item.__dynorm_attributes__.get(quick[0])
+    quick_value = None if quick is None else quick[1]
 
     def decode(body: bytes) -> dict[str, Any]:
         try:
@@ -431,16 +463,27 @@ def _body_parser(item: type[WireItem], operation: str) -> Parse:
                 {} if got.Item is unset_value else {"Item": got.Item}
                 for got in response["Responses"]
             ]
+        if stale is not None and _stale_in(response, stale, field, quick_value):
+            # An item of an older schema version: its upgrade reads attributes no field maps,
+            # which the structures drop. The whole body the generic way.
+            return cast("dict[str, Any]", orjson.loads(body))
         return response
 
     return decode
 
 
-def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]) -> Wire:
+def build_wire(
+    name: str,
+    specs: Sequence[DecoderSpec],
+    generic: Collection[str],
+    stale: Callable[[Any], bool] | None = None,
+) -> Wire:
     """The wire decoding of a read scope holding items of ``specs``' models.
 
     ``generic`` names the attributes kept as AttributeValue dicts (the key attributes and the
-    type attribute: classifiers, cursors and page readers read them).
+    type attribute: classifiers, cursors and page readers read them). ``stale`` tells the items
+    of a versioned model stored at another schema version: a body holding one is parsed
+    without the structures, since upgrading it reads attributes they do not keep.
     """
     if not specs:
         empty = msgspec.defstruct(f"Wire{name}Item", [], bases=(WireItem,), module=__name__)
@@ -489,7 +532,7 @@ def build_wire(name: str, specs: Sequence[DecoderSpec], generic: Collection[str]
     for spec in specs:
         make = functools.partial(_converter, gen, spec, fields, typed, forms)
         converters[spec.cls] = _first_use(spec.cls, make, converters)
-    return Wire(cast("type[WireItem]", item), converters)
+    return Wire(cast("type[WireItem]", item), converters, stale)
 
 
 #: Marks a converter not generated yet (``_first_use``).

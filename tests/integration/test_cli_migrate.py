@@ -402,13 +402,13 @@ async def test_a_failed_verification_exits_1_and_a_second_run_moves_the_rest(
             ["Shelf", "--from", "Partition()"],
             "'Shelf' is not a relationship; Shelf's relationships: Shelf.jars",
         ),
-        (["Shelf.jars", "--backfill"], "--backfill takes a model, not 'Shelf.jars'"),
+        (["Shelf.jars", "--backfill"], "--backfill and --upgrade take a model, not 'Shelf.jars'"),
         (["Shelf.jars", "--from", "Partitio()"], "'Partitio' is not a strategy; write one of"),
         (["Shelf.jars", "--from", "Index(GSI1)"], "arguments must be literals"),
-        (["Shelf.jars"], "give exactly one of --from STRATEGY, --copies or --backfill"),
+        (["Shelf.jars"], "give exactly one of --from STRATEGY, --copies, --backfill or --upgrade"),
         (
             ["Shelf.jars", "--copies", "--from", "Partition()"],
-            "give exactly one of --from STRATEGY, --copies or --backfill",
+            "give exactly one of --from STRATEGY, --copies, --backfill or --upgrade",
         ),
         (["Shelf.jars", "--copies", "--index", "GSI1"], "--index goes with --backfill"),
         (

@@ -69,7 +69,7 @@ def declare(
     )
     index_pk = "POST#{post_id}#{shard}" if shards > 1 else "POST#{post_id}"
 
-    keys = {"pk": "LIKE#{post_id}#{user_id}", "sk": "LIKE#{user_id}"}
+    keys: dict[str, Any] = {"pk": "LIKE#{post_id}#{user_id}", "sk": "LIKE#{user_id}"}
     templates = (index_pk, "LIKE#{user_id}")
     on_index = (
         likes.model(**keys, GSI1=templates)

@@ -84,6 +84,9 @@ EXPECTED = {
     "TransactionCanceledError",
     "TransportError",
     "UnsupportedOperationError",
+    # model versions: @table.model(schema_version=..., upgrades=...)
+    "UpgradeError",
+    "StaleItemError",
     "ValidationError",
     "VersionConflictError",
     "begins_with",

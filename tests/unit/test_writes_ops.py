@@ -159,7 +159,7 @@ def test_ttl_is_epoch_seconds_and_naive_datetimes_are_refused() -> None:
         ({"version": "count", "pk": "X#{count}"}, "no key template"),
     ],
 )
-def test_declaration_errors(options: dict[str, str], message: str) -> None:
+def test_declaration_errors(options: dict[str, Any], message: str) -> None:
     local = Table("local", pk="pk", sk="sk")
     pk = options.pop("pk", "X#{name}")
 

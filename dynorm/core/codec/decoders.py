@@ -33,6 +33,7 @@ __all__ = [
     "DecoderSpec",
     "Inline",
     "SourceBuilder",
+    "VersionGate",
     "generate_decoder",
     "key_texts",
     "key_value",
@@ -89,6 +90,31 @@ class SourceBuilder(Namespace):
         return f"{self.bind('hook', hook)}({value}, {self.bind('type', tp)})"
 
 
+class VersionGate(msgspec.Struct, frozen=True, eq=False):
+    """What a versioned model's decoder checks first (see ``dynorm.core.upgrades``).
+
+    ``attribute`` holds the version that wrote the item, ``current`` is the model's; an item at
+    another version goes through ``upgrade`` (an item -> the item at ``current``) and is decoded
+    then. ``current`` 1 also takes an item without the attribute as current.
+    """
+
+    attribute: str
+    current: int
+    upgrade: Callable[[Mapping[str, AttributeValue]], Mapping[str, AttributeValue]]
+
+    def line(self, builder: Namespace) -> str:
+        """The decoder's first check: one dict lookup and a compare for a current item."""
+        stored = builder.bind("version", {"N": str(self.current)})
+        upgrade = builder.bind("upgrade", self.upgrade)
+        found = (
+            f"o.get({self.attribute!r}, {stored})"
+            if self.current == 1
+            else f"o.get({self.attribute!r})"
+        )
+        # The upgraded item holds the current version: decoded by this same function.
+        return f"if {found} != {stored}: return decode({upgrade}(o))"
+
+
 class DecoderSpec(msgspec.Struct, frozen=True, eq=False):
     """How a model's decoder was generated: what wire decoding mirrors (see generate_decoder)."""
 
@@ -99,6 +125,8 @@ class DecoderSpec(msgspec.Struct, frozen=True, eq=False):
     empty_when_missing: Mapping[str, type] = msgspec.field(default_factory=dict)
     overrides: Mapping[str, Callable[[AttributeValue], Any]] = msgspec.field(default_factory=dict)
     from_keys: Mapping[str, KeyFields] = msgspec.field(default_factory=dict)
+    #: The schema version check: (attribute, the current version, upgrade) or None.
+    gate: VersionGate | None = None
 
 
 def generate_decoder(
@@ -112,6 +140,7 @@ def generate_decoder(
     from_keys: Mapping[str, KeyFields] | None = None,
     wire: bool = False,
     within: frozenset[type] = frozenset(),
+    gate: VersionGate | None = None,
 ) -> Callable[[Mapping[str, AttributeValue]], Any]:
     """The decoder of ``cls``: ``decoder(item) -> instance``; KeyError when a field is missing.
 
@@ -125,6 +154,8 @@ def generate_decoder(
     ``wire``: the decoder also takes wire items (``dynorm.wire.structs``), handing each to the
     converter its class holds for ``cls``. ``within``: the classes whose decoders are being
     written around this one (a class that holds itself is decoded by its hook there).
+    ``gate``: a versioned model's schema version check, first (wire items are checked when
+    their body is parsed, ``dynorm.wire.structs``).
     """
     empty_when_missing = empty_when_missing or {}
     overrides = overrides or {}
@@ -149,6 +180,8 @@ def generate_decoder(
             found = f"{stored!r} in o"
             empty = empty_when_missing.get(f.name)
         values.append(FieldValue(f, present, found, empty))
+    if gate is not None:
+        lines.insert(0, gate.line(builder))
     if wire:
         # A typed wire item rather than a dict: its own class converts it (one test an item).
         builder.namespace["__dict"] = dict

@@ -25,6 +25,7 @@ from .containers import _unstructure_fn
 from .converter import hooks
 from .decoders import (
     DecoderSpec,
+    VersionGate,
     generate_decoder,
 )
 from .encoders import (
@@ -71,7 +72,12 @@ class ModelCodec:
     """
 
     def __init__(
-        self, cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
+        self,
+        cls: type,
+        *,
+        epoch: Collection[str] = (),
+        keys: Collection[KeyFields] = (),
+        gate: VersionGate | None = None,
     ) -> None:
         check_definable(cls)
         fields = attrs.fields(cls)
@@ -103,6 +109,7 @@ class ModelCodec:
             },
             overrides=self._epochs[1],
             from_keys=from_keys,
+            gate=gate,
         )
         #: Field name -> the attribute it is stored under.
         self.attributes: Mapping[str, str] = {f.name: stored_name(f) for f in fields}
@@ -140,6 +147,7 @@ class ModelCodec:
                 overrides=spec.overrides,
                 from_keys=spec.from_keys,
                 wire=True,
+                gate=spec.gate,
             )
 
     @functools.cached_property
@@ -310,16 +318,21 @@ def _epoch_codecs(
 
 
 def build_codec(
-    cls: type, *, epoch: Collection[str] = (), keys: Collection[KeyFields] = ()
+    cls: type,
+    *,
+    epoch: Collection[str] = (),
+    keys: Collection[KeyFields] = (),
+    gate: VersionGate | None = None,
 ) -> ModelCodec:
     """The codec of an attrs class; fails early on field types DynamoDB cannot hold.
 
     ``epoch`` names datetime fields stored as epoch seconds (a number) instead of ISO text.
     ``keys`` are the model's key attributes with the fields they hold: the decoder reads each
     key-only field (``dynorm.field(key_only=True)``) out of the first that holds it. Its
-    functions are generated on first use (see ``ModelCodec``).
+    functions are generated on first use (see ``ModelCodec``). ``gate``: a versioned model's
+    schema version check (``dynorm.core.upgrades``), the decoder's first step.
     """
-    return ModelCodec(cls, epoch=epoch, keys=keys)
+    return ModelCodec(cls, epoch=epoch, keys=keys, gate=gate)
 
 
 def _generated_encoder(
