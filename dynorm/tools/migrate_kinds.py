@@ -26,7 +26,7 @@ from typing import Any, Final, Literal, Protocol, TypeAlias
 import attrs
 import msgspec
 
-from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
+from dynorm.core.chunks import BATCH_GET_MAX, TRANSACT_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError, LimitExceededError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
@@ -139,7 +139,11 @@ class Unit:
     read, as it is written) at one key: the attributes that differ are updated, only while
     they are as read. ``update``: the parent's UpdateItem, conditioned on what was read of it;
     when that fails, the parent (``parent``, its key) is read again and planned again.
-    ``deletes``: old items as read, deleted only while they are.
+    ``deletes``: old items as read, deleted only while they are. ``atomic``: every step sent in
+    one TransactWriteItems (a migration of a relationship declaring ``was=``, beside the
+    application's writers: a child is never written again once they removed it); when it is
+    cancelled by a condition, ``parent`` (the parent's key, or a moved child's old key) is read
+    again and planned again.
     """
 
     model: ModelInfo[Any]
@@ -148,6 +152,7 @@ class Unit:
     update: Request | None = None
     parent: Item | None = None
     deletes: list[Item] = attrs.field(factory=list)
+    atomic: bool = False
 
     def create_request(self, table_name: str, item: Item) -> Request:
         return plan_put(self.model, None, table_name, item=item, overwrite=False)
@@ -458,6 +463,18 @@ class _StrategyChange:
     def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         self.rel = rel
         self.source = source
+        #: the source is the declaration's ``was=``: the application reads both layouts and
+        #: writes children in the new one while the run goes on, so a child's new copy that
+        #: differs from its old one is the application's, and wins (see ``newer``)
+        self.live = rel.was is not None and rel.was == source
+
+    def newer(self, table: Table, there: Mapping[str, AttributeValue] | None) -> bool:
+        """Whether ``there``, stored at a child's new key, is its new copy that wins (live)."""
+        return self.live and there is not None and table.model_of(there) is self.rel.target_info
+
+    def atomic(self, actions: int) -> bool:
+        """Whether a unit of ``actions`` writes is sent as one transaction (live, and fits)."""
+        return self.live and actions <= TRANSACT_MAX
 
     @property
     def subject(self) -> str:
@@ -620,7 +637,7 @@ class Move(_StrategyChange):
                     f"{describe_key(table, other)}, moved by another page of this run; the "
                     "current key templates must tell them apart (or delete one of them)"
                 )
-            elif there is not None and _plain(there) != new:
+            elif there is not None and _plain(there) != new and not self.newer(table, there):
                 plan.refused.append(
                     f"{self.child.name} {describe_key(table, old)}: its new key "
                     f"{describe_key(table, new_key)} holds another item already; writing would "
@@ -629,8 +646,17 @@ class Move(_StrategyChange):
             else:
                 self.claims.take(new_key, _primary(table, old))
                 # Stored already (by an interrupted or a concurrent run): only the delete is left.
+                # (Live: a new copy the application wrote wins; only the old one is deleted.)
                 creates = [] if there is not None else [new]
-                plan.units.append(Unit(self.child, creates=creates, deletes=[old]))
+                plan.units.append(
+                    Unit(
+                        self.child,
+                        creates=creates,
+                        deletes=[old],
+                        parent=_primary(table, old),
+                        atomic=self.atomic(len(creates) + 1),
+                    )
+                )
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
@@ -779,7 +805,7 @@ class Unembed(_StrategyChange):
                         f"{describe_key(table, other)}; the current key templates must tell "
                         "them apart"
                     )
-                elif there is not None and _plain(there) != item:
+                elif there is not None and _plain(there) != item and not self.newer(table, there):
                     problems.append(
                         f"{describe_key(table, key)} holds another {child.name} already; "
                         "putting the embedded child would replace it. Delete that item (or "
@@ -795,7 +821,10 @@ class Unembed(_StrategyChange):
             update = _parent_update(
                 table, table_name, owner, set_=to_set, remove=to_remove, read=raw
             )
-            plan.units.append(Unit(child, creates=creates, update=update, parent=owner))
+            atomic = self.atomic(len(creates) + 1)
+            plan.units.append(
+                Unit(child, creates=creates, update=update, parent=owner, atomic=atomic)
+            )
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
@@ -885,11 +914,12 @@ class Embed(_StrategyChange):
                 for k, items in by_key.items()
                 if len(items) > 1
             ]
+            # Live, the entry is the application's newer copy: it wins (kept by ``merged``).
             clashes += [
                 f"child item {describe_key(table, item)} differs from the child embedded under "
                 f"its map key {codec.child_key(child)!r}"
                 for item, child, entry in entries
-                if held_map.get(str(codec.child_key(child)), entry) != entry
+                if held_map.get(str(codec.child_key(child)), entry) != entry and not self.live
             ]
             merged: AttributeValue = {
                 "M": {
@@ -931,6 +961,7 @@ class Embed(_StrategyChange):
                 update=update,
                 parent=key,
                 deletes=[item for item, _ in old],
+                atomic=self.atomic(1 + len(old)),
             )
         )
         digests = frozenset(child_digest(codec, c) for c in codec.decode({attribute: merged}))
