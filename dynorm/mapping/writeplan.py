@@ -61,10 +61,12 @@ from .copies import (
     with_pending,
 )
 from .model import ModelInfo, ModelTable, info_of
+from .oldcopies import OldCopies
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
+from .together import send_with
 from .writes import (
     ReturnValues,
     UpdateOps,
@@ -108,6 +110,8 @@ class WritePlanner:
         #: The names of the connection's other tables (a cascade follows relationships there).
         self.name_of = name_of
         self.copier = CopyPlanner(table, table_name)
+        #: the old copies (relationships declaring was=) a write of a child removes
+        self.old_copies = OldCopies(table, table_name)
 
     # -- which rules apply -------------------------------------------------------------------------
     # -- single items ------------------------------------------------------------------------------
@@ -193,12 +197,14 @@ class WritePlanner:
         request = _placed(request, filled.placeholders(0))
         rels = self.copier.copying(info)
         count = 0
+        also = yield from self.old_copies.removals(obj)
         try:
             if not rels:
-                yield Send(request)
+                yield from send_with(request, also)
             else:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
+                yield from send_with(also[0], also[1:]) if also else ()
         except ConditionFailedError as exc:
             check = info.stamps.check("put", obj)
             if check is None:
@@ -245,7 +251,7 @@ class WritePlanner:
             if exactly_once:
                 response = yield from _send_once(request)
             elif copying is None:
-                response = yield Send(request)
+                response = yield from self.old_copies.update(obj, request, upsert=upsert)
             else:
                 _, response = yield from self.copier.write_parent(
                     copying, request, copying.copied()
@@ -302,8 +308,9 @@ class WritePlanner:
         request = plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
+        also = [] if isinstance(target, type) else (yield from self.old_copies.removals(target))
         try:
-            yield Send(request)
+            yield from send_with(request, also)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise
@@ -480,7 +487,8 @@ class WritePlanner:
 
     def _change(self, parent: object, rel: HasManyRelation[Any], child: object) -> ChildChange:
         held = held_items(parent, rel.name)
-        return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent))
+        also = self.old_copies.embedded_removals(rel, child)
+        return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent), also)
 
     # -- transactions ------------------------------------------------------------------------------
 
