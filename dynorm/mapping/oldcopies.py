@@ -30,7 +30,7 @@ none of whose relationships moves is looked up once and gets no step.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dynorm.core.codec.converter import AttributeValue, Item
@@ -38,7 +38,7 @@ from dynorm.core.errors import ConditionFailedError, KeyTemplateError
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
-from dynorm.core.steps import Plan, Send, Unread
+from dynorm.core.steps import Plan, Send, Unread, WriteBatch
 
 from .oldlayout import EmbeddedItems, ItemMove
 from .relations import HasManyRelation, relationships_of
@@ -278,6 +278,44 @@ class OldCopies:
             found += yield from mover.removals(self.table_name, obj)
         return found
 
+    def after_batch(self, objs: Sequence[object]) -> Plan[None]:
+        """Remove the old copies of ``objs``, whose new items a batch has just written.
+
+        After the batch, so that no child is ever missing to a reader of both layouts: plain
+        deletions of old items in BatchWriteItem, the conditioned ones (old items found through
+        an index, map entries) one request each.
+        """
+        batch: list[dict[str, Any]] = []
+        for obj in objs:
+            if not self.of(obj):
+                continue
+            for request in (yield from self.removals(obj)):
+                if _plain_delete(request):
+                    batch.append({"DeleteRequest": {"Key": request.params["Key"]}})
+                else:
+                    yield Send(request)
+        if batch:
+            yield WriteBatch(tuple(batch))
+
+    def ensure_moved(self, obj: object) -> Plan[None]:
+        """Move ``obj``'s old copy into the new layout when its new item is not stored yet.
+
+        For an update in a transaction, which cannot move it within the transaction (the new
+        item would be written twice): one consistent GetItem, and the move when needed.
+        """
+        movers = self.of(obj)
+        if not movers:
+            return
+        key = self.table.info(type(obj)).key_of(obj)
+        stored = yield Send(consistent_get(key, self.table_name))
+        if isinstance(stored, Unread) or stored.get("Item") is not None:
+            return
+        for mover in movers:
+            moving = yield from mover.moving(self.table_name, obj)
+            if moving:
+                yield Send(transact_write([transact_action(r) for r in moving]))
+                return
+
     def update(self, obj: object, request: Request, *, upsert: bool) -> Plan[dict[str, Any] | None]:
         """Send the update ``request`` of ``obj``, moving its old copy into the new layout first.
 
@@ -321,6 +359,11 @@ class OldCopies:
         if info is None or info.cls is not type(child):
             return ()
         return (plan_delete(info, info.key_of(child), self.table_name),)
+
+
+def _plain_delete(request: Request) -> bool:
+    """Whether ``request`` is a DeleteItem with no condition (a BatchWriteItem can send it)."""
+    return request.operation == "DeleteItem" and "ConditionExpression" not in request.params
 
 
 def _existing(request: Request, pk: str) -> Request:

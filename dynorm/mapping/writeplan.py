@@ -396,6 +396,7 @@ class WritePlanner:
             put["Item"] = with_pending(put["Item"], tokens[ident])
         if writes:
             yield WriteBatch(tuple(writes.values()))
+        yield from self.old_copies.after_batch(list(winners.values()))
         for copying in changed:
             # Read again after the parent is written: see CopyPlanner.rewrite_after.
             children = yield from self.copier.children(copying)
@@ -412,12 +413,14 @@ class WritePlanner:
     def delete_all(self, objs: Iterable[object]) -> Plan[int]:
         """Delete many items with BatchWriteItem; returns how many keys were deleted."""
         writes: dict[Any, dict[str, Any]] = {}
+        objs = list(objs)
         for obj in objs:
             _unversioned(self.table, obj, "delete_all", "delete")
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
         if writes:
             yield WriteBatch(tuple(writes.values()))
+        yield from self.old_copies.after_batch(objs)  # their old copies (was=), if any
         return len(writes)
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
@@ -544,6 +547,11 @@ class WritePlanner:
                 )
         names = {p.table_name: p.table for p in tables}
         touched = {_action_id(names, action) for action in items}
+        items += [
+            a
+            for a in (yield from _old_copies(actions, planners, written))
+            if _action_id(names, a) not in touched
+        ]
         for position, planner, copying in parents:
             if copying not in changed:
                 ((_, params),) = items[position].items()
@@ -764,6 +772,26 @@ def _fill_by_table(
             planner.table_name, planner.copier.fill(puts, after)
         )
     return fills
+
+
+def _old_copies(
+    actions: Sequence[Action], planners: Sequence[WritePlanner], written: Sequence[object]
+) -> Plan[list[dict[str, Any]]]:
+    """The actions that remove the old copies (``was=``) of a transaction's children.
+
+    A child updated in the transaction is moved out of the old layout first, when its new item
+    is not stored yet (see ``OldCopies.ensure_moved``): the update then finds it.
+    """
+    found: list[dict[str, Any]] = []
+    for action, planner, obj in zip(actions, planners, written, strict=True):
+        olds = planner.old_copies
+        if action.kind == "check" or not olds.of(obj):
+            continue
+        if action.kind == "update":
+            yield from on_table(planner.table_name, olds.ensure_moved(obj))
+        removals = yield from on_table(planner.table_name, olds.removals(obj))
+        found += [transact_action(r) for r in removals]
+    return found
 
 
 class _ItemWrites:

@@ -18,21 +18,31 @@ from tests.faultproxy import connect_to
 from .raw import raw_item, raw_put
 from .raw import stored as every_item
 from .was_models import (
+    BItem,
     EOrder,
+    IItem,
+    IParent,
     Item,
     Line,
     MLine,
     MOrder,
     OldItem,
     OldParent,
+    OneItem,
+    OneParent,
     Parent,
     RLine,
     ROrder,
+    ShardItem,
     embedded,
+    from_index,
     into_map,
     new_move,
     old_move,
+    one_partition,
     rows,
+    to_partition,
+    two_shards,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.transactions]
@@ -222,4 +232,93 @@ async def test_into_a_map_add_and_remove_delete_the_old_item_in_the_same_transac
         assert await stored(db) == [
             {"pk": "O#o1", "sk": "#ORDER#o1", "order_id": "o1",
              "lines": {"a": {"order_id": "o1", "name": "a", "qty": "5"}}},
+        ]  # fmt: skip
+
+
+# -- Index("GSI1") -> Partition(), and shards -----------------------------------------------------
+
+
+async def test_out_of_an_index_the_old_item_is_found_by_its_index_key(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, to_partition, from_index) as (db, old):
+        await old.put_all([IParent("a"), IItem("a", "apple", 3), IItem("a", "fig", 1)])
+
+        with count_requests(db) as log:
+            await db.put(BItem("a", "apple", 4))
+            await db.delete(BItem("a", "fig", 1))
+        # A Query of the old index finds the old item; the write and its deletion go together.
+        assert log.operations == ["Query", "TransactWriteItems"] * 2
+        assert keys(await stored(db)) == [("P#a", "#PARENT#a"), ("P#a", "ITEM#apple")]
+
+
+async def test_into_shards_the_old_item_is_the_unsharded_key(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, two_shards, one_partition) as (db, old):
+        await old.put_all([OneParent("a"), OneItem("a", "x"), OneItem("a", "y")])
+
+        with count_requests(db) as log:
+            await db.put(ShardItem("a", "x"))
+        assert log.operations == ["TransactWriteItems"]
+        found = keys(await stored(db))
+        assert ("S#a", "ITEM#x") not in found
+        assert [k for k in found if k[1] == "ITEM#x"] == [(db.table.info(ShardItem).key_of(
+            ShardItem("a", "x"))["pk"]["S"], "ITEM#x")]  # fmt: skip
+
+
+# -- many items, transactions ---------------------------------------------------------------------
+
+
+async def test_put_all_writes_every_new_item_before_deleting_old_ones(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 3), OldItem("a", "fig", 1)])
+
+        with count_requests(db) as log:
+            await db.put_all([Item("a", "apple", 4), Item("a", "fig", 2), Item("a", "kiwi", 1)])
+        # The new items in one batch, then the old keys' deletions in another.
+        assert log.operations == ["BatchWriteItem", "BatchWriteItem"]
+        assert keys(await stored(db)) == [
+            ("I#a#apple", "I#a#apple"),
+            ("I#a#fig", "I#a#fig"),
+            ("I#a#kiwi", "I#a#kiwi"),
+            ("P#a", "#PARENT#a"),
+        ]
+
+        await old.put(OldItem("a", "apple", 3))
+        with count_requests(db) as log:
+            await db.delete_all([Item("a", "apple", 4), Item("a", "fig", 2)])
+        assert log.operations == ["BatchWriteItem", "BatchWriteItem"]
+        assert keys(await stored(db)) == [("I#a#kiwi", "I#a#kiwi"), ("P#a", "#PARENT#a")]
+
+
+async def test_a_transaction_removes_the_old_copies_of_what_it_writes(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all(
+            [
+                OldParent("a"),
+                OldItem("a", "apple", 3),
+                OldItem("a", "fig", 1),
+                OldItem("a", "kiwi", 1),
+            ]
+        )
+
+        with count_requests(db) as log:
+            async with db.transaction() as tx:
+                tx.put(Item("a", "apple", 4))
+                tx.delete(Item("a", "fig", 1))
+                tx.update(Item("a", "kiwi", 1), add={"qty": 1})
+        # kiwi, only in the old layout, is moved first (its new item read, the old one read and
+        # moved); then one transaction of the three writes and the old copies' deletions.
+        assert log.operations == ["GetItem", "GetItem", "TransactWriteItems", "TransactWriteItems"]
+        assert await stored(db) == [
+            {"pk": "I#a#apple", "sk": "I#a#apple", "GSI1PK": "P#a", "GSI1SK": "ITEM#apple",
+             "parent_id": "a", "name": "apple", "qty": "4"},
+            {"pk": "I#a#kiwi", "sk": "I#a#kiwi", "GSI1PK": "P#a", "GSI1SK": "ITEM#kiwi",
+             "parent_id": "a", "name": "kiwi", "qty": "2"},
+            {"pk": "P#a", "sk": "#PARENT#a", "parent_id": "a"},
         ]  # fmt: skip

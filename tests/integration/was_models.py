@@ -95,3 +95,69 @@ class MLine:
     order_id: str
     name: str
     qty: int = 0
+
+
+# -- Index("GSI1") -> Partition(): the old items' table key is not the new templates' ------------
+
+from_index = Table("was-back", pk="pk", sk="sk", indexes=INDEXES)
+to_partition = Table("was-back", pk="pk", sk="sk", indexes=INDEXES)
+
+
+@from_index.model(
+    pk="P#{parent_id}", sk="#PARENT#{parent_id}", GSI1=("P#{parent_id}", "#PARENT#{parent_id}")
+)
+class IParent:
+    parent_id: str
+    items = HasMany["IItem"](via=Index("GSI1"))
+
+
+@from_index.model(
+    pk="I#{parent_id}#{name}", sk="I#{parent_id}#{name}", GSI1=("P#{parent_id}", "ITEM#{name}")
+)
+class IItem:
+    parent_id: str
+    name: str
+    qty: int = 0
+
+
+@to_partition.model(pk="P#{parent_id}", sk="#PARENT#{parent_id}")
+class BParent:
+    parent_id: str
+    items = HasMany["BItem"](via=Partition(), was=Index("GSI1"))
+
+
+@to_partition.model(pk="P#{parent_id}", sk="ITEM#{name}")
+class BItem:
+    parent_id: str
+    name: str
+    qty: int = 0
+
+
+# -- Partition() -> Partition(shards=2) ------------------------------------------------------------
+
+one_partition = Table("was-shards", pk="pk", sk="sk")
+two_shards = Table("was-shards", pk="pk", sk="sk")
+
+
+@one_partition.model(pk="S#{parent_id}", sk="#PARENT#{parent_id}")
+class OneParent:
+    parent_id: str
+    items = HasMany["OneItem"](via=Partition())
+
+
+@one_partition.model(pk="S#{parent_id}", sk="ITEM#{name}")
+class OneItem:
+    parent_id: str
+    name: str
+
+
+@two_shards.model(pk="S#{parent_id}", sk="#PARENT#{parent_id}")
+class ShardParent:
+    parent_id: str
+    items = HasMany["ShardItem"](via=Partition(shards=2), was=Partition())
+
+
+@two_shards.model(pk="S#{parent_id}#{shard}", sk="ITEM#{name}")
+class ShardItem:
+    parent_id: str
+    name: str
