@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import ConditionFailedError, KeyTemplateError
+from dynorm.core.errors import ConditionFailedError, KeyTemplateError, TransactionCanceledError
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OldCopies"]
 
+#: How often a write is planned again when only the removal of an old copy was refused.
+_ATTEMPTS = 3
 #: The ReturnValues of an update that a transaction cannot give back.
 _OLD_VALUES = frozenset({"ALL_OLD", "UPDATED_OLD"})
 
@@ -278,6 +280,22 @@ class OldCopies:
             found += yield from mover.removals(self.table_name, obj)
         return found
 
+    def write(self, obj: object, request: Request) -> Plan[dict[str, Any] | None]:
+        """``request`` (a put or a delete of ``obj``) sent with the removals of its old copies.
+
+        A removal refused because the old copy went meanwhile (a migration moved it, another
+        writer removed it) while the write itself would go: planned again from what is stored
+        now, up to ``_ATTEMPTS`` times.
+        """
+        for attempt in range(1, _ATTEMPTS + 1):
+            also = yield from self.removals(obj)
+            try:
+                return (yield from send_with(request, also))
+            except TransactionCanceledError as exc:
+                if attempt == _ATTEMPTS or not _only_removals(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
     def after_batch(self, objs: Sequence[object]) -> Plan[None]:
         """Remove the old copies of ``objs``, whose new items a batch has just written.
 
@@ -359,6 +377,17 @@ class OldCopies:
         if info is None or info.cls is not type(child):
             return ()
         return (plan_delete(info, info.key_of(child), self.table_name),)
+
+
+def _only_removals(exc: TransactionCanceledError) -> bool:
+    """Whether only the removals (every action after the first) failed, on their conditions."""
+    first, *rest = exc.reasons or (None,)
+    return (
+        first is not None
+        and first.code in ("None", "")
+        and any(r.code == "ConditionalCheckFailed" for r in rest)
+        and all(r.code in ("None", "", "ConditionalCheckFailed") for r in rest)
+    )
 
 
 def _plain_delete(request: Request) -> bool:

@@ -66,7 +66,6 @@ from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
-from .together import send_with
 from .writes import (
     ReturnValues,
     UpdateOps,
@@ -197,14 +196,13 @@ class WritePlanner:
         request = _placed(request, filled.placeholders(0))
         rels = self.copier.copying(info)
         count = 0
-        also = yield from self.old_copies.removals(obj)
         try:
             if not rels:
-                yield from send_with(request, also)
+                yield from self.old_copies.write(obj, request)
             else:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
-                yield from send_with(also[0], also[1:]) if also else ()
+                yield from self.old_copies.after_batch([obj])  # was=: its old copies, after
         except ConditionFailedError as exc:
             check = info.stamps.check("put", obj)
             if check is None:
@@ -308,9 +306,11 @@ class WritePlanner:
         request = plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
-        also = [] if isinstance(target, type) else (yield from self.old_copies.removals(target))
         try:
-            yield from send_with(request, also)
+            if isinstance(target, type):
+                yield Send(request)  # (no object: its old copy, if any, is left to the migration)
+            else:
+                yield from self.old_copies.write(target, request)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise

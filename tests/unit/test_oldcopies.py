@@ -320,10 +320,25 @@ def test_out_of_a_map_the_entry_is_read_then_removed_with_the_put() -> None:
 def test_into_a_map_add_and_remove_delete_the_old_item_with_the_parent_update() -> None:
     planner = WritePlanner(embedded, "t")
     for plan in (
-        planner.add(MOrder("a"), MOrder.lines, MLine("a", "x")),  # type: ignore[arg-type]
-        planner.remove(MOrder("a"), MOrder.lines, MLine("a", "x")),  # type: ignore[arg-type]
+        planner.add(MOrder("a"), MOrder.lines, MLine("a", "x")),
+        planner.remove(MOrder("a"), MOrder.lines, MLine("a", "x")),
     ):
         fake = Fake()
         drive(plan, fake.answer)
         assert fake.operations() == ["TransactWriteItems"]
         assert fake.actions(0) == [("Update", key("O#a", "#O#a")), ("Delete", key("O#a", "LINE#x"))]
+
+
+def test_a_removal_refused_because_the_entry_went_meanwhile_is_planned_again() -> None:
+    there = {"Item": {"lines": {"M": {"x": {"M": {"name": s("x")}}}}}}
+    gone = TransactionCanceledError(
+        "cancelled",
+        reasons=[
+            CancellationReason(0, "None", ""),
+            CancellationReason(1, "ConditionalCheckFailed", "no"),
+        ],
+    )
+    # The migration moved x between the read of the entry and the transaction.
+    fake = Fake({"GetItem": [there, {"Item": {}}], "TransactWriteItems": [gone]})
+    drive(WritePlanner(unembedded, "t").put(Line("a", "x")), fake.answer)
+    assert fake.operations() == ["GetItem", "TransactWriteItems", "GetItem", "PutItem"]
