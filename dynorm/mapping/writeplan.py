@@ -246,14 +246,12 @@ class WritePlanner:
         check = info.stamps.check("update", obj)
         guard = info.entity_guard()
         try:
-            if exactly_once:
-                response = yield from _send_once(request)
-            elif copying is None:
+            if copying is None and not exactly_once:
                 response = yield from self.old_copies.update(obj, request, upsert=upsert)
             else:
-                _, response = yield from self.copier.write_parent(
-                    copying, request, copying.copied()
-                )
+                # was=: a child still in the old layout moved first (none: nothing is sent).
+                yield from self.old_copies.ensure_moved(obj)
+                response = yield from self._send_update(request, copying, once=exactly_once)
         except ConditionFailedError as exc:
             if check is None and condition is None and copying is None and guard is None:
                 # A plain update checks only that the item exists.
@@ -275,6 +273,15 @@ class WritePlanner:
         if stored is None:  # pragma: no cover - deleted between the write and the read
             raise _not_found(info, info.primary_key(current), None)
         return stored
+
+    def _send_update(
+        self, request: Request, copying: Copying | None, *, once: bool
+    ) -> Plan[dict[str, Any] | None]:
+        """An update sent exactly once (a one-action transaction), or with its copies."""
+        if once or copying is None:
+            return (yield from _send_once(request))
+        _, response = yield from self.copier.write_parent(copying, request, copying.copied())
+        return response
 
     def delete(
         self,

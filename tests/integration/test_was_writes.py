@@ -322,3 +322,25 @@ async def test_a_transaction_removes_the_old_copies_of_what_it_writes(
              "parent_id": "a", "name": "kiwi", "qty": "2"},
             {"pk": "P#a", "sk": "#PARENT#a", "parent_id": "a"},
         ]  # fmt: skip
+
+
+async def test_an_exactly_once_update_moves_a_child_in_the_old_layout_first(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 3)])
+
+        with count_requests(db) as log:
+            updated = await db.update(Item("a", "apple", 3), add={"qty": 2}, exactly_once=True)
+
+        assert updated == Item("a", "apple", 5)
+        # The new item read (not there), the old one read and moved, the update as a one-action
+        # transaction, the item read back.
+        assert log.operations == [
+            "GetItem",
+            "GetItem",
+            "TransactWriteItems",
+            "TransactWriteItems",
+            "GetItem",
+        ]
+        assert keys(await stored(db)) == [("I#a#apple", "I#a#apple"), ("P#a", "#PARENT#a")]
