@@ -14,7 +14,9 @@ read again:
 - out of ``Embedded(key=...)``: the old copy is the parent's map entry. One consistent GetItem
   of that entry says whether it is there (after the migration the parent holds no map, and a
   REMOVE of a member of a missing map is refused), and the removal is an UpdateItem of the
-  parent conditioned on the entry being there.
+  parent conditioned on the entry being there. Out of ``Embedded()`` (a list, whose members
+  have no key) the parent is read whole and each member made into the item it becomes: those
+  with the child's key are removed, while each slot holds what was read.
 - into ``Embedded``, from a collection: the old copy is the child's item, deleted in the
   transaction that sets (or removes) the map entry (see ``WritePlanner.add``/``remove``).
 
@@ -34,7 +36,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import ConditionFailedError, KeyTemplateError, TransactionCanceledError
+from dynorm.core.errors import (
+    CodecError,
+    ConditionFailedError,
+    KeyTemplateError,
+    TransactionCanceledError,
+)
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
@@ -178,17 +185,21 @@ class _Unembedded:
         self.parent: ModelInfo[Any] = rel.owner_info
         self.items = EmbeddedItems(rel, codec)
 
-    def _where(self, obj: object) -> tuple[Item, str] | None:
-        """(the parent's key, the entry's map key), or None: the child names no whole parent."""
-        if self.codec.key is None:
-            return None  # a list child has no key to find it by
+    def _parent_key(self, obj: object) -> Item | None:
+        """The key of ``obj``'s parent (None: the child's link names no whole parent)."""
         values = self.child.values_of(obj)
         parent_values = {p: values[c] for c, p in self.rel.link.items() if c in values}
         try:
-            key = self.parent.primary_key(parent_values)
+            return self.parent.primary_key(parent_values)
         except (KeyError, KeyTemplateError):
             return None
-        return key, str(values.get(self.codec.key, getattr(obj, self.codec.key, "")))
+
+    def _where(self, obj: object) -> tuple[Item, str] | None:
+        """(the parent's key, the entry's map key), or None: the child names no whole parent."""
+        key = self._parent_key(obj)
+        if key is None or self.codec.key is None:
+            return None
+        return key, str(getattr(obj, self.codec.key))
 
     def _member(self, builder: ExpressionBuilder, name: str) -> str:
         return f"{builder.attribute(self.codec.attribute)}.{builder.attribute(name)}"
@@ -248,6 +259,63 @@ class _Unembedded:
         return [plan_put(self.child, None, table_name, item=new, overwrite=False), removal]
 
 
+#: a list member that is a child's old copy: (its position, the member as stored, its item)
+_Member = tuple[int, AttributeValue, Item]
+
+
+class _Unlisted(_Unembedded):
+    """Children once in the parent's list (``Embedded()``): the members that are this child.
+
+    A list member has no key: the parent is read whole (consistent), each member made into the
+    item it becomes, and those whose key is the child's are its old copies.
+    """
+
+    def _members(self, table_name: str, obj: object) -> Plan[tuple[Item, list[_Member]]]:
+        key = self._parent_key(obj)
+        if key is None:
+            return {}, []
+        found = yield Send(consistent_get(key, table_name))
+        raw = None if isinstance(found, Unread) else found.get("Item")
+        attribute = self.codec.attribute
+        members = ((raw or {}).get(attribute) or {}).get("L")
+        if raw is None or not members:
+            return key, []
+        values = self.parent.values_of(self.parent.decode(raw))
+        mine = self.child.key_of(obj)
+        primary = self.child.table.primary_attributes
+        matched: list[_Member] = []
+        for at, entry in enumerate(members):
+            try:
+                (item,) = self.items.children_of(values, {**raw, attribute: {"L": [entry]}})
+            except CodecError:
+                continue  # another child's member, which does not decode: not this one
+            if {a: item.get(a) for a in primary} == mine:
+                matched.append((at, entry, item))
+        return key, matched
+
+    def _slots_removal(self, table_name: str, key: Item, members: Sequence[_Member]) -> Request:
+        """UpdateItem removing ``members`` from the list, while each slot holds its member."""
+        builder = ExpressionBuilder()
+        attribute = builder.attribute(self.codec.attribute)
+        slots = [f"{attribute}[{at}]" for at, _, _ in members]
+        held = [c for (_, entry, _), slot in zip(members, slots, strict=True)
+                for c in equal_to(builder, slot, entry)]  # fmt: skip
+        return update_item(table_name, key, "REMOVE " + ", ".join(slots), retry="token",
+                           ConditionExpression=" AND ".join(held), **builder.params())  # fmt: skip
+
+    def removals(self, table_name: str, obj: object) -> Plan[list[Request]]:
+        key, members = yield from self._members(table_name, obj)
+        return [self._slots_removal(table_name, key, members)] if members else []
+
+    def moving(self, table_name: str, obj: object) -> Plan[list[Request]]:
+        key, members = yield from self._members(table_name, obj)
+        if not members:
+            return []
+        new = members[0][2]
+        put = plan_put(self.child, None, table_name, item=new, overwrite=False)
+        return [put, self._slots_removal(table_name, key, members)]
+
+
 class OldCopies:
     """The old copies the writes of one table's children remove (see the module docstring)."""
 
@@ -265,7 +333,13 @@ class OldCopies:
                 if rel.embedded is not None or rel.target_info.table is not self.table:
                     continue  # into Embedded: see embedded_removals; across tables: not here
                 codec = rel.was.embedded_codec(rel)
-                mover = _Moved(rel, rel.was) if codec is None else _Unembedded(rel, codec)
+                mover: _Moved | _Unembedded = (
+                    _Moved(rel, rel.was)
+                    if codec is None
+                    else _Unembedded(rel, codec)
+                    if codec.key is not None
+                    else _Unlisted(rel, codec)
+                )
                 found.setdefault(rel.target_cls, []).append(mover)
         return {cls: tuple(movers) for cls, movers in found.items()}
 

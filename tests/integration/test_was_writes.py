@@ -24,8 +24,11 @@ from .was_models import (
     IParent,
     Item,
     Line,
+    LOrder,
     MLine,
     MOrder,
+    NLine,
+    NOrder,
     OldItem,
     OldParent,
     OneItem,
@@ -37,12 +40,14 @@ from .was_models import (
     embedded,
     from_index,
     into_map,
+    listed,
     new_move,
     old_move,
     one_partition,
     rows,
     to_partition,
     two_shards,
+    unlisted,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.transactions]
@@ -344,3 +349,27 @@ async def test_an_exactly_once_update_moves_a_child_in_the_old_layout_first(
             "GetItem",
         ]
         assert keys(await stored(db)) == [("I#a#apple", "I#a#apple"), ("P#a", "#PARENT#a")]
+
+
+async def test_out_of_a_list_the_members_that_are_the_child_are_removed(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, unlisted, listed) as (db, old):
+        order = await old.put(LOrder("o1"))
+        for name, qty in (("a", 1), ("b", 2), ("c", 3)):
+            await old.add(order, LOrder.lines, Line(name, qty))
+        current = await db.get(NOrder, order_id="o1")
+
+        with count_requests(db) as log:
+            await db.remove(current, NOrder.lines, NLine("o1", "a", 1))
+        # The parent read whole (a list member has no key), then the removal of the member
+        # and the item's deletion together.
+        assert log.operations == ["GetItem", "TransactWriteItems"]
+
+        updated = await db.update(NLine("o1", "b", 2), add={"qty": 5})
+        assert updated == NLine("o1", "b", 7)
+        assert await stored(db) == [
+            {"pk": "O#o1", "sk": "#ORDER#o1", "order_id": "o1",
+             "lines": [{"name": "c", "qty": "3"}]},
+            {"pk": "O#o1", "sk": "LINE#b", "order_id": "o1", "name": "b", "qty": "7"},
+        ]  # fmt: skip

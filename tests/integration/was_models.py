@@ -161,3 +161,28 @@ class ShardParent:
 class ShardItem:
     parent_id: str
     name: str
+
+
+# -- Embedded() (a list) -> Partition() ---------------------------------------------------------
+
+listed = Table("was-list", pk="pk", sk="sk")
+unlisted = Table("was-list", pk="pk", sk="sk")
+
+
+@listed.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class LOrder:
+    order_id: str
+    lines = HasMany[Line](Line, via=Embedded())
+
+
+@unlisted.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class NOrder:
+    order_id: str
+    lines = HasMany["NLine"](via=Partition(), was=Embedded())
+
+
+@unlisted.model(pk="O#{order_id}", sk="LINE#{name}")
+class NLine:
+    order_id: str
+    name: str
+    qty: int = 0
