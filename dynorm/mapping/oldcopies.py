@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import (
@@ -107,9 +107,8 @@ class _Moved:
             )
         return template.format(values, shard_number(texts, shards))
 
-    def old_index_key(self, obj: object) -> Item:
+    def old_index_key(self, values: Mapping[str, object]) -> Item:
         """The old copy's key attributes of the old layout (its table key, or index key)."""
-        values = self.child.values_of(obj)
         sk = self.child.key_templates(self.rel.via.index)[1]
         assert sk is not None  # noqa: S101 - a move between collections needs sort keys
         assert self.old_sk is not None  # noqa: S101 - likewise
@@ -118,12 +117,15 @@ class _Moved:
             self.old_sk: {"S": sk.format(values)},
         }
 
-    def find(self, table_name: str, obj: object) -> Plan[list[Item]]:
-        """The primary keys of ``obj``'s old copies other than its new item (reads if needed)."""
+    def find(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Item]]:
+        """The primary keys of the child's old copies but its new item (reads if needed).
+
+        ``values``: the child's fields (its key fields at least).
+        """
         if self.same_item:
             return []
-        new = self.child.key_of(obj)
-        old = self.old_index_key(obj)
+        new = self.child.primary_key(values)
+        old = self.old_index_key(values)
         if self.source.index is None:
             return [] if old == new else [old]
         builder = ExpressionBuilder()
@@ -144,8 +146,8 @@ class _Moved:
         ]
         return [k for k in keys if k != new]
 
-    def removals(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        keys = yield from self.find(table_name, obj)
+    def removals(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        keys = yield from self.find(table_name, values)
         if self.source.index is None:
             return [plan_delete(self.child, k, table_name) for k in keys]
         # Found through the index: deleted only while it is still this child's old copy.
@@ -153,18 +155,18 @@ class _Moved:
         pk = builder.attribute(self.child.table.pk)
         same = " AND ".join(
             f"{builder.attribute(a)} = {builder.value(v)}"
-            for a, v in self.old_index_key(obj).items()
+            for a, v in self.old_index_key(values).items()
         )
         condition = f"attribute_not_exists({pk}) OR ({same})"
         return [_delete_if(table_name, k, condition, builder.params()) for k in keys]
 
-    def moving(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        """The writes that move ``obj``'s old copy, read now, into the new layout (none: none).
+    def moving(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        """The writes that move the child's old copy, read now, into the new layout (or none).
 
         The new item put as the old one is stored, with its new keys, where no item is; the old
         one deleted while it is as read.
         """
-        keys = yield from self.find(table_name, obj)
+        keys = yield from self.find(table_name, values)
         for key in keys:
             found = yield Send(consistent_get(key, table_name))
             raw = None if isinstance(found, Unread) else found.get("Item")
@@ -185,21 +187,19 @@ class _Unembedded:
         self.parent: ModelInfo[Any] = rel.owner_info
         self.items = EmbeddedItems(rel, codec)
 
-    def _parent_key(self, obj: object) -> Item | None:
-        """The key of ``obj``'s parent (None: the child's link names no whole parent)."""
-        values = self.child.values_of(obj)
+    def _parent_key(self, values: Mapping[str, object]) -> Item | None:
+        """The key of the child's parent (None: the child's link names no whole parent)."""
         parent_values = {p: values[c] for c, p in self.rel.link.items() if c in values}
         try:
             return self.parent.primary_key(parent_values)
         except (KeyError, KeyTemplateError):
             return None
 
-    def _where(self, obj: object) -> tuple[Item, str] | None:
+    def _where(self, values: Mapping[str, object]) -> tuple[Item, str] | None:
         """(the parent's key, the entry's map key), or None: the child names no whole parent."""
-        key = self._parent_key(obj)
-        if key is None or self.codec.key is None:
-            return None
-        return key, str(getattr(obj, self.codec.key))
+        key = self._parent_key(values)
+        name = None if self.codec.key is None else values.get(self.codec.key)
+        return None if key is None or name is None else (key, str(name))
 
     def _member(self, builder: ExpressionBuilder, name: str) -> str:
         return f"{builder.attribute(self.codec.attribute)}.{builder.attribute(name)}"
@@ -230,21 +230,21 @@ class _Unembedded:
         return update_item(table_name, key, f"REMOVE {member}",
                            ConditionExpression=" AND ".join(held), **builder.params())  # fmt: skip
 
-    def removals(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        where = self._where(obj)
+    def removals(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        where = self._where(values)
         if where is None:
             return []
         key, name = where
         found = yield from self._read(table_name, key, name)
         return [] if found is None else [self._removal(table_name, key, name, None)]
 
-    def moving(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        """The writes that move ``obj``'s map entry, read now, into an item (none: none).
+    def moving(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        """The writes that move the child's map entry, read now, into an item (none: none).
 
         The item put as the entry is stored (every attribute kept), where no item is; the entry
         removed while it is as read.
         """
-        where = self._where(obj)
+        where = self._where(values)
         if where is None:
             return []
         key, name = where
@@ -270,8 +270,10 @@ class _Unlisted(_Unembedded):
     item it becomes, and those whose key is the child's are its old copies.
     """
 
-    def _members(self, table_name: str, obj: object) -> Plan[tuple[Item, list[_Member]]]:
-        key = self._parent_key(obj)
+    def _members(
+        self, table_name: str, values: Mapping[str, object]
+    ) -> Plan[tuple[Item, list[_Member]]]:
+        key = self._parent_key(values)
         if key is None:
             return {}, []
         found = yield Send(consistent_get(key, table_name))
@@ -280,13 +282,14 @@ class _Unlisted(_Unembedded):
         members = ((raw or {}).get(attribute) or {}).get("L")
         if raw is None or not members:
             return key, []
-        values = self.parent.values_of(self.parent.decode(raw))
-        mine = self.child.key_of(obj)
+        parent_values = self.parent.values_of(self.parent.decode(raw))
+        mine = self.child.primary_key(values)
         primary = self.child.table.primary_attributes
         matched: list[_Member] = []
         for at, entry in enumerate(members):
             try:
-                (item,) = self.items.children_of(values, {**raw, attribute: {"L": [entry]}})
+                one = {**raw, attribute: {"L": [entry]}}
+                (item,) = self.items.children_of(parent_values, one)
             except CodecError:
                 continue  # another child's member, which does not decode: not this one
             if {a: item.get(a) for a in primary} == mine:
@@ -303,12 +306,12 @@ class _Unlisted(_Unembedded):
         return update_item(table_name, key, "REMOVE " + ", ".join(slots), retry="token",
                            ConditionExpression=" AND ".join(held), **builder.params())  # fmt: skip
 
-    def removals(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        key, members = yield from self._members(table_name, obj)
+    def removals(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        key, members = yield from self._members(table_name, values)
         return [self._slots_removal(table_name, key, members)] if members else []
 
-    def moving(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        key, members = yield from self._members(table_name, obj)
+    def moving(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        key, members = yield from self._members(table_name, values)
         if not members:
             return []
         new = members[0][2]
@@ -349,20 +352,37 @@ class OldCopies:
 
     def removals(self, obj: object) -> Plan[list[Request]]:
         """The writes that remove ``obj``'s old copies (reading where they are, as needed)."""
+        movers = self.of(obj)
+        if not movers:
+            return []
+        return (yield from self.removals_of(type(obj), self._values(obj)))
+
+    def removals_of(self, cls: type, values: Mapping[str, object]) -> Plan[list[Request]]:
+        """The same, of the child of class ``cls`` with ``values`` (its key fields at least)."""
         found: list[Request] = []
-        for mover in self.of(obj):
-            found += yield from mover.removals(self.table_name, obj)
+        for mover in self._by_child.get(cls, ()):
+            found += yield from mover.removals(self.table_name, values)
         return found
 
-    def write(self, obj: object, request: Request) -> Plan[dict[str, Any] | None]:
+    def _values(self, obj: object) -> dict[str, object]:
+        return self.table.info(type(obj)).values_of(obj)
+
+    def write(
+        self, obj: object, request: Request, *, key: Mapping[str, object] | None = None
+    ) -> Plan[dict[str, Any] | None]:
         """``request`` (a put or a delete of ``obj``) sent with the removals of its old copies.
+
+        ``db.delete(Model, **key)`` gives the class as ``obj`` and the key's fields as ``key``.
 
         A removal refused because the old copy went meanwhile (a migration moved it, another
         writer removed it) while the write itself would go: planned again from what is stored
         now, up to ``_ATTEMPTS`` times.
         """
         for attempt in range(1, _ATTEMPTS + 1):
-            also = yield from self.removals(obj)
+            if key is None:
+                also = yield from self.removals(obj)
+            else:
+                also = yield from self.removals_of(cast("type", obj), key)
             try:
                 return (yield from send_with(request, also))
             except TransactionCanceledError as exc:
@@ -403,7 +423,7 @@ class OldCopies:
         if isinstance(stored, Unread) or stored.get("Item") is not None:
             return
         for mover in movers:
-            moving = yield from mover.moving(self.table_name, obj)
+            moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
                 yield Send(transact_write([transact_action(r) for r in moving]))
                 return
@@ -433,7 +453,7 @@ class OldCopies:
             if isinstance(stored, Unread) or stored.get("Item") is not None:
                 raise  # the new item is there: its own condition refused the update
         for mover in movers:
-            moving = yield from mover.moving(self.table_name, obj)
+            moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
                 yield Send(transact_write([transact_action(r) for r in moving]))
                 break

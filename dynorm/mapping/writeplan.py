@@ -314,10 +314,8 @@ class WritePlanner:
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
         try:
-            if isinstance(target, type):
-                yield Send(request)  # (no object: its old copy, if any, is left to the migration)
-            else:
-                yield from self.old_copies.write(target, request)
+            by_key = values if isinstance(target, type) else None  # db.delete(Model, **key)
+            yield from self.old_copies.write(target, request, key=by_key)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise

@@ -373,3 +373,18 @@ async def test_out_of_a_list_the_members_that_are_the_child_are_removed(
              "lines": [{"name": "c", "qty": "3"}]},
             {"pk": "O#o1", "sk": "LINE#b", "order_id": "o1", "name": "b", "qty": "7"},
         ]  # fmt: skip
+
+
+async def test_a_delete_by_key_takes_both_copies(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 3)])
+        await db.put(Item("a", "pear", 1))
+        await old.put(OldItem("a", "pear", 1))
+
+        with count_requests(db) as log:
+            await db.delete(Item, parent_id="a", name="apple")
+            await db.delete(Item, parent_id="a", name="pear")
+        assert log.operations == ["TransactWriteItems"] * 2
+        assert keys(await stored(db)) == [("P#a", "#PARENT#a")]
