@@ -388,3 +388,19 @@ async def test_a_delete_by_key_takes_both_copies(
             await db.delete(Item, parent_id="a", name="pear")
         assert log.operations == ["TransactWriteItems"] * 2
         assert keys(await stored(db)) == [("P#a", "#PARENT#a")]
+
+
+async def test_explain_shows_the_old_copy_removed_with_the_write(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with dynorm_connect(new_move) as db:
+        (put,) = db.explain.put(Item("a", "apple", 4))
+        (add,) = db.explain.add(Parent("a"), Parent.items, Item("a", "apple", 4))
+        for request in (put, add):
+            assert request.operation == "TransactWriteItems"
+            put_action, delete_action = request.params["TransactItems"]
+            assert put_action["Put"]["Item"]["pk"] == {"S": "I#a#apple"}
+            assert delete_action["Delete"]["Key"] == {"pk": {"S": "P#a"}, "sk": {"S": "ITEM#apple"}}
+        with count_requests(db) as log:
+            db.explain.put(Item("a", "apple", 4))
+        assert log.operations == []
