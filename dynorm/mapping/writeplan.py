@@ -578,8 +578,9 @@ class WritePlanner:
         if len(items) > TRANSACT_MAX:
             raise LimitExceededError(
                 f"this transaction needs {len(items)} actions, counting the denormalized copies "
-                f"its writes change; DynamoDB allows {TRANSACT_MAX}. Write those parents with "
-                "db.put (which rewrites copies in batches) or split the transaction"
+                "its writes change (and the old copies, was=, of the children it writes); "
+                f"DynamoDB allows {TRANSACT_MAX}. Write those parents with db.put (which "
+                "rewrites copies in batches) or split the transaction"
             )
         if items:
             try:

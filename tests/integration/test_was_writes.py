@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import Database, ItemNotFoundError, Table
+from dynorm import Database, ItemNotFoundError, LimitExceededError, Table
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import connect_to
 
@@ -404,3 +404,19 @@ async def test_explain_shows_the_old_copy_removed_with_the_write(
         with count_requests(db) as log:
             db.explain.put(Item("a", "apple", 4))
         assert log.operations == []
+
+
+async def test_a_transaction_over_100_actions_with_the_old_copies_is_refused_before_sending(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with dynorm_connect(new_move) as db:
+        with count_requests(db) as log, pytest.raises(LimitExceededError, match="120 actions"):
+            await put_in_one_transaction(db, [Item("a", f"i{n}", n) for n in range(60)])
+        assert log.operations == []
+        assert await stored(db) == []
+
+
+async def put_in_one_transaction(db: Database, objs: list[Item]) -> None:
+    async with db.transaction() as tx:
+        for obj in objs:
+            tx.put(obj)
