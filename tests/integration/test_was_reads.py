@@ -220,24 +220,20 @@ async def test_every_read_returns_the_union_in_the_new_order(
         assert pairs(both[0].kids.loaded) == [("z", 5)]
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "first", "then"),
-    [
-        ("partition", "index", ["GetItem", "Query"], ["Query"]),
-        ("index", "partition", ["GetItem", "Query"], ["Query"]),
-        ("partition", "partition3", ["GetItem", "Query"], ["Query"] * 3),
-        ("partition3", "partition", ["GetItem"] + ["Query"] * 3, ["Query"]),
-        ("embedded", "partition", ["GetItem", "GetItem"], ["Query"]),
-    ],
-)
+ROUNDS = {
+    ("partition", "index"): (["GetItem", "Query"], ["Query"]),
+    ("index", "partition"): (["GetItem", "Query"], ["Query"]),
+    ("partition", "partition3"): (["GetItem", "Query"], ["Query"] * 3),
+    ("partition3", "partition"): (["GetItem"] + ["Query"] * 3, ["Query"]),
+    ("embedded", "partition"): (["GetItem", "GetItem"], ["Query"]),
+}
+
+
+@pytest.mark.parametrize(("old", "new"), list(ROUNDS), ids=[f"{o}-to-{n}" for o, n in ROUNDS])
 async def test_a_load_sends_the_old_layout_first_then_the_new(
-    dynorm_connect: Connect,
-    dynorm_server: RunningServer,
-    old: str,
-    new: str,
-    first: list[str],
-    then: list[str],
+    dynorm_connect: Connect, dynorm_server: RunningServer, old: str, new: str
 ) -> None:
+    first, then = ROUNDS[old, new]
     async with layouts(dynorm_connect, dynorm_server, old, new) as (db, parent, _):
         reads = db.explain.get_reads(parent, pid="a", load=[parent.kids])
         assert sorted(r.operation for r in reads.requests) == sorted(first)
@@ -246,9 +242,9 @@ async def test_a_load_sends_the_old_layout_first_then_the_new(
         with count_requests(db) as log:
             loaded = await db.get(parent, pid="a", load=[parent.kids])
         assert pairs(loaded.kids.loaded) == EXPECTED
+        # (The order, old layout answered before the new read is sent, is checked in
+        # tests/unit/test_was_union.py: here the parent's own read runs beside them.)
         assert sorted(log.operations) == sorted(first + then)
-        # The new layout's reads come last: sent once the old layout's are answered.
-        assert log.operations[-len(then) :] == then
 
 
 async def test_a_relationship_without_was_costs_what_it_did(
