@@ -342,3 +342,14 @@ async def test_a_limited_page_reads_windows_until_it_is_full() -> None:
     rest, _, more = await read_union_page(reader, union, limit=3, after=end)
     assert [(k.name, k.qty) for k in rest] == [("d", 5)]
     assert not more
+
+
+def test_a_union_cursor_is_refused_by_a_read_of_one_layout() -> None:
+    _, parent, _ = declare("index", None)
+    read = parent.kids.children_read("t", {"pid": "a"})
+    codec = CursorCodec()
+    cursor = codec.encode_union({"S": "KID#b"}, ("a", "b"), "scope")
+    with pytest.raises(CursorError, match="was= was removed"):
+        codec.decode(cursor, read)
+    with pytest.raises(CursorError, match="was= was removed"):
+        codec.decode_position(cursor, [read], "scope", "Parent.kids")
