@@ -647,6 +647,11 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
             if not isinstance(rel, HasManyRelation) or rel.embedded is not None:
                 continue
             name = name_of(rel.children_table)
+            if rel.was is not None:  # the old layout's reads, then the new layout's
+                from .union import union_read  # noqa: PLC0415 - was= loads only
+
+                found += [placed_request(r, info) for r in union_read(rel, name, samples).reads()]
+                continue
             index = rel.via.index
             partial = rel.children_table.partial_models(index) if index is not None else ()
             for read in rel.children_reads(name, samples):

@@ -353,3 +353,23 @@ def test_a_union_cursor_is_refused_by_a_read_of_one_layout() -> None:
         codec.decode(cursor, read)
     with pytest.raises(CursorError, match="was= was removed"):
         codec.decode_position(cursor, [read], "scope", "Parent.kids")
+
+
+async def test_a_query_load_explains_both_layouts_for_each_parent() -> None:
+    from dynorm import connect  # noqa: PLC0415 - this test only
+
+    table, parent, _ = declare("index", "partition")
+    async with connect(
+        table,
+        endpoint_url="http://127.0.0.1:1",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        table_name="t",
+    ) as db:
+        query = db.query(parent, pid="a", load=[parent.kids])
+        _, old, new = query.explain()
+        assert (old.operation, old.params.get("IndexName")) == ("Query", None)
+        assert (new.operation, new.params.get("IndexName")) == ("Query", "GSI1")
+        cost = query.load_costs()["Parent.kids"]
+        assert "the old layout (was=Partition()), then the new one" in cost
