@@ -80,11 +80,18 @@ async def _collection_side(
             return entry if entry is not None and union.keeps(read, entry, after_key) else None
 
         narrowed = union.after(read, after)
-        found, resume = await reader.read_page(narrowed, accept, limit=limit, start=None)
-        # A page of other items only: read on, so a layout with more has a child to end at.
-        while not found and resume is not None:
-            found, resume = await reader.read_page(narrowed, accept, limit=limit, start=resume)
-        return found, (found[-1] if resume is not None and found else None)
+        # An index's sort keys may repeat: its part ends before the run its page ended in (see
+        # dynorm.mapping.union), so it reads one more child to keep ``limit`` of them.
+        ties = read.index is not None
+        want = None if limit is None or not ties else limit + 1
+        found, resume = await reader.read_page(narrowed, accept, limit=want, start=None)
+        # Read on while no child can be returned: a page of other items only, or of one run.
+        while resume is not None and (not found or (ties and _one_run(found))):
+            more, resume = await reader.read_page(narrowed, accept, limit=want, start=resume)
+            found += more
+        if resume is None or not found:
+            return found, None
+        return found, (found[-1].run_start(forward=union.forward) if ties else found[-1])
 
     results = await asyncio.gather(*map(one, reads))
     entries = [e for found, _ in results for e in found]
@@ -93,6 +100,11 @@ async def _collection_side(
         return Side(entries, None)
     nearest = min if union.forward else max
     return Side(entries, nearest(ends, key=lambda e: e.key))
+
+
+def _one_run(found: Sequence[Entry]) -> bool:
+    """Whether every child of ``found`` has one sort key."""
+    return found[0].key[0] == found[-1].key[0]
 
 
 async def _old_side(

@@ -395,3 +395,71 @@ async def test_reads_during_a_migration_never_miss_a_child(
         await asyncio.gather(run(), read_until_done(), read_until_done())
         assert reads > 1
         assert [k.name for k in await a.kids.all()] == names
+
+
+# -- an index whose sort key repeats: pages may end inside a run of equal sort keys ----------------
+
+ties_old = Table("was-ties", pk="pk", sk="sk", indexes=INDEXES)
+ties_new = Table("was-ties", pk="pk", sk="sk", indexes=INDEXES)
+ties_plain = Table("was-ties", pk="pk", sk="sk", indexes=INDEXES)
+
+
+@attrs.define
+class PlainEvent:
+    name: str
+    n: int = 0
+    day: str = ""
+
+
+@ties_old.model(pk="P#{pid}", sk="#P#{pid}")
+class OldTrip:
+    pid: str
+    events = HasMany[PlainEvent](PlainEvent, via=Embedded(key="name"))
+
+
+def _trip(table: Table, was: Strategy | None) -> tuple[type[Any], type[Any]]:
+    @table.model(pk="P#{pid}", sk="#P#{pid}", GSI1=("P#{pid}", "#P#{pid}"))
+    class Trip:
+        pid: str
+        events = HasMany["Event"](via=Index("GSI1"), was=was)
+
+    # The table key orders n as a number (001, 010), the identity as text ("10" < "4"): a
+    # server that orders equal index sort keys by table key does not follow the union's order.
+    @table.model(pk="E#{pid}#{n:03d}", sk="E#{pid}#{n:03d}", GSI1=("P#{pid}", "AT#{day}"))
+    class Event:
+        pid: str
+        n: int
+        name: str = ""
+        day: str = ""
+
+    return Trip, Event
+
+
+Trip, Event = _trip(ties_new, Embedded(key="name"))
+_, PlainEventItem = _trip(ties_plain, None)
+
+
+async def test_pages_ending_inside_equal_index_sort_keys_miss_nothing(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    days = {i: f"d{i % 3}" for i in range(14)}
+    async with dynorm_connect(ties_new) as db:
+        async with connect_to(dynorm_server.url, ties_old, db.table_name) as old:
+            trip = await old.put(OldTrip("t"))
+            for i in range(8):  # 0..7 embedded, 6 and 7 in both layouts
+                await old.add(trip, OldTrip.events, PlainEvent(f"e{i}", i, days[i]))
+        async with connect_to(dynorm_server.url, ties_plain, db.table_name) as plain:
+            await plain.put_all([PlainEventItem("t", i, f"e{i}", days[i]) for i in range(6, 14)])
+        expected = sorted(days, key=lambda i: (days[i], str(i)))
+        t = await db.get(Trip, pid="t")
+        assert [e.n for e in await t.events.all()] == expected
+        for size in (1, 2, 3, 5):
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = await t.events.page(limit=size, cursor=cursor)
+                seen += [e.n for e in page.items]
+                if (cursor := page.cursor) is None:
+                    break
+            assert seen == expected, size
+        assert await t.events.count() == len(days)
