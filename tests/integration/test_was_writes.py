@@ -99,6 +99,9 @@ async def test_add_writes_the_new_item_and_deletes_the_old_one_in_one_transactio
             await db.put(Item("a", "pear", 1))
         assert log.operations == ["TransactWriteItems"]
         assert ("I#a#pear", "I#a#pear") in keys(await stored(db))
+        # Read through both layouts: each child once, as written.
+        found = await db.get(Parent, parent_id="a", load=[Parent.items])
+        assert found.items.loaded == [Item("a", "apple", 4), Item("a", "pear", 1)]
 
 
 async def test_remove_and_delete_take_both_copies(
@@ -212,6 +215,9 @@ async def test_out_of_a_map_a_write_removes_the_entry_with_it(
             {"pk": "O#o1", "sk": "LINE#a", "order_id": "o1", "name": "a", "qty": "10"},
             {"pk": "O#o1", "sk": "LINE#c", "order_id": "o1", "name": "c", "qty": "4"},
         ]
+
+        loaded = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        assert loaded.lines.loaded == [RLine("o1", "a", 10), RLine("o1", "c", 4)]
 
         # No entry left: the GetItem and a plain put.
         with count_requests(db) as log:
