@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import Database, ItemNotFoundError, LimitExceededError, Table
+from dynorm import Database, ItemNotFoundError, LimitExceededError, Table, VersionConflictError
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import connect_to
 
@@ -37,6 +37,7 @@ from .was_models import (
     RLine,
     ROrder,
     ShardItem,
+    VItem,
     embedded,
     from_index,
     into_map,
@@ -48,6 +49,7 @@ from .was_models import (
     to_partition,
     two_shards,
     unlisted,
+    versioned,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.transactions]
@@ -426,3 +428,17 @@ async def put_in_one_transaction(db: Database, objs: list[Item]) -> None:
     async with db.transaction() as tx:
         for obj in objs:
             tx.put(obj)
+
+
+async def test_a_stale_versioned_child_is_refused_as_without_was_and_nothing_is_written(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(versioned) as db:
+        first = await db.put(VItem("a", "apple", 1))
+        await db.put(first)  # version 2 now stored
+        with pytest.raises(VersionConflictError):
+            await db.put(VItem("a", "apple", 9, version=1))
+        with pytest.raises(VersionConflictError):
+            await db.delete(VItem("a", "apple", 9, version=1))
+        found = await db.get(VItem, parent_id="a", name="apple")
+        assert (found.qty, found.version) == (1, 2)
