@@ -390,6 +390,20 @@ class OldCopies:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
+    def plain_deletes(self, objs: Sequence[object]) -> Plan[tuple[list[Item], list[Request]]]:
+        """The old copies of ``objs`` to delete: (keys a batch can delete, other removals)."""
+        keys: list[Item] = []
+        others: list[Request] = []
+        for obj in objs:
+            if not self.of(obj):
+                continue
+            for request in (yield from self.removals(obj)):
+                if _plain_delete(request):
+                    keys.append(request.params["Key"])
+                else:
+                    others.append(request)
+        return keys, others
+
     def after_batch(self, objs: Sequence[object]) -> Plan[None]:
         """Remove the old copies of ``objs``, whose new items a batch has just written.
 
@@ -397,17 +411,11 @@ class OldCopies:
         deletions of old items in BatchWriteItem, the conditioned ones (old items found through
         an index, map entries) one request each.
         """
-        batch: list[dict[str, Any]] = []
-        for obj in objs:
-            if not self.of(obj):
-                continue
-            for request in (yield from self.removals(obj)):
-                if _plain_delete(request):
-                    batch.append({"DeleteRequest": {"Key": request.params["Key"]}})
-                else:
-                    yield Send(request)
-        if batch:
-            yield WriteBatch(tuple(batch))
+        keys, others = yield from self.plain_deletes(objs)
+        for request in others:
+            yield Send(request)
+        if keys:
+            yield WriteBatch(tuple({"DeleteRequest": {"Key": key}} for key in keys))
 
     def ensure_moved(self, obj: object) -> Plan[None]:
         """Move ``obj``'s old copy into the new layout when its new item is not stored yet.
@@ -425,7 +433,7 @@ class OldCopies:
         for mover in movers:
             moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
-                yield Send(transact_write([transact_action(r) for r in moving]))
+                yield from _move(moving)
                 return
 
     def update(self, obj: object, request: Request, *, upsert: bool) -> Plan[dict[str, Any] | None]:
@@ -455,7 +463,7 @@ class OldCopies:
         for mover in movers:
             moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
-                yield Send(transact_write([transact_action(r) for r in moving]))
+                yield from _move(moving)
                 break
         return (yield from send_with(request, ()))
 
@@ -471,6 +479,19 @@ class OldCopies:
         if info is None or info.cls is not type(child):
             return ()
         return (plan_delete(info, info.key_of(child), self.table_name),)
+
+
+def _move(requests: Sequence[Request]) -> Plan[None]:
+    """Send a move (the new item put, the old copy removed) as one transaction.
+
+    Refused by a condition, another writer moved (or changed, or removed) the child first: the
+    write that needed the move goes on against what is stored now.
+    """
+    try:
+        yield Send(transact_write([transact_action(r) for r in requests]))
+    except TransactionCanceledError as exc:
+        if not any(r.code == "ConditionalCheckFailed" for r in exc.reasons):
+            raise
 
 
 def _only_removals(exc: TransactionCanceledError) -> bool:

@@ -423,10 +423,15 @@ class WritePlanner:
             _unversioned(self.table, obj, "delete_all", "delete")
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
+        count = len(writes)
+        # was=: their old copies' deletions in the same batches; other removals after them.
+        old_keys, others = yield from self.old_copies.plain_deletes(objs)
+        writes.update({key_id(k): {"DeleteRequest": {"Key": k}} for k in old_keys})
         if writes:
             yield WriteBatch(tuple(writes.values()))
-        yield from self.old_copies.after_batch(objs)  # their old copies (was=), if any
-        return len(writes)
+        for request in others:
+            yield Send(request)
+        return count
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
         """The item PutRequest writes: every field, and embedded children written whole."""

@@ -342,3 +342,24 @@ def test_a_removal_refused_because_the_entry_went_meanwhile_is_planned_again() -
     fake = Fake({"GetItem": [there, {"Item": {}}], "TransactWriteItems": [gone]})
     drive(WritePlanner(unembedded, "t").put(Line("a", "x")), fake.answer)
     assert fake.operations() == ["GetItem", "TransactWriteItems", "GetItem", "PutItem"]
+
+
+def test_an_update_whose_move_another_writer_made_first_goes_on() -> None:
+    refused = TransactionCanceledError(
+        "cancelled",
+        reasons=[
+            CancellationReason(0, "ConditionalCheckFailed", "no"),
+            CancellationReason(1, "None", ""),
+        ],
+    )
+    old = {**key("P#a", "KID#x"), "pid": s("a"), "name": s("x"), "n": {"N": "1"}}
+    fake = Fake(
+        {
+            # the update (no new item yet); the move (the migration moved it first)
+            "TransactWriteItems": [refused, refused],
+            "GetItem": [{}, {"Item": old}],
+            "UpdateItem": [{"Attributes": {}}],
+        }
+    )
+    drive(WritePlanner(to_index, "t").update(IKid("a", "x"), UpdateOps(add={"n": 1})), fake.answer)
+    assert fake.operations()[-1] == "UpdateItem"
