@@ -104,7 +104,7 @@ async def _collection_side(
 
 def _one_run(found: Sequence[Entry]) -> bool:
     """Whether every child of ``found`` has one sort key."""
-    return found[0].key[0] == found[-1].key[0]
+    return bool(found[0].key[0] == found[-1].key[0])
 
 
 async def _old_side(

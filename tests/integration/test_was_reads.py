@@ -311,7 +311,7 @@ def _new_hierarchy(table: Table, was: Strategy | None) -> tuple[type[Any], type[
     return State, City
 
 
-State, City = _new_hierarchy(hier_new, Partition())
+HierState, HierCity = _new_hierarchy(hier_new, Partition())
 PlainState, PlainCity = _new_hierarchy(hier_plain, None)
 
 
@@ -327,7 +327,7 @@ async def test_a_hierarchy_reads_its_nested_children_from_both_layouts_newest_fi
         async with connect_to(dynorm_server.url, hier_plain, db.table_name) as plain:
             await plain.put_all([PlainCity("US", "WA", c, 2) for c in ("b", "c", "d")])
         expected = [("e", 1), ("d", 2), ("c", 2), ("b", 2), ("a", 1)]
-        wa = await db.get(State, country="US", state="WA", load=[State.cities])
+        wa = await db.get(HierState, country="US", state="WA", load=[HierState.cities])
         assert [(c.city, c.size) for c in wa.cities.loaded] == expected
         page = await wa.cities.page(limit=2)
         assert [c.city for c in page.items] == ["e", "d"]
@@ -435,7 +435,7 @@ def _trip(table: Table, was: Strategy | None) -> tuple[type[Any], type[Any]]:
     return Trip, Event
 
 
-Trip, Event = _trip(ties_new, Embedded(key="name"))
+Trip, TripEvent = _trip(ties_new, Embedded(key="name"))
 _, PlainEventItem = _trip(ties_plain, None)
 
 
