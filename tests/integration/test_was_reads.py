@@ -463,3 +463,61 @@ async def test_pages_ending_inside_equal_index_sort_keys_miss_nothing(
                     break
             assert seen == expected, size
         assert await t.events.count() == len(days)
+
+
+# -- an old index that holds the children in part: read whole before they are moved ---------------
+
+KEYS_ONLY = [GSI("GSI1", pk="GSI1PK", sk="GSI1SK", projection="KEYS_ONLY")]
+part_old = Table("was-part", pk="pk", sk="sk", indexes=KEYS_ONLY)
+part_new = Table("was-part", pk="pk", sk="sk", indexes=KEYS_ONLY)
+
+
+@part_old.model(pk="P#{pid}", sk="#P#{pid}", GSI1=("P#{pid}", "#P#{pid}"))
+class PartOldParent:
+    pid: str
+    kids = HasMany["PartOldKid"](via=Index("GSI1"))
+
+
+@part_old.model(pk="K#{pid}#{name}", sk="K#{pid}#{name}", GSI1=("P#{pid}", "KID#{name}"))
+class PartOldKid:
+    pid: str
+    name: str
+    qty: int = 0
+
+
+@part_new.model(pk="P#{pid}", sk="#P#{pid}")
+class PartParent:
+    pid: str
+    kids = HasMany["PartKid"](via=Partition(), was=Index("GSI1"))
+
+
+@part_new.model(pk="P#{pid}", sk="KID#{name}")
+class PartKid:
+    pid: str
+    name: str
+    qty: int = 0
+
+
+async def test_an_old_index_holding_items_in_part_is_read_whole(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with dynorm_connect(part_new) as db:
+        async with connect_to(dynorm_server.url, part_old, db.table_name) as old:
+            await old.put_all([PartOldParent("a"), *(PartOldKid("a", n, 3) for n in "bdf")])
+        await db.put_all([PartKid("a", n, 4) for n in "ce"])
+        a = await db.get(PartParent, pid="a")
+        expected = [("b", 3), ("c", 4), ("d", 3), ("e", 4), ("f", 3)]
+        with count_requests(db) as log:
+            assert pairs(await a.kids.all()) == expected
+        assert log.operations == ["Query", "BatchGetItem", "Query"]
+        page = await a.kids.page(limit=2)
+        rest = await a.kids.page(cursor=page.cursor)
+        assert pairs([*page.items, *rest.items]) == expected
+        reads = db.explain.get_reads(PartParent, pid="a", load=[PartParent.kids])
+        assert [r.operation for r in reads.requests] == ["GetItem", "Query"]
+        assert [r.operation for r in reads.then] == ["BatchGetItem", "Query"]
+        assert "1 BatchGetItem per page" in reads.costs()["PartParent.kids"]
+        with count_requests(db) as log:
+            loaded = await db.get(PartParent, pid="a", load=[PartParent.kids])
+        assert pairs(loaded.kids.loaded) == expected
+        assert sorted(log.operations) == ["BatchGetItem", "GetItem", "Query", "Query"]
