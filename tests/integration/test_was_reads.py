@@ -22,6 +22,7 @@ import pytest
 from dynorm import (
     GSI,
     Database,
+    DefinitionError,
     Denormalized,
     Embedded,
     HasMany,
@@ -219,6 +220,8 @@ async def test_every_read_returns_the_union_in_the_new_order(
         both = await db.query(parent, pid="b").all()
         await db.load(both, parent.kids)
         assert pairs(both[0].kids.loaded) == [("z", 5)]
+        with pytest.raises(DefinitionError, match="reads one layout"):
+            plain.kids.query()
 
 
 ROUNDS = {
