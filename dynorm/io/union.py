@@ -179,16 +179,30 @@ async def _new_side(
 
 
 async def read_union_page(
-    reader: Reader, union: UnionRead, *, limit: int | None, after: UnionPosition | None
+    reader: Reader,
+    union: UnionRead,
+    *,
+    limit: int | None,
+    after: UnionPosition | None,
+    read_old: list[Side] | None = None,
 ) -> tuple[list[Any], UnionPosition | None, bool]:
     """The next ``limit`` children after ``after`` (one window's when None), merged.
 
     Also where the page ends and whether more may follow. Windows are read until the page
     holds ``limit`` children (or one window holds some, without a limit) or both layouts end.
+    ``read_old`` keeps the old layout once a window read it to its end (reads of the same
+    iteration pass the same list): the new layout then runs free, its windows sending no more
+    old reads (what they were answered was, as the order needs, before the new reads).
     """
     collected: list[Any] = []
+    kept = [] if read_old is None else read_old
     while True:
-        old = await _old_side(reader, union, after, limit)
+        if kept:
+            old = _past(union, kept[0], after)
+        else:
+            old = await _old_side(reader, union, after, limit)
+            if old.horizon is None:
+                kept.append(old)
         # Sent only now: the old layout's read of this range is answered.
         new = await _new_side(reader, union, after, limit)
         want = None if limit is None else limit - len(collected)
@@ -199,6 +213,15 @@ async def read_union_page(
         after = end
         if (limit is None and collected) or (limit is not None and len(collected) >= limit):
             return collected, end, True
+
+
+def _past(union: UnionRead, side: Side, after: UnionPosition | None) -> Side:
+    """The old layout read to its end, from ``after`` on."""
+    if after is None:
+        return side
+    after_key = union.order_key(after)
+    read = (union.old_reads or union.new_reads)[0]
+    return Side([e for e in side.entries if union.keeps(read, e, after_key)], None)
 
 
 async def _embedded_children(reader: Reader, union: UnionRead) -> list[Any]:
@@ -227,8 +250,11 @@ async def iterate_union(
             yield child
         return
     more = True
+    read_old: list[Side] = []  # the old layout, once a window read it to its end
     while more:
-        found, after, more = await read_union_page(reader, union, limit=None, after=after)
+        found, after, more = await read_union_page(
+            reader, union, limit=None, after=after, read_old=read_old
+        )
         for child in found:
             yield child
 

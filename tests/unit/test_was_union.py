@@ -24,7 +24,7 @@ from dynorm.core.keys import KeyTemplate
 from dynorm.core.requests import CollectionRead, Request
 from dynorm.design import design
 from dynorm.io.reader import Reader
-from dynorm.io.union import read_union_page
+from dynorm.io.union import iterate_union, read_union_page
 from dynorm.mapping.oldlayout import OldPartition
 from dynorm.mapping.readplan import normalize_options, plan_get
 from dynorm.mapping.state import InstanceState
@@ -428,3 +428,14 @@ async def test_an_index_page_ending_inside_equal_sort_keys_misses_nothing() -> N
         if not more:
             break
     assert seen == ["a", "b", "c", "d", "e"]
+
+
+async def test_once_the_old_layout_is_read_to_its_end_the_new_one_runs_free() -> None:
+    _, parent, _ = declare("index", "partition")
+    union = union_read(parent.kids, "t", {"pid": "a"})
+    new = [new_item(n, 1) for n in ("a", "c", "d", "e", "f", "g")]
+    reader = FakeReader([old_item("b"), *new], page=2)
+    seen = [(k.name, k.qty) async for k in iterate_union(as_reader(reader), union)]
+    assert seen == [("a", 1), ("b", 0), ("c", 1), ("d", 1), ("e", 1), ("f", 1), ("g", 1)]
+    assert reader.log.count("send old") == 1
+    assert reader.log[:3] == ["send old", "answer old", "send new"]
