@@ -171,6 +171,8 @@ def union_cost(
     rel = union.rel
     assert rel.was is not None  # noqa: S101 - a union has a was=
     first = _reads_cost(old) if old else "1 GetItem of the parent's old attribute"
+    if union.old_whole:
+        first += " and 1 BatchGetItem per page (the index holds the items in part)"
     if not new:
         first = f"every page of {first}" if old else first  # the old collection is read whole first
         then = "1 GetItem of the parent's attribute"
@@ -265,18 +267,13 @@ class GetReads(msgspec.Struct, frozen=True):
                 first.append(whole_item_reads(c.read.table_name))
         first += [read.request() for load in self.sharded for read in load.read.reads]
         for union in self.unions:
-            first += [union.read.old_get] if union.read.old_get is not None else []
-            first += [read.request() for read in union.read.old_reads]
+            first += union.read.old_requests()
         return first
 
     @property
     def then(self) -> list[Request]:
         """The requests sent once the first round's old-layout reads are answered (``was=``)."""
-        later: list[Request] = []
-        for union in self.unions:
-            later += [union.read.new_get] if union.read.new_get is not None else []
-            later += [read.request() for read in union.read.new_reads]
-        return later
+        return [r for union in self.unions for r in union.read.new_requests()]
 
 
 def parent_get(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:

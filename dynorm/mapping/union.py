@@ -44,7 +44,7 @@ from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import DefinitionError
 from dynorm.core.keys import KeyType, key_text, typed_key_text
 from dynorm.core.ranges import SortRange
-from dynorm.core.requests import CollectionRead, KeyRange, Request, get_item
+from dynorm.core.requests import CollectionRead, KeyRange, Request, get_item, whole_item_reads
 
 from .embedded import EmbeddedCodec
 from .model import ModelInfo
@@ -180,6 +180,9 @@ class UnionRead(msgspec.Struct, frozen=True, dict=True):
     sort_kind: KeyType = "S"
     #: the GetItem of the parent's attribute holding the new layout's children (new Embedded)
     new_get: Request | None = None
+    #: the old layout is an index that holds items in part (KEYS_ONLY, INCLUDE): each page's
+    #: items are read whole by their table keys (BatchGetItem) before they are moved
+    old_whole: bool = False
 
     @property
     def child(self) -> ModelInfo[Any]:
@@ -237,10 +240,21 @@ class UnionRead(msgspec.Struct, frozen=True, dict=True):
 
     def reads(self) -> list[Request]:
         """Every first request, in the order sent: the old layout's, then the new one's."""
+        return self.old_requests() + self.new_requests()
+
+    def old_requests(self) -> list[Request]:
+        """The old layout's first requests, sent together."""
         old = [self.old_get] if self.old_get is not None else []
-        old += [r.request() for r in self.old_reads]
+        return old + [r.request() for r in self.old_reads]
+
+    def new_requests(self) -> list[Request]:
+        """What follows the old layout's reads, once they are answered.
+
+        Their whole items (an index holding them in part), then the new layout's first reads.
+        """
+        whole = [whole_item_reads(self.old_reads[0].table_name)] if self.old_whole else []
         new = [self.new_get] if self.new_get is not None else []
-        return old + new + [r.request() for r in self.new_reads]
+        return whole + new + [r.request() for r in self.new_reads]
 
 
 def _old_collection(
@@ -320,6 +334,8 @@ def union_read(
         sort_attr = new_reads[0].sk_attr
         if sort_attr is not None:
             sort_kind = dict(new_reads[0].key_types).get(sort_attr, "S")
+    index = was.index if old_codec is None else None
+    old_whole = index is not None and rel.children_table.projected_attributes(index) is not None
     return UnionRead(
         rel,
         dict(parent_values),
@@ -333,6 +349,7 @@ def union_read(
         sort_attr,
         sort_kind,
         new_get,
+        old_whole,
     )
 
 

@@ -22,6 +22,7 @@ import pytest
 from dynorm import (
     GSI,
     Database,
+    DefinitionError,
     Denormalized,
     Embedded,
     HasMany,
@@ -219,6 +220,8 @@ async def test_every_read_returns_the_union_in_the_new_order(
         both = await db.query(parent, pid="b").all()
         await db.load(both, parent.kids)
         assert pairs(both[0].kids.loaded) == [("z", 5)]
+        with pytest.raises(DefinitionError, match="reads one layout"):
+            plain.kids.query()
 
 
 ROUNDS = {
@@ -311,7 +314,7 @@ def _new_hierarchy(table: Table, was: Strategy | None) -> tuple[type[Any], type[
     return State, City
 
 
-State, City = _new_hierarchy(hier_new, Partition())
+HierState, HierCity = _new_hierarchy(hier_new, Partition())
 PlainState, PlainCity = _new_hierarchy(hier_plain, None)
 
 
@@ -327,7 +330,7 @@ async def test_a_hierarchy_reads_its_nested_children_from_both_layouts_newest_fi
         async with connect_to(dynorm_server.url, hier_plain, db.table_name) as plain:
             await plain.put_all([PlainCity("US", "WA", c, 2) for c in ("b", "c", "d")])
         expected = [("e", 1), ("d", 2), ("c", 2), ("b", 2), ("a", 1)]
-        wa = await db.get(State, country="US", state="WA", load=[State.cities])
+        wa = await db.get(HierState, country="US", state="WA", load=[HierState.cities])
         assert [(c.city, c.size) for c in wa.cities.loaded] == expected
         page = await wa.cities.page(limit=2)
         assert [c.city for c in page.items] == ["e", "d"]
@@ -435,7 +438,7 @@ def _trip(table: Table, was: Strategy | None) -> tuple[type[Any], type[Any]]:
     return Trip, Event
 
 
-Trip, Event = _trip(ties_new, Embedded(key="name"))
+Trip, TripEvent = _trip(ties_new, Embedded(key="name"))
 _, PlainEventItem = _trip(ties_plain, None)
 
 
@@ -463,3 +466,61 @@ async def test_pages_ending_inside_equal_index_sort_keys_miss_nothing(
                     break
             assert seen == expected, size
         assert await t.events.count() == len(days)
+
+
+# -- an old index that holds the children in part: read whole before they are moved ---------------
+
+KEYS_ONLY = [GSI("GSI1", pk="GSI1PK", sk="GSI1SK", projection="KEYS_ONLY")]
+part_old = Table("was-part", pk="pk", sk="sk", indexes=KEYS_ONLY)
+part_new = Table("was-part", pk="pk", sk="sk", indexes=KEYS_ONLY)
+
+
+@part_old.model(pk="P#{pid}", sk="#P#{pid}", GSI1=("P#{pid}", "#P#{pid}"))
+class PartOldParent:
+    pid: str
+    kids = HasMany["PartOldKid"](via=Index("GSI1"))
+
+
+@part_old.model(pk="K#{pid}#{name}", sk="K#{pid}#{name}", GSI1=("P#{pid}", "KID#{name}"))
+class PartOldKid:
+    pid: str
+    name: str
+    qty: int = 0
+
+
+@part_new.model(pk="P#{pid}", sk="#P#{pid}")
+class PartParent:
+    pid: str
+    kids = HasMany["PartKid"](via=Partition(), was=Index("GSI1"))
+
+
+@part_new.model(pk="P#{pid}", sk="KID#{name}")
+class PartKid:
+    pid: str
+    name: str
+    qty: int = 0
+
+
+async def test_an_old_index_holding_items_in_part_is_read_whole(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with dynorm_connect(part_new) as db:
+        async with connect_to(dynorm_server.url, part_old, db.table_name) as old:
+            await old.put_all([PartOldParent("a"), *(PartOldKid("a", n, 3) for n in "bdf")])
+        await db.put_all([PartKid("a", n, 4) for n in "ce"])
+        a = await db.get(PartParent, pid="a")
+        expected = [("b", 3), ("c", 4), ("d", 3), ("e", 4), ("f", 3)]
+        with count_requests(db) as log:
+            assert pairs(await a.kids.all()) == expected
+        assert log.operations == ["Query", "BatchGetItem", "Query"]
+        page = await a.kids.page(limit=2)
+        rest = await a.kids.page(cursor=page.cursor)
+        assert pairs([*page.items, *rest.items]) == expected
+        reads = db.explain.get_reads(PartParent, pid="a", load=[PartParent.kids])
+        assert [r.operation for r in reads.requests] == ["GetItem", "Query"]
+        assert [r.operation for r in reads.then] == ["BatchGetItem", "Query"]
+        assert "1 BatchGetItem per page" in reads.costs()["PartParent.kids"]
+        with count_requests(db) as log:
+            loaded = await db.get(PartParent, pid="a", load=[PartParent.kids])
+        assert pairs(loaded.kids.loaded) == expected
+        assert sorted(log.operations) == ["BatchGetItem", "GetItem", "Query", "Query"]

@@ -11,7 +11,7 @@ layout's read of that range is sent.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import pytest
@@ -23,7 +23,8 @@ from dynorm.core.errors import CursorError
 from dynorm.core.keys import KeyTemplate
 from dynorm.core.requests import CollectionRead, Request
 from dynorm.design import design
-from dynorm.io.union import read_union_page
+from dynorm.io.reader import Reader
+from dynorm.io.union import iterate_union, read_union_page
 from dynorm.mapping.oldlayout import OldPartition
 from dynorm.mapping.readplan import normalize_options, plan_get
 from dynorm.mapping.state import InstanceState
@@ -285,6 +286,11 @@ class FakeReader:
         raise AssertionError(read)
 
 
+def as_reader(fake: FakeReader) -> Reader:
+    """The fake as the Reader it stands for (it answers only what union reads ask)."""
+    return cast("Reader", fake)
+
+
 def old_item(name: str, qty: int = 0) -> Item:
     return {
         "pk": {"S": "P#a"},
@@ -317,7 +323,9 @@ async def test_every_window_reads_the_old_layout_before_sending_the_new_read() -
     after = None
     windows = 0
     while True:
-        found, after, more = await read_union_page(reader, union, limit=None, after=after)
+        found, after, more = await read_union_page(
+            as_reader(reader), union, limit=None, after=after
+        )
         seen += [(k.name, k.qty) for k in found]
         windows += 1
         if not more:
@@ -337,11 +345,11 @@ async def test_a_limited_page_reads_windows_until_it_is_full() -> None:
     # Every old child is in the new layout too: windows give fewer children than read.
     both = ("a", "b", "c", "d")
     reader = FakeReader([*map(old_item, both), *(new_item(n, 5) for n in both)], page=10)
-    found, end, more = await read_union_page(reader, union, limit=3, after=None)
+    found, end, more = await read_union_page(as_reader(reader), union, limit=3, after=None)
     assert [(k.name, k.qty) for k in found] == [("a", 5), ("b", 5), ("c", 5)]
     assert more
     assert end == UnionPosition({"S": "KID#c"}, ("a", "c"))
-    rest, _, more = await read_union_page(reader, union, limit=3, after=end)
+    rest, _, more = await read_union_page(as_reader(reader), union, limit=3, after=end)
     assert [(k.name, k.qty) for k in rest] == [("d", 5)]
     assert not more
 
@@ -415,8 +423,19 @@ async def test_an_index_page_ending_inside_equal_sort_keys_misses_nothing() -> N
     seen: list[str] = []
     after = None
     for _ in range(20):
-        found, after, more = await read_union_page(reader, union, limit=2, after=after)
+        found, after, more = await read_union_page(as_reader(reader), union, limit=2, after=after)
         seen += [k.name for k in found]
         if not more:
             break
     assert seen == ["a", "b", "c", "d", "e"]
+
+
+async def test_once_the_old_layout_is_read_to_its_end_the_new_one_runs_free() -> None:
+    _, parent, _ = declare("index", "partition")
+    union = union_read(parent.kids, "t", {"pid": "a"})
+    new = [new_item(n, 1) for n in ("a", "c", "d", "e", "f", "g")]
+    reader = FakeReader([old_item("b"), *new], page=2)
+    seen = [(k.name, k.qty) async for k in iterate_union(as_reader(reader), union)]
+    assert seen == [("a", 1), ("b", 0), ("c", 1), ("d", 1), ("e", 1), ("f", 1), ("g", 1)]
+    assert reader.log.count("send old") == 1
+    assert reader.log[:3] == ["send old", "answer old", "send new"]
