@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any, cast
@@ -26,6 +27,7 @@ from dynorm.migrations import (
     MigrationReport,
     Workers,
     backfill_index,
+    migration_status,
     progress_table_name,
     repair_copies,
     upgrade_items,
@@ -75,6 +77,19 @@ def _relationship(table: Table, subject: str) -> Relationship[Any]:
     return relationships_of(info)[name]
 
 
+def _moving(table: Table, subject: str, from_: Strategy | None) -> HasManyRelation[Any]:
+    """The HasMany whose children a strategy change (or ``--status``) is about."""
+    target = _relationship(table, subject)
+    if not isinstance(target, HasManyRelation):
+        raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
+    if from_ is None and target.was is None:
+        raise click.UsageError(
+            f"{subject} declares no was=: give --from STRATEGY (where its children are stored "
+            "now), or declare was= on it, or give --copies or --backfill"
+        )
+    return target
+
+
 def _workers(
     *,
     segments: int | None,
@@ -116,6 +131,21 @@ def _workers(
 _LET_GO = (
     "; this worker's segment is let go: run the same command again (or let another worker) to go on"
 )
+
+
+def _check_flags(
+    *, strategy: bool, copies: bool, backfill: bool, upgrade: bool, as_json: bool, index: bool
+) -> None:
+    """UsageError for flags that do not go together (``as_json``, ``index``: given alone)."""
+    if copies + backfill + upgrade + strategy > 1:
+        raise click.UsageError(
+            "give one of --copies, --backfill, --upgrade, or a strategy change (--from "
+            "STRATEGY, or none for the relationship's was=, and --status to count what is left)"
+        )
+    if as_json:
+        raise click.UsageError("--json goes with --status")
+    if index:
+        raise click.UsageError("--index goes with --backfill")
 
 
 def _print_start(
@@ -185,6 +215,31 @@ def _summary(report: MigrationReport, where: str) -> RichTable:
     return summary
 
 
+def _status(
+    table: Table,
+    subject: str,
+    from_: Strategy | None,
+    *,
+    as_json: bool,
+    connection: ConnectOptions,
+) -> None:
+    """``--status``: the children of ``subject`` still in the old layout, printed; exit 0."""
+    target = _moving(table, subject, from_)
+    others = [cast("Table", target.children_table)] if target.crosses_tables else []
+
+    async def count() -> int:
+        async with connection.open(table, *others) as db:
+            return await migration_status(db, target, from_=from_)
+
+    left = asyncio.run(count())
+    if as_json:
+        click.echo(json.dumps({"subject": subject, "old_layout_children": left}))
+    elif left:
+        out.print(f"{subject}: {left} children still in the old layout; run dynorm migrate")
+    else:
+        out.print(f"{subject}: no children left in the old layout; was= can be deleted")
+
+
 def _print_findings(report: MigrationReport) -> None:
     """What the run refused, skipped and found wrong, one line each."""
     if report.refused:
@@ -203,29 +258,6 @@ def _print_findings(report: MigrationReport) -> None:
             out.print(f"[red]problem:[/] {line}")
 
 
-def _kind(
-    *, from_: Strategy | None, copies: bool, backfill: bool, upgrade: bool, index: str | None
-) -> str:
-    """Which migration the flags ask for (one of them, and --index only with --backfill)."""
-    chosen = [
-        flag
-        for flag, on in (
-            ("strategy", from_),
-            ("copies", copies),
-            ("backfill", backfill),
-            ("upgrade", upgrade),
-        )
-        if on
-    ]
-    if len(chosen) != 1:
-        raise click.UsageError(
-            "give exactly one of --from STRATEGY, --copies, --backfill or --upgrade"
-        )
-    if index is not None and not backfill:
-        raise click.UsageError("--index goes with --backfill")
-    return chosen[0]
-
-
 @click.command()
 @click.argument("table", type=TableParam())
 @click.argument("subject")
@@ -234,8 +266,16 @@ def _kind(
     "from_",
     type=StrategyParam(),
     help='Where SUBJECT\'s children are stored now, written as declared, e.g. "Partition()". '
-    "SUBJECT is a relationship (Parent.children); its declaration is the target.",
+    "SUBJECT is a relationship (Parent.children); its declaration is the target. Default: "
+    "the relationship's was=.",
 )
+@click.option(
+    "--status",
+    is_flag=True,
+    help="Print how many of SUBJECT's children are still in the old layout (was=, or --from) "
+    "and exit; at 0, delete was=. One consistent Scan of the table; nothing is written.",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --status: print it as JSON.")
 @click.option(
     "--copies",
     is_flag=True,
@@ -311,6 +351,8 @@ def migrate(
     subject: str,
     *,
     from_: Strategy | None,
+    status: bool,
+    as_json: bool,
     copies: bool,
     backfill: bool,
     upgrade: bool,
@@ -331,6 +373,8 @@ def migrate(
     """Rewrite the stored data of SUBJECT in MODULE:TABLE into the layout its declaration writes.
 
     \b
+    dynorm migrate app:table Post.comments                         was= says where they are
+    dynorm migrate app:table Post.comments --status                children left in was=
     dynorm migrate app:table User.tickets --from "Partition()"     the strategy changed
     dynorm migrate app:table Customer.addresses --from "Embedded(key='nickname')"
     dynorm migrate app:table Author.books --copies                 copies added or stale
@@ -349,7 +393,17 @@ def migrate(
     started 4 times (or with --segment 0 ... --segment 3) each take free Scan segments under
     a lease kept in DynamoDB; a dead worker's segment is taken over when its lease expires.
     """  # noqa: D301  (click's \b, a backspace, keeps the examples' lines as they are)
-    kind = _kind(from_=from_, copies=copies, backfill=backfill, upgrade=upgrade, index=index)
+    _check_flags(
+        strategy=from_ is not None or status,
+        copies=copies,
+        backfill=backfill,
+        upgrade=upgrade,
+        as_json=as_json and not status,
+        index=index is not None and not backfill,
+    )
+    if status:
+        _status(table, subject, from_, as_json=as_json, connection=connection)
+        return
     workers = _workers(
         segments=segments,
         segment=segment,
@@ -358,11 +412,12 @@ def migrate(
         lease=lease,
         checkpoint=checkpoint is not None or no_checkpoint,
     )
+    kind = "backfill" if backfill else "upgrade" if upgrade else "copies" if copies else "strategy"
     by_model = backfill or upgrade
     model: type[Any] | None = _model(table, subject).cls if by_model else None
     target: Any = None if by_model else _relationship(table, subject)
-    if kind == "strategy" and not isinstance(target, HasManyRelation):
-        raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
+    if kind == "strategy":
+        target = _moving(table, subject, from_)
     # A relationship into another table: its children are there, the parents here.
     others: list[Table] = (
         [cast("Table", target.children_table)]
@@ -403,7 +458,6 @@ def migrate(
                 return await upgrade_items(db, model, **options)
             if copies:
                 return await repair_copies(db, target, **options)
-            assert from_ is not None  # noqa: S101  (checked above)
             return await run_migration(db, target, from_=from_, **options)
 
     columns = (

@@ -61,6 +61,7 @@ from .copies import (
     with_pending,
 )
 from .model import ModelInfo, ModelTable, info_of
+from .oldcopies import OldCopies
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
@@ -109,6 +110,8 @@ class WritePlanner:
         #: The names of the connection's other tables (a cascade follows relationships there).
         self.name_of = name_of
         self.copier = CopyPlanner(table, table_name)
+        #: the old copies (relationships declaring was=) a write of a child removes
+        self.old_copies = OldCopies(table, table_name)
 
     # -- which rules apply -------------------------------------------------------------------------
     # -- single items ------------------------------------------------------------------------------
@@ -196,10 +199,11 @@ class WritePlanner:
         count = 0
         try:
             if not rels:
-                yield Send(request)
+                yield from self.old_copies.write(obj, request)
             else:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
+                yield from self.old_copies.after_batch([obj])  # was=: its old copies, after
         except ConditionFailedError as exc:
             stale = yield from stale_put(info, info.key_of(obj), exc, self.table_name)
             if stale is not None:
@@ -246,14 +250,12 @@ class WritePlanner:
         check = info.stamps.check("update", obj)
         guard = info.entity_guard()
         try:
-            if exactly_once:
-                response = yield from _send_once(request)
-            elif copying is None:
-                response = yield Send(request)
+            if copying is None and not exactly_once:
+                response = yield from self.old_copies.update(obj, request, upsert=upsert)
             else:
-                _, response = yield from self.copier.write_parent(
-                    copying, request, copying.copied()
-                )
+                # was=: a child still in the old layout moved first (none: nothing is sent).
+                yield from self.old_copies.ensure_moved(obj)
+                response = yield from self._send_update(request, copying, once=exactly_once)
         except ConditionFailedError as exc:
             if (
                 check is None
@@ -281,6 +283,15 @@ class WritePlanner:
         if stored is None:  # pragma: no cover - deleted between the write and the read
             raise _not_found(info, info.primary_key(current), None)
         return stored
+
+    def _send_update(
+        self, request: Request, copying: Copying | None, *, once: bool
+    ) -> Plan[dict[str, Any] | None]:
+        """An update sent exactly once (a one-action transaction), or with its copies."""
+        if once or copying is None:
+            return (yield from _send_once(request))
+        _, response = yield from self.copier.write_parent(copying, request, copying.copied())
+        return response
 
     def delete(
         self,
@@ -313,7 +324,8 @@ class WritePlanner:
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
         try:
-            yield Send(request)
+            by_key = values if isinstance(target, type) else None  # db.delete(Model, **key)
+            yield from self.old_copies.write(target, request, key=by_key)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise
@@ -399,6 +411,7 @@ class WritePlanner:
             put["Item"] = with_pending(put["Item"], tokens[ident])
         if writes:
             yield WriteBatch(tuple(writes.values()))
+        yield from self.old_copies.after_batch(list(winners.values()))
         for copying in changed:
             # Read again after the parent is written: see CopyPlanner.rewrite_after.
             children = yield from self.copier.children(copying)
@@ -415,13 +428,20 @@ class WritePlanner:
     def delete_all(self, objs: Iterable[object]) -> Plan[int]:
         """Delete many items with BatchWriteItem; returns how many keys were deleted."""
         writes: dict[Any, dict[str, Any]] = {}
+        objs = list(objs)
         for obj in objs:
             _unversioned(self.table, obj, "delete_all", "delete")
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
+        count = len(writes)
+        # was=: their old copies' deletions in the same batches; other removals after them.
+        old_keys, others = yield from self.old_copies.plain_deletes(objs)
+        writes.update({key_id(k): {"DeleteRequest": {"Key": k}} for k in old_keys})
         if writes:
             yield WriteBatch(tuple(writes.values()))
-        return len(writes)
+        for request in others:
+            yield Send(request)
+        return count
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
         """The item PutRequest writes: every field, and embedded children written whole."""
@@ -490,7 +510,8 @@ class WritePlanner:
 
     def _change(self, parent: object, rel: HasManyRelation[Any], child: object) -> ChildChange:
         held = held_items(parent, rel.name)
-        return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent))
+        also = self.old_copies.embedded_removals(rel, child)
+        return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent), also)
 
     # -- transactions ------------------------------------------------------------------------------
 
@@ -546,6 +567,11 @@ class WritePlanner:
                 )
         names = {p.table_name: p.table for p in tables}
         touched = {_action_id(names, action) for action in items}
+        items += [
+            a
+            for a in (yield from _old_copies(actions, planners, written))
+            if _action_id(names, a) not in touched
+        ]
         for position, planner, copying in parents:
             if copying not in changed:
                 ((_, params),) = items[position].items()
@@ -567,8 +593,9 @@ class WritePlanner:
         if len(items) > TRANSACT_MAX:
             raise LimitExceededError(
                 f"this transaction needs {len(items)} actions, counting the denormalized copies "
-                f"its writes change; DynamoDB allows {TRANSACT_MAX}. Write those parents with "
-                "db.put (which rewrites copies in batches) or split the transaction"
+                "its writes change (and the old copies, was=, of the children it writes); "
+                f"DynamoDB allows {TRANSACT_MAX}. Write those parents with db.put (which "
+                "rewrites copies in batches) or split the transaction"
             )
         if items:
             try:
@@ -774,6 +801,26 @@ def _fill_by_table(
             planner.table_name, planner.copier.fill(puts, after)
         )
     return fills
+
+
+def _old_copies(
+    actions: Sequence[Action], planners: Sequence[WritePlanner], written: Sequence[object]
+) -> Plan[list[dict[str, Any]]]:
+    """The actions that remove the old copies (``was=``) of a transaction's children.
+
+    A child updated in the transaction is moved out of the old layout first, when its new item
+    is not stored yet (see ``OldCopies.ensure_moved``): the update then finds it.
+    """
+    found: list[dict[str, Any]] = []
+    for action, planner, obj in zip(actions, planners, written, strict=True):
+        olds = planner.old_copies
+        if action.kind == "check" or not olds.of(obj):
+            continue
+        if action.kind == "update":
+            yield from on_table(planner.table_name, olds.ensure_moved(obj))
+        removals = yield from on_table(planner.table_name, olds.removals(obj))
+        found += [transact_action(r) for r in removals]
+    return found
 
 
 class _ItemWrites:

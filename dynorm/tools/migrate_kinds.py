@@ -26,7 +26,7 @@ from typing import Any, Final, Literal, Protocol, TypeAlias
 import attrs
 import msgspec
 
-from dynorm.core.chunks import BATCH_GET_MAX, KeyId, chunked, key_id
+from dynorm.core.chunks import BATCH_GET_MAX, TRANSACT_MAX, KeyId, chunked, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError, LimitExceededError
 from dynorm.core.expressions import Condition, ExpressionBuilder, equal_to, render_update
@@ -37,14 +37,13 @@ from dynorm.io.batch import drain_get
 from dynorm.io.database import Database
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo, ModelTable
+from dynorm.mapping.oldlayout import EmbeddedItems, ItemMove
 from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import plan_delete, plan_put
 from dynorm.wire.retry import same_value
-
-from .migrate_shards import OldPartition
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -139,7 +138,11 @@ class Unit:
     read, as it is written) at one key: the attributes that differ are updated, only while
     they are as read. ``update``: the parent's UpdateItem, conditioned on what was read of it;
     when that fails, the parent (``parent``, its key) is read again and planned again.
-    ``deletes``: old items as read, deleted only while they are.
+    ``deletes``: old items as read, deleted only while they are. ``atomic``: every step sent in
+    one TransactWriteItems (a migration of a relationship declaring ``was=``, beside the
+    application's writers: a child is never written again once they removed it); when it is
+    cancelled by a condition, ``parent`` (the parent's key, or a moved child's old key) is read
+    again and planned again.
     """
 
     model: ModelInfo[Any]
@@ -148,6 +151,7 @@ class Unit:
     update: Request | None = None
     parent: Item | None = None
     deletes: list[Item] = attrs.field(factory=list)
+    atomic: bool = False
 
     def create_request(self, table_name: str, item: Item) -> Request:
         return plan_put(self.model, None, table_name, item=item, overwrite=False)
@@ -458,6 +462,18 @@ class _StrategyChange:
     def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         self.rel = rel
         self.source = source
+        #: the source is the declaration's ``was=``: the application reads both layouts and
+        #: writes children in the new one while the run goes on, so a child's new copy that
+        #: differs from its old one is the application's, and wins (see ``newer``)
+        self.live = rel.was is not None and rel.was == source
+
+    def newer(self, table: Table, there: Mapping[str, AttributeValue] | None) -> bool:
+        """Whether ``there``, stored at a child's new key, is its new copy that wins (live)."""
+        return self.live and there is not None and table.model_of(there) is self.rel.target_info
+
+    def atomic(self, actions: int) -> bool:
+        """Whether a unit of ``actions`` writes is sent as one transaction (live, and fits)."""
+        return self.live and actions <= TRANSACT_MAX
 
     @property
     def subject(self) -> str:
@@ -475,75 +491,21 @@ class Move(_StrategyChange):
     # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
     def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         super().__init__(rel, source)
-        parent, child = rel.owner_info, rel.target_info
-        table = child.table
-        src_pk, src_sk = table.key_attributes(source.index)
-        dst_pk, dst_sk = table.key_attributes(rel.via.index)
-        assert src_sk is not None  # noqa: S101 - checked by migrate()
-        assert dst_sk is not None  # noqa: S101 - checked by migrate()
-        self.parent, self.child = parent, child
-        self.src, self.dst = (src_pk, src_sk), (dst_pk, dst_sk)
-        #: the attributes a move rewrites: every key attribute that is no field's own
-        self.key_attributes = frozenset(table.attribute_names()) - set(
-            child.codec.attributes.values()
-        )
+        #: how an old-layout item reads and what it becomes (shared with was= reads)
+        self.items = ItemMove(rel, source)
+        self.parent, self.child = rel.owner_info, rel.target_info
+        self.src, self.dst = self.items.src, self.items.dst
+        self.key_attributes = self.items.key_attributes
         #: the new keys this run's moves have taken (see Claims)
         self.claims = Claims()
-        #: the children's partition key as the old layout stored it (see OldPartition)
-        self.old_pk = OldPartition(child.key_templates(rel.via.index)[0], source.shards)
-        #: the key attributes a child keeps through the move: with the index unchanged (the
-        #: shard count changes), its table key, which the decode may need
-        self.kept_keys = (
-            table.primary_attributes
-            if source.index == rel.via.index and rel.via.index is not None
-            else ()
-        )
 
     def is_current(self, raw: Item) -> bool:
         """Whether ``raw`` is stored as the current code stores it (table and new keys)."""
-        child = self.child
-        if not child.tests(None).keys(raw):
-            return False
-        encoded = child.encode(child.decode(raw))
-        return all(
-            (a in raw) == (a in encoded) and (a not in raw or same_value(raw[a], encoded[a]))
-            for a in dict.fromkeys([*child.table.primary_attributes, *self.dst])
-        )
+        return self.items.is_current(raw)
 
     def moved_item(self, raw: Item) -> Item | None:
-        """The item an old-layout child becomes (None: not an old-layout child).
-
-        The stored item with its key attributes replaced by those the current templates give:
-        attributes the model does not declare, timestamps and versions stay as stored.
-        CodecError when it does not decode, or when its old key reads as two children.
-        """
-        child, table = self.child, self.child.table
-        (src_pk, src_sk), (dst_pk, dst_sk) = self.src, self.dst
-        found = table.model_of(raw)
-        if found is not None and found is not child:
-            return None  # another model's item
-        if self.is_current(raw):
-            return None
-        sk_t = child.key_templates(self.rel.via.index)[1]
-        pk_text, sk_text = _text(raw, src_pk), _text(raw, src_sk)
-        if pk_text is None or sk_text is None or sk_t is None or not sk_t.matches(sk_text):
-            return None
-        kept = {k: v for k, v in raw.items() if k not in self.key_attributes}
-        base = {**kept, **{a: raw[a] for a in self.kept_keys if a in raw}, dst_sk: raw[src_sk]}
-        made: dict[KeyId, Item] = {}
-        for reading in self.old_pk.readings(pk_text, child.key_parsers):
-            obj = child.decode({**base, dst_pk: reading.key})
-            encoded = child.encode(obj)
-            if self.old_pk.confirms(child, reading, obj, encoded.get(dst_pk)):
-                new = {**kept, **{k: v for k, v in encoded.items() if k in self.key_attributes}}
-                made[key_id(_primary(table, new) | {dst_pk: new[dst_pk]})] = new
-        if len(made) > 1:
-            raise CodecError(
-                f"its partition key {pk_text!r} reads as {len(made)} different "
-                f"{child.name} children of {self.source.describe()}: which of its parts is the "
-                "shard cannot be told; move it by hand"
-            )
-        return next(iter(made.values()), None)
+        """The item an old-layout child becomes (None: not one); see ``ItemMove.moved_item``."""
+        return self.items.moved_item(raw)
 
     def plan_page(
         self, table: Table, table_name: str, items: Sequence[Item]
@@ -620,7 +582,7 @@ class Move(_StrategyChange):
                     f"{describe_key(table, other)}, moved by another page of this run; the "
                     "current key templates must tell them apart (or delete one of them)"
                 )
-            elif there is not None and _plain(there) != new:
+            elif there is not None and _plain(there) != new and not self.newer(table, there):
                 plan.refused.append(
                     f"{self.child.name} {describe_key(table, old)}: its new key "
                     f"{describe_key(table, new_key)} holds another item already; writing would "
@@ -629,8 +591,17 @@ class Move(_StrategyChange):
             else:
                 self.claims.take(new_key, _primary(table, old))
                 # Stored already (by an interrupted or a concurrent run): only the delete is left.
+                # (Live: a new copy the application wrote wins; only the old one is deleted.)
                 creates = [] if there is not None else [new]
-                plan.units.append(Unit(self.child, creates=creates, deletes=[old]))
+                plan.units.append(
+                    Unit(
+                        self.child,
+                        creates=creates,
+                        deletes=[old],
+                        parent=_primary(table, old),
+                        atomic=self.atomic(len(creates) + 1),
+                    )
+                )
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
@@ -658,54 +629,16 @@ class Unembed(_StrategyChange):
         self.codec = codec
         #: the child keys this run's parents have taken (see Claims)
         self.claims = Claims()
-        child = rel.target_info
-        table = child.table
-        names = child.codec.attributes
-        keys = {*table.attribute_names(), *filter(None, [table.type_attribute])}
-        #: what the current declaration gives a child item, whatever its map entry holds: its
-        #: key attributes (and type attribute), its link fields and its copies
-        self.strategy_attributes = frozenset(
-            (keys - set(names.values()))
-            | {names[f] for f in rel.link}
-            | {names[f] for f in rel.copies.values()}
-        )
+        #: the items the embedded children become (shared with was= reads)
+        self.items = EmbeddedItems(rel, codec)
+        self.strategy_attributes = self.items.strategy_attributes
 
     def fingerprint(self) -> dict[str, object]:
         return {**super().fingerprint(), "attribute": self.codec.attribute}
 
     def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Item]:
-        """The items the embedded children become.
-
-        Each map entry (or list member) as stored, with the key attributes, link fields and
-        copies the current declaration gives it. Every attribute of the entry is kept, declared
-        or not; CodecError when one does not decode as the child.
-        """
-        child = self.rel.target_info
-        link = self.rel.link_values(parent_values)
-        encode = child.codec.encode_path
-        injected = {child.codec.attributes[f]: encode(f)(v) for f, v in link.items()}
-        stored = raw[self.codec.attribute]
-        if "M" in stored:
-            entries = [stored["M"][k] for k in sorted(stored["M"])]
-        elif "L" in stored:
-            entries = list(stored["L"])
-        else:
-            return []
-        via = self.rel.via
-        made: list[Item] = []
-        for entry in entries:
-            fields: Item = dict(entry.get("M", {}))
-            obj = child.decode({**fields, **injected})
-            encoded = child.encode(via.prepare_child(self.rel, parent_values, obj))
-            strategy = self.strategy_attributes
-            made.append(
-                {
-                    **encoded,
-                    **{k: v for k, v in fields.items() if k not in strategy},
-                    **{k: v for k, v in encoded.items() if k in strategy},
-                }
-            )
-        return made
+        """The items the embedded children become (see ``EmbeddedItems.children_of``)."""
+        return self.items.children_of(parent_values, raw)
 
     def parents_of(
         self, table: Table, items: Sequence[Item], plan: PagePlan
@@ -779,7 +712,7 @@ class Unembed(_StrategyChange):
                         f"{describe_key(table, other)}; the current key templates must tell "
                         "them apart"
                     )
-                elif there is not None and _plain(there) != item:
+                elif there is not None and _plain(there) != item and not self.newer(table, there):
                     problems.append(
                         f"{describe_key(table, key)} holds another {child.name} already; "
                         "putting the embedded child would replace it. Delete that item (or "
@@ -795,7 +728,10 @@ class Unembed(_StrategyChange):
             update = _parent_update(
                 table, table_name, owner, set_=to_set, remove=to_remove, read=raw
             )
-            plan.units.append(Unit(child, creates=creates, update=update, parent=owner))
+            atomic = self.atomic(len(creates) + 1)
+            plan.units.append(
+                Unit(child, creates=creates, update=update, parent=owner, atomic=atomic)
+            )
         return plan
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
@@ -885,11 +821,12 @@ class Embed(_StrategyChange):
                 for k, items in by_key.items()
                 if len(items) > 1
             ]
+            # Live, the entry is the application's newer copy: it wins (kept by ``merged``).
             clashes += [
                 f"child item {describe_key(table, item)} differs from the child embedded under "
                 f"its map key {codec.child_key(child)!r}"
                 for item, child, entry in entries
-                if held_map.get(str(codec.child_key(child)), entry) != entry
+                if held_map.get(str(codec.child_key(child)), entry) != entry and not self.live
             ]
             merged: AttributeValue = {
                 "M": {
@@ -931,6 +868,7 @@ class Embed(_StrategyChange):
                 update=update,
                 parent=key,
                 deletes=[item for item, _ in old],
+                atomic=self.atomic(1 + len(old)),
             )
         )
         digests = frozenset(child_digest(codec, c) for c in codec.decode({attribute: merged}))

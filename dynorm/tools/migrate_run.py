@@ -20,10 +20,11 @@ import attrs
 
 from dynorm.core.chunks import KeyId
 from dynorm.core.codec.converter import Item
-from dynorm.core.errors import ConditionFailedError, DynormError
-from dynorm.core.requests import ScanRead, consistent_get
+from dynorm.core.errors import ConditionFailedError, DynormError, TransactionCanceledError
+from dynorm.core.requests import ScanRead, consistent_get, transact_write
 from dynorm.io.database import Database
 from dynorm.io.paging import segment_pages
+from dynorm.mapping.writes import transact_action
 
 from .migrate_kinds import MAX_PROBLEMS, Kind, PagePlan, Reach, Unit, describe_key
 
@@ -358,6 +359,8 @@ async def _send_unit(db: Database, unit: Unit, sent: Sent) -> Item | None:
     unless what replaces it is stored.
     """
     name = db.table_name
+    if unit.atomic:
+        return await _send_atomic(db, unit, sent)
     for item in unit.creates:
         try:
             await db.send(unit.create_request(name, item))
@@ -390,6 +393,31 @@ async def _send_unit(db: Database, unit: Unit, sent: Sent) -> Item | None:
             sent.deleted += 1
         except ConditionFailedError:
             pass  # deleted by another run, or changed since: then it is left for a second run
+    return None
+
+
+async def _send_atomic(db: Database, unit: Unit, sent: Sent) -> Item | None:
+    """Send a unit's steps as one TransactWriteItems (see ``Unit.atomic``).
+
+    Cancelled by a condition (the application wrote the child, or its parent, since the run
+    read it): nothing of it was written, and ``unit.parent`` is read again and planned again.
+    """
+    name = db.table_name
+    requests = [
+        *(unit.create_request(name, item) for item in unit.creates),
+        *(unit.rewrite_request(name, old, new) for old, new in unit.rewrites),
+        *([unit.update] if unit.update is not None else []),
+        *(unit.delete_request(name, old) for old in unit.deletes),
+    ]
+    try:
+        await db.send(transact_write([transact_action(r) for r in requests]))
+    except TransactionCanceledError as exc:
+        if any(r.code == "ConditionalCheckFailed" for r in exc.reasons):
+            return unit.parent
+        raise
+    sent.written += len(unit.creates) + len(unit.rewrites)
+    sent.updated += unit.update is not None
+    sent.deleted += len(unit.deletes)
     return None
 
 

@@ -75,6 +75,7 @@ from .migrate_run import (
     run,
     total_estimate,
 )
+from .migrate_status import count_old
 from .migrate_upgrade import Upgrade
 from .migrate_workers import DEFAULT_LEASE, Workers, progress_table_name, run_workers
 
@@ -94,6 +95,7 @@ __all__ = [
     "Workers",
     "backfill_index",
     "migrate",
+    "migration_status",
     "progress_table_name",
     "repair_copies",
     "upgrade_items",
@@ -328,66 +330,34 @@ async def _run(
     )
 
 
-# -- the public calls -----------------------------------------------------------------------------
+def _source(rel: HasManyRelation[Any], from_: Strategy | None, call: str) -> Strategy:
+    """The strategy the children are stored with now: ``from_``, or the declaration's ``was=``."""
+    if from_ is not None and not isinstance(from_, Strategy):
+        raise DefinitionError(f"from_= takes a strategy such as Partition(); got {from_!r}")
+    if from_ is None and rel.was is None:
+        raise DefinitionError(
+            f"{call}({rel.qualname}): where are the children stored now? Declare it on the "
+            f"relationship, HasMany(via={rel.via.describe()}, was=OLD_STRATEGY), so that reads "
+            "and writes of the application take both layouts while the migration runs, or pass "
+            "from_=OLD_STRATEGY"
+        )
+    if from_ is not None and rel.was is not None and from_ != rel.was:
+        raise DefinitionError(
+            f"{call}({rel.qualname}, from_={from_.describe()}): {rel.qualname} declares "
+            f"was={rel.was.describe()}; the children move out of the layout was= names. Leave "
+            "from_= out (or make the two the same)"
+        )
+    chosen = from_ if from_ is not None else rel.was
+    assert chosen is not None  # noqa: S101 - one of them, checked above
+    return chosen
 
 
-async def migrate(
-    db: Database,
-    relationship: Relationship[Any],
-    *,
-    from_: Strategy,
-    dry_run: bool = False,
-    checkpoint: str | os.PathLike[str] | None = None,
-    on_progress: ProgressCallback | None = None,
-    segments: int = 1,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    verify: bool = True,
-    workers: Workers | None = None,
-) -> MigrationReport:
-    """Move ``relationship``'s stored children from ``from_`` into the declared strategy.
+def _strategy_change(
+    db: Database, relationship: Relationship[Any], from_: Strategy | None, call: str
+) -> tuple[Database, Kind]:
+    """The database view and the kind of a move of ``relationship``'s children out of ``from_``.
 
-    The declaration (``Parent.children`` as the code declares it now) is the target; ``from_``
-    says where the children are stored now:
-
-    - ``Partition()`` <-> ``Index(name)``: the child's key templates are the same before and
-      after and only move between the table key and the index key. Each child found in the old
-      place is rewritten as stored with only its key attributes replaced (attributes no model
-      declares, timestamps and versions are kept), then the old item is deleted; parents get
-      the index key attributes the current templates give them. A page where two old children
-      get the same new key, or where a new key holds another item already, is refused before
-      anything of it is written (the new keys are read first: a BatchGetItem per 100).
-    - ``Partition()`` <-> ``Partition(shards=N)`` (``Index(name)`` <-> ``Index(name, shards=N)``
-      likewise): a move between the shards' partition keys and the one partition. An old
-      child's partition key is the declared template without its ``{shard}`` component (to a
-      sharded layout), or with one more component holding its shard, at any position (back
-      from one); from one number of shards to another, the declared template (each child's
-      shard is recomputed). An index child keeps its table key: it is rewritten in place.
-    - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
-      (its map entry as stored, every attribute kept, given its parent's link fields and the
-      key attributes), then the attribute is removed from the parent (UpdateItem conditioned
-      on the attribute being as read).
-    - a collection -> ``Embedded(...)``: each parent's old children are read (the child class
-      must still be declared on the table), set as the parent's attribute (each child item as
-      stored without its key attributes; refused, before anything is written for that page,
-      beyond ``max_items`` or 400 KB, or when two children share a map key or differ from a
-      child embedded under theirs; conditioned on the attribute being as read), then each
-      deleted while it is as read.
-
-    ``dry_run=True`` reads everything and writes nothing: the report counts what would change.
-    ``checkpoint`` is a JSON file saved after each page (a dry run neither reads nor writes it);
-    a later call with the same path resumes after the last page saved, and refuses a checkpoint
-    of another migration (:class:`CheckpointError`). It is removed once the pass completes.
-    ``on_progress`` is called after each page. ``segments`` reads the table in parallel
-    segments; ``page_size`` items a Scan page. ``verify`` re-reads the table (consistent Scan)
-    and each parent's children through the declared strategy; see :class:`Verification`.
-    ``workers=Workers(segments=N, segment=I)`` makes this call one of several processes (on
-    one machine or many) that run the migration together: each takes Scan segments (``I``
-    first, when given) under a lease, and the progress is kept in a progress table in DynamoDB
-    instead of ``checkpoint`` (see dynorm.tools.migrate_workers and docs/migrations.md); the
-    call returns once every segment is done, and verifies the segments it finished.
-
-    Concurrent writers: see the module docstring (run between deploys, or with the writers of
-    this relationship paused; a second run plus verification catches stragglers).
+    DefinitionError, before anything is sent, for a move no migration makes.
     """
     if (
         isinstance(relationship, HasManyRelation)
@@ -395,11 +365,10 @@ async def migrate(
         and not relationship.crosses_tables
         and len(db.tables) > 1
     ):
-        db = _focus(db, relationship.children_table, "migrate")
-    rel = _check_has_many(db, relationship, "migrate")
-    if not isinstance(from_, Strategy):
-        raise DefinitionError(f"from_= takes a strategy such as Partition(); got {from_!r}")
-    where = f"migrate({rel.qualname}, from_={from_.describe()})"
+        db = _focus(db, relationship.children_table, call)
+    rel = _check_has_many(db, relationship, call)
+    from_ = _source(rel, from_, call)
+    where = f"{call}({rel.qualname}, from_={from_.describe()})"
     if rel.crosses_tables:
         db = _children_view(db, rel, from_, where)
     if from_ == rel.via:
@@ -447,6 +416,78 @@ async def migrate(
             if db.table.key_attributes(index)[1] is None:
                 raise DefinitionError(f"{where}: {index or 'the table'} has no sort key")
         kind = Move(rel, from_)
+    return db, kind
+
+
+# -- the public calls -----------------------------------------------------------------------------
+
+
+async def migrate(
+    db: Database,
+    relationship: Relationship[Any],
+    *,
+    from_: Strategy | None = None,
+    dry_run: bool = False,
+    checkpoint: str | os.PathLike[str] | None = None,
+    on_progress: ProgressCallback | None = None,
+    segments: int = 1,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    verify: bool = True,
+    workers: Workers | None = None,
+) -> MigrationReport:
+    """Move ``relationship``'s stored children from ``from_`` into the declared strategy.
+
+    The declaration (``Parent.children`` as the code declares it now) is the target; ``from_``
+    says where the children are stored now, and defaults to the declaration's ``was=``
+    (DefinitionError when neither is given, or when both are and differ). With ``was=``
+    declared the application reads both layouts and writes the new one while the run goes on
+    (see docs/migrations.md): each unit of the run (a child moved, a parent embedded or
+    unembedded) is then one TransactWriteItems, and a child whose new copy differs from its
+    old one (the application wrote it) keeps the new copy: the old one is deleted, while as
+    read. Without ``was=`` (``from_=`` alone) such a new key holding another item is refused:
+    it may be an unrelated item the move would overwrite.
+
+    - ``Partition()`` <-> ``Index(name)``: the child's key templates are the same before and
+      after and only move between the table key and the index key. Each child found in the old
+      place is rewritten as stored with only its key attributes replaced (attributes no model
+      declares, timestamps and versions are kept), then the old item is deleted; parents get
+      the index key attributes the current templates give them. A page where two old children
+      get the same new key, or where a new key holds another item already, is refused before
+      anything of it is written (the new keys are read first: a BatchGetItem per 100).
+    - ``Partition()`` <-> ``Partition(shards=N)`` (``Index(name)`` <-> ``Index(name, shards=N)``
+      likewise): a move between the shards' partition keys and the one partition. An old
+      child's partition key is the declared template without its ``{shard}`` component (to a
+      sharded layout), or with one more component holding its shard, at any position (back
+      from one); from one number of shards to another, the declared template (each child's
+      shard is recomputed). An index child keeps its table key: it is rewritten in place.
+    - ``Embedded(key=..., attribute=...)`` -> a collection: each embedded child becomes an item
+      (its map entry as stored, every attribute kept, given its parent's link fields and the
+      key attributes), then the attribute is removed from the parent (UpdateItem conditioned
+      on the attribute being as read).
+    - a collection -> ``Embedded(...)``: each parent's old children are read (the child class
+      must still be declared on the table), set as the parent's attribute (each child item as
+      stored without its key attributes; refused, before anything is written for that page,
+      beyond ``max_items`` or 400 KB, or when two children share a map key or differ from a
+      child embedded under theirs; conditioned on the attribute being as read), then each
+      deleted while it is as read.
+
+    ``dry_run=True`` reads everything and writes nothing: the report counts what would change.
+    ``checkpoint`` is a JSON file saved after each page (a dry run neither reads nor writes it);
+    a later call with the same path resumes after the last page saved, and refuses a checkpoint
+    of another migration (:class:`CheckpointError`). It is removed once the pass completes.
+    ``on_progress`` is called after each page. ``segments`` reads the table in parallel
+    segments; ``page_size`` items a Scan page. ``verify`` re-reads the table (consistent Scan)
+    and each parent's children through the declared strategy; see :class:`Verification`.
+    ``workers=Workers(segments=N, segment=I)`` makes this call one of several processes (on
+    one machine or many) that run the migration together: each takes Scan segments (``I``
+    first, when given) under a lease, and the progress is kept in a progress table in DynamoDB
+    instead of ``checkpoint`` (see dynorm.tools.migrate_workers and docs/migrations.md); the
+    call returns once every segment is done, and verifies the segments it finished.
+
+    Concurrent writers: see the module docstring (run between deploys, or with the writers of
+    this relationship paused; a second run plus verification catches stragglers).
+    """
+    db, kind = _strategy_change(db, relationship, from_, "migrate")
     return await _run(
         db,
         kind,
@@ -458,6 +499,32 @@ async def migrate(
         verify=verify,
         workers=workers,
     )
+
+
+async def migration_status(
+    db: Database,
+    relationship: Relationship[Any],
+    *,
+    from_: Strategy | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> int:
+    """The children of ``relationship`` still stored in the old layout (0: all are moved).
+
+    The old layout is the declaration's ``was=`` (or ``from_=``, as for :func:`migrate`). Once
+    it says 0, and no process runs code older than the ``was=`` declaration (which would still
+    write the old layout), delete ``was=``: reads then take the declared layout alone.
+
+    Cost: one consistent Scan of the table, every item read whole (the read capacity of the
+    table's size, as a migration's pass); nothing is written. The same questions as the
+    migration's planning are asked of each item, so a child the migration skips (one that does
+    not decode) is counted until it is fixed.
+    """
+    db, kind = _strategy_change(db, relationship, from_, "migration_status")
+    if type(page_size) is not int or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise MigrationError(
+            f"page_size must be an int from 1 to {MAX_PAGE_SIZE}; got {page_size!r}"
+        )
+    return await count_old(db, kind, page_size=page_size)
 
 
 async def backfill_index(

@@ -405,11 +405,14 @@ async def test_a_failed_verification_exits_1_and_a_second_run_moves_the_rest(
         (["Shelf.jars", "--backfill"], "--backfill and --upgrade take a model, not 'Shelf.jars'"),
         (["Shelf.jars", "--from", "Partitio()"], "'Partitio' is not a strategy; write one of"),
         (["Shelf.jars", "--from", "Index(GSI1)"], "arguments must be literals"),
-        (["Shelf.jars"], "give exactly one of --from STRATEGY, --copies, --backfill or --upgrade"),
+        (["Shelf.jars"], "Shelf.jars declares no was=: give --from STRATEGY"),
+        (["Shelf.jars", "--status"], "Shelf.jars declares no was=: give --from STRATEGY"),
         (
             ["Shelf.jars", "--copies", "--from", "Partition()"],
-            "give exactly one of --from STRATEGY, --copies, --backfill or --upgrade",
+            "give one of --copies, --backfill, --upgrade, or a strategy change",
         ),
+        (["Shelf.jars", "--copies", "--status"], "give one of --copies, --backfill"),
+        (["Shelf.jars", "--from", "Partition()", "--json"], "--json goes with --status"),
         (["Shelf.jars", "--copies", "--index", "GSI1"], "--index goes with --backfill"),
         (
             ["Shelf.jars", "--from", "Partition()", "--page-size", "5000"],
