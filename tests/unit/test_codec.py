@@ -551,7 +551,7 @@ mixed = st.builds(
     scores=st.dictionaries(st.text(), storable_ints),
     labels=st.sets(st.text()),
     ids=st.frozensets(storable_ints),
-    home=st.builds(Address, street=st.text(), number=st.none() | st.integers()),
+    home=st.builds(Address, street=st.text(), number=st.none() | storable_ints),
     note=st.none() | st.text(),
 )
 
