@@ -74,4 +74,4 @@ async def test_upgrade_of_an_unversioned_model_or_with_another_flag_is_refused(
         cwd=tmp_path,
     )  # fmt: skip
     assert both.code == 2
-    assert "give exactly one of" in both.err
+    assert "give one of --copies, --backfill, --upgrade" in both.err
