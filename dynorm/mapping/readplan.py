@@ -381,6 +381,8 @@ def _union_load(
     """The union load of ``rel`` when the arguments give every field its reads need."""
     from .union import union_read  # noqa: PLC0415 - was= loads only
 
+    if any(field not in key_values for field in rel.copies):
+        return None  # old children read from the parent item get its copied fields
     try:
         return UnionLoad(option, union_read(rel, where, key_values))
     except (KeyTemplateError, KeyError):

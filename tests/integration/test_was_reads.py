@@ -56,8 +56,12 @@ STRATEGIES: dict[str, Strategy] = {
     "index": Index("GSI1"),
     "index3": Index("GSI1", shards=3),
     "denormalized": Denormalized(copy={"title": "title"}),
+    "denormalized_index": Denormalized(copy={"title": "title"}, where=Index("GSI1")),
+    "denormalized3": Denormalized(copy={"title": "title"}, where=Partition(shards=3)),
     "embedded": Embedded(key="name"),
 }
+#: Where a Denormalized strategy's children live: that strategy's child templates.
+WHERE = {"denormalized": "partition", "denormalized_index": "index", "denormalized3": "partition3"}
 
 
 @attrs.define
@@ -77,7 +81,7 @@ def declare(
     table = Table(name, pk="pk", sk="sk", indexes=INDEXES)
     strategy = STRATEGIES[via]
     old = None if was is None else STRATEGIES[was]
-    kid_keys = TEMPLATES[child_templates or ("partition" if via == "denormalized" else via)]
+    kid_keys = TEMPLATES[WHERE.get(child_templates or via, child_templates or via)]
 
     @table.model(pk="P#{pid}", sk="#P#{pid}", GSI1=("P#{pid}", "#P#{pid}"))
     class Parent:
@@ -121,6 +125,14 @@ PAIRS = [
     ("embedded", "index3"),
     ("partition", "embedded"),
     ("index", "embedded"),
+    ("index3", "index"),
+    ("partition3", "index3"),
+    ("index", "partition3"),
+    ("embedded", "partition3"),
+    ("partition", "denormalized3"),
+    ("index", "denormalized_index"),
+    ("denormalized_index", "partition"),
+    ("embedded", "denormalized"),
 ]
 
 OLD_ONLY = [("n1", 1), ("n3", 1), ("n5", 1)]
@@ -150,8 +162,10 @@ async def layouts(
             async with connect_to(server.url, old_table, db.table_name) as old_db:
                 await write_embedded_old(old_db, old_parent)
         else:
-            old_table, _, old_kid = declare(name, old)
+            old_table, old_parent, old_kid = declare(name, old)
             async with connect_to(server.url, old_table, db.table_name) as old_db:
+                if old in WHERE:  # copies need their parent stored
+                    await old_db.put_all([old_parent("a"), old_parent("b")])
                 old_kids = [old_kid("a", n, q) for n, q in OLD_ONLY]
                 old_kids += [old_kid("a", n, q) for n, q, _ in BOTH]
                 await old_db.put_all([*old_kids, old_kid("b", "z", 5)])
@@ -230,6 +244,8 @@ ROUNDS = {
     ("partition", "partition3"): (["GetItem", "Query"], ["Query"] * 3),
     ("partition3", "partition"): (["GetItem"] + ["Query"] * 3, ["Query"]),
     ("embedded", "partition"): (["GetItem", "GetItem"], ["Query"]),
+    ("index3", "index"): (["GetItem"] + ["Query"] * 3, ["Query"]),
+    ("embedded", "index3"): (["GetItem", "GetItem"], ["Query"] * 3),
 }
 
 

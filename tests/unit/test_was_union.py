@@ -19,7 +19,7 @@ import pytest
 from dynorm import GSI, Embedded, HasMany, Index, Partition, Table
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, scope_fingerprint
-from dynorm.core.errors import CursorError
+from dynorm.core.errors import CursorError, DefinitionError
 from dynorm.core.keys import KeyTemplate
 from dynorm.core.requests import CollectionRead, Request
 from dynorm.design import design
@@ -439,3 +439,19 @@ async def test_once_the_old_layout_is_read_to_its_end_the_new_one_runs_free() ->
     assert seen == [("a", 1), ("b", 0), ("c", 1), ("d", 1), ("e", 1), ("f", 1), ("g", 1)]
     assert reader.log.count("send old") == 1
     assert reader.log[:3] == ["send old", "answer old", "send new"]
+
+
+def _holder() -> None:
+    table = Table("t2", pk="pk", sk="sk")
+
+    @table.model(pk="P#{pid}", sk="#P#{pid}")
+    class Holder:
+        pid: str
+        lines = HasMany[Line](Line, via=Embedded(key="name"), was=Embedded(attribute="old"))
+
+    table.check()
+
+
+def test_two_embedded_layouts_are_refused_when_declared() -> None:
+    with pytest.raises(DefinitionError, match="both embed the children"):
+        _holder()
