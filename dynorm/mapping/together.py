@@ -9,8 +9,6 @@ from dynorm.core.errors import ConditionFailedError, TransactionCanceledError
 from dynorm.core.requests import Request, transact_write
 from dynorm.core.steps import Plan, Send
 
-from .writes import transact_action
-
 __all__ = ["send_with"]
 
 
@@ -24,6 +22,10 @@ def send_with(request: Request, also: Sequence[Request]) -> Plan[dict[str, Any] 
     if not also:
         response: dict[str, Any] = yield Send(request)
         return response
+    # Imported here: strategies import this module, and a process that only reads must not load
+    # the write side (tests/integration/test_lean_connection.py; the cold start).
+    from .writes import transact_action  # noqa: PLC0415
+
     first_action = transact_action(request)
     asked = request.params.get("ReturnValuesOnConditionCheckFailure")
     if asked is not None:  # a refusal then carries the stored item, as the write's own would
