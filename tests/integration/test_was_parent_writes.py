@@ -31,12 +31,18 @@ from tests.faultproxy import connect_to
 
 from .raw import raw_item, raw_scan
 from .was_models import (
+    Item,
     Line,
     MLine,
     MOrder,
+    OldItem,
+    OldParent,
+    Parent,
     RLine,
     ROrder,
     into_map,
+    new_move,
+    old_move,
     rows,
 )
 
@@ -139,9 +145,10 @@ async def test_put_keeps_the_old_map_as_stored(
         before = await old_order(old)
         cost = await embedded_put_cost(old, WOrder("o1", "old"))
 
+        explained = db.explain.put(POrder("o1", "built in code"))
         with count_requests(db) as log:
             await db.put(POrder("o1", "built in code"))
-        assert log.operations == cost == ["UpdateItem"]
+        assert log.operations == cost == [r.operation for r in explained] == ["UpdateItem"]
         raw = await raw_item(db, KEY)
         assert raw is not None
         assert raw["lines"] == before
@@ -223,6 +230,8 @@ async def test_put_all_keeps_each_stored_map(
         cost = log.operations
         loaded = await db.get(POrder, order_id="o2", load=[POrder.lines])
 
+        explained = db.explain.put_all([POrder("o1", "one"), loaded, POrder("o3", "new")])
+        assert [r.operation for r in explained] == cost
         with count_requests(db) as log:
             await db.put_all([POrder("o1", "one"), loaded, POrder("o3", "new")])
         # One consistent read of the stored maps, then the batch: what via=Embedded costs.
@@ -309,6 +318,23 @@ async def test_a_versioned_put_is_refused_over_an_older_item_and_keeps_the_map(
         assert loaded.lines.loaded == [SLine("o1", n, q) for q, n in enumerate("xyz", 1)]
 
 
+# -- cascading deletes -----------------------------------------------------------------------------
+
+
+@pytest.mark.transactions
+async def test_a_cascading_delete_removes_both_layouts(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server) as (db, old):
+        await old_order(old)
+        parent = await db.get(POrder, order_id="o1")
+        await db.add(parent, POrder.lines, PLine("o1", "x", 10))  # moved out of the map
+        await db.add(parent, POrder.lines, PLine("o1", "w", 1))  # new
+
+        await db.delete(parent, cascade=True)
+        assert await raw_scan(db) == []
+
+
 # -- the other way: via=Embedded, was=Partition() ------------------------------------------------
 
 
@@ -339,3 +365,46 @@ async def test_into_a_map_a_put_of_the_loaded_parent_writes_the_old_children(
         assert [i["sk"]["S"] for i in await raw_scan(db)] == ["#ORDER#o1"]
         final = await db.get(MOrder, order_id="o1", load=[MOrder.lines])
         assert final.lines.loaded == [MLine("o1", "a", 1), MLine("o1", "b", 2)]
+
+
+@pytest.mark.transactions
+async def test_into_a_map_a_cascading_delete_removes_the_old_items(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, into_map, rows) as (db, old):
+        await old.put_all([ROrder("o1"), RLine("o1", "a", 1), RLine("o1", "b", 2)])
+        # Stored by the old code without the map: a put creates it empty (as add requires).
+        parent = await db.put(await db.get(MOrder, order_id="o1"))
+        await db.add(parent, MOrder.lines, MLine("o1", "c", 3))
+
+        explained = db.explain.delete(parent, cascade=True)
+        with count_requests(db) as log:
+            await db.delete(parent, cascade=True)
+        # The old items' Query (the map goes with the parent), as explain shows it.
+        assert log.operations == [r.operation for r in explained] == [
+            "GetItem", "Query", "UpdateItem", "BatchWriteItem", "DeleteItem",
+        ]  # fmt: skip
+        assert await raw_scan(db) == []
+
+
+@pytest.mark.transactions
+async def test_between_collections_a_cascading_delete_removes_the_old_items(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 3), OldItem("a", "fig", 1)])
+        await db.put(Item("a", "kiwi", 1))  # in the new layout (an index)
+        parent = await db.get(Parent, parent_id="a")
+
+        explained = db.explain.delete(parent, cascade=True)
+        with count_requests(db) as log:
+            await db.delete(parent, cascade=True)
+        assert sorted(r.operation for r in explained) == sorted(log.operations)
+        # The root read, then the level's Queries at once: Parent.items in the new layout (the
+        # index) and in the old one (the table), Parent.plain in the index; then the mark, the
+        # children's deletions in one batch, and the root's.
+        sent = [(e.operation, e.index or "") for e in log.events]
+        assert sent[0] == ("GetItem", "")
+        assert sorted(sent[1:4]) == [("Query", ""), ("Query", "GSI1"), ("Query", "GSI1")]
+        assert [op for op, _ in sent[4:]] == ["UpdateItem", "BatchWriteItem", "DeleteItem"]
+        assert await raw_scan(db) == []
