@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 
 from dynorm import (
@@ -21,8 +22,11 @@ from dynorm import (
     Embedded,
     HasMany,
     Partition,
+    Request,
     StaleItemError,
     Table,
+    TransactionCanceledError,
+    VersionConflictError,
     field,
 )
 from dynorm.migrations import migrate, migration_status, upgrade_items
@@ -90,6 +94,24 @@ class SOrder:
 
 @versioned.model(pk="O#{order_id}", sk="LINE#{name}")
 class SLine:
+    order_id: str
+    name: str
+    qty: int = 0
+
+
+locked = Table("was-parent", pk="pk", sk="sk")
+
+
+@locked.model(pk="O#{order_id}", sk="#ORDER#{order_id}", version="version")
+class KOrder:
+    order_id: str
+    title: str = ""
+    version: int = 0
+    lines = HasMany["KLine"](via=Partition(), was=Embedded(key="name"))
+
+
+@locked.model(pk="O#{order_id}", sk="LINE#{name}")
+class KLine:
     order_id: str
     name: str
     qty: int = 0
@@ -288,7 +310,37 @@ async def test_the_migration_moves_every_child_after_the_parent_is_written(
         assert (loaded.title, (await db.get(POrder, order_id="o1")).title) == ("put_all", "tx")
 
 
-# -- a versioned parent ----------------------------------------------------------------------------
+# -- versioned parents -----------------------------------------------------------------------------
+
+
+async def test_an_optimistically_locked_put_keeps_the_map_and_checks_the_version(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, locked) as (db, old):
+        before = await old_order(old)
+        await db.send(  # the old code kept no version: as if it had written version 1
+            Request(
+                "UpdateItem",
+                {
+                    "TableName": db.table_name,
+                    "Key": {k: {"S": v} for k, v in KEY.items()},
+                    "UpdateExpression": "SET #v = :one",
+                    "ExpressionAttributeNames": {"#v": "version"},
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                },
+            )
+        )
+        read = await db.get(KOrder, order_id="o1")
+
+        with count_requests(db) as log:
+            stored = await db.put(attrs.evolve(read, title="locked"))
+        assert log.operations == ["UpdateItem"]
+        assert stored.version == read.version + 1
+        with pytest.raises(VersionConflictError):
+            await db.put(attrs.evolve(read, title="stale"))
+        raw = await raw_item(db, KEY)
+        assert raw is not None
+        assert (raw["lines"], raw["title"]) == (before, {"S": "locked"})
 
 
 async def test_a_versioned_put_is_refused_over_an_older_item_and_keeps_the_map(
@@ -408,3 +460,19 @@ async def test_between_collections_a_cascading_delete_removes_the_old_items(
         assert sorted(sent[1:4]) == [("Query", ""), ("Query", "GSI1"), ("Query", "GSI1")]
         assert [op for op, _ in sent[4:]] == ["UpdateItem", "BatchWriteItem", "DeleteItem"]
         assert await raw_scan(db) == []
+
+
+@pytest.mark.transactions
+async def test_a_versioned_put_in_a_transaction_is_refused_over_an_older_item(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, versioned) as (db, old):
+        before = await old_order(old)
+
+        # The same condition as db.put's, in the transaction: cancelled, nothing written.
+        with pytest.raises(TransactionCanceledError):
+            async with db.transaction() as tx:
+                tx.put(SOrder("o1", "v2"))
+        raw = await raw_item(db, KEY)
+        assert raw is not None
+        assert (raw["lines"], "_v" in raw) == (before, False)
