@@ -33,9 +33,8 @@ from dynorm.migrations import migrate, migration_status, upgrade_items
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import connect_to
 
-from .raw import raw_item, raw_scan
+from .raw import raw_item, raw_put, raw_scan
 from .was_models import (
-    Item,
     Line,
     MLine,
     MOrder,
@@ -151,6 +150,12 @@ async def embedded_put_cost(old: Database, obj: object) -> list[str]:
 async def lines_of(db: Database, order_id: str = "o1") -> list[PLine]:
     loaded = await db.get(POrder, order_id=order_id, load=[POrder.lines])
     return list(loaded.lines.loaded or [])
+
+
+def line_item(order_id: str, name: str, qty: int) -> dict[str, Any]:
+    """A child's item in the new layout (Partition()), as stored."""
+    return {"pk": {"S": f"O#{order_id}"}, "sk": {"S": f"LINE#{name}"},
+            "order_id": {"S": order_id}, "name": {"S": name}, "qty": {"N": str(qty)}}  # fmt: skip
 
 
 def every_line(names: str = "xyz") -> list[PLine]:
@@ -373,15 +378,14 @@ async def test_a_versioned_put_is_refused_over_an_older_item_and_keeps_the_map(
 # -- cascading deletes -----------------------------------------------------------------------------
 
 
-@pytest.mark.transactions
 async def test_a_cascading_delete_removes_both_layouts(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
     async with both(dynorm_connect, dynorm_server) as (db, old):
         await old_order(old)
         parent = await db.get(POrder, order_id="o1")
-        await db.add(parent, POrder.lines, PLine("o1", "x", 10))  # moved out of the map
-        await db.add(parent, POrder.lines, PLine("o1", "w", 1))  # new
+        for name in "xw":  # x in both layouts (a move half seen), w only in the new one
+            await raw_put(db, line_item("o1", name, 1))
 
         await db.delete(parent, cascade=True)
         assert await raw_scan(db) == []
@@ -419,15 +423,12 @@ async def test_into_a_map_a_put_of_the_loaded_parent_writes_the_old_children(
         assert final.lines.loaded == [MLine("o1", "a", 1), MLine("o1", "b", 2)]
 
 
-@pytest.mark.transactions
 async def test_into_a_map_a_cascading_delete_removes_the_old_items(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
     async with both(dynorm_connect, dynorm_server, into_map, rows) as (db, old):
         await old.put_all([ROrder("o1"), RLine("o1", "a", 1), RLine("o1", "b", 2)])
-        # Stored by the old code without the map: a put creates it empty (as add requires).
-        parent = await db.put(await db.get(MOrder, order_id="o1"))
-        await db.add(parent, MOrder.lines, MLine("o1", "c", 3))
+        parent = await db.put(MOrder("o1"))  # its map: empty, created by the put
 
         explained = db.explain.delete(parent, cascade=True)
         with count_requests(db) as log:
@@ -439,13 +440,16 @@ async def test_into_a_map_a_cascading_delete_removes_the_old_items(
         assert await raw_scan(db) == []
 
 
-@pytest.mark.transactions
 async def test_between_collections_a_cascading_delete_removes_the_old_items(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
     async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
         await old.put_all([OldParent("a"), OldItem("a", "apple", 3), OldItem("a", "fig", 1)])
-        await db.put(Item("a", "kiwi", 1))  # in the new layout (an index)
+        await raw_put(db, {  # kiwi, in the new layout (the index)
+            "pk": {"S": "I#a#kiwi"}, "sk": {"S": "I#a#kiwi"}, "GSI1PK": {"S": "P#a"},
+            "GSI1SK": {"S": "ITEM#kiwi"}, "parent_id": {"S": "a"}, "name": {"S": "kiwi"},
+            "qty": {"N": "1"},
+        })  # fmt: skip
         parent = await db.get(Parent, parent_id="a")
 
         explained = db.explain.delete(parent, cascade=True)
