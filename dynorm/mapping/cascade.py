@@ -62,6 +62,7 @@ from dynorm.core.steps import (
 )
 
 from .model import ModelInfo, ModelTable, info_of, is_model
+from .oldcascade import OldLayout, old_layouts, was_collections
 from .relations import HasManyRelation, relationships_of
 from .unknown import placed_request, sample_values
 from .writes import plan_delete, plan_mark
@@ -158,7 +159,7 @@ def _table_names(
         if one in seen:
             continue
         seen.add(one)
-        for rel in _cascading(one):
+        for rel in [*_cascading(one), *was_collections(one)]:
             table = rel.children_table
             if table not in names:
                 names[table] = _name(table, rel, name_of)
@@ -295,34 +296,44 @@ def _read_tree(
     while frontier:
         level: list[_Found] = []
         below: list[tuple[ModelInfo[Any], Mapping[str, object]]] = []
-        # The level's Queries (one per parent per relationship, whichever table) go out at once.
-        reads = [
-            (rel, read)
+        # The level's Queries (one per parent per relationship and layout, whichever table) go
+        # out at once: a relationship declaring was= a collection is read in both layouts.
+        reads: list[tuple[HasManyRelation[Any], CollectionRead, OldLayout | None]] = [
+            (rel, read, None)
             for parent, parent_values in frontier
             for rel in _cascading(parent)
             for read in _cascade_reads(rel, names[rel.children_table], parent_values, root)
         ]
-        answers = yield from read_each([read for _, read in reads])
-        for (rel, _), items in zip(reads, answers, strict=True):
+        reads += [
+            (old.rel, read, old)
+            for parent, parent_values in frontier
+            for old in _old_reads(parent, names, parent_values, root)
+            for read in old.reads
+        ]
+        answers = yield from read_each([read for _, read, _ in reads])
+        for (rel, _, old), items in zip(reads, answers, strict=True):
             child = rel.target_info
             name = names[child.table]
-            follow = bool(_cascading(child))
+            follow = bool(_cascading(child) or was_collections(child))
             new = []
             for item in items:
-                found = child.primary_key_of_item(item)  # None: another model's item
-                if found is not None and (name, key_id(found)) not in seen:
-                    seen.add((name, key_id(found)))
+                # None: another model's item (or, in the old layout, not an old child)
+                found = child.primary_key_of_item(item) if old is None else old.child_item(item)
+                stored = _key(child, item) if found is not None else None
+                if stored is not None and (name, key_id(stored)) not in seen:
+                    seen.add((name, key_id(stored)))
                     new.append(item)
             if max_items is not None and len(seen) > max_items:
                 raise _too_many(root, len(seen), max_items)
-            index = rel.via.index
+            index = rel.via.index if old is None else old.index
             if follow and index is not None and child.name in child.table.partial_models(index):
                 # The index holds these items in part: read them whole by key, in their table.
                 new = yield from _whole(name, own=name == names[info.table], child=child, items=new)
             for item in new:
                 level.append(_Found(child, _key(child, item), name))
-                if follow:
-                    below.append((child, _values(child, item)))
+                child_item = item if old is None else old.child_item(item)
+                if follow and child_item is not None:
+                    below.append((child, _values(child, child_item)))
         if level:
             levels.append(level)
         frontier = below
@@ -442,6 +453,26 @@ def _cascade_reads(
         ) from exc
 
 
+def _old_reads(
+    info: ModelInfo[Any],
+    names: Mapping[ModelTable, str],
+    values: Mapping[str, object],
+    root: str,
+) -> list[OldLayout]:
+    """The old-layout reads of ``info``'s was= relationships (refused as ``_cascade_reads``)."""
+    try:
+        return old_layouts(info, names, values)
+    except (KeyError, KeyTemplateError) as exc:
+        if not isinstance(values, _Undecoded):
+            raise
+        raise CodecError(
+            f"delete of {root} with cascade=True refused, nothing was deleted: "
+            f"{values.info.name} item {values.info.describe(values.item)} in its tree does not "
+            f"decode, so where its children were stored before (was=) cannot be read from it "
+            f"({values.error}). Correct the stored item and run the cascade again"
+        ) from exc
+
+
 def _key(info: ModelInfo[Any], item: Item) -> Item:
     return {a: item[a] for a in info.table.primary_attributes}
 
@@ -506,6 +537,27 @@ def _root_changed(
 # -- explain ------------------------------------------------------------------------------------
 
 
+def _explain_old(
+    parent: ModelInfo[Any],
+    names: Mapping[ModelTable, str],
+    values: Mapping[str, object] | None,
+    shown: set[tuple[str, str]],
+) -> Plan[list[HasManyRelation[Any]]]:
+    """The old-layout Queries of ``parent``'s was= relationships, as explain shows them."""
+    level: list[HasManyRelation[Any]] = []
+    for old in old_layouts(parent, names, values or sample_values(parent)):
+        if (parent.name, f"{old.rel.name} (was=)") in shown:
+            continue  # a cycle: shown already
+        shown.add((parent.name, f"{old.rel.name} (was=)"))
+        for read in old.reads:
+            request = read.request()
+            if values is None:
+                request = placed_request(request, parent)
+            yield ReadAll(Request(request.operation, request.params))
+        level.append(old.rel)
+    return level
+
+
 def _explain(
     names: Mapping[ModelTable, str],
     info: ModelInfo[Any],
@@ -542,6 +594,7 @@ def _explain(
                     yield ReadAll(Request(request.operation, request.params))
                 level.append(rel)
                 below.append((rel.target_info, None))
+            level += yield from _explain_old(parent, names, parent_values, shown)
         if level:
             levels.append(level)
         frontier = below

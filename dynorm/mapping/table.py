@@ -33,6 +33,7 @@ from .model import (
     key_parsers_for,
     resolve_field_types,
 )
+from .oldembedded import old_embedded_of
 from .pydantic_hooks import install_pydantic_hooks
 from .relations import Relationship, embedded_of
 from .upgrading import stale_items
@@ -702,6 +703,8 @@ class Table:
             generic += [PENDING, TOKEN_ATTRIBUTE]
             # Embedded children are no field of their parent: read from the item as dicts.
             generic += [r.embedded.attribute for m in models for r in embedded_of(m) if r.embedded]
+            # And those of an old Embedded layout (was=): a put_all reads them to keep them.
+            generic += [c.attribute for m in models for c in old_embedded_of(m)]
             # The schema version: the body parser reads it to find items to upgrade.
             generic += [m.versions.attribute for m in models if m.versions is not None]
             name = f"{self.name}_{index}" if index else self.name

@@ -18,6 +18,7 @@ from dynorm.core.steps import Plan, Send
 
 from .classify import Classifier
 from .model import ModelInfo
+from .oldembedded import old_embedded_of
 from .relations import embedded_of
 
 __all__ = ["stale_item", "stale_items", "stale_put"]
@@ -120,7 +121,7 @@ def stale_put(
     stored item being at the current version (``plan_put_keeping``). The stored item comes
     with the refusal, else it is read (one consistent GetItem). None: another reason.
     """
-    if info.versions is None or not embedded_of(info):
+    if info.versions is None or not (embedded_of(info) or old_embedded_of(info)):
         return None
     stored = refused.item
     if stored is None:

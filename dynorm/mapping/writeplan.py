@@ -62,6 +62,7 @@ from .copies import (
 )
 from .model import ModelInfo, ModelTable, info_of
 from .oldcopies import OldCopies
+from .oldembedded import old_embedded_of
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
@@ -143,7 +144,8 @@ class WritePlanner:
         """The write of ``obj`` as stamped (its version is the one to store)."""
         info = self.table.info(type(obj))
         version = info.stamps.check("put", obj)
-        if not embedded_of(info):
+        kept = [codec.attribute for codec in old_embedded_of(info)]  # was=Embedded: as stored
+        if not embedded_of(info) and not kept:
             return plan_put(
                 info,
                 obj,
@@ -167,6 +169,7 @@ class WritePlanner:
             self.table_name,
             embedded=embedded,
             empty=empty,
+            kept=kept,
             condition=condition,
             overwrite=overwrite,
             version=version,
@@ -469,7 +472,8 @@ class WritePlanner:
 
         A new object is stored with none (an empty map or list, which later adds need); an
         object that replaces a stored item keeps the children that item holds (one consistent
-        BatchGetItem reads them for every such object).
+        BatchGetItem reads them for every such object). No object holds the children of an
+        old embedded layout (``was=``): every one keeps them, and a new one has none.
         """
         infos: dict[type, ModelInfo[Any]] = {}
         fresh = [
@@ -479,6 +483,7 @@ class WritePlanner:
             for rel in embedded_of(_info(self.table, infos, o))
             if rel.embedded is not None
         ]
+        fresh += [(o, c) for o in objs for c in old_embedded_of(_info(self.table, infos, o))]
         if not fresh:
             return
         keys = {key_id(self.table.info(type(o)).key_of(o)): o for o, _ in fresh}

@@ -512,6 +512,7 @@ def plan_put_keeping(
     *,
     embedded: Mapping[str, AttributeValue | None],
     empty: Mapping[str, AttributeValue] | None = None,
+    kept: Sequence[str] = (),
     condition: Condition | None = None,
     overwrite: bool = True,
     version: VersionCheck | None = None,
@@ -521,7 +522,9 @@ def plan_put_keeping(
     PutItem replaces the whole item, which would drop children the object does not carry.
     This writes every field and key attribute instead; each embedded attribute is written
     whole when its children are known (``embedded[attr]``), else created empty if missing:
-    as ``empty[attr]`` (a list form needs ``{"L": []}``), by default an empty map.
+    as ``empty[attr]`` (a list form needs ``{"L": []}``), by default an empty map. ``kept``
+    attributes are left as stored, never created: the old embedded layout of a ``was=``
+    relationship, whose children no object carries.
     """
     item = info.encode(obj)
     known = {attr: value for attr, value in embedded.items() if value is not None}
@@ -552,7 +555,7 @@ def plan_put_keeping(
     require = None if overwrite else "attribute_not_exists"
     params: dict[str, Any] = {}
     guard = None
-    if info.versions is not None and None in embedded.values():
+    if info.versions is not None and (kept or None in embedded.values()):
         # Children kept as stored would be an older version's under the current one: refused
         # (StaleItemError) unless the stored item is at the version, or absent.
         guard = info.versions.guard(info.table.pk, upsert=True)
