@@ -365,6 +365,7 @@ LIVE = [
 ]
 
 
+@pytest.mark.transactions  # a migration out of was= moves each child in a TransactWriteItems
 @pytest.mark.parametrize(("old", "new"), LIVE, ids=[f"{o}-to-{n}" for o, n in LIVE])
 async def test_reads_during_a_migration_never_miss_a_child(
     dynorm_connect: Connect, dynorm_server: RunningServer, old: str, new: str
