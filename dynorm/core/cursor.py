@@ -212,6 +212,39 @@ class CursorCodec(msgspec.Struct, frozen=True):
         _check_position(key, read)
         return shard, key
 
+    # -- a position in a relationship read from two layouts (was=) ----------------------------
+
+    def encode_union(self, sort: Mapping[str, Any], identity: Sequence[str], scope: str) -> str:
+        """A cursor resuming a ``was=`` union after the child of new sort key ``sort``.
+
+        ``sort`` is that child's sort key attribute value in the new layout, ``identity`` its
+        key fields as text: both layouts are read again from there (dynorm.mapping.union).
+        """
+        body = {
+            "v": _VERSION,
+            "q": scope,
+            "u": {"s": _jsonable({"s": dict(sort)})["s"], "i": list(identity)},
+        }
+        return self._seal(body)
+
+    def decode_union(self, cursor: str, scope: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The sort key value and identity in ``cursor``; CursorError unless ``scope`` made it."""
+        body = self._open(cursor, None)
+        if "u" not in body:
+            raise CursorError(
+                "this cursor was made by a read of one layout, and this relationship is read "
+                "from two while it declares was=: start again without a cursor (cursor=None)"
+            )
+        _check_fingerprint(body, scope)
+        position = body["u"]
+        if not isinstance(position, dict):
+            raise _malformed()
+        identity = position.get("i")
+        if not isinstance(identity, list) or not all(isinstance(t, str) for t in identity):
+            raise _malformed()
+        sort = _start_key({"s": position.get("s")})["s"]
+        return sort, tuple(identity)
+
     # -- keys of a scan segment -----------------------------------------------------------------
 
     def encode_scan(self, key: Item, read: ScanRead) -> str:

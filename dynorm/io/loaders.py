@@ -197,6 +197,10 @@ class RelationLoader(Generic[P, C]):
         check_limit(limit)
         reader = self._reader()
         rel = self._has_many()
+        if rel.was is not None:
+            from .union import union_page  # noqa: PLC0415 - was= reads only
+
+            return await union_page(reader, rel, self.parent, limit, cursor)
         if rel.embedded is not None:
             return await self._embedded_page(reader, rel.embedded, limit, cursor)
         if rel.sharded:
@@ -314,6 +318,10 @@ class RelationLoader(Generic[P, C]):
         """
         reader = self._reader()
         rel = self._has_many()
+        if rel.was is not None:
+            from .union import count_union, union_of  # noqa: PLC0415 - was= reads only
+
+            return await count_union(reader, union_of(reader, rel, self._values()))
         if rel.embedded is not None:
             return len(await self._stored_embedded(reader, rel.embedded))
         queries = self._count_queries(reader, rel)
@@ -328,6 +336,10 @@ class RelationLoader(Generic[P, C]):
         """
         reader = self._reader()
         rel = self._has_many()
+        if rel.was is not None:
+            from .union import union_of  # noqa: PLC0415 - was= reads only
+
+            return union_of(reader, rel, self._values()).reads()
         if rel.embedded is not None:
             return [self._embedded_read(reader, rel.embedded)]
         return [q.explain(count=True)[0] for q in self._count_queries(reader, rel)]
@@ -336,9 +348,16 @@ class RelationLoader(Generic[P, C]):
         """Every child (loaded ones first, then the rest from the database)."""
         return [child async for child in self]
 
+    def _values(self) -> dict[str, object]:
+        return self._has_many().owner_info.values_of(self.parent)
+
     async def __aiter__(self) -> AsyncIterator[C]:
         reader = self._reader()
         rel = self._has_many()
+        if rel.was is not None:
+            async for child in self._union(reader, rel):
+                yield child
+            return
         if rel.embedded is not None:
             for child in await self._embedded_children(reader, rel.embedded):
                 yield child
@@ -374,6 +393,23 @@ class RelationLoader(Generic[P, C]):
         if loaded.resume is not None:
             async for child in reader.iterate(read, accept, start=loaded.resume or None):
                 yield child
+
+    async def _union(self, reader: Reader, rel: HasManyRelation[C]) -> AsyncIterator[C]:
+        """Both layouts of a relationship with ``was=``: the loaded children, then the rest."""
+        from .union import iterate_union, union_of  # noqa: PLC0415 - was= reads only
+
+        state = state_of(self.parent)
+        loaded = None if state is None else state.loaded.get(rel.name)
+        union = union_of(reader, rel, self._values())
+        after = None
+        if loaded is not None and loaded.read_by is rel:
+            for child in list(loaded.items):
+                yield child
+            if loaded.resume is None:
+                return
+            after = loaded.position
+        async for child in iterate_union(reader, union, after=after):
+            yield child
 
     def __repr__(self) -> str:
         state = "loaded" if self.is_loaded else "not loaded"

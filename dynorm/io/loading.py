@@ -24,6 +24,7 @@ from dynorm.mapping.readplan import (
     GetReads,
     PageShare,
     ShardedLoad,
+    UnionLoad,
     belongs_to,
     parent_get,
     share_of_page,
@@ -187,7 +188,7 @@ async def load_all(
 def _by_key(option: LoadOption) -> bool:
     rel = option.relationship
     return isinstance(rel, BelongsToRelation) or (
-        isinstance(rel, HasManyRelation) and rel.embedded is not None
+        isinstance(rel, HasManyRelation) and rel.embedded is not None and rel.was is None
     )
 
 
@@ -270,10 +271,22 @@ async def _read_shards(
     return Loaded(items, {} if more else None, read_by=rel, position=end)
 
 
+async def _run_union_load(reader: Reader, load: UnionLoad) -> tuple[Item | None, dict[str, Loaded]]:
+    """A relationship with ``was=`` loaded with its parent (who is read elsewhere)."""
+    from .union import load_union  # noqa: PLC0415 - was= loads only
+
+    loaded = await load_union(reader, load.read, load.option.limit)
+    return None, {load.option.relationship.name: loaded}
+
+
 async def _run_children(
     reader: Reader, option: LoadOption, parent_values: Mapping[str, object]
 ) -> Loaded:
     rel: HasManyRelation[Any] = option.relationship  # type: ignore[assignment]
+    if rel.was is not None:
+        from .union import load_union, union_of  # noqa: PLC0415 - was= loads only
+
+        return await load_union(reader, union_of(reader, rel, dict(parent_values)), option.limit)
     if rel.sharded:
         reads = rel.children_reads(reader.name_of(rel.children_table), parent_values)
         from dynorm.mapping.sharded import ShardedRead  # noqa: PLC0415 - sharded reads only
@@ -310,6 +323,7 @@ async def execute_get(
     """Run a GetPlan: the first round concurrently, then loads that needed the parent's fields."""
     runs = [_run_collection(reader, info, c, plan.parent_key, key_values) for c in plan.collections]
     runs += [_run_sharded_load(reader, load) for load in plan.sharded]
+    runs += [_run_union_load(reader, load) for load in plan.unions]
     raw_parent: Item | None
     found: dict[tuple[str, Any], Item]
     collected: list[tuple[Item | None, dict[str, Loaded]]]

@@ -49,6 +49,7 @@ from .unknown import placed_request, sample_values
 if TYPE_CHECKING:
     # Imported by the first sharded relationship's load (``_sharded_read``) only.
     from .sharded import ShardedRead
+    from .union import UnionRead
 
 __all__ = [
     "CollectionLoad",
@@ -58,6 +59,7 @@ __all__ = [
     "QueryLoadReads",
     "ShardedLoad",
     "TransactGetReads",
+    "UnionLoad",
     "belongs_to",
     "crowding",
     "fetch_request",
@@ -140,6 +142,46 @@ class ShardedLoad(msgspec.Struct, frozen=True):
     read: ShardedRead
 
 
+class UnionLoad(msgspec.Struct, frozen=True):
+    """A relationship with ``was=`` loaded with its parent: the old layout, then the new.
+
+    Its old layout's reads go in the first round, beside the rest; the new layout's once they
+    are answered (see ``dynorm.mapping.union``).
+    """
+
+    option: LoadOption
+    read: UnionRead
+
+    def cost(self) -> str:
+        """What the load sends, in order, as ``costs()`` and ``dynorm design`` word it."""
+        return union_cost(self.read.old_reads, self.read.new_reads, self.read)
+
+
+def _reads_cost(reads: Sequence[CollectionRead]) -> str:
+    where = f"on {reads[0].index}" if reads[0].index else "on the table"
+    if len(reads) == 1:
+        return f"1 Query {where}"
+    return f"{len(reads)} Queries {where} in parallel (one a shard)"
+
+
+def union_cost(
+    old: Sequence[CollectionRead], new: Sequence[CollectionRead], union: UnionRead
+) -> str:
+    """``1 Query on the table (was=...), then 1 Query on GSI1 once it is answered``."""
+    rel = union.rel
+    assert rel.was is not None  # noqa: S101 - a union has a was=
+    first = _reads_cost(old) if old else "1 GetItem of the parent's old attribute"
+    if not new:
+        first = f"every page of {first}" if old else first  # the old collection is read whole first
+        then = "1 GetItem of the parent's attribute"
+    else:
+        then = _reads_cost(new)
+    return (
+        f"{first} (the old layout, was={rel.was.describe()}), then {then} once it is answered "
+        f"({rel.via.describe()}); more while children are found in both"
+    )
+
+
 class GetReads(msgspec.Struct, frozen=True):
     """Everything ``db.get`` will send: at most one GetItem plus one Query per collection."""
 
@@ -160,6 +202,8 @@ class GetReads(msgspec.Struct, frozen=True):
     embedded: tuple[LoadOption, ...] = ()
     #: Sharded relationships: their shards are read in the first round, beside the rest.
     sharded: tuple[ShardedLoad, ...] = ()
+    #: Relationships with ``was=``: the old layout in the first round, the new one after it.
+    unions: tuple[UnionLoad, ...] = ()
 
     @property
     def single(self) -> bool:
@@ -178,6 +222,7 @@ class GetReads(msgspec.Struct, frozen=True):
             and not self.fetch_keys
             and not self.embedded
             and not self.sharded
+            and not self.unions
         )
 
     def costs(self) -> dict[str, str]:
@@ -198,6 +243,8 @@ class GetReads(msgspec.Struct, frozen=True):
         for sharded in self.sharded:
             n = len(sharded.read.reads)
             found[sharded.option.relationship.qualname] = f"{n} Queries in parallel (one a shard)"
+        for union in self.unions:
+            found[union.option.relationship.qualname] = union.cost()
         for option in self.embedded:
             found[option.relationship.qualname] = "inside the item (no request)"
         for option in self.fetched_with:
@@ -217,7 +264,19 @@ class GetReads(msgspec.Struct, frozen=True):
             if c.reads_whole:
                 first.append(whole_item_reads(c.read.table_name))
         first += [read.request() for load in self.sharded for read in load.read.reads]
+        for union in self.unions:
+            first += [union.read.old_get] if union.read.old_get is not None else []
+            first += [read.request() for read in union.read.old_reads]
         return first
+
+    @property
+    def then(self) -> list[Request]:
+        """The requests sent once the first round's old-layout reads are answered (``was=``)."""
+        later: list[Request] = []
+        for union in self.unions:
+            later += [union.read.new_get] if union.read.new_get is not None else []
+            later += [read.request() for read in union.read.new_reads]
+        return later
 
 
 def parent_get(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:
@@ -259,6 +318,7 @@ def plan_get(
     belongs: list[LoadOption] = []
     embedded: list[LoadOption] = []
     sharded: list[ShardedLoad] = []
+    unions: list[UnionLoad] = []
     for option in options:
         rel = option.relationship
         if isinstance(rel, BelongsToRelation):
@@ -266,6 +326,13 @@ def plan_get(
             continue
         if not isinstance(rel, HasManyRelation):
             raise DefinitionError(f"{rel!r} cannot be loaded")
+        if rel.was is not None:
+            union = _union_load(option, rel, key_values, named(rel.children_table, rel))
+            if union is None:
+                after_parent.append(option)  # its reads need fields of the parent item
+            else:
+                unions.append(union)
+            continue
         if rel.embedded is not None:
             embedded.append(option)  # embedded children arrive inside the parent item
             continue
@@ -307,7 +374,20 @@ def plan_get(
         fetch_self=fetch_self,
         embedded=tuple(embedded),
         sharded=tuple(sharded),
+        unions=tuple(unions),
     )
+
+
+def _union_load(
+    option: LoadOption, rel: HasManyRelation[Any], key_values: Mapping[str, object], where: str
+) -> UnionLoad | None:
+    """The union load of ``rel`` when the arguments give every field its reads need."""
+    from .union import union_read  # noqa: PLC0415 - was= loads only
+
+    try:
+        return UnionLoad(option, union_read(rel, where, key_values))
+    except (KeyTemplateError, KeyError):
+        return None
 
 
 def crowding(
@@ -517,6 +597,11 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
             rel = option.relationship
             if not isinstance(rel, HasManyRelation):
                 how = "one BatchGetItem per 100 distinct parents of a page"
+            elif rel.was is not None:
+                how = (
+                    f"per parent of a page, run concurrently: the old layout "
+                    f"(was={rel.was.describe()}), then the new one once it is answered"
+                )
             elif rel.embedded is not None:
                 how = "inside each parent item (no request)"
             elif rel.sharded:
@@ -620,6 +705,8 @@ def _shares(rel: Any, read: CollectionRead, components: Mapping[str, object]) ->
     """Whether the children of every parent the query returns lie in the query's collection."""
     if not isinstance(rel, HasManyRelation) or rel.embedded is not None or read.sk_attr is None:
         return False
+    if rel.was is not None:
+        return False  # two layouts, read one after the other by their own requests
     if rel.crosses_tables:
         return False  # another table's collection: never in the parents' Query
     if rel.via.index != read.index or rel.newest_first == read.forward or rel.sharded:

@@ -26,7 +26,15 @@ from dynorm.core.codec.converter import Item
 from dynorm.core.keys import KeyType, key_attribute_value, key_text
 from dynorm.core.requests import CollectionRead, KeyRange, upper_bound
 
-__all__ = ["Position", "ShardResult", "ShardStart", "ShardedRead", "merge_page"]
+__all__ = [
+    "Position",
+    "ShardResult",
+    "ShardStart",
+    "ShardedRead",
+    "merge_page",
+    "narrowed_from",
+    "sort_order",
+]
 
 T = TypeVar("T")
 
@@ -167,6 +175,21 @@ def _from(
     if op in ("begins_with", "between", "gt", "ge"):
         return KeyRange("between", (low, value), kind), low if op == "gt" else None
     return KeyRange("le", (value,), kind), None  # lt, le
+
+
+def sort_order(kind: str) -> Callable[[Any], Any]:
+    """How a sort key attribute's values compare, as DynamoDB compares them (a union's too)."""
+    return _sort_order(kind)
+
+
+def narrowed_from(
+    declared: KeyRange | None, value: str, kind: KeyType, *, forward: bool
+) -> KeyRange:
+    """``declared`` narrowed to the keys at or after ``value`` (inclusive) in the direction.
+
+    The far bound of a prefix is included: the reader drops keys outside ``declared`` itself.
+    """
+    return _from(declared, value, kind, forward=forward)[0]
 
 
 def merge_page(

@@ -37,14 +37,13 @@ from dynorm.io.batch import drain_get
 from dynorm.io.database import Database
 from dynorm.mapping.embedded import EmbeddedCodec
 from dynorm.mapping.model import ModelInfo, ModelTable
+from dynorm.mapping.oldlayout import EmbeddedItems, ItemMove
 from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
 from dynorm.mapping.writes import plan_delete, plan_put
 from dynorm.wire.retry import same_value
-
-from .migrate_shards import OldPartition
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -492,75 +491,21 @@ class Move(_StrategyChange):
     # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
     def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         super().__init__(rel, source)
-        parent, child = rel.owner_info, rel.target_info
-        table = child.table
-        src_pk, src_sk = table.key_attributes(source.index)
-        dst_pk, dst_sk = table.key_attributes(rel.via.index)
-        assert src_sk is not None  # noqa: S101 - checked by migrate()
-        assert dst_sk is not None  # noqa: S101 - checked by migrate()
-        self.parent, self.child = parent, child
-        self.src, self.dst = (src_pk, src_sk), (dst_pk, dst_sk)
-        #: the attributes a move rewrites: every key attribute that is no field's own
-        self.key_attributes = frozenset(table.attribute_names()) - set(
-            child.codec.attributes.values()
-        )
+        #: how an old-layout item reads and what it becomes (shared with was= reads)
+        self.items = ItemMove(rel, source)
+        self.parent, self.child = rel.owner_info, rel.target_info
+        self.src, self.dst = self.items.src, self.items.dst
+        self.key_attributes = self.items.key_attributes
         #: the new keys this run's moves have taken (see Claims)
         self.claims = Claims()
-        #: the children's partition key as the old layout stored it (see OldPartition)
-        self.old_pk = OldPartition(child.key_templates(rel.via.index)[0], source.shards)
-        #: the key attributes a child keeps through the move: with the index unchanged (the
-        #: shard count changes), its table key, which the decode may need
-        self.kept_keys = (
-            table.primary_attributes
-            if source.index == rel.via.index and rel.via.index is not None
-            else ()
-        )
 
     def is_current(self, raw: Item) -> bool:
         """Whether ``raw`` is stored as the current code stores it (table and new keys)."""
-        child = self.child
-        if not child.tests(None).keys(raw):
-            return False
-        encoded = child.encode(child.decode(raw))
-        return all(
-            (a in raw) == (a in encoded) and (a not in raw or same_value(raw[a], encoded[a]))
-            for a in dict.fromkeys([*child.table.primary_attributes, *self.dst])
-        )
+        return self.items.is_current(raw)
 
     def moved_item(self, raw: Item) -> Item | None:
-        """The item an old-layout child becomes (None: not an old-layout child).
-
-        The stored item with its key attributes replaced by those the current templates give:
-        attributes the model does not declare, timestamps and versions stay as stored.
-        CodecError when it does not decode, or when its old key reads as two children.
-        """
-        child, table = self.child, self.child.table
-        (src_pk, src_sk), (dst_pk, dst_sk) = self.src, self.dst
-        found = table.model_of(raw)
-        if found is not None and found is not child:
-            return None  # another model's item
-        if self.is_current(raw):
-            return None
-        sk_t = child.key_templates(self.rel.via.index)[1]
-        pk_text, sk_text = _text(raw, src_pk), _text(raw, src_sk)
-        if pk_text is None or sk_text is None or sk_t is None or not sk_t.matches(sk_text):
-            return None
-        kept = {k: v for k, v in raw.items() if k not in self.key_attributes}
-        base = {**kept, **{a: raw[a] for a in self.kept_keys if a in raw}, dst_sk: raw[src_sk]}
-        made: dict[KeyId, Item] = {}
-        for reading in self.old_pk.readings(pk_text, child.key_parsers):
-            obj = child.decode({**base, dst_pk: reading.key})
-            encoded = child.encode(obj)
-            if self.old_pk.confirms(child, reading, obj, encoded.get(dst_pk)):
-                new = {**kept, **{k: v for k, v in encoded.items() if k in self.key_attributes}}
-                made[key_id(_primary(table, new) | {dst_pk: new[dst_pk]})] = new
-        if len(made) > 1:
-            raise CodecError(
-                f"its partition key {pk_text!r} reads as {len(made)} different "
-                f"{child.name} children of {self.source.describe()}: which of its parts is the "
-                "shard cannot be told; move it by hand"
-            )
-        return next(iter(made.values()), None)
+        """The item an old-layout child becomes (None: not one); see ``ItemMove.moved_item``."""
+        return self.items.moved_item(raw)
 
     def plan_page(
         self, table: Table, table_name: str, items: Sequence[Item]
@@ -684,54 +629,16 @@ class Unembed(_StrategyChange):
         self.codec = codec
         #: the child keys this run's parents have taken (see Claims)
         self.claims = Claims()
-        child = rel.target_info
-        table = child.table
-        names = child.codec.attributes
-        keys = {*table.attribute_names(), *filter(None, [table.type_attribute])}
-        #: what the current declaration gives a child item, whatever its map entry holds: its
-        #: key attributes (and type attribute), its link fields and its copies
-        self.strategy_attributes = frozenset(
-            (keys - set(names.values()))
-            | {names[f] for f in rel.link}
-            | {names[f] for f in rel.copies.values()}
-        )
+        #: the items the embedded children become (shared with was= reads)
+        self.items = EmbeddedItems(rel, codec)
+        self.strategy_attributes = self.items.strategy_attributes
 
     def fingerprint(self) -> dict[str, object]:
         return {**super().fingerprint(), "attribute": self.codec.attribute}
 
     def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Item]:
-        """The items the embedded children become.
-
-        Each map entry (or list member) as stored, with the key attributes, link fields and
-        copies the current declaration gives it. Every attribute of the entry is kept, declared
-        or not; CodecError when one does not decode as the child.
-        """
-        child = self.rel.target_info
-        link = self.rel.link_values(parent_values)
-        encode = child.codec.encode_path
-        injected = {child.codec.attributes[f]: encode(f)(v) for f, v in link.items()}
-        stored = raw[self.codec.attribute]
-        if "M" in stored:
-            entries = [stored["M"][k] for k in sorted(stored["M"])]
-        elif "L" in stored:
-            entries = list(stored["L"])
-        else:
-            return []
-        via = self.rel.via
-        made: list[Item] = []
-        for entry in entries:
-            fields: Item = dict(entry.get("M", {}))
-            obj = child.decode({**fields, **injected})
-            encoded = child.encode(via.prepare_child(self.rel, parent_values, obj))
-            strategy = self.strategy_attributes
-            made.append(
-                {
-                    **encoded,
-                    **{k: v for k, v in fields.items() if k not in strategy},
-                    **{k: v for k, v in encoded.items() if k in strategy},
-                }
-            )
-        return made
+        """The items the embedded children become (see ``EmbeddedItems.children_of``)."""
+        return self.items.children_of(parent_values, raw)
 
     def parents_of(
         self, table: Table, items: Sequence[Item], plan: PagePlan

@@ -6,7 +6,7 @@ from dynorm import HasMany, Partition, Table
 from dynorm.core.codec.converter import Item
 from dynorm.core.keys import KeyTemplate, shard_number
 from dynorm.tools.migrate_kinds import Move
-from dynorm.tools.migrate_shards import OldPartition, Reading
+from dynorm.mapping.oldlayout import OldPartition, Reading
 
 PARSERS = {"post_id": str}
 

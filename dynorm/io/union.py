@@ -1,0 +1,228 @@
+"""Reading a relationship declared with ``was=``: the old layout first, then the new, merged.
+
+The windows and the merge are planned in ``dynorm.mapping.union`` (which says why the old
+layout's read is answered before the new layout's read of the same range is sent); this module
+sends them. A window costs one round trip for the old layout (every old shard at once) and then
+one for the new (every new shard at once); a page of ``limit`` children may take more windows
+while children are found in both layouts (each is returned once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from dynorm.core.codec.converter import Item
+from dynorm.core.cursor import scope_fingerprint
+from dynorm.core.requests import CollectionRead, Page, Request
+from dynorm.mapping.relations import HasManyRelation, relationships_of
+from dynorm.mapping.state import Loaded
+from dynorm.mapping.union import (
+    Entry,
+    Side,
+    UnionPosition,
+    UnionRead,
+    embedded_union,
+    merge_window,
+    union_read,
+    union_scope,
+)
+
+from .reader import Reader
+
+__all__ = [
+    "count_union",
+    "iterate_union",
+    "load_union",
+    "read_union_page",
+    "union_of",
+    "union_page",
+    "union_requests",
+]
+
+
+def union_of(
+    reader: Reader, rel: HasManyRelation[Any], parent_values: dict[str, object]
+) -> UnionRead:
+    """The union reads of ``rel``'s children of the parent of ``parent_values``."""
+    return union_read(rel, reader.name_of(rel.children_table), parent_values)
+
+
+def _bind(reader: Reader, union: UnionRead) -> Callable[[object, Item], object]:
+    """Binds an old child to the reader, as the acceptor binds a new one."""
+    child = union.child
+    if not relationships_of(child):
+        return lambda obj, item: obj
+
+    def bind(obj: object, item: Item) -> object:
+        reader.adopt(child, obj, item)
+        return obj
+
+    return bind
+
+
+async def _collection_side(
+    reader: Reader,
+    union: UnionRead,
+    reads: Sequence[CollectionRead],
+    decode: Callable[[Item], Entry | None],
+    *,
+    after: UnionPosition | None,
+    limit: int | None,
+) -> Side:
+    """One layout's collection (every shard at once) read from ``after`` for one window."""
+    after_key = None if after is None else union.order_key(after)
+
+    async def one(read: CollectionRead) -> tuple[list[Entry], Entry | None]:
+        def accept(raw: Item) -> Entry | None:
+            entry = decode(raw)
+            return entry if entry is not None and union.keeps(read, entry, after_key) else None
+
+        narrowed = union.after(read, after)
+        found, resume = await reader.read_page(narrowed, accept, limit=limit, start=None)
+        # A page of other items only: read on, so a layout with more has a child to end at.
+        while not found and resume is not None:
+            found, resume = await reader.read_page(narrowed, accept, limit=limit, start=resume)
+        return found, (found[-1] if resume is not None and found else None)
+
+    results = await asyncio.gather(*map(one, reads))
+    entries = [e for found, _ in results for e in found]
+    ends = [end for _, end in results if end is not None]
+    if not ends:
+        return Side(entries, None)
+    nearest = min if union.forward else max
+    return Side(entries, nearest(ends, key=lambda e: e.key))
+
+
+async def _old_side(
+    reader: Reader, union: UnionRead, after: UnionPosition | None, limit: int | None
+) -> Side:
+    """The old layout's part of a window: its Queries, or the parent's embedded attribute."""
+    bind = _bind(reader, union)
+    if union.old_get is not None:
+        raw = (await reader.send(union.old_get)).get("Item")
+        after_key = None if after is None else union.order_key(after)
+        entries = [union.entry(bind(obj, item), item) for obj, item in union.old_children(raw)]
+        read = union.new_reads[0]
+        return Side([e for e in entries if union.keeps(read, e, after_key)], None)
+
+    def decode(raw: Item) -> Entry | None:
+        found = union.decode_old(raw)
+        return None if found is None else union.entry(bind(*found), found[1])
+
+    return await _collection_side(reader, union, union.old_reads, decode, after=after, limit=limit)
+
+
+async def _new_side(
+    reader: Reader, union: UnionRead, after: UnionPosition | None, limit: int | None
+) -> Side:
+    accept = reader.acceptor(union.child, union.new_reads[0].index)
+
+    def decode(raw: Item) -> Entry | None:
+        obj = accept(raw)
+        return None if obj is None else union.entry(obj, raw)
+
+    return await _collection_side(reader, union, union.new_reads, decode, after=after, limit=limit)
+
+
+async def read_union_page(
+    reader: Reader, union: UnionRead, *, limit: int | None, after: UnionPosition | None
+) -> tuple[list[Any], UnionPosition | None, bool]:
+    """The next ``limit`` children after ``after`` (one window's when None), merged.
+
+    Also where the page ends and whether more may follow. Windows are read until the page
+    holds ``limit`` children (or one window holds some, without a limit) or both layouts end.
+    """
+    collected: list[Any] = []
+    while True:
+        old = await _old_side(reader, union, after, limit)
+        # Sent only now: the old layout's read of this range is answered.
+        new = await _new_side(reader, union, after, limit)
+        want = None if limit is None else limit - len(collected)
+        found, end, more = merge_window(new, old, want, forward=union.forward)
+        collected += found
+        if not more:
+            return collected, None, False
+        after = end
+        if (limit is None and collected) or (limit is not None and len(collected) >= limit):
+            return collected, end, True
+
+
+async def _embedded_children(reader: Reader, union: UnionRead) -> list[Any]:
+    """Children that become embedded: every old item first, then the parent's attribute."""
+    accept = reader.acceptor(union.child, union.old_reads[0].index)
+
+    async def whole(read: CollectionRead) -> list[Any]:
+        return [obj async for obj in reader.iterate(read, accept)]
+
+    old_parts = await asyncio.gather(*map(whole, union.old_reads))
+    old = [c for part in old_parts for c in part]
+    assert union.new_get is not None  # noqa: S101 - a new Embedded layout has its GetItem
+    assert union.new_codec is not None  # noqa: S101 - a new Embedded layout has its codec
+    item = (await reader.send(union.new_get)).get("Item") or {}
+    info = union.rel.owner_info
+    new = union.new_codec.decode(item, key=info.describe(info.primary_key(union.parent_values)))
+    return embedded_union(union.new_codec, new, old)
+
+
+async def iterate_union(
+    reader: Reader, union: UnionRead, *, after: UnionPosition | None = None
+) -> AsyncIterator[Any]:
+    """Every child after ``after`` (default: from the first), window by window."""
+    if union.new_codec is not None:
+        for child in await _embedded_children(reader, union):
+            yield child
+        return
+    more = True
+    while more:
+        found, after, more = await read_union_page(reader, union, limit=None, after=after)
+        for child in found:
+            yield child
+
+
+async def union_page(
+    reader: Reader, rel: HasManyRelation[Any], parent: object, limit: int | None, cursor: str | None
+) -> Page[Any]:
+    """``loader.page()`` of a relationship with ``was=``; the cursor holds the last child."""
+    owner = rel.owner_info
+    union = union_of(reader, rel, owner.values_of(parent))
+    scope = scope_fingerprint(*union_scope(rel, owner.key_of(parent)))
+    cursors = reader.cursors
+    if union.new_codec is not None:
+        offset = 0 if cursor is None else cursors.decode_offset(cursor, scope)
+        children = await _embedded_children(reader, union)
+        end = len(children) if limit is None else offset + limit
+        after = cursors.encode_offset(end, scope) if end < len(children) else None
+        return Page(children[offset:end], after)
+    start = None
+    if cursor is not None:
+        sort, identity = cursors.decode_union(cursor, scope)
+        start = UnionPosition(sort, identity)
+    items, end_at, more = await read_union_page(reader, union, limit=limit, after=start)
+    if not more or end_at is None:
+        return Page(items, None)
+    return Page(items, cursors.encode_union(end_at.sort, end_at.identity, scope))
+
+
+async def load_union(reader: Reader, union: UnionRead, limit: int | None) -> Loaded:
+    """The children a ``load=`` of a relationship with ``was=`` gives (the rest: ``resume``)."""
+    if union.new_codec is not None:
+        children = await _embedded_children(reader, union)
+        return Loaded(children, None, read_by=union.rel, shown=limit)
+    items, end, more = await read_union_page(reader, union, limit=limit, after=None)
+    return Loaded(items, {} if more else None, read_by=union.rel, position=end)
+
+
+async def count_union(reader: Reader, union: UnionRead) -> int:
+    """How many children both layouts hold, each once.
+
+    Every child is read, not counted by DynamoDB (``Select=COUNT`` of each layout would count
+    a child being moved twice).
+    """
+    return sum([1 async for _ in iterate_union(reader, union)])
+
+
+def union_requests(union: UnionRead) -> list[Request]:
+    """The first requests of a union read, in the order they are sent (old layout first)."""
+    return union.reads()
