@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -215,7 +215,7 @@ def check_children(live: Live, how: str, pid: str, children: list[Any], start: i
 
 async def reader(db: Database, live: Live, number: int) -> None:
     sw, ledger = live.switch, live.ledger
-    kinds = [*READS, "count()"]
+    kinds = [*READS, "count()", "db.load()"]
     for step in range(READS_EACH):
         how = kinds[(step + number) % len(kinds)]
         pid = PARENTS[(step * 3 + number) % len(PARENTS)]
@@ -223,11 +223,21 @@ async def reader(db: Database, live: Live, number: int) -> None:
         try:
             if how == "count()":
                 check_count(live, pid, await count(db, sw, pid), start)
+            elif how == "db.load()":
+                loaded = await load_many(db, sw)
+                for parent in loaded:
+                    check_children(live, how, parent.pid, parent.children.loaded, start)
             else:
                 check_children(live, how, pid, await READS[how](db, sw, pid), start)
         except (DynormError, WrongError) as exc:  # a bug: reported with the rest, the run goes on
             live.problems.append(f"{sw.id} {how} of {pid} raised {exc!r}")
         live.span("reads", start, ledger.clock)
+
+
+async def load_many(db: Database, sw: Switch) -> Sequence[Any]:
+    """Every parent, then their children at once (``db.load``: a read per parent, concurrently)."""
+    parents = [await db.get(sw.new_parent, pid=pid, consistent=True) for pid in PARENTS]
+    return await db.load(parents, sw.new_rel)
 
 
 async def count(db: Database, sw: Switch, pid: str) -> int:
