@@ -2,9 +2,10 @@
 
 A cursor is ``base64url(body)``, or ``base64url(body) + "." + base64url(hmac)`` when the codec has
 a secret. The body is JSON: the format version ``v``, the read's fingerprint ``q`` and either the
-ExclusiveStartKey ``k``, for embedded children an offset ``o``, or for a sharded collection the
+ExclusiveStartKey ``k``, for embedded children an offset ``o``, for a sharded collection the
 position ``p`` of the last child returned (its shard ``s`` and key ``k``) with the shard count
-``n`` and the collection's scope ``r``.
+``n`` and the collection's scope ``r``, or for a relationship read from two layouts (``was=``)
+the last child's place ``u`` (its new sort key ``s`` and its key fields ``i``).
 
 Every cursor is checked against the read it is handed to, signed or not: its fingerprint (models,
 index, partition, key range, direction), and its key (exactly the read's key attributes, the
@@ -135,6 +136,7 @@ class CursorCodec(msgspec.Struct, frozen=True):
     def decode(self, cursor: str, read: CollectionRead) -> Item:
         """The ExclusiveStartKey in ``cursor``; CursorError unless ``read`` made it, unedited."""
         body = self._open(cursor, None)
+        _refuse_union(body)
         made = body.get("n")
         if "p" in body and type(made) is int:
             raise CursorError(
@@ -178,6 +180,7 @@ class CursorCodec(msgspec.Struct, frozen=True):
         ``what`` names the collection in messages (``"Post.likes"``).
         """
         body = self._open(cursor, None)
+        _refuse_union(body)
         if "s" in body and "p" not in body:
             raise CursorError(
                 f"this cursor of {what} holds each shard's own read position, the form dynorm "
@@ -339,6 +342,15 @@ class CursorCodec(msgspec.Struct, frozen=True):
                 "cursor signature does not match: the cursor was edited, or signed with another "
                 f"cursor_secret; {_RESTART}"
             )
+
+
+def _refuse_union(body: dict[str, Any]) -> None:
+    if "u" in body:
+        raise CursorError(
+            "this cursor was made while the relationship declared was= (read from two "
+            "layouts), and this read is of one layout: was= was removed (or this is another "
+            "query); start again without a cursor (cursor=None)"
+        )
 
 
 def _check_fingerprint(body: dict[str, Any], fingerprint: str) -> None:

@@ -71,7 +71,11 @@ class DatabaseExplain:
         consistent: bool = False,
         **key: object,
     ) -> list[Request]:
-        """The first round of requests ``db.get`` would send (sent concurrently)."""
+        """The requests ``db.get`` would send, in rounds (see ``Explain.get``).
+
+        The first round is sent concurrently; the new layout's reads of a relationship with
+        ``was=`` follow it.
+        """
         return self._of(model).get(model, load=load, consistent=consistent, **key)
 
     def transact_get_reads(self, wanted: Sequence[KeyOf]) -> TransactGetReads:

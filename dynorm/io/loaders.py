@@ -285,6 +285,13 @@ class RelationLoader(Generic[P, C]):
         """
         reader = self._reader()
         rel = self._has_many()
+        if rel.was is not None:
+            raise DefinitionError(
+                f"{rel.qualname} declares was={rel.was.describe()}: its children are read from "
+                f"both layouts, merged, with `obj.{rel.name}.page()`, `async for` and "
+                f"`.count()`; .query() reads one layout and would miss children not moved yet "
+                "(query them once the migration is done and was= is removed)"
+            )
         if rel.embedded is not None:
             raise DefinitionError(
                 f"{rel.qualname}: embedded children come inside the parent item and are not "

@@ -90,8 +90,13 @@ class Explain(msgspec.Struct):
         consistent: bool = False,
         **key: object,
     ) -> list[Request]:
-        """The first round of requests ``db.get`` would send (sent concurrently)."""
-        return self.get_reads(model, load=load, consistent=consistent, **key).requests
+        """The requests ``db.get`` would send: the first round (sent concurrently).
+
+        Then, for a relationship declared with ``was=``, its new layout's reads, sent once the
+        old layout's (in the first round) are answered (``GetReads.then``).
+        """
+        reads = self.get_reads(model, load=load, consistent=consistent, **key)
+        return reads.requests + reads.then
 
     def transact_get_reads(self, wanted: Sequence[KeyOf]) -> TransactGetReads:
         """The TransactGetItems behind ``db.transact_get``; checked before anything is sent."""

@@ -18,10 +18,11 @@ import msgspec
 
 from dynorm.core.errors import ConditionFailedError, DefinitionError, LimitExceededError
 from dynorm.core.keys import KeyTemplate
-from dynorm.core.requests import CollectionRead
+from dynorm.core.requests import CollectionRead, Request
 from dynorm.core.steps import FromRead, Plan, Send, Unread
 
 from .embedded import EmbeddedCodec, add_request, remove_request
+from .together import send_with
 
 if TYPE_CHECKING:
     from .model import ModelInfo
@@ -81,6 +82,9 @@ class ChildChange(msgspec.Struct, frozen=True):
     held: Sequence[object] | None
     table_name: str
     writes: ItemWrites
+    #: writes that go in the same transaction as the change: the removal of the child's old
+    #: copy while the relationship declares ``was=`` (see dynorm/mapping/oldcopies.py)
+    also: tuple[Request, ...] = ()
 
 
 class Strategy:
@@ -383,7 +387,7 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
             codec, change.table_name, info.key_of(parent), info.table.pk, child, replacing=replacing
         )
         try:
-            yield Send(request)
+            yield from send_with(request, change.also)
         except ConditionFailedError as exc:
             limit = (
                 f"it holds {codec.max_items} (max_items) already, or " if codec.max_items else ""
@@ -402,7 +406,8 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
         position = 0  # a map child is removed by its key: no read needed
         if codec.key is not None and held is not None:
             if not any(codec.same_child(c, child) for c in held):
-                return None  # known not to be there: nothing to write
+                yield from _send_all(change.also)  # an old copy may still be there
+                return None  # known not to be there: nothing else to write
         elif codec.key is None:
             # A list child is removed by position, which the loaded children tell (the removal
             # is conditioned on that slot still holding the child), else the stored list.
@@ -418,10 +423,17 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
                 )
             found = next((i for i, c in enumerate(children) if c == child), None)
             if found is None:
+                yield from _send_all(change.also)  # an old copy may still be there
                 return None  # not there: removing is idempotent, as deleting a missing item is
             position = found
-        yield Send(remove_request(codec, table_name, key, child, position))
+        yield from send_with(remove_request(codec, table_name, key, child, position), change.also)
         return position
+
+
+def _send_all(requests: Sequence[Request]) -> Plan[None]:
+    """``requests`` in one transaction (none: nothing is sent)."""
+    if requests:
+        yield from send_with(requests[0], requests[1:])
 
 
 def _codec(rel: Children) -> EmbeddedCodec:

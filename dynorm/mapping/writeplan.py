@@ -61,10 +61,12 @@ from .copies import (
     with_pending,
 )
 from .model import ModelInfo, ModelTable, info_of
+from .oldcopies import OldCopies
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
+from .together import send_with
 from .writes import (
     ReturnValues,
     UpdateOps,
@@ -108,6 +110,8 @@ class WritePlanner:
         #: The names of the connection's other tables (a cascade follows relationships there).
         self.name_of = name_of
         self.copier = CopyPlanner(table, table_name)
+        #: the old copies (relationships declaring was=) a write of a child removes
+        self.old_copies = OldCopies(table, table_name)
 
     # -- which rules apply -------------------------------------------------------------------------
     # -- single items ------------------------------------------------------------------------------
@@ -193,12 +197,14 @@ class WritePlanner:
         request = _placed(request, filled.placeholders(0))
         rels = self.copier.copying(info)
         count = 0
+        also = yield from self.old_copies.removals(obj)
         try:
             if not rels:
-                yield Send(request)
+                yield from send_with(request, also)
             else:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
+                yield from send_with(also[0], also[1:]) if also else ()
         except ConditionFailedError as exc:
             check = info.stamps.check("put", obj)
             if check is None:
@@ -245,7 +251,7 @@ class WritePlanner:
             if exactly_once:
                 response = yield from _send_once(request)
             elif copying is None:
-                response = yield Send(request)
+                response = yield from self.old_copies.update(obj, request, upsert=upsert)
             else:
                 _, response = yield from self.copier.write_parent(
                     copying, request, copying.copied()
@@ -302,8 +308,9 @@ class WritePlanner:
         request = plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
+        also = [] if isinstance(target, type) else (yield from self.old_copies.removals(target))
         try:
-            yield Send(request)
+            yield from send_with(request, also)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise
@@ -389,6 +396,7 @@ class WritePlanner:
             put["Item"] = with_pending(put["Item"], tokens[ident])
         if writes:
             yield WriteBatch(tuple(writes.values()))
+        yield from self.old_copies.after_batch(list(winners.values()))
         for copying in changed:
             # Read again after the parent is written: see CopyPlanner.rewrite_after.
             children = yield from self.copier.children(copying)
@@ -405,12 +413,14 @@ class WritePlanner:
     def delete_all(self, objs: Iterable[object]) -> Plan[int]:
         """Delete many items with BatchWriteItem; returns how many keys were deleted."""
         writes: dict[Any, dict[str, Any]] = {}
+        objs = list(objs)
         for obj in objs:
             _unversioned(self.table, obj, "delete_all", "delete")
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
         if writes:
             yield WriteBatch(tuple(writes.values()))
+        yield from self.old_copies.after_batch(objs)  # their old copies (was=), if any
         return len(writes)
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
@@ -480,7 +490,8 @@ class WritePlanner:
 
     def _change(self, parent: object, rel: HasManyRelation[Any], child: object) -> ChildChange:
         held = held_items(parent, rel.name)
-        return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent))
+        also = self.old_copies.embedded_removals(rel, child)
+        return ChildChange(parent, child, held, self.table_name, _ItemWrites(self, parent), also)
 
     # -- transactions ------------------------------------------------------------------------------
 
@@ -536,6 +547,11 @@ class WritePlanner:
                 )
         names = {p.table_name: p.table for p in tables}
         touched = {_action_id(names, action) for action in items}
+        items += [
+            a
+            for a in (yield from _old_copies(actions, planners, written))
+            if _action_id(names, a) not in touched
+        ]
         for position, planner, copying in parents:
             if copying not in changed:
                 ((_, params),) = items[position].items()
@@ -756,6 +772,26 @@ def _fill_by_table(
             planner.table_name, planner.copier.fill(puts, after)
         )
     return fills
+
+
+def _old_copies(
+    actions: Sequence[Action], planners: Sequence[WritePlanner], written: Sequence[object]
+) -> Plan[list[dict[str, Any]]]:
+    """The actions that remove the old copies (``was=``) of a transaction's children.
+
+    A child updated in the transaction is moved out of the old layout first, when its new item
+    is not stored yet (see ``OldCopies.ensure_moved``): the update then finds it.
+    """
+    found: list[dict[str, Any]] = []
+    for action, planner, obj in zip(actions, planners, written, strict=True):
+        olds = planner.old_copies
+        if action.kind == "check" or not olds.of(obj):
+            continue
+        if action.kind == "update":
+            yield from on_table(planner.table_name, olds.ensure_moved(obj))
+        removals = yield from on_table(planner.table_name, olds.removals(obj))
+        found += [transact_action(r) for r in removals]
+    return found
 
 
 class _ItemWrites:

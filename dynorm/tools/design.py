@@ -29,6 +29,7 @@ from dynorm.mapping.relations import (
     relationships_of,
 )
 from dynorm.mapping.table import Table
+from dynorm.mapping.union import union_read
 from dynorm.mapping.writeplan import WritePlanner
 
 __all__ = ["AccessPattern", "Design", "EntityRow", "design"]
@@ -333,7 +334,7 @@ def _cost(
     if len(phrases) > 1:
         cost += " (at once)"
     if then:
-        cost += ", then " + " + ".join(_phrase(r, home) for r in then)
+        cost += ", then " + " + ".join(_grouped([_phrase(r, home) for r in then]))
     return cost
 
 
@@ -387,9 +388,12 @@ def _relationship_pattern(
     options = normalize_options(info, [rel])
     plan = plan_get(info, key, options, table_name, name_of=name_of)
     first, then = _rounds(plan.requests)
+    then += plan.then  # a relationship with was=: the new layout, once the old is answered
     for option in plan.after_parent:
         later = option.relationship
-        if isinstance(later, HasManyRelation):
+        if isinstance(later, HasManyRelation) and later.was is not None:
+            then += union_read(later, name_of(later.children_table), values).reads()
+        elif isinstance(later, HasManyRelation):
             reads = later.children_reads(name_of(later.children_table), values)
             then += [read.request() for read in reads]
         elif isinstance(later, BelongsToRelation):
@@ -398,11 +402,13 @@ def _relationship_pattern(
                 where = name_of(later.target_info.table)
                 then.append(batch_get(where, {"Keys": [parent_key]}))
     strategy = rel.via.describe() if isinstance(rel, HasManyRelation) else "BelongsTo"
+    if isinstance(rel, HasManyRelation) and rel.was is not None:
+        strategy += f", was={rel.was.describe()} (the old layout read first)"
     if rel.crosses_tables:
         strategy += f" (Table {rel.target_info.table.name!r})"
     notes = [(c.read.request(), n) for c in plan.collections if (n := c.note()) is not None]
     cost = _cost(first, then, table_name, notes)
-    if isinstance(rel, HasManyRelation) and rel.embedded is not None:
+    if isinstance(rel, HasManyRelation) and rel.embedded is not None and rel.was is None:
         cost = "the parent's GetItem"
     return AccessPattern(
         name=f"{info.name}.{rel.name}",

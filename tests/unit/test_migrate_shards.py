@@ -5,8 +5,8 @@ from __future__ import annotations
 from dynorm import HasMany, Partition, Table
 from dynorm.core.codec.converter import Item
 from dynorm.core.keys import KeyTemplate, shard_number
-from dynorm.tools.migrate_kinds import Move
 from dynorm.mapping.oldlayout import OldPartition, Reading
+from dynorm.tools.migrate_kinds import Move
 
 PARSERS = {"post_id": str}
 
