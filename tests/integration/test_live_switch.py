@@ -120,38 +120,59 @@ async def writer(db: Database, live: Live, number: int, seed_: int) -> None:
     sw, ledger = live.switch, live.ledger
     rng = random.Random(seed_ * 100 + number)  # noqa: S311 - a fixed stream, not a secret
     owned = [name for i, name in enumerate(NAMES) if i % WRITERS == number]
+    # Embedded children are written through the relationship only; items by key as well.
+    removals = ["remove"] if sw.new.embedded else ["remove", "delete"]
     for step in range(WRITES_EACH):
         pid, name = rng.choice(PARENTS), rng.choice(owned)
-        parent = sw.parent(pid)
         qty: int | None = 1000 * (number + 1) + step
         if ledger.latest(pid, name) is not None and rng.random() < 0.4:
-            qty = None
+            qty, how = None, rng.choice(removals)
+        elif sw.new.embedded:
+            how = "add"
+        elif ledger.stored(pid, name):  # db.update changes a child that is there
+            how = rng.choice(["add", "put", "update"])
+        else:
+            how = rng.choice(["add", "put"])
         write = ledger.send(pid, name, qty)
         try:
-            if qty is None:
-                await db.remove(parent, sw.new_rel, sw.child(pid, name, 0))
-            else:
-                stored = await db.add(parent, sw.new_rel, sw.child(pid, name, qty))
-                if stored != sw.child(pid, name, qty):
-                    live.problems.append(f"writer: add of {pid}/{name} returned {stored!r}")
+            await write_child(db, sw, how, (pid, name), qty)
         except UNKNOWN:
             live.unknown += 1  # in flight for ever: either value may be stored
         except DynormError as exc:  # a bug: reported with the rest, the run goes on
-            live.problems.append(f"{sw.id} writer: {verb(qty)} {pid}/{name}: {exc!r}")
+            live.problems.append(f"{sw.id} writer: {how} {pid}/{name} qty={qty}: {exc!r}")
+        except WrongError as exc:
+            ledger.ack(write)
+            live.problems.append(f"{sw.id} writer: {how} {pid}/{name} qty={qty}: {exc}")
         else:
             ledger.ack(write)
         live.span("writes", write.sent, ledger.tick())
 
 
-def verb(qty: int | None) -> str:
-    return "remove" if qty is None else f"add qty={qty}"
-
-
-# -- readers: every way a loader reads, each result checked against the ledger -------------------
+async def write_child(
+    db: Database, sw: Switch, how: str, key: tuple[str, str], qty: int | None
+) -> None:
+    """One write of the after-declaration: ``db.add``/``put``/``update``/``remove``/``delete``."""
+    pid, name = key
+    parent, child = sw.parent(pid), sw.child(pid, name, qty or 0)
+    if how == "remove":
+        await db.remove(parent, sw.new_rel, child)
+    elif how == "delete":
+        await db.delete(child)
+    elif how == "update":
+        updated = await db.update(child, set={"qty": qty})
+        if (updated.pid, updated.name, updated.qty) != (pid, name, qty):
+            raise WrongError(f"db.update returned {updated!r}")
+    else:
+        stored = await (db.add(parent, sw.new_rel, child) if how == "add" else db.put(child))
+        if stored != child:
+            raise WrongError(f"db.{how} returned {stored!r}")
 
 
 class WrongError(Exception):
-    """A read that returned something no correct read returns (more than its limit, say)."""
+    """A call that returned what no correct call returns (more than its limit, say)."""
+
+
+# -- readers: every way a loader reads, each result checked against the ledger -------------------
 
 
 async def load(db: Database, sw: Switch, pid: str) -> list[Any]:
@@ -379,7 +400,7 @@ async def run(
         assert faulty.proxy.errors == []
         if faults is not None:
             assert {e.fault for e in faulty.proxy.injected} >= {"lost_reply", "reset"}
-    assert not live.problems, "\n".join(live.problems[:30])
+    assert not live.problems, "\n".join(live.problems[:40])
     assert live.beside_migration("reads") > 0
     assert live.beside_migration("writes") > 0
     return live
