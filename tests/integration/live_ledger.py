@@ -53,8 +53,8 @@ class Ledger:
 
     def stored(self, pid: str, name: str) -> bool:
         """Whether the child is stored for sure (its last write, acknowledged, stored it)."""
-        writes = self.writes.get((pid, name))
-        return bool(writes) and writes[-1].acked is not None and writes[-1].value is not None
+        last = self.writes.get((pid, name), [Write(None, 0, 0)])[-1]
+        return last.acked is not None and last.value is not None
 
     def acceptable(self, pid: str, name: str, start: int, end: int) -> set[Value]:
         """The values a read between ticks ``start`` and ``end`` may see for this child."""
