@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from dynorm.core.codec.converter import Item
-from dynorm.core.cursor import scope_fingerprint
+from dynorm.core.cursor import CursorCodec, scope_fingerprint
 from dynorm.core.requests import CollectionRead, Page, Request
 from dynorm.mapping.relations import HasManyRelation, relationships_of
 from dynorm.mapping.state import Loaded
@@ -190,8 +191,11 @@ async def union_page(
     scope = scope_fingerprint(*union_scope(rel, owner.key_of(parent)))
     cursors = reader.cursors
     if union.new_codec is not None:
-        offset = 0 if cursor is None else cursors.decode_offset(cursor, scope)
         children = await _embedded_children(reader, union)
+        if union.new_codec.key is not None:
+            key = union.new_codec.key
+            return _keyed_page(children, key, limit, cursor=cursor, cursors=cursors, scope=scope)
+        offset = 0 if cursor is None else cursors.decode_offset(cursor, scope)
         end = len(children) if limit is None else offset + limit
         after = cursors.encode_offset(end, scope) if end < len(children) else None
         return Page(children[offset:end], after)
@@ -203,6 +207,30 @@ async def union_page(
     if not more or end_at is None:
         return Page(items, None)
     return Page(items, cursors.encode_union(end_at.sort, end_at.identity, scope))
+
+
+def _keyed_page(
+    children: list[Any],
+    field: str,
+    limit: int | None,
+    *,
+    cursor: str | None,
+    cursors: CursorCodec,
+    scope: str,
+) -> Page[Any]:
+    """A page of children becoming a map (``Embedded(key=...)``), in key order.
+
+    As the map's own pages (``RelationLoader.page``): the cursor holds the last key returned,
+    not a count, so a child added, removed or moved before it between two pages (the
+    application writes while a migration runs) moves no other child in or out of the next.
+    """
+    after_key = None if cursor is None else cursors.decode_after(cursor, scope)
+    ordered = sorted(children, key=attrgetter(field))
+    rest = [c for c in ordered if after_key is None or getattr(c, field) > after_key]
+    shown = rest if limit is None else rest[:limit]
+    if len(shown) == len(rest):
+        return Page(shown, None)
+    return Page(shown, cursors.encode_after(getattr(shown[-1], field), scope))
 
 
 async def load_union(reader: Reader, union: UnionRead, limit: int | None) -> Loaded:
