@@ -30,7 +30,7 @@ import pytest
 
 from dynorm import Database, DynormError, OutcomeUnknownError, ThrottledError, TransportError
 from dynorm.migrations import MigrationReport, migrate, migration_status
-from dynorm.testing import RunningServer
+from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import Fault, FaultPlan, Faulty, FaultyConnect, connect_to
 
 from .live_ledger import Ledger
@@ -416,3 +416,28 @@ async def test_a_live_switch_under_faults_loses_nothing(
     switch: Switch, faulty_connect: FaultyConnect, dynorm_server: RunningServer
 ) -> None:
     await run(faulty_connect, dynorm_server, switch, FaultPlan(seed=29, rates=FAULTS))
+
+
+@pytest.mark.parametrize("pair", ["partition->embedded", "index->embedded"])
+async def test_pages_into_a_map_resume_after_the_last_key_returned(
+    pair: str, dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    """A child removed before the cursor between two pages moves no other child out of them."""
+    sw = SWITCHES[pair]
+    async with (
+        dynorm_connect(sw.after) as db,
+        connect_to(dynorm_server.url, sw.before, db.table_name) as old,
+    ):
+        await old.put_all(
+            [sw.parent("p0", new=False)]
+            + [sw.child("p0", name, seeded_qty(name), new=False) for name in SEEDED]
+        )
+        # The first page before the migration, the second after it and after a removal.
+        parent = await db.get(sw.new_parent, pid="p0", consistent=True)
+        first = await parent.children.page(limit=2)
+        assert (await migrate(db, sw.new_rel)).ok
+        await db.remove(sw.parent("p0"), sw.new_rel, sw.child("p0", SEEDED[0], 0))
+        second = await parent.children.page(limit=2, cursor=first.cursor)
+
+        assert [c.name for c in first.items] == SEEDED[:2]
+        assert [c.name for c in second.items] == SEEDED[2:4]
