@@ -217,20 +217,28 @@ class CursorCodec(msgspec.Struct, frozen=True):
 
     # -- a position in a relationship read from two layouts (was=) ----------------------------
 
-    def encode_union(self, sort: Mapping[str, Any], identity: Sequence[str], scope: str) -> str:
+    def encode_union(
+        self, sort: Mapping[str, Any], identity: Sequence[str] | None, scope: str
+    ) -> str:
         """A cursor resuming a ``was=`` union after the child of new sort key ``sort``.
 
         ``sort`` is that child's sort key attribute value in the new layout, ``identity`` its
-        key fields as text: both layouts are read again from there (dynorm.mapping.union).
+        key fields as text (None: before every child of that sort key): both layouts are read
+        again from there (dynorm.mapping.union).
         """
         body = {
             "v": _VERSION,
             "q": scope,
-            "u": {"s": _jsonable({"s": dict(sort)})["s"], "i": list(identity)},
+            "u": {
+                "s": _jsonable({"s": dict(sort)})["s"],
+                "i": None if identity is None else list(identity),
+            },
         }
         return self._seal(body)
 
-    def decode_union(self, cursor: str, scope: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    def decode_union(
+        self, cursor: str, scope: str
+    ) -> tuple[dict[str, Any], tuple[str, ...] | None]:
         """The sort key value and identity in ``cursor``; CursorError unless ``scope`` made it."""
         body = self._open(cursor, None)
         if "u" not in body:
@@ -243,9 +251,11 @@ class CursorCodec(msgspec.Struct, frozen=True):
         if not isinstance(position, dict):
             raise _malformed()
         identity = position.get("i")
+        sort = _start_key({"s": position.get("s")})["s"]
+        if identity is None:
+            return sort, None  # before every child of that sort key
         if not isinstance(identity, list) or not all(isinstance(t, str) for t in identity):
             raise _malformed()
-        sort = _start_key({"s": position.get("s")})["s"]
         return sort, tuple(identity)
 
     # -- keys of a scan segment -----------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
+from dynorm.core.chunks import BATCH_GET_MAX, chunked, key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.cursor import CursorCodec, scope_fingerprint
 from dynorm.core.requests import CollectionRead, Page, Request
@@ -30,6 +31,7 @@ from dynorm.mapping.union import (
     union_scope,
 )
 
+from .batch import drain_get
 from .reader import Reader
 
 __all__ = [
@@ -71,6 +73,7 @@ async def _collection_side(
     *,
     after: UnionPosition | None,
     limit: int | None,
+    whole: bool = False,
 ) -> Side:
     """One layout's collection (every shard at once) read from ``after`` for one window."""
     after_key = None if after is None else union.order_key(after)
@@ -81,11 +84,24 @@ async def _collection_side(
             return entry if entry is not None and union.keeps(read, entry, after_key) else None
 
         narrowed = union.after(read, after)
-        found, resume = await reader.read_page(narrowed, accept, limit=limit, start=None)
-        # A page of other items only: read on, so a layout with more has a child to end at.
-        while not found and resume is not None:
-            found, resume = await reader.read_page(narrowed, accept, limit=limit, start=resume)
-        return found, (found[-1] if resume is not None and found else None)
+        # An index's sort keys may repeat: its part ends before the run its page ended in (see
+        # dynorm.mapping.union), so it reads one more child to keep ``limit`` of them.
+        ties = read.index is not None
+        want = None if limit is None or not ties else limit + 1
+
+        async def page(start: Item | None) -> tuple[list[Entry], Item | None]:
+            if not whole:
+                return await reader.read_page(narrowed, accept, limit=want, start=start)
+            return await _whole_page(reader, union, narrowed, accept, limit=want, start=start)
+
+        found, resume = await page(None)
+        # Read on while no child can be returned: a page of other items only, or of one run.
+        while resume is not None and (not found or (ties and _one_run(found))):
+            more, resume = await page(resume)
+            found += more
+        if resume is None or not found:
+            return found, None
+        return found, (found[-1].run_start(forward=union.forward) if ties else found[-1])
 
     results = await asyncio.gather(*map(one, reads))
     entries = [e for found, _ in results for e in found]
@@ -94,6 +110,40 @@ async def _collection_side(
         return Side(entries, None)
     nearest = min if union.forward else max
     return Side(entries, nearest(ends, key=lambda e: e.key))
+
+
+async def _whole_page(
+    reader: Reader,
+    union: UnionRead,
+    read: CollectionRead,
+    accept: Callable[[Item], Entry | None],
+    *,
+    limit: int | None,
+    start: Item | None,
+) -> tuple[list[Entry], Item | None]:
+    """A page of an index holding the old items in part: its items read whole, then taken."""
+    table = union.child.table
+    keys = table.primary_attributes
+
+    def keyed(raw: Item) -> Item | None:
+        return {a: raw[a] for a in keys} if all(a in raw for a in keys) else None
+
+    found, resume = await reader.read_page(read, keyed, limit=limit, start=start)
+    # Read as plain JSON, every attribute kept: the old item is moved whole (see ItemMove).
+    chunks = await asyncio.gather(
+        *(
+            drain_get(reader.send, read.table_name, chunk, sleep=asyncio.sleep)
+            for chunk in chunked(found, BATCH_GET_MAX)
+        )
+    )
+    items = {key_id({a: raw[a] for a in keys}): raw for chunk in chunks for raw in chunk}
+    entries = [accept(items[key_id(key)]) for key in found if key_id(key) in items]
+    return [e for e in entries if e is not None], resume
+
+
+def _one_run(found: Sequence[Entry]) -> bool:
+    """Whether every child of ``found`` has one sort key."""
+    return bool(found[0].key[0] == found[-1].key[0])
 
 
 async def _old_side(
@@ -112,7 +162,9 @@ async def _old_side(
         found = union.decode_old(raw)
         return None if found is None else union.entry(bind(*found), found[1])
 
-    return await _collection_side(reader, union, union.old_reads, decode, after=after, limit=limit)
+    return await _collection_side(
+        reader, union, union.old_reads, decode, after=after, limit=limit, whole=union.old_whole
+    )
 
 
 async def _new_side(
@@ -128,16 +180,30 @@ async def _new_side(
 
 
 async def read_union_page(
-    reader: Reader, union: UnionRead, *, limit: int | None, after: UnionPosition | None
+    reader: Reader,
+    union: UnionRead,
+    *,
+    limit: int | None,
+    after: UnionPosition | None,
+    read_old: list[Side] | None = None,
 ) -> tuple[list[Any], UnionPosition | None, bool]:
     """The next ``limit`` children after ``after`` (one window's when None), merged.
 
     Also where the page ends and whether more may follow. Windows are read until the page
     holds ``limit`` children (or one window holds some, without a limit) or both layouts end.
+    ``read_old`` keeps the old layout once a window read it to its end (reads of the same
+    iteration pass the same list): the new layout then runs free, its windows sending no more
+    old reads (what they were answered was, as the order needs, before the new reads).
     """
     collected: list[Any] = []
+    kept = [] if read_old is None else read_old
     while True:
-        old = await _old_side(reader, union, after, limit)
+        if kept:
+            old = _past(union, kept[0], after)
+        else:
+            old = await _old_side(reader, union, after, limit)
+            if old.horizon is None:
+                kept.append(old)
         # Sent only now: the old layout's read of this range is answered.
         new = await _new_side(reader, union, after, limit)
         want = None if limit is None else limit - len(collected)
@@ -148,6 +214,15 @@ async def read_union_page(
         after = end
         if (limit is None and collected) or (limit is not None and len(collected) >= limit):
             return collected, end, True
+
+
+def _past(union: UnionRead, side: Side, after: UnionPosition | None) -> Side:
+    """The old layout read to its end, from ``after`` on."""
+    if after is None:
+        return side
+    after_key = union.order_key(after)
+    read = (union.old_reads or union.new_reads)[0]
+    return Side([e for e in side.entries if union.keeps(read, e, after_key)], None)
 
 
 async def _embedded_children(reader: Reader, union: UnionRead) -> list[Any]:
@@ -176,8 +251,11 @@ async def iterate_union(
             yield child
         return
     more = True
+    read_old: list[Side] = []  # the old layout, once a window read it to its end
     while more:
-        found, after, more = await read_union_page(reader, union, limit=None, after=after)
+        found, after, more = await read_union_page(
+            reader, union, limit=None, after=after, read_old=read_old
+        )
         for child in found:
             yield child
 

@@ -14,7 +14,9 @@ read again:
 - out of ``Embedded(key=...)``: the old copy is the parent's map entry. One consistent GetItem
   of that entry says whether it is there (after the migration the parent holds no map, and a
   REMOVE of a member of a missing map is refused), and the removal is an UpdateItem of the
-  parent conditioned on the entry being there.
+  parent conditioned on the entry being there. Out of ``Embedded()`` (a list, whose members
+  have no key) the parent is read whole and each member made into the item it becomes: those
+  with the child's key are removed, while each slot holds what was read.
 - into ``Embedded``, from a collection: the old copy is the child's item, deleted in the
   transaction that sets (or removes) the map entry (see ``WritePlanner.add``/``remove``).
 
@@ -31,10 +33,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dynorm.core.codec.converter import AttributeValue, Item
-from dynorm.core.errors import ConditionFailedError, KeyTemplateError
+from dynorm.core.errors import (
+    CodecError,
+    ConditionFailedError,
+    KeyTemplateError,
+    TransactionCanceledError,
+)
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
@@ -52,6 +59,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OldCopies"]
 
+#: How often a write is planned again when only the removal of an old copy was refused.
+_ATTEMPTS = 3
 #: The ReturnValues of an update that a transaction cannot give back.
 _OLD_VALUES = frozenset({"ALL_OLD", "UPDATED_OLD"})
 
@@ -98,9 +107,8 @@ class _Moved:
             )
         return template.format(values, shard_number(texts, shards))
 
-    def old_index_key(self, obj: object) -> Item:
+    def old_index_key(self, values: Mapping[str, object]) -> Item:
         """The old copy's key attributes of the old layout (its table key, or index key)."""
-        values = self.child.values_of(obj)
         sk = self.child.key_templates(self.rel.via.index)[1]
         assert sk is not None  # noqa: S101 - a move between collections needs sort keys
         assert self.old_sk is not None  # noqa: S101 - likewise
@@ -109,12 +117,15 @@ class _Moved:
             self.old_sk: {"S": sk.format(values)},
         }
 
-    def find(self, table_name: str, obj: object) -> Plan[list[Item]]:
-        """The primary keys of ``obj``'s old copies other than its new item (reads if needed)."""
+    def find(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Item]]:
+        """The primary keys of the child's old copies but its new item (reads if needed).
+
+        ``values``: the child's fields (its key fields at least).
+        """
         if self.same_item:
             return []
-        new = self.child.key_of(obj)
-        old = self.old_index_key(obj)
+        new = self.child.primary_key(values)
+        old = self.old_index_key(values)
         if self.source.index is None:
             return [] if old == new else [old]
         builder = ExpressionBuilder()
@@ -135,8 +146,8 @@ class _Moved:
         ]
         return [k for k in keys if k != new]
 
-    def removals(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        keys = yield from self.find(table_name, obj)
+    def removals(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        keys = yield from self.find(table_name, values)
         if self.source.index is None:
             return [plan_delete(self.child, k, table_name) for k in keys]
         # Found through the index: deleted only while it is still this child's old copy.
@@ -144,18 +155,18 @@ class _Moved:
         pk = builder.attribute(self.child.table.pk)
         same = " AND ".join(
             f"{builder.attribute(a)} = {builder.value(v)}"
-            for a, v in self.old_index_key(obj).items()
+            for a, v in self.old_index_key(values).items()
         )
         condition = f"attribute_not_exists({pk}) OR ({same})"
         return [_delete_if(table_name, k, condition, builder.params()) for k in keys]
 
-    def moving(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        """The writes that move ``obj``'s old copy, read now, into the new layout (none: none).
+    def moving(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        """The writes that move the child's old copy, read now, into the new layout (or none).
 
         The new item put as the old one is stored, with its new keys, where no item is; the old
         one deleted while it is as read.
         """
-        keys = yield from self.find(table_name, obj)
+        keys = yield from self.find(table_name, values)
         for key in keys:
             found = yield Send(consistent_get(key, table_name))
             raw = None if isinstance(found, Unread) else found.get("Item")
@@ -176,17 +187,19 @@ class _Unembedded:
         self.parent: ModelInfo[Any] = rel.owner_info
         self.items = EmbeddedItems(rel, codec)
 
-    def _where(self, obj: object) -> tuple[Item, str] | None:
-        """(the parent's key, the entry's map key), or None: the child names no whole parent."""
-        if self.codec.key is None:
-            return None  # a list child has no key to find it by
-        values = self.child.values_of(obj)
+    def _parent_key(self, values: Mapping[str, object]) -> Item | None:
+        """The key of the child's parent (None: the child's link names no whole parent)."""
         parent_values = {p: values[c] for c, p in self.rel.link.items() if c in values}
         try:
-            key = self.parent.primary_key(parent_values)
+            return self.parent.primary_key(parent_values)
         except (KeyError, KeyTemplateError):
             return None
-        return key, str(values.get(self.codec.key, getattr(obj, self.codec.key, "")))
+
+    def _where(self, values: Mapping[str, object]) -> tuple[Item, str] | None:
+        """(the parent's key, the entry's map key), or None: the child names no whole parent."""
+        key = self._parent_key(values)
+        name = None if self.codec.key is None else values.get(self.codec.key)
+        return None if key is None or name is None else (key, str(name))
 
     def _member(self, builder: ExpressionBuilder, name: str) -> str:
         return f"{builder.attribute(self.codec.attribute)}.{builder.attribute(name)}"
@@ -217,21 +230,21 @@ class _Unembedded:
         return update_item(table_name, key, f"REMOVE {member}",
                            ConditionExpression=" AND ".join(held), **builder.params())  # fmt: skip
 
-    def removals(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        where = self._where(obj)
+    def removals(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        where = self._where(values)
         if where is None:
             return []
         key, name = where
         found = yield from self._read(table_name, key, name)
         return [] if found is None else [self._removal(table_name, key, name, None)]
 
-    def moving(self, table_name: str, obj: object) -> Plan[list[Request]]:
-        """The writes that move ``obj``'s map entry, read now, into an item (none: none).
+    def moving(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        """The writes that move the child's map entry, read now, into an item (none: none).
 
         The item put as the entry is stored (every attribute kept), where no item is; the entry
         removed while it is as read.
         """
-        where = self._where(obj)
+        where = self._where(values)
         if where is None:
             return []
         key, name = where
@@ -244,6 +257,66 @@ class _Unembedded:
         (new,) = self.items.children_of(values, {**raw, self.codec.attribute: {"M": {name: entry}}})
         removal = self._removal(table_name, key, name, entry)
         return [plan_put(self.child, None, table_name, item=new, overwrite=False), removal]
+
+
+#: a list member that is a child's old copy: (its position, the member as stored, its item)
+_Member = tuple[int, AttributeValue, Item]
+
+
+class _Unlisted(_Unembedded):
+    """Children once in the parent's list (``Embedded()``): the members that are this child.
+
+    A list member has no key: the parent is read whole (consistent), each member made into the
+    item it becomes, and those whose key is the child's are its old copies.
+    """
+
+    def _members(
+        self, table_name: str, values: Mapping[str, object]
+    ) -> Plan[tuple[Item, list[_Member]]]:
+        key = self._parent_key(values)
+        if key is None:
+            return {}, []
+        found = yield Send(consistent_get(key, table_name))
+        raw = None if isinstance(found, Unread) else found.get("Item")
+        attribute = self.codec.attribute
+        members = ((raw or {}).get(attribute) or {}).get("L")
+        if raw is None or not members:
+            return key, []
+        parent_values = self.parent.values_of(self.parent.decode(raw))
+        mine = self.child.primary_key(values)
+        primary = self.child.table.primary_attributes
+        matched: list[_Member] = []
+        for at, entry in enumerate(members):
+            try:
+                one = {**raw, attribute: {"L": [entry]}}
+                (item,) = self.items.children_of(parent_values, one)
+            except CodecError:
+                continue  # another child's member, which does not decode: not this one
+            if {a: item.get(a) for a in primary} == mine:
+                matched.append((at, entry, item))
+        return key, matched
+
+    def _slots_removal(self, table_name: str, key: Item, members: Sequence[_Member]) -> Request:
+        """UpdateItem removing ``members`` from the list, while each slot holds its member."""
+        builder = ExpressionBuilder()
+        attribute = builder.attribute(self.codec.attribute)
+        slots = [f"{attribute}[{at}]" for at, _, _ in members]
+        held = [c for (_, entry, _), slot in zip(members, slots, strict=True)
+                for c in equal_to(builder, slot, entry)]  # fmt: skip
+        return update_item(table_name, key, "REMOVE " + ", ".join(slots), retry="token",
+                           ConditionExpression=" AND ".join(held), **builder.params())  # fmt: skip
+
+    def removals(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        key, members = yield from self._members(table_name, values)
+        return [self._slots_removal(table_name, key, members)] if members else []
+
+    def moving(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Request]]:
+        key, members = yield from self._members(table_name, values)
+        if not members:
+            return []
+        new = members[0][2]
+        put = plan_put(self.child, None, table_name, item=new, overwrite=False)
+        return [put, self._slots_removal(table_name, key, members)]
 
 
 class OldCopies:
@@ -263,7 +336,13 @@ class OldCopies:
                 if rel.embedded is not None or rel.target_info.table is not self.table:
                     continue  # into Embedded: see embedded_removals; across tables: not here
                 codec = rel.was.embedded_codec(rel)
-                mover = _Moved(rel, rel.was) if codec is None else _Unembedded(rel, codec)
+                mover: _Moved | _Unembedded = (
+                    _Moved(rel, rel.was)
+                    if codec is None
+                    else _Unembedded(rel, codec)
+                    if codec.key is not None
+                    else _Unlisted(rel, codec)
+                )
                 found.setdefault(rel.target_cls, []).append(mover)
         return {cls: tuple(movers) for cls, movers in found.items()}
 
@@ -273,10 +352,57 @@ class OldCopies:
 
     def removals(self, obj: object) -> Plan[list[Request]]:
         """The writes that remove ``obj``'s old copies (reading where they are, as needed)."""
+        movers = self.of(obj)
+        if not movers:
+            return []
+        return (yield from self.removals_of(type(obj), self._values(obj)))
+
+    def removals_of(self, cls: type, values: Mapping[str, object]) -> Plan[list[Request]]:
+        """The same, of the child of class ``cls`` with ``values`` (its key fields at least)."""
         found: list[Request] = []
-        for mover in self.of(obj):
-            found += yield from mover.removals(self.table_name, obj)
+        for mover in self._by_child.get(cls, ()):
+            found += yield from mover.removals(self.table_name, values)
         return found
+
+    def _values(self, obj: object) -> dict[str, object]:
+        return self.table.info(type(obj)).values_of(obj)
+
+    def write(
+        self, obj: object, request: Request, *, key: Mapping[str, object] | None = None
+    ) -> Plan[dict[str, Any] | None]:
+        """``request`` (a put or a delete of ``obj``) sent with the removals of its old copies.
+
+        ``db.delete(Model, **key)`` gives the class as ``obj`` and the key's fields as ``key``.
+
+        A removal refused because the old copy went meanwhile (a migration moved it, another
+        writer removed it) while the write itself would go: planned again from what is stored
+        now, up to ``_ATTEMPTS`` times.
+        """
+        for attempt in range(1, _ATTEMPTS + 1):
+            if key is None:
+                also = yield from self.removals(obj)
+            else:
+                also = yield from self.removals_of(cast("type", obj), key)
+            try:
+                return (yield from send_with(request, also))
+            except TransactionCanceledError as exc:
+                if attempt == _ATTEMPTS or not _only_removals(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def plain_deletes(self, objs: Sequence[object]) -> Plan[tuple[list[Item], list[Request]]]:
+        """The old copies of ``objs`` to delete: (keys a batch can delete, other removals)."""
+        keys: list[Item] = []
+        others: list[Request] = []
+        for obj in objs:
+            if not self.of(obj):
+                continue
+            for request in (yield from self.removals(obj)):
+                if _plain_delete(request):
+                    keys.append(request.params["Key"])
+                else:
+                    others.append(request)
+        return keys, others
 
     def after_batch(self, objs: Sequence[object]) -> Plan[None]:
         """Remove the old copies of ``objs``, whose new items a batch has just written.
@@ -285,17 +411,11 @@ class OldCopies:
         deletions of old items in BatchWriteItem, the conditioned ones (old items found through
         an index, map entries) one request each.
         """
-        batch: list[dict[str, Any]] = []
-        for obj in objs:
-            if not self.of(obj):
-                continue
-            for request in (yield from self.removals(obj)):
-                if _plain_delete(request):
-                    batch.append({"DeleteRequest": {"Key": request.params["Key"]}})
-                else:
-                    yield Send(request)
-        if batch:
-            yield WriteBatch(tuple(batch))
+        keys, others = yield from self.plain_deletes(objs)
+        for request in others:
+            yield Send(request)
+        if keys:
+            yield WriteBatch(tuple({"DeleteRequest": {"Key": key}} for key in keys))
 
     def ensure_moved(self, obj: object) -> Plan[None]:
         """Move ``obj``'s old copy into the new layout when its new item is not stored yet.
@@ -311,9 +431,9 @@ class OldCopies:
         if isinstance(stored, Unread) or stored.get("Item") is not None:
             return
         for mover in movers:
-            moving = yield from mover.moving(self.table_name, obj)
+            moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
-                yield Send(transact_write([transact_action(r) for r in moving]))
+                yield from _move(moving)
                 return
 
     def update(self, obj: object, request: Request, *, upsert: bool) -> Plan[dict[str, Any] | None]:
@@ -341,9 +461,9 @@ class OldCopies:
             if isinstance(stored, Unread) or stored.get("Item") is not None:
                 raise  # the new item is there: its own condition refused the update
         for mover in movers:
-            moving = yield from mover.moving(self.table_name, obj)
+            moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
-                yield Send(transact_write([transact_action(r) for r in moving]))
+                yield from _move(moving)
                 break
         return (yield from send_with(request, ()))
 
@@ -359,6 +479,30 @@ class OldCopies:
         if info is None or info.cls is not type(child):
             return ()
         return (plan_delete(info, info.key_of(child), self.table_name),)
+
+
+def _move(requests: Sequence[Request]) -> Plan[None]:
+    """Send a move (the new item put, the old copy removed) as one transaction.
+
+    Refused by a condition, another writer moved (or changed, or removed) the child first: the
+    write that needed the move goes on against what is stored now.
+    """
+    try:
+        yield Send(transact_write([transact_action(r) for r in requests]))
+    except TransactionCanceledError as exc:
+        if not any(r.code == "ConditionalCheckFailed" for r in exc.reasons):
+            raise
+
+
+def _only_removals(exc: TransactionCanceledError) -> bool:
+    """Whether only the removals (every action after the first) failed, on their conditions."""
+    first, *rest = exc.reasons or (None,)
+    return (
+        first is not None
+        and first.code in ("None", "")
+        and any(r.code == "ConditionalCheckFailed" for r in rest)
+        and all(r.code in ("None", "", "ConditionalCheckFailed") for r in rest)
+    )
 
 
 def _plain_delete(request: Request) -> bool:

@@ -171,6 +171,8 @@ def union_cost(
     rel = union.rel
     assert rel.was is not None  # noqa: S101 - a union has a was=
     first = _reads_cost(old) if old else "1 GetItem of the parent's old attribute"
+    if union.old_whole:
+        first += " and 1 BatchGetItem per page (the index holds the items in part)"
     if not new:
         first = f"every page of {first}" if old else first  # the old collection is read whole first
         then = "1 GetItem of the parent's attribute"
@@ -265,18 +267,13 @@ class GetReads(msgspec.Struct, frozen=True):
                 first.append(whole_item_reads(c.read.table_name))
         first += [read.request() for load in self.sharded for read in load.read.reads]
         for union in self.unions:
-            first += [union.read.old_get] if union.read.old_get is not None else []
-            first += [read.request() for read in union.read.old_reads]
+            first += union.read.old_requests()
         return first
 
     @property
     def then(self) -> list[Request]:
         """The requests sent once the first round's old-layout reads are answered (``was=``)."""
-        later: list[Request] = []
-        for union in self.unions:
-            later += [union.read.new_get] if union.read.new_get is not None else []
-            later += [read.request() for read in union.read.new_reads]
-        return later
+        return [r for union in self.unions for r in union.read.new_requests()]
 
 
 def parent_get(info: ModelInfo[Any], key: Item, table_name: str, *, consistent: bool) -> Request:
@@ -384,6 +381,8 @@ def _union_load(
     """The union load of ``rel`` when the arguments give every field its reads need."""
     from .union import union_read  # noqa: PLC0415 - was= loads only
 
+    if any(field not in key_values for field in rel.copies):
+        return None  # old children read from the parent item get its copied fields
     try:
         return UnionLoad(option, union_read(rel, where, key_values))
     except (KeyTemplateError, KeyError):
@@ -647,6 +646,11 @@ class QueryLoadReads(msgspec.Struct, frozen=True):
             if not isinstance(rel, HasManyRelation) or rel.embedded is not None:
                 continue
             name = name_of(rel.children_table)
+            if rel.was is not None:  # the old layout's reads, then the new layout's
+                from .union import union_read  # noqa: PLC0415 - was= loads only
+
+                found += [placed_request(r, info) for r in union_read(rel, name, samples).reads()]
+                continue
             index = rel.via.index
             partial = rel.children_table.partial_models(index) if index is not None else ()
             for read in rel.children_reads(name, samples):

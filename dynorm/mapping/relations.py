@@ -348,6 +348,13 @@ class HasManyRelation(Relationship[C, Owner]):
                 "via=)"
             )
         self.embedded = self.via.embedded_codec(self)
+        twice = self.embedded is not None and self.was is not None
+        if twice and self.was is not None and self.was.embedded_codec(self) is not None:
+            raise DefinitionError(
+                f"{self.qualname}: via={self.via.describe()} and was={self.was.describe()} "
+                "both embed the children in the parent; move them through a collection "
+                "(via=Partition(), was=the old Embedded) first"
+            )
         if self.embedded is not None:
             _EMBEDDED.setdefault(self.owner_info, []).append(self)
             return

@@ -24,8 +24,13 @@ def send_with(request: Request, also: Sequence[Request]) -> Plan[dict[str, Any] 
     if not also:
         response: dict[str, Any] = yield Send(request)
         return response
+    first_action = transact_action(request)
+    asked = request.params.get("ReturnValuesOnConditionCheckFailure")
+    if asked is not None:  # a refusal then carries the stored item, as the write's own would
+        ((_, params),) = first_action.items()
+        params["ReturnValuesOnConditionCheckFailure"] = asked
     try:
-        yield Send(transact_write([transact_action(r) for r in (request, *also)]))
+        yield Send(transact_write([first_action, *(transact_action(r) for r in also)]))
     except TransactionCanceledError as exc:
         first = exc.reasons[0] if exc.reasons else None
         if first is not None and first.code == "ConditionalCheckFailed":

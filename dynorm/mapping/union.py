@@ -21,13 +21,16 @@ child moved within the last second may be missing from a read of an index, as an
 may be.
 
 The positions: a collection's children are ordered by their sort key in the new layout, then
-by their identity (ties in an index or across shards). An old child's sort key is the one it
-has once moved (``ItemMove`` keeps the sort key template; a child embedded before becomes an
-item of the new templates), so both layouts' children have a position in one order, and a
-window restarts either layout at a position with a sort key condition narrowed to start there
-(as a sharded collection's pages do, ``dynorm.mapping.sharded``). Children that become
-embedded (new ``Embedded``) are read whole: the old collection first, then the parent's
-attribute.
+by their identity (ties in an index or across shards). A read of an index, whose sort keys may
+repeat, ends its part of a window before the run of equal sort keys its page ended in (DynamoDB
+orders such a run its own way): the next window reads that run again, whole.
+
+An old child's sort key is the one it has once moved (``ItemMove`` keeps the sort key template;
+a child embedded before becomes an item of the new templates), so both layouts' children have
+a position in one order, and a window restarts either layout at a position with a sort key
+condition narrowed to start there (as a sharded collection's pages do,
+``dynorm.mapping.sharded``). Children that become embedded (new ``Embedded``) are read whole:
+the old collection first, then the parent's attribute.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import DefinitionError
 from dynorm.core.keys import KeyType, key_text, typed_key_text
 from dynorm.core.ranges import SortRange
-from dynorm.core.requests import CollectionRead, KeyRange, Request, get_item
+from dynorm.core.requests import CollectionRead, KeyRange, Request, get_item, whole_item_reads
 
 from .embedded import EmbeddedCodec
 from .model import ModelInfo
@@ -50,6 +53,9 @@ from .relations import HasManyRelation, collection_read
 from .sharded import narrowed_from, sort_order
 
 __all__ = [
+    "AFTER",
+    "BEFORE",
+    "CHILD",
     "Entry",
     "Side",
     "UnionPosition",
@@ -60,15 +66,22 @@ __all__ = [
     "union_scope",
 ]
 
-#: A child's place in the new order: its sort key as compared, then its identity.
-OrderKey: TypeAlias = tuple[Any, tuple[str, ...]]
+#: A child's place in the new order: its sort key as compared, ``CHILD``, then its identity.
+#: A bound before (or, backwards, after) every child of one sort key has ``BEFORE`` (``AFTER``)
+#: and no identity: where an index's sort key repeats, a page may end inside a run of equal sort
+#: keys, whose order DynamoDB does not tie to their identity.
+OrderKey: TypeAlias = tuple[Any, int, tuple[str, ...]]
+BEFORE, CHILD, AFTER = 0, 1, 2
 
 
 class UnionPosition(msgspec.Struct, frozen=True):
-    """After the child whose new sort key is ``sort`` (its stored value) and key ``identity``."""
+    """After the child whose new sort key is ``sort`` (its stored value) and key ``identity``.
+
+    ``identity`` None: before every child whose sort key is ``sort`` (in the read's direction).
+    """
 
     sort: AttributeValue
-    identity: tuple[str, ...]
+    identity: tuple[str, ...] | None
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -80,7 +93,11 @@ class Entry(msgspec.Struct, frozen=True):
 
     @property
     def position(self) -> UnionPosition:
-        return UnionPosition(self.sort, self.key[1])
+        return UnionPosition(self.sort, self.key[2] if self.key[1] == CHILD else None)
+
+    def run_start(self, *, forward: bool) -> Entry:
+        """The bound before every child with this entry's sort key, in the read's direction."""
+        return Entry((self.key[0], BEFORE if forward else AFTER, ()), self.sort, None)
 
 
 class Side(msgspec.Struct, frozen=True):
@@ -107,8 +124,8 @@ def merge_window(
     hold more before the other's horizon). Returns the children, the position they end at
     (the last child, or the horizon when none is certain) and whether more may follow.
     """
-    by_identity: dict[tuple[str, ...], Entry] = {e.key[1]: e for e in old.entries}
-    by_identity.update((e.key[1], e) for e in new.entries)  # the new layout's copy wins
+    by_identity: dict[tuple[str, ...], Entry] = {e.key[2]: e for e in old.entries}
+    by_identity.update((e.key[2], e) for e in new.entries)  # the new layout's copy wins
     merged = sorted(by_identity.values(), key=lambda e: e.key, reverse=not forward)
     horizons = [h for h in (new.horizon, old.horizon) if h is not None]
     bound: Entry | None = None
@@ -163,6 +180,9 @@ class UnionRead(msgspec.Struct, frozen=True, dict=True):
     sort_kind: KeyType = "S"
     #: the GetItem of the parent's attribute holding the new layout's children (new Embedded)
     new_get: Request | None = None
+    #: the old layout is an index that holds items in part (KEYS_ONLY, INCLUDE): each page's
+    #: items are read whole by their table keys (BatchGetItem) before they are moved
+    old_whole: bool = False
 
     @property
     def child(self) -> ModelInfo[Any]:
@@ -176,10 +196,13 @@ class UnionRead(msgspec.Struct, frozen=True, dict=True):
         """The child ``obj`` whose new-layout item is ``item``, placed in the new order."""
         assert self.sort_attr is not None  # noqa: S101 - collections only
         sort = item[self.sort_attr]
-        return Entry((sort_order(self.sort_kind)(sort), self.identity(obj)), sort, obj)
+        return Entry((sort_order(self.sort_kind)(sort), CHILD, self.identity(obj)), sort, obj)
 
     def order_key(self, position: UnionPosition) -> OrderKey:
-        return (sort_order(self.sort_kind)(position.sort), position.identity)
+        compared = sort_order(self.sort_kind)(position.sort)
+        if position.identity is None:
+            return (compared, BEFORE if self.forward else AFTER, ())
+        return (compared, CHILD, position.identity)
 
     def decode_old(self, raw: Item) -> tuple[object, Item] | None:
         """An old layout's item as (the child, the item it becomes); None: not an old child."""
@@ -217,10 +240,21 @@ class UnionRead(msgspec.Struct, frozen=True, dict=True):
 
     def reads(self) -> list[Request]:
         """Every first request, in the order sent: the old layout's, then the new one's."""
+        return self.old_requests() + self.new_requests()
+
+    def old_requests(self) -> list[Request]:
+        """The old layout's first requests, sent together."""
         old = [self.old_get] if self.old_get is not None else []
-        old += [r.request() for r in self.old_reads]
+        return old + [r.request() for r in self.old_reads]
+
+    def new_requests(self) -> list[Request]:
+        """What follows the old layout's reads, once they are answered.
+
+        Their whole items (an index holding them in part), then the new layout's first reads.
+        """
+        whole = [whole_item_reads(self.old_reads[0].table_name)] if self.old_whole else []
         new = [self.new_get] if self.new_get is not None else []
-        return old + new + [r.request() for r in self.new_reads]
+        return whole + new + [r.request() for r in self.new_reads]
 
 
 def _old_collection(
@@ -300,6 +334,8 @@ def union_read(
         sort_attr = new_reads[0].sk_attr
         if sort_attr is not None:
             sort_kind = dict(new_reads[0].key_types).get(sort_attr, "S")
+    index = was.index if old_codec is None else None
+    old_whole = index is not None and rel.children_table.projected_attributes(index) is not None
     return UnionRead(
         rel,
         dict(parent_values),
@@ -313,6 +349,7 @@ def union_read(
         sort_attr,
         sort_kind,
         new_get,
+        old_whole,
     )
 
 

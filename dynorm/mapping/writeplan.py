@@ -66,7 +66,6 @@ from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
 from .table import Table
-from .together import send_with
 from .writes import (
     ReturnValues,
     UpdateOps,
@@ -197,14 +196,13 @@ class WritePlanner:
         request = _placed(request, filled.placeholders(0))
         rels = self.copier.copying(info)
         count = 0
-        also = yield from self.old_copies.removals(obj)
         try:
             if not rels:
-                yield from send_with(request, also)
+                yield from self.old_copies.write(obj, request)
             else:
                 copying = Copying(info, info.values_of(obj), rels)
                 count, _ = yield from self.copier.write_parent(copying, request, copying.copied())
-                yield from send_with(also[0], also[1:]) if also else ()
+                yield from self.old_copies.after_batch([obj])  # was=: its old copies, after
         except ConditionFailedError as exc:
             check = info.stamps.check("put", obj)
             if check is None:
@@ -248,14 +246,12 @@ class WritePlanner:
         check = info.stamps.check("update", obj)
         guard = info.entity_guard()
         try:
-            if exactly_once:
-                response = yield from _send_once(request)
-            elif copying is None:
+            if copying is None and not exactly_once:
                 response = yield from self.old_copies.update(obj, request, upsert=upsert)
             else:
-                _, response = yield from self.copier.write_parent(
-                    copying, request, copying.copied()
-                )
+                # was=: a child still in the old layout moved first (none: nothing is sent).
+                yield from self.old_copies.ensure_moved(obj)
+                response = yield from self._send_update(request, copying, once=exactly_once)
         except ConditionFailedError as exc:
             if check is None and condition is None and copying is None and guard is None:
                 # A plain update checks only that the item exists.
@@ -277,6 +273,15 @@ class WritePlanner:
         if stored is None:  # pragma: no cover - deleted between the write and the read
             raise _not_found(info, info.primary_key(current), None)
         return stored
+
+    def _send_update(
+        self, request: Request, copying: Copying | None, *, once: bool
+    ) -> Plan[dict[str, Any] | None]:
+        """An update sent exactly once (a one-action transaction), or with its copies."""
+        if once or copying is None:
+            return (yield from _send_once(request))
+        _, response = yield from self.copier.write_parent(copying, request, copying.copied())
+        return response
 
     def delete(
         self,
@@ -308,9 +313,9 @@ class WritePlanner:
         request = plan_delete(
             info, info.primary_key(values), self.table_name, condition=condition, version=check
         )
-        also = [] if isinstance(target, type) else (yield from self.old_copies.removals(target))
         try:
-            yield from send_with(request, also)
+            by_key = values if isinstance(target, type) else None  # db.delete(Model, **key)
+            yield from self.old_copies.write(target, request, key=by_key)
         except ConditionFailedError as exc:
             if check is None and info.entity_guard() is None:
                 raise
@@ -418,10 +423,15 @@ class WritePlanner:
             _unversioned(self.table, obj, "delete_all", "delete")
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
+        count = len(writes)
+        # was=: their old copies' deletions in the same batches; other removals after them.
+        old_keys, others = yield from self.old_copies.plain_deletes(objs)
+        writes.update({key_id(k): {"DeleteRequest": {"Key": k}} for k in old_keys})
         if writes:
             yield WriteBatch(tuple(writes.values()))
-        yield from self.old_copies.after_batch(objs)  # their old copies (was=), if any
-        return len(writes)
+        for request in others:
+            yield Send(request)
+        return count
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
         """The item PutRequest writes: every field, and embedded children written whole."""
@@ -573,8 +583,9 @@ class WritePlanner:
         if len(items) > TRANSACT_MAX:
             raise LimitExceededError(
                 f"this transaction needs {len(items)} actions, counting the denormalized copies "
-                f"its writes change; DynamoDB allows {TRANSACT_MAX}. Write those parents with "
-                "db.put (which rewrites copies in batches) or split the transaction"
+                "its writes change (and the old copies, was=, of the children it writes); "
+                f"DynamoDB allows {TRANSACT_MAX}. Write those parents with db.put (which "
+                "rewrites copies in batches) or split the transaction"
             )
         if items:
             try:

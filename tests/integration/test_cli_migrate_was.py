@@ -52,3 +52,17 @@ async def test_migrate_reads_was_and_status_counts_what_is_left(
         assert json.loads(done.out)["old_layout_children"] == 0
         plain = await cli.run("migrate", MODELS, "Crate.bottles", "--status", *where)
         assert "no children left in the old layout; was= can be deleted" in plain.out
+
+
+@pytest.mark.offline
+@pytest.mark.parametrize("extra", [(), ("--status",)])
+async def test_a_from_other_than_was_is_refused_before_sending(
+    cli: Cli, tmp_path: Path, extra: tuple[str, ...]
+) -> None:
+    ran = await cli.run(
+        "migrate", MODELS, "Crate.bottles", "--from", "Index('GSI1', shards=2)", *extra, "-y",
+        "--no-checkpoint", cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.code == 1, ran.output
+    assert "Crate.bottles declares was=Partition()" in ran.err
+    assert "Traceback" not in ran.err

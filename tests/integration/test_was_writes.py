@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import Database, ItemNotFoundError, Table
+from dynorm import Database, ItemNotFoundError, LimitExceededError, Table, VersionConflictError
 from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import connect_to
 
@@ -24,8 +24,11 @@ from .was_models import (
     IParent,
     Item,
     Line,
+    LOrder,
     MLine,
     MOrder,
+    NLine,
+    NOrder,
     OldItem,
     OldParent,
     OneItem,
@@ -34,15 +37,19 @@ from .was_models import (
     RLine,
     ROrder,
     ShardItem,
+    VItem,
     embedded,
     from_index,
     into_map,
+    listed,
     new_move,
     old_move,
     one_partition,
     rows,
     to_partition,
     two_shards,
+    unlisted,
+    versioned,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.transactions]
@@ -94,6 +101,9 @@ async def test_add_writes_the_new_item_and_deletes_the_old_one_in_one_transactio
             await db.put(Item("a", "pear", 1))
         assert log.operations == ["TransactWriteItems"]
         assert ("I#a#pear", "I#a#pear") in keys(await stored(db))
+        # Read through both layouts: each child once, as written.
+        found = await db.get(Parent, parent_id="a", load=[Parent.items])
+        assert found.items.loaded == [Item("a", "apple", 4), Item("a", "pear", 1)]
 
 
 async def test_remove_and_delete_take_both_copies(
@@ -208,6 +218,9 @@ async def test_out_of_a_map_a_write_removes_the_entry_with_it(
             {"pk": "O#o1", "sk": "LINE#c", "order_id": "o1", "name": "c", "qty": "4"},
         ]
 
+        loaded = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        assert loaded.lines.loaded == [RLine("o1", "a", 10), RLine("o1", "c", 4)]
+
         # No entry left: the GetItem and a plain put.
         with count_requests(db) as log:
             await db.put(RLine("o1", "d", 1))
@@ -289,8 +302,9 @@ async def test_put_all_writes_every_new_item_before_deleting_old_ones(
 
         await old.put(OldItem("a", "apple", 3))
         with count_requests(db) as log:
-            await db.delete_all([Item("a", "apple", 4), Item("a", "fig", 2)])
-        assert log.operations == ["BatchWriteItem", "BatchWriteItem"]
+            assert await db.delete_all([Item("a", "apple", 4), Item("a", "fig", 2)]) == 2
+        # The items and their old copies in one batch.
+        assert log.operations == ["BatchWriteItem"]
         assert keys(await stored(db)) == [("I#a#kiwi", "I#a#kiwi"), ("P#a", "#PARENT#a")]
 
 
@@ -322,3 +336,110 @@ async def test_a_transaction_removes_the_old_copies_of_what_it_writes(
              "parent_id": "a", "name": "kiwi", "qty": "2"},
             {"pk": "P#a", "sk": "#PARENT#a", "parent_id": "a"},
         ]  # fmt: skip
+
+
+async def test_an_exactly_once_update_moves_a_child_in_the_old_layout_first(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 3)])
+
+        with count_requests(db) as log:
+            updated = await db.update(Item("a", "apple", 3), add={"qty": 2}, exactly_once=True)
+
+        assert updated == Item("a", "apple", 5)
+        # The new item read (not there), the old one read and moved, the update as a one-action
+        # transaction, the item read back.
+        assert log.operations == [
+            "GetItem",
+            "GetItem",
+            "TransactWriteItems",
+            "TransactWriteItems",
+            "GetItem",
+        ]
+        assert keys(await stored(db)) == [("I#a#apple", "I#a#apple"), ("P#a", "#PARENT#a")]
+
+
+async def test_out_of_a_list_the_members_that_are_the_child_are_removed(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, unlisted, listed) as (db, old):
+        order = await old.put(LOrder("o1"))
+        for name, qty in (("a", 1), ("b", 2), ("c", 3)):
+            await old.add(order, LOrder.lines, Line(name, qty))
+        current = await db.get(NOrder, order_id="o1")
+
+        with count_requests(db) as log:
+            await db.remove(current, NOrder.lines, NLine("o1", "a", 1))
+        # The parent read whole (a list member has no key), then the removal of the member
+        # and the item's deletion together.
+        assert log.operations == ["GetItem", "TransactWriteItems"]
+
+        updated = await db.update(NLine("o1", "b", 2), add={"qty": 5})
+        assert updated == NLine("o1", "b", 7)
+        assert await stored(db) == [
+            {"pk": "O#o1", "sk": "#ORDER#o1", "order_id": "o1",
+             "lines": [{"name": "c", "qty": "3"}]},
+            {"pk": "O#o1", "sk": "LINE#b", "order_id": "o1", "name": "b", "qty": "7"},
+        ]  # fmt: skip
+
+
+async def test_a_delete_by_key_takes_both_copies(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 3)])
+        await db.put(Item("a", "pear", 1))
+        await old.put(OldItem("a", "pear", 1))
+
+        with count_requests(db) as log:
+            await db.delete(Item, parent_id="a", name="apple")
+            await db.delete(Item, parent_id="a", name="pear")
+        assert log.operations == ["TransactWriteItems"] * 2
+        assert keys(await stored(db)) == [("P#a", "#PARENT#a")]
+
+
+async def test_explain_shows_the_old_copy_removed_with_the_write(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with dynorm_connect(new_move) as db:
+        (put,) = db.explain.put(Item("a", "apple", 4))
+        (add,) = db.explain.add(Parent("a"), Parent.items, Item("a", "apple", 4))
+        for request in (put, add):
+            assert request.operation == "TransactWriteItems"
+            put_action, delete_action = request.params["TransactItems"]
+            assert put_action["Put"]["Item"]["pk"] == {"S": "I#a#apple"}
+            assert delete_action["Delete"]["Key"] == {"pk": {"S": "P#a"}, "sk": {"S": "ITEM#apple"}}
+        with count_requests(db) as log:
+            db.explain.put(Item("a", "apple", 4))
+        assert log.operations == []
+
+
+async def test_a_transaction_over_100_actions_with_the_old_copies_is_refused_before_sending(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with dynorm_connect(new_move) as db:
+        with count_requests(db) as log, pytest.raises(LimitExceededError, match="120 actions"):
+            await put_in_one_transaction(db, [Item("a", f"i{n}", n) for n in range(60)])
+        assert log.operations == []
+        assert await stored(db) == []
+
+
+async def put_in_one_transaction(db: Database, objs: list[Item]) -> None:
+    async with db.transaction() as tx:
+        for obj in objs:
+            tx.put(obj)
+
+
+async def test_a_stale_versioned_child_is_refused_as_without_was_and_nothing_is_written(
+    dynorm_connect: Connect,
+) -> None:
+    async with dynorm_connect(versioned) as db:
+        first = await db.put(VItem("a", "apple", 1))
+        await db.put(first)  # version 2 now stored
+        with pytest.raises(VersionConflictError):
+            await db.put(VItem("a", "apple", 9, version=1))
+        with pytest.raises(VersionConflictError):
+            await db.delete(VItem("a", "apple", 9, version=1))
+        found = await db.get(VItem, parent_id="a", name="apple")
+        assert (found.qty, found.version) == (1, 2)

@@ -161,3 +161,54 @@ class ShardParent:
 class ShardItem:
     parent_id: str
     name: str
+
+
+# -- Embedded() (a list) -> Partition() ---------------------------------------------------------
+
+listed = Table("was-list", pk="pk", sk="sk")
+unlisted = Table("was-list", pk="pk", sk="sk")
+
+
+@listed.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class LOrder:
+    order_id: str
+    lines = HasMany[Line](Line, via=Embedded())
+
+
+@unlisted.model(pk="O#{order_id}", sk="#ORDER#{order_id}")
+class NOrder:
+    order_id: str
+    lines = HasMany["NLine"](via=Partition(), was=Embedded())
+
+
+@unlisted.model(pk="O#{order_id}", sk="LINE#{name}")
+class NLine:
+    order_id: str
+    name: str
+    qty: int = 0
+
+
+# -- a versioned child: Partition() -> Index("GSI1") ----------------------------------------------
+
+versioned = Table("was-versioned", pk="pk", sk="sk", indexes=INDEXES)
+
+
+@versioned.model(
+    pk="P#{parent_id}", sk="#PARENT#{parent_id}", GSI1=("P#{parent_id}", "#PARENT#{parent_id}")
+)
+class VParent:
+    parent_id: str
+    items = HasMany["VItem"](via=Index("GSI1"), was=Partition())
+
+
+@versioned.model(
+    pk="V#{parent_id}#{name}",
+    sk="V#{parent_id}#{name}",
+    GSI1=("P#{parent_id}", "ITEM#{name}"),
+    version="version",
+)
+class VItem:
+    parent_id: str
+    name: str
+    qty: int = 0
+    version: int = 0
