@@ -448,3 +448,34 @@ async def test_pages_into_a_map_resume_after_the_last_key_returned(
 
         assert [c.name for c in first.items] == SEEDED[:2]
         assert [c.name for c in second.items] == SEEDED[2:4]
+
+
+async def test_an_update_of_a_child_the_migration_moves_meanwhile_goes_on(
+    faulty_connect: FaultyConnect, dynorm_server: RunningServer
+) -> None:
+    """``db.update`` of a child still in the old layout, moved by the migration mid-update.
+
+    The update is refused (its new item is not there yet); before it reads the new key to tell
+    why, the migration moves the child in: the update must go on against the moved child.
+    """
+    sw = SWITCHES["partition->index"]
+    async with (
+        faulty_connect(sw.after) as faulty,
+        connect_to(dynorm_server.url, sw.before, faulty.db.table_name) as old,
+    ):
+        await old.put_all([sw.parent("p0", new=False), sw.child("p0", "c01", 1, new=False)])
+        new_key = sw.new_keys("p0", "c01")
+        held = faulty.proxy.pause(
+            "GetItem",
+            when=lambda body: body.get("Key", {}).get("pk") == {"S": new_key["pk"]},
+        )
+        update = asyncio.ensure_future(faulty.db.update(sw.child("p0", "c01", 1), set={"qty": 5}))
+        arrived = asyncio.ensure_future(held.arrived.wait())
+        await asyncio.wait({update, arrived}, return_when=asyncio.FIRST_COMPLETED)
+        assert arrived.done(), await update  # the update read the new key after its refusal
+        assert (await migrate(faulty.direct, sw.new_rel)).ok
+        held.release()
+
+        assert (await update).qty == 5
+        parent = await faulty.direct.get(sw.new_parent, pid="p0", load=[sw.new_rel])
+        assert parent.children.loaded == [sw.child("p0", "c01", 5)]
