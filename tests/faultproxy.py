@@ -56,7 +56,12 @@ connections clients opened. ``proxy.pause(skip=1)`` holds a request
 attempt and its retry.
 
 ``TransactWriteItems`` are served as DynamoDB serves them (moto keeps no client tokens, and
-runs concurrent transactions on one item without isolation): one at a time, and a request
+runs concurrent transactions on one item without isolation): one at a time, and alone: no
+other request through the proxy is served while one is (moto applies a transaction to a copy
+of the table and puts the copy back when it fails, undoing any write served meanwhile, and a
+read meanwhile may see a transaction's writes that are then undone; DynamoDB isolates
+transactions from other requests); two ``UpdateItem`` of one item are served one after the
+other (moto's is not atomic); and a request
 whose ``ClientRequestToken`` an earlier one succeeded with (within the proxy's life, where
 DynamoDB keeps them ten minutes) is answered with success without being forwarded again, or
 with ``IdempotentParameterMismatchException`` if its other parameters differ.
@@ -147,6 +152,7 @@ DATA_OPERATIONS: Final = frozenset(
 
 _BATCHES: Final = frozenset({"BatchGetItem", "BatchWriteItem"})
 _ERROR_PREFIX: Final = "com.amazonaws.dynamodb.v20120810#"
+_SORTED: Final = orjson.OPT_SORT_KEYS
 _CONTENT_TYPE: Final = "application/x-amz-json-1.0"
 # Headers that describe one hop of the connection, not the request: never forwarded.
 _HOP_HEADERS: Final = frozenset(
@@ -249,6 +255,48 @@ class _DroppedError(Exception):
         self.reset = reset
 
 
+@attrs.define
+class _Gate:
+    """Requests served side by side (``shared``), or one alone (``alone``, a transaction).
+
+    A transaction waiting keeps new requests out until it has been served, so a stream of
+    other requests cannot hold it back for ever.
+    """
+
+    _changed: asyncio.Condition = attrs.field(factory=asyncio.Condition)
+    _serving: int = 0
+    _alone: bool = False
+    _waiting: int = 0
+
+    @contextlib.asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._alone and not self._waiting)
+            self._serving += 1
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._serving -= 1
+                self._changed.notify_all()
+
+    @contextlib.asynccontextmanager
+    async def alone(self) -> AsyncIterator[None]:
+        async with self._changed:
+            self._waiting += 1
+            try:
+                await self._changed.wait_for(lambda: not self._alone and not self._serving)
+            finally:
+                self._waiting -= 1
+            self._alone = True
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._alone = False
+                self._changed.notify_all()
+
+
 @attrs.define(eq=False)
 class FaultProxy:
     """The proxy; create it with :meth:`running`. See the module docstring."""
@@ -271,7 +319,8 @@ class FaultProxy:
     accepted: int = 0
     """How many TCP connections clients opened to the proxy."""
     _tokens: dict[str, tuple[dict[str, Any], bytes]] = attrs.field(factory=dict)
-    _transactions: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    _gate: _Gate = attrs.field(factory=_Gate)
+    _updating: dict[bytes, asyncio.Lock] = attrs.field(factory=dict)
     _plan: FaultPlan | None = None
     _random: random.Random = attrs.field(factory=random.Random)
     _targeted: list[_Targeted] = attrs.field(factory=list)
@@ -478,11 +527,19 @@ class FaultProxy:
         return _error(500, "InternalServerError", "Internal server error after applying")
 
     async def _forward(self, request: _Request, body: bytes) -> _Response:
+        if request.operation == "UpdateItem":
+            # moto reads, changes and stores an item without a lock: two updates of one item
+            # at once may lose one. DynamoDB applies them one after the other.
+            update = orjson.loads(body)
+            item = orjson.dumps([update.get("TableName"), update.get("Key")], option=_SORTED)
+            async with self._gate.shared(), self._updating.setdefault(item, asyncio.Lock()):
+                return await self._send(request, body)
         if request.operation != "TransactWriteItems":
-            return await self._send(request, body)
+            async with self._gate.shared():
+                return await self._send(request, body)
         params: dict[str, Any] = orjson.loads(body)
         token = params.pop("ClientRequestToken", None)
-        async with self._transactions:
+        async with self._gate.alone():
             if token is None:
                 return await self._send(request, body)
             if token in self._tokens:

@@ -458,8 +458,14 @@ class OldCopies:
             return (yield from send_with(guarded, also))
         except ConditionFailedError:
             stored = yield Send(consistent_get(request.params["Key"], self.table_name))
-            if isinstance(stored, Unread) or stored.get("Item") is not None:
-                raise  # the new item is there: its own condition refused the update
+            if isinstance(stored, Unread):
+                raise
+            there = stored.get("Item") is not None
+        if there:
+            # The new item is there: its own condition refused the update, or another writer
+            # (the migration) moved the child in after the refusal, its old copy with it. Sent
+            # again, the update tells which: refused again, the refusal is its own.
+            return (yield from send_with(request, ()))
         for mover in movers:
             moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
