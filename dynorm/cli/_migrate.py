@@ -82,7 +82,7 @@ def _moving(table: Table, subject: str, from_: Strategy | None) -> HasManyRelati
     target = _relationship(table, subject)
     if not isinstance(target, HasManyRelation):
         raise click.BadParameter(f"{subject} is not a HasMany", param_hint="SUBJECT")
-    if from_ is None and target.was is None:
+    if from_ is None and target.declared_was is None:
         raise click.UsageError(
             f"{subject} declares no was=: give --from STRATEGY (where its children are stored "
             "now), or declare was= on it, or give --copies or --backfill"

@@ -322,6 +322,8 @@ class HasManyRelation(Relationship[C, Owner]):
         self.via: Strategy = Partition() if via is None else via
         #: the strategy the stored children may still be in (None: all are in ``via``'s layout)
         self.was: Strategy | None = was
+        #: ``was=`` as declared: what a migration moves out of, even when it is ``via``'s place
+        self.declared_was: Strategy | None = was
         self.newest_first = newest_first
         #: child field -> parent field, for the fields that place a child in the collection.
         self.link: dict[str, str] = {}
@@ -355,10 +357,23 @@ class HasManyRelation(Relationship[C, Owner]):
                 "both embed the children in the parent; move them through a collection "
                 "(via=Partition(), was=the old Embedded) first"
             )
+        if self.was is not None and self._same_place(self.was):
+            # Partition() -> Denormalized(copy=...), say: every child is where via= reads it, so
+            # reads and writes take one layout (no extra request); only the migration, which
+            # fills the copies, reads declared_was.
+            self.was = None
         if self.embedded is not None:
             _EMBEDDED.setdefault(self.owner_info, []).append(self)
             return
         self.link = self.via.link(self.owner_info, self.target_info, self.qualname)
+
+    def _same_place(self, other: Strategy) -> bool:
+        """Whether ``other`` keeps the children in the very items ``via`` reads."""
+        return (
+            self.embedded is None
+            and other.embedded_codec(self) is None
+            and (other.index, other.shards) == (self.via.index, self.via.shards)
+        )
 
     def via_strategy(self, strategy: Strategy) -> HasManyRelation[C, Owner]:
         """This relationship read through another strategy, for one call (see LoadOption)."""

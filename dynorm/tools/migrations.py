@@ -334,20 +334,21 @@ def _source(rel: HasManyRelation[Any], from_: Strategy | None, call: str) -> Str
     """The strategy the children are stored with now: ``from_``, or the declaration's ``was=``."""
     if from_ is not None and not isinstance(from_, Strategy):
         raise DefinitionError(f"from_= takes a strategy such as Partition(); got {from_!r}")
-    if from_ is None and rel.was is None:
+    if from_ is None and rel.declared_was is None:
         raise DefinitionError(
             f"{call}({rel.qualname}): where are the children stored now? Declare it on the "
             f"relationship, HasMany(via={rel.via.describe()}, was=OLD_STRATEGY), so that reads "
             "and writes of the application take both layouts while the migration runs, or pass "
             "from_=OLD_STRATEGY"
         )
-    if from_ is not None and rel.was is not None and from_ != rel.was:
+    was = rel.declared_was
+    if from_ is not None and was is not None and from_ != was:
         raise DefinitionError(
             f"{call}({rel.qualname}, from_={from_.describe()}): {rel.qualname} declares "
-            f"was={rel.was.describe()}; the children move out of the layout was= names. Leave "
+            f"was={was.describe()}; the children move out of the layout was= names. Leave "
             "from_= out (or make the two the same)"
         )
-    chosen = from_ if from_ is not None else rel.was
+    chosen = from_ if from_ is not None else was
     assert chosen is not None  # noqa: S101 - one of them, checked above
     return chosen
 
@@ -407,6 +408,14 @@ def _strategy_change(
     else:
         src, dst = from_.index, rel.via.index
         _check_index(db, src, where)
+        if src == dst and from_.shards == rel.via.shards and rel.declared_was is not None:
+            if rel.via.copies:
+                return db, Copies(rel)  # Partition() -> Denormalized(copy=...): fill the copies
+            raise DefinitionError(
+                f"{where}: children of {from_.describe()} and {rel.via.describe()} live in the "
+                "same place and carry no copies to fill, so there is nothing to migrate: "
+                "delete was= (reads and writes already take one layout)"
+            )
         if src == dst and from_.shards == rel.via.shards:
             raise DefinitionError(
                 f"{where}: children of {from_.describe()} and {rel.via.describe()} live in the "

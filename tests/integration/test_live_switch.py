@@ -71,8 +71,6 @@ KNOWN_BUGS: Final = {
     "the map attribute: LimitExceededError / ValidationError (the new layout cannot be written "
     "before the migration reaches the parent)",
     "index->embedded": "as partition->embedded",
-    "partition->denormalized": "migrate(db, rel) and migration_status(db, rel) refuse "
-    "was=Partition() with via=Denormalized(copy=...) (DefinitionError: 'live in the same place')",
 }
 
 
