@@ -65,7 +65,7 @@ KEY = {"pk": "O#o1", "sk": "#ORDER#o1"}
 def writes_parent(body: dict[str, Any]) -> bool:
     """Whether a request writes the parent: a batch with a PutRequest, or an UpdateItem."""
     if "UpdateExpression" in body:
-        return body["Key"]["sk"] == {"S": "#ORDER#o1"}
+        return bool(body["Key"]["sk"] == {"S": "#ORDER#o1"})
     batches = body.get("RequestItems", {}).values()
     return any("PutRequest" in w for ws in batches if isinstance(ws, list) for w in ws)
 

@@ -228,13 +228,19 @@ async def test_replacing_at_max_items_is_allowed(db: Database) -> None:
     assert stored_addresses["a00"]["M"]["street"] == {"S": "moved"}
 
 
-async def test_max_items_holds_for_a_parent_whose_children_were_not_loaded(db: Database) -> None:
+async def test_max_items_holds_for_a_parent_whose_children_were_not_loaded(
+    db: Database, dynorm_backend: str
+) -> None:
     await fill(db, MAX_ADDRESSES)
     # Built in code: dynorm cannot count its children, so the UpdateItem's condition does.
     customer = db.attach(Customer("c1", "Ada"))
     with count_requests(db) as log, pytest.raises(LimitExceededError) as caught:
         await db.add(customer, Customer.addresses, Address("one-too-many", "x"))
-    assert log.operations == ["UpdateItem"]
+    # The refusal carries the stored item (moto, DynamoDB): the map is there, so it is full.
+    # dynalite sends none back: the map is created if missing (a no-op here) and the add sent
+    # again, refused again.
+    again = [] if dynorm_backend == "moto" else ["UpdateItem", "UpdateItem"]
+    assert log.operations == ["UpdateItem", *again]
     assert "Customer.addresses" in str(caught.value)
     assert "20" in str(caught.value)
     assert len(await stored_map(db)) == MAX_ADDRESSES
