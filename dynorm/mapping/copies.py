@@ -57,6 +57,7 @@ __all__ = [
     "Filled",
     "check_fanout",
     "parent_holds",
+    "request_with_pending",
     "unchanged",
     "with_pending",
 ]
@@ -331,7 +332,7 @@ class CopyPlanner:
             check_fanout(copying, children)
             if 1 + sum(len(c) for _, c in children) > TRANSACT_MAX:
                 token = secrets.token_hex(8)
-                response = yield Send(_with_pending(request, token))
+                response = yield Send(request_with_pending(request, token))
                 # Read again now the parent is written: a copy an older write changed after the
                 # first read is seen (and no older write can change one any more).
                 children = yield from self.children(copying)
@@ -502,7 +503,7 @@ def parent_holds(table_name: str, basis: _Basis) -> dict[str, Any]:
     )
 
 
-def _with_pending(request: Request, token: str) -> Request:
+def request_with_pending(request: Request, token: str) -> Request:
     """The parent's write, also storing the pending marker ``token``."""
     params = dict(request.params)
     if "Item" in params:

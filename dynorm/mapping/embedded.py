@@ -25,7 +25,7 @@ from dynorm.core.steps import FromRead
 
 from .model import resolve_field_types
 
-__all__ = ["EmbeddedCodec", "add_request", "remove_request"]
+__all__ = ["EmbeddedCodec", "add_request", "create_map_request", "remove_request"]
 
 
 def _pending(*_: Any) -> Any:
@@ -220,12 +220,33 @@ def add_request(
             bound.insert(0, f"attribute_exists({member})")
         conditions.append(f"({' OR '.join(bound)})")
     # list_append adds again when repeated; a map member is set to the same value again.
+    # A refusal carries the stored item, which tells a full map from a missing one.
     return update_item(
         table_name,
         key,
         update,
         retry="token" if codec.key is None else "safe",
         ConditionExpression=" AND ".join(conditions),
+        ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        **builder.params(),
+    )
+
+
+def create_map_request(codec: EmbeddedCodec, table_name: str, key: Item, pk_attr: str) -> Request:
+    """UpdateItem that creates the parent's empty children map where none is stored.
+
+    An add sets a path inside the map, which DynamoDB refuses while the map is missing (a
+    parent stored by older code, or by another tool). ``if_not_exists`` keeps a map another
+    add created meanwhile; conditioned on the parent being stored, so none is ever created.
+    """
+    builder = ExpressionBuilder()
+    attr = builder.attribute(codec.attribute)
+    return update_item(
+        table_name,
+        key,
+        f"SET {attr} = if_not_exists({attr}, {builder.value(codec.empty())})",
+        retry="safe",
+        ConditionExpression=f"attribute_exists({builder.attribute(pk_attr)})",
         **builder.params(),
     )
 
@@ -253,4 +274,11 @@ def remove_request(
             **builder.params(),
         )
     member = builder.attribute(str(getattr(child, codec.key)))
-    return update_item(table_name, key, f"REMOVE {attr}.{member}", **builder.params())
+    # A path inside a missing map is refused (a parent stored without it): the condition tells.
+    return update_item(
+        table_name,
+        key,
+        f"REMOVE {attr}.{member}",
+        ConditionExpression=f"attribute_exists({attr})",
+        **builder.params(),
+    )

@@ -4,8 +4,8 @@ A parent whose relationship declares ``was=Embedded(...)`` keeps, until the migr
 the children not yet moved in an attribute of its own item. No object carries that attribute
 (a union read decodes it into the new layout's children), so every write of the parent must
 leave it as stored: ``put`` (and a transaction's put) is sent as the UpdateItem that keeps
-embedded children (``plan_put_keeping``), and ``put_all`` copies the stored attribute into the
-items it writes, as it does for ``via=Embedded`` children an object does not hold.
+embedded children (``plan_put_keeping``), and so is each such parent of a ``put_all``
+(:mod:`.keepput`), as for ``via=Embedded`` children an object does not hold.
 """
 
 from __future__ import annotations

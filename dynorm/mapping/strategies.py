@@ -21,7 +21,7 @@ from dynorm.core.keys import KeyTemplate
 from dynorm.core.requests import CollectionRead, Request
 from dynorm.core.steps import FromRead, Plan, Send, Unread
 
-from .embedded import EmbeddedCodec, add_request, remove_request
+from .embedded import EmbeddedCodec, add_request, create_map_request, remove_request
 from .together import send_with
 
 if TYPE_CHECKING:
@@ -383,20 +383,25 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
         replacing = any(codec.same_child(c, child) for c in current)
         after = [c for c in current if not codec.same_child(c, child)] + [child]
         codec.check_fits(info.encode(parent), after)
-        request = add_request(
-            codec, change.table_name, info.key_of(parent), info.table.pk, child, replacing=replacing
-        )
+        key, pk = info.key_of(parent), info.table.pk
+        request = add_request(codec, change.table_name, key, pk, child, replacing=replacing)
         try:
             yield from send_with(request, change.also)
         except ConditionFailedError as exc:
-            limit = (
-                f"it holds {codec.max_items} (max_items) already, or " if codec.max_items else ""
-            )
-            raise LimitExceededError(
-                f"{rel.qualname}: cannot add to {parent!r}: {limit}the parent item is not stored "
-                f"(db.put it first), or it was stored without its {codec.attribute!r} attribute "
-                "(write it once with db.put, which creates it)"
-            ) from exc
+            if codec.key is None:  # list_append creates a missing list: no map to create
+                raise _add_refused(rel, parent, stored=None) from exc
+            if exc.item is not None and codec.attribute in exc.item:
+                raise _add_refused(rel, parent, stored=True) from exc  # the map is full
+            # A parent stored without its map (by older code, e.g. while was= is declared, or
+            # by another tool): the map is created, then the add sent again (both idempotent).
+            try:
+                yield Send(create_map_request(codec, change.table_name, key, pk))
+            except ConditionFailedError as missing:
+                raise _add_refused(rel, parent, stored=False) from missing
+            try:
+                yield from send_with(request, change.also)
+            except ConditionFailedError as again:
+                raise _add_refused(rel, parent, stored=True) from again
         return child
 
     def plan_remove(self, rel: Children, change: ChildChange) -> Plan[int | None]:
@@ -426,8 +431,28 @@ class Embedded(msgspec.Struct, Strategy, frozen=True):
                 yield from _send_all(change.also)  # an old copy may still be there
                 return None  # not there: removing is idempotent, as deleting a missing item is
             position = found
-        yield from send_with(remove_request(codec, table_name, key, child, position), change.also)
+        try:
+            yield from send_with(
+                remove_request(codec, table_name, key, child, position), change.also
+            )
+        except ConditionFailedError:
+            if codec.key is None:
+                raise
+            # No map stored (a parent stored without it, or none): the child is not in it.
+            yield from _send_all(change.also)  # an old copy may still be there
+            return None
         return position
+
+
+def _add_refused(rel: Children, parent: object, *, stored: bool | None) -> LimitExceededError:
+    """Why an add's condition failed: max_items, or no parent stored (``stored``: known)."""
+    codec = _codec(rel)
+    full = f"it holds {codec.max_items} (max_items) already" if codec.max_items else ""
+    missing = "the parent item is not stored (db.put it first)"
+    refused = f"{rel.qualname}: cannot add to {parent!r}"
+    if stored is False or not full:
+        return LimitExceededError(f"{refused}: {missing}")
+    return LimitExceededError(f"{refused}: {full if stored else f'{full}, or {missing}'}")
 
 
 def _send_all(requests: Sequence[Request]) -> Plan[None]:

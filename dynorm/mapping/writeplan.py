@@ -47,7 +47,7 @@ from dynorm.core.errors import (
 from dynorm.core.expressions import Condition, ExpressionBuilder, extend_condition, top_field
 from dynorm.core.requests import Request, consistent_get, transact_write
 from dynorm.core.stamps import VersionCheck, Write, utc_now
-from dynorm.core.steps import Fetch, FromRead, Plan, Send, Unread, WriteBatch, on_table
+from dynorm.core.steps import FromRead, Plan, Send, Unread, WriteBatch, on_table
 
 from .cascade import DEFAULT_MAX_ITEMS, CascadeReport, plan_cascade
 from .copies import (
@@ -56,10 +56,12 @@ from .copies import (
     Filled,
     check_fanout,
     parent_holds,
+    request_with_pending,
     transaction_actions,
     unchanged,
     with_pending,
 )
+from .keepput import keeps_stored, send_keeping
 from .model import ModelInfo, ModelTable, info_of
 from .oldcopies import OldCopies
 from .oldembedded import old_embedded_of
@@ -391,6 +393,8 @@ class WritePlanner:
         # The object written for each key: the last one given, where the first one stood.
         winners: dict[Any, object] = {}
         parents: dict[Any, Copying] = {}
+        # Where each key's object stood (its copies' placeholders, for explain).
+        positions: dict[Any, int] = {}
         for position, (obj, given, encoded) in enumerate(zip(filled, objs, items, strict=True)):
             model = models.get(type(obj)) or rules.of(obj)
             info = model.info
@@ -400,9 +404,9 @@ class WritePlanner:
             ident = item_key_id(item, key_names)
             writes[ident] = {"PutRequest": {"Item": item}}
             winners[ident] = obj
+            positions[ident] = position
             if model.copying:
                 parents[ident] = Copying(info, info.values_of(obj), model.copying)
-        yield from self._keep_embedded(list(winners.values()), writes)
         changed = yield from self.copier.changed_parents(list(parents.values()))
         tokens = {}
         for copying in changed:
@@ -412,8 +416,11 @@ class WritePlanner:
             tokens[ident] = secrets.token_hex(8)
             put = writes[ident]["PutRequest"]
             put["Item"] = with_pending(put["Item"], tokens[ident])
+        count = len(writes)
+        keeping = self._keeping(winners, writes, positions, tokens, checked)
         if writes:
             yield WriteBatch(tuple(writes.values()))
+        yield from send_keeping(keeping, self.table_name)
         yield from self.old_copies.after_batch(list(winners.values()))
         for copying in changed:
             # Read again after the parent is written: see CopyPlanner.rewrite_after.
@@ -426,7 +433,31 @@ class WritePlanner:
                 stamps = rules.of(original).info.stamps
                 stamps.keep(original, stamps.written(written))
         yield from self.copier.recheck(checked)
-        return len(writes)
+        return count
+
+    def _keeping(
+        self,
+        winners: Mapping[Any, object],
+        writes: dict[Any, dict[str, Any]],
+        positions: Mapping[Any, int],
+        tokens: Mapping[Any, str],
+        checked: Filled,
+    ) -> list[tuple[ModelInfo[Any], Item, Request]]:
+        """The objects that keep stored embedded children, taken out of ``writes``.
+
+        Each is sent as its own UpdateItem, as ``db.put`` sends it (see :mod:`.keepput`).
+        """
+        keeping = []
+        for ident, obj in winners.items():
+            info = self.table.info(type(obj))
+            if not keeps_stored(info, obj):
+                continue
+            del writes[ident]
+            request = _placed(self._put_request(obj), checked.placeholders(positions[ident]))
+            if ident in tokens:
+                request = request_with_pending(request, tokens[ident])
+            keeping.append((info, info.key_of(obj), request))
+        return keeping
 
     def delete_all(self, objs: Iterable[object]) -> Plan[int]:
         """Delete many items with BatchWriteItem; returns how many keys were deleted."""
@@ -464,44 +495,6 @@ class WritePlanner:
         if embedded_of(info):
             info.check_item(item)  # again, with the children: every item before any request
         return item
-
-    def _keep_embedded(
-        self, objs: Sequence[object], writes: Mapping[Any, dict[str, Any]]
-    ) -> Plan[None]:
-        """Objects built in code hold no embedded children: keep the stored ones, if any.
-
-        A new object is stored with none (an empty map or list, which later adds need); an
-        object that replaces a stored item keeps the children that item holds (one consistent
-        BatchGetItem reads them for every such object). No object holds the children of an
-        old embedded layout (``was=``): every one keeps them, and a new one has none.
-        """
-        infos: dict[type, ModelInfo[Any]] = {}
-        fresh = [
-            (o, rel.embedded)
-            for o in objs
-            if embedded_of(_info(self.table, infos, o)) and state_of(o) is None
-            for rel in embedded_of(_info(self.table, infos, o))
-            if rel.embedded is not None
-        ]
-        fresh += [(o, c) for o in objs for c in old_embedded_of(_info(self.table, infos, o))]
-        if not fresh:
-            return
-        keys = {key_id(self.table.info(type(o)).key_of(o)): o for o, _ in fresh}
-        stored = yield Fetch(tuple(self.table.info(type(o)).key_of(o) for o in keys.values()))
-        if isinstance(stored, Unread):  # planned by explain: the stored children are not known
-            for obj, codec in fresh:
-                ident = key_id(self.table.info(type(obj)).key_of(obj))
-                if ident in writes:
-                    kept = FromRead(f"the {codec.qualname} stored, if any, else none")
-                    writes[ident]["PutRequest"]["Item"][codec.attribute] = kept
-            return
-        for obj, codec in fresh:
-            ident = key_id(self.table.info(type(obj)).key_of(obj))
-            found = stored.get(ident, {}).get(codec.attribute)
-            if found is not None and ident in writes:
-                item = writes[ident]["PutRequest"]["Item"]
-                item[codec.attribute] = found
-                self.table.info(type(obj)).check_item(item)
 
     # -- relationships -----------------------------------------------------------------------------
 

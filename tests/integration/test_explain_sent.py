@@ -300,7 +300,7 @@ CASES: dict[str, tuple[Explained, Call, list[str]]] = {
     "put_all of a parent with embedded children": (
         lambda db: db.explain.put_all([Customer("c1"), Customer("c2")]),
         lambda db: db.put_all([Customer("c1"), Customer("c2")]),
-        ["BatchGetItem", "BatchWriteItem"],
+        ["UpdateItem", "UpdateItem"],
     ),
     "update": (
         lambda db: db.explain.update(Org("acme"), set={"plan": "Pro"}),
