@@ -65,26 +65,7 @@ FAULTS: Final[Mapping[Fault, float]] = {
 UNKNOWN: Final = (OutcomeUnknownError, TransportError, ThrottledError)
 
 
-#: Pairs that fail because of a known bug (strict: the fix makes them fail until unmarked).
-KNOWN_BUGS: Final = {
-    "partition->embedded": "db.add/db.remove of a child whose parent the old code stored without "
-    "the map attribute: LimitExceededError / ValidationError (the new layout cannot be written "
-    "before the migration reaches the parent)",
-    "index->embedded": "as partition->embedded",
-}
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(
-            pair,
-            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[pair])]
-            if pair in KNOWN_BUGS
-            else [],
-        )
-        for pair in SWITCHES
-    ]
-)
+@pytest.fixture(params=list(SWITCHES))
 def switch(request: pytest.FixtureRequest) -> Switch:
     return SWITCHES[request.param]
 
