@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
-from dynorm import GSI, Denormalized, HasMany, Index, Table
+from dynorm import GSI, Denormalized, Embedded, HasMany, Index, Partition, Table
 from dynorm.migrations import migrate
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import connect_to
@@ -107,3 +108,154 @@ async def test_a_migrated_child_does_not_keep_a_copy_its_parent_changed_since(
         assert report.ok, report
         books = [i for i in await stored(db) if i["pk"].startswith("B#")]
         assert [b["author_born"] for b in books] == ["1901"]
+
+
+# -- a cursor across a migration that finishes between two pages --------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+async def test_pages_across_a_migration_finishing_between_them_miss_nothing(
+    dynorm_connect: Connect, dynorm_server: RunningServer, size: int
+) -> None:
+    from .was_models import Item, OldItem, OldParent, Parent, new_move, old_move  # noqa: PLC0415
+
+    names = ["a1", "b2", "c3", "d4", "e5"]
+    async with (
+        dynorm_connect(new_move) as db,
+        connect_to(dynorm_server.url, old_move, db.table_name) as old,
+    ):
+        await old.put_all([OldParent("a"), *(OldItem("a", n, 1) for n in names)])
+        await db.put(Item("a", "c3", 2))  # one in both layouts
+        parent = await db.get(Parent, parent_id="a")
+        first = await parent.items.page(limit=size)
+        report = await migrate(db, Parent.items)
+        assert report.ok, report
+        seen = [i.name for i in first.items]
+        cursor = first.cursor
+        while cursor is not None:
+            page = await parent.items.page(limit=size, cursor=cursor)
+            seen += [i.name for i in page.items]
+            cursor = page.cursor
+        assert seen == names
+        assert await parent.items.count() == len(names)
+
+
+async def test_newest_first_with_was_reads_the_union_newest_first(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    table = Table("probe-newest", pk="pk", sk="sk", indexes=INDEXES)
+    old_table = Table("probe-newest", pk="pk", sk="sk", indexes=INDEXES)
+
+    @old_table.model(pk="N#{pid}", sk="#N#{pid}")
+    class OldFeed:
+        pid: str
+        posts = HasMany["OldPost"](via=Partition(), newest_first=True)
+
+    @old_table.model(pk="N#{pid}", sk="POST#{n:03d}")
+    class OldPost:
+        pid: str
+        n: int
+
+    @table.model(pk="N#{pid}", sk="#N#{pid}", GSI1=("N#{pid}", "#N#{pid}"))
+    class Feed:
+        pid: str
+        posts = HasMany["Post"](via=Index("GSI1"), was=Partition(), newest_first=True)
+
+    @table.model(pk="Q#{pid}#{n:03d}", sk="Q#{pid}#{n:03d}", GSI1=("N#{pid}", "POST#{n:03d}"))
+    class Post:
+        pid: str
+        n: int
+
+    async with (
+        dynorm_connect(table) as db,
+        connect_to(dynorm_server.url, old_table, db.table_name) as old,
+    ):
+        await old.put_all([OldFeed("f"), *(OldPost("f", n) for n in (1, 3, 5))])
+        await db.put_all([Post("f", n) for n in (2, 3, 4)])
+        feed = await db.get(Feed, pid="f", load=[Feed.posts])
+        assert [p.n for p in feed.posts.loaded] == [5, 4, 3, 2, 1]
+        for size in (1, 2, 4):
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = await feed.posts.page(limit=size, cursor=cursor)
+                seen += [p.n for p in page.items]
+                cursor = page.cursor
+                if cursor is None:
+                    break
+            assert seen == [5, 4, 3, 2, 1], size
+        assert await feed.posts.count() == 5
+        limited = await db.get(Feed, pid="f", load=[Feed.posts.limit(2)])
+        assert [p.n for p in limited.posts.loaded] == [5, 4]
+
+
+# -- a versioned child moved out of an embedded map ------------------------------------------------
+
+
+def _qty_to_number(item: dict[str, Any]) -> dict[str, Any]:
+    return {**item, "qty": int(item["qty"])}
+
+
+vmap_old = Table("probe-vmap", pk="pk", sk="sk")
+vmap_new = Table("probe-vmap", pk="pk", sk="sk")
+
+
+@attrs.define
+class TextLine:
+    name: str
+    qty: str = "0"
+
+
+@vmap_old.model(pk="O#{oid}", sk="#O#{oid}")
+class MapOrder:
+    oid: str
+    lines = HasMany[TextLine](TextLine, via=Embedded(key="name"))
+
+
+@vmap_new.model(pk="O#{oid}", sk="#O#{oid}")
+class RowOrder:
+    oid: str
+    lines = HasMany["RowLine"](via=Partition(), was=Embedded(key="name"))
+
+
+@vmap_new.model(pk="O#{oid}", sk="LINE#{name}", schema_version=2, upgrades={1: _qty_to_number})
+class RowLine:
+    oid: str
+    name: str
+    qty: int = 0
+
+
+@pytest.mark.xfail(strict=True, reason="entry read at the current version, not upgraded")
+async def test_the_union_upgrades_an_old_map_entry_of_a_versioned_child(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(vmap_new) as db,
+        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
+    ):
+        order = await old.put(MapOrder("o"))
+        await old.add(order, MapOrder.lines, TextLine("a", "3"))
+        loaded = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
+        assert loaded.lines.loaded == [RowLine("o", "a", 3)]
+
+
+@pytest.mark.xfail(strict=True, reason="moved entry stamped current version, old shape")
+async def test_a_versioned_child_moved_out_of_a_map_is_stored_in_one_shape(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(vmap_new) as db,
+        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
+    ):
+        order = await old.put(MapOrder("o"))
+        await old.add(order, MapOrder.lines, TextLine("a", "3"))
+        report = await migrate(db, RowOrder.lines)
+        assert report.ok, report
+        items = [i for i in await stored(db) if i["sk"].startswith("LINE#")]
+        # stored: {'qty': '3' (a text: version 1's shape), '_v': '2'}: no read decodes it, and
+        # upgrade_items takes it for current
+        assert items == [
+            {"oid": "o", "name": "a", "qty": "3", "_v": "1", "pk": "O#o", "sk": "LINE#a"}
+        ]
+        again = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
+        assert again.lines.loaded == [RowLine("o", "a", 3)]
