@@ -26,7 +26,9 @@ MODELS = "tests.integration.cli_was_models:new"
         ("Crate.bottles", "--status", "--json", "--table-name", "no-such-table"),
     ],
 )
-async def test_migrate_with_bad_input_says_what_to_change(cli: Cli, tmp_path: Path, args: tuple[str, ...]) -> None:
+async def test_migrate_with_bad_input_says_what_to_change(
+    cli: Cli, tmp_path: Path, args: tuple[str, ...]
+) -> None:
     ran = await cli.run("migrate", MODELS, *args, cwd=tmp_path)
     assert ran.code in (1, 2), ran.output
     assert "Traceback" not in ran.err
