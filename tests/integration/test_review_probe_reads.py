@@ -259,3 +259,42 @@ async def test_a_versioned_child_moved_out_of_a_map_is_stored_in_one_shape(
         ]
         again = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
         assert again.lines.loaded == [RowLine("o", "a", 3)]
+
+
+async def test_many_parents_loaded_at_once_each_get_their_union(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from .was_models import EOrder, Line, RLine, ROrder, embedded, rows  # noqa: PLC0415
+    from .was_models import Item, OldItem, OldParent, Parent, new_move, old_move  # noqa: PLC0415
+
+    async with (
+        dynorm_connect(new_move) as db,
+        connect_to(dynorm_server.url, old_move, db.table_name) as old,
+    ):
+        ids = [f"p{i}" for i in range(12)]
+        await old.put_all([OldParent(p) for p in ids])
+        await old.put_all([OldItem(p, f"{p}-old", 1) for p in ids])
+        await db.put_all([Item(p, f"{p}-new", 1) for p in ids])
+        parents = await db.get_many(Parent, [{"parent_id": p} for p in ids])
+        await db.load(parents, Parent.items)
+        for p in parents:
+            assert sorted(i.name for i in p.items.loaded) == [
+                f"{p.parent_id}-new",
+                f"{p.parent_id}-old",
+            ]
+
+    async with (
+        dynorm_connect(rows) as db,
+        connect_to(dynorm_server.url, embedded, db.table_name) as old,
+    ):
+        for o in ("o1", "o2", "o3"):
+            order = await old.put(EOrder(o))
+            await old.add(order, EOrder.lines, Line(f"{o}-a", 1))
+            await db.put(RLine(o, f"{o}-b", 2))
+        orders = await db.get_many(ROrder, [{"order_id": o} for o in ("o1", "o2", "o3")])
+        await db.load(orders, ROrder.lines)
+        for order in orders:
+            assert sorted(x.name for x in order.lines.loaded) == [
+                f"{order.order_id}-a",
+                f"{order.order_id}-b",
+            ]
