@@ -298,3 +298,24 @@ async def test_many_parents_loaded_at_once_each_get_their_union(
                 f"{order.order_id}-a",
                 f"{order.order_id}-b",
             ]
+
+
+async def test_a_list_holding_one_child_twice_reads_it_once(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from .was_models import Line, LOrder, NLine, NOrder, listed, unlisted  # noqa: PLC0415
+
+    async with (
+        dynorm_connect(unlisted) as db,
+        connect_to(dynorm_server.url, listed, db.table_name) as old,
+    ):
+        order = await old.put(LOrder("o"))
+        for line in (Line("a", 1), Line("b", 2), Line("a", 3)):
+            await old.add(order, LOrder.lines, line)
+        found = await db.get(NOrder, order_id="o", load=[NOrder.lines])
+        names = [x.name for x in found.lines.loaded]
+        assert names == ["a", "b"], names
+        assert await found.lines.count() == 2
+        await db.remove(found, NOrder.lines, NLine("o", "a"))
+        again = await db.get(NOrder, order_id="o", load=[NOrder.lines])
+        assert [x.name for x in again.lines.loaded] == ["b"]
