@@ -126,3 +126,37 @@ async def test_delete_by_key_of_a_child_whose_old_key_needs_a_non_key_field(
         # found, not a traceback.
         await db.delete(KNote, note_id="n1")
         assert [i["pk"] for i in await stored(db)] == ["K#o"]
+
+
+@pytest.mark.xfail(strict=True, reason="two UpdateItems of one parent: ValidationError")
+async def test_a_transaction_deleting_two_children_of_one_map_removes_both_entries(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, rows, embedded) as (db, old):
+        order = await old.put(EOrder("o1"))
+        for line in (Line("a", 1), Line("b", 2), Line("c", 3)):
+            await old.add(order, EOrder.lines, line)
+
+        async with db.transaction() as tx:
+            tx.delete(RLine("o1", "a", 1))
+            tx.delete(RLine("o1", "b", 2))
+
+        found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        assert [line.name for line in found.lines.loaded] == ["c"]
+
+
+@pytest.mark.xfail(strict=True, reason="two UpdateItems of one parent: ValidationError")
+async def test_a_transaction_putting_two_children_of_one_map_moves_both(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, rows, embedded) as (db, old):
+        order = await old.put(EOrder("o1"))
+        for line in (Line("a", 1), Line("b", 2)):
+            await old.add(order, EOrder.lines, line)
+
+        async with db.transaction() as tx:
+            tx.put(RLine("o1", "a", 5))
+            tx.put(RLine("o1", "b", 6))
+
+        found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        assert [(x.name, x.qty) for x in found.lines.loaded] == [("a", 5), ("b", 6)]
