@@ -264,8 +264,20 @@ async def test_a_versioned_child_moved_out_of_a_map_is_stored_in_one_shape(
 async def test_many_parents_loaded_at_once_each_get_their_union(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
-    from .was_models import EOrder, Line, RLine, ROrder, embedded, rows  # noqa: PLC0415
-    from .was_models import Item, OldItem, OldParent, Parent, new_move, old_move  # noqa: PLC0415
+    from .was_models import (  # noqa: PLC0415
+        EOrder,
+        Item,
+        Line,
+        OldItem,
+        OldParent,
+        Parent,
+        RLine,
+        ROrder,
+        embedded,
+        new_move,
+        old_move,
+        rows,
+    )
 
     async with (
         dynorm_connect(new_move) as db,
