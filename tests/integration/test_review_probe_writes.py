@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -177,3 +178,60 @@ async def test_cascade_delete_of_a_parent_embedding_its_children_takes_the_old_i
 
         await db.delete(loaded, cascade=True)
         assert [(i["pk"], i["sk"]) for i in await stored(db)] == []
+
+
+def _send_now(url: str, operation: str, body: dict[str, Any]) -> None:
+    """One request to the test server, sent at once (blocking), as another process would."""
+    import json  # noqa: PLC0415
+    import urllib.request  # noqa: PLC0415
+
+    request = urllib.request.Request(  # noqa: S310 - the local test server
+        url,
+        data=json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/dynamodb/"
+            "aws4_request, SignedHeaders=host, Signature=0",
+        },
+    )
+    with urllib.request.urlopen(request) as reply:  # noqa: S310 - the local test server
+        assert reply.status == 200
+
+
+@pytest.mark.xfail(strict=True, reason="update: TransactionCanceledError, no re-plan")
+@pytest.mark.parametrize("returns", ["new", None])
+async def test_an_update_whose_old_entry_a_migration_moved_meanwhile_goes_on(
+    dynorm_connect: Connect, dynorm_server: RunningServer, returns: str | None
+) -> None:
+    """The entry read (it is there), then the migration moves it before the update is sent."""
+    async with both(dynorm_connect, dynorm_server, rows, embedded) as (db, old):
+        order = await old.put(EOrder("o1"))
+        await old.add(order, EOrder.lines, Line("a", 1))
+        moved = False
+
+        def migration_moves_it(event: Any) -> None:
+            nonlocal moved
+            if moved or event.operation != "GetItem":
+                return
+            moved = True  # as migrate() would: the new item put, the entry removed
+            _send_now(dynorm_server.url, "TransactWriteItems", {
+                "TransactItems": [
+                    {"Put": {"TableName": db.table_name, "Item": {
+                        "pk": {"S": "O#o1"}, "sk": {"S": "LINE#a"}, "order_id": {"S": "o1"},
+                        "name": {"S": "a"}, "qty": {"N": "1"}}}},
+                    {"Update": {"TableName": db.table_name,
+                                "Key": {"pk": {"S": "O#o1"}, "sk": {"S": "#ORDER#o1"}},
+                                "UpdateExpression": "REMOVE #l.#a",
+                                "ExpressionAttributeNames": {"#l": "lines", "#a": "a"}}},
+                ]
+            })  # fmt: skip
+
+        stop = db.on_request(migration_moves_it)
+        try:
+            await db.update(RLine("o1", "a", 1), set={"qty": 5}, returns=returns)
+        finally:
+            stop()
+        assert moved
+        found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        assert [(x.name, x.qty) for x in found.lines.loaded] == [("a", 5)]
