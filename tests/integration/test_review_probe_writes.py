@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import GSI, Attr, Database, HasMany, Index, Partition, Table
+from dynorm import GSI, Attr, ConditionFailedError, Database, HasMany, Index, Partition, Table
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import connect_to
 
@@ -235,3 +235,65 @@ async def test_an_update_whose_old_entry_a_migration_moved_meanwhile_goes_on(
         assert moved
         found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
         assert [(x.name, x.qty) for x in found.lines.loaded] == [("a", 5)]
+
+
+def _migration_moves_line_a(url: str, table_name: str) -> dict[str, Any]:
+    """What migrate() sends for line a of order o1: the item put, the entry removed."""
+    return {
+        "TransactItems": [
+            {"Put": {"TableName": table_name, "Item": {
+                "pk": {"S": "O#o1"}, "sk": {"S": "LINE#a"}, "order_id": {"S": "o1"},
+                "name": {"S": "a"}, "qty": {"N": "1"}}}},
+            {"Update": {"TableName": table_name,
+                        "Key": {"pk": {"S": "O#o1"}, "sk": {"S": "#ORDER#o1"}},
+                        "UpdateExpression": "REMOVE #l.#a",
+                        "ExpressionAttributeNames": {"#l": "lines", "#a": "a"}}},
+        ]
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        pytest.param("delete_all", marks=pytest.mark.xfail(strict=True, reason="raises, b kept")),
+        pytest.param("tx_delete", marks=pytest.mark.xfail(strict=True, reason="tx cancelled")),
+        "delete",
+    ],
+)
+async def test_a_delete_whose_old_entry_a_migration_moved_meanwhile_goes_on(
+    dynorm_connect: Connect, dynorm_server: RunningServer, write: str
+) -> None:
+    async with both(dynorm_connect, dynorm_server, rows, embedded) as (db, old):
+        order = await old.put(EOrder("o1"))
+        await old.add(order, EOrder.lines, Line("a", 1))
+        await old.add(order, EOrder.lines, Line("b", 2))
+        moved = False
+        error: Exception | None = None
+
+        def migration_moves_it(event: Any) -> None:
+            nonlocal moved
+            if not moved and event.operation == "GetItem":
+                moved = True
+                body = _migration_moves_line_a(dynorm_server.url, db.table_name)
+                _send_now(dynorm_server.url, "TransactWriteItems", body)
+
+        stop = db.on_request(migration_moves_it)
+        try:
+            if write == "delete_all":
+                try:
+                    await db.delete_all([RLine("o1", "a", 1), RLine("o1", "b", 2)])
+                except ConditionFailedError as exc:  # reported with what is read after
+                    error = exc
+            elif write == "delete":
+                await db.delete(RLine("o1", "a", 1))
+                await db.delete(RLine("o1", "b", 2))
+            else:
+                async with db.transaction() as tx:
+                    tx.delete(RLine("o1", "a", 1))
+                await db.delete(RLine("o1", "b", 2))
+        finally:
+            stop()
+        assert moved
+        found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        # delete_all: ConditionFailedError, and b's old entry never removed (b is read again)
+        assert (error, [x.name for x in found.lines.loaded]) == (None, [])
