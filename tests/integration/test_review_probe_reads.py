@@ -331,3 +331,42 @@ async def test_a_list_holding_one_child_twice_reads_it_once(
         await db.remove(found, NOrder.lines, NLine("o", "a"))
         again = await db.get(NOrder, order_id="o", load=[NOrder.lines])
         assert [x.name for x in again.lines.loaded] == ["b"]
+
+
+def _cursor_models(table: Table, was: Any) -> tuple[type[Any], type[Any]]:
+    @table.model(pk="C#{pid}", sk="#C#{pid}", GSI1=("C#{pid}", "#C#{pid}"))
+    class CParent:
+        pid: str
+        kids = HasMany["CKid"](via=Index("GSI1"), was=was)
+
+    @table.model(pk="K#{pid}#{name}", sk="K#{pid}#{name}", GSI1=("C#{pid}", "KID#{name}"))
+    class CKid:
+        pid: str
+        name: str
+
+    return CParent, CKid
+
+
+cur_plain = Table("probe-cursor", pk="pk", sk="sk", indexes=INDEXES)
+cur_was = Table("probe-cursor", pk="pk", sk="sk", indexes=INDEXES)
+PlainP, PlainK = _cursor_models(cur_plain, None)
+WasP, WasK = _cursor_models(cur_was, Partition())
+
+
+@pytest.mark.parametrize("direction", ["into", "out of"])
+async def test_a_cursor_across_declaring_was_is_refused_with_what_to_do(
+    dynorm_connect: Connect, dynorm_server: RunningServer, direction: str
+) -> None:
+    from dynorm import DynormError  # noqa: PLC0415
+
+    async with (
+        dynorm_connect(cur_was) as db,
+        connect_to(dynorm_server.url, cur_plain, db.table_name) as plain,
+    ):
+        await plain.put_all([PlainP("a"), *(PlainK("a", f"n{i}") for i in range(4))])
+        first, then = (plain, db) if direction == "into" else (db, plain)
+        first_p, then_p = (PlainP, WasP) if direction == "into" else (WasP, PlainP)
+        page = await (await first.get(first_p, pid="a")).kids.page(limit=2)
+        assert page.cursor is not None
+        with pytest.raises(DynormError, match="was="):
+            await (await then.get(then_p, pid="a")).kids.page(limit=2, cursor=page.cursor)
