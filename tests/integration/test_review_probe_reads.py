@@ -370,3 +370,24 @@ async def test_a_cursor_across_declaring_was_is_refused_with_what_to_do(
         assert page.cursor is not None
         with pytest.raises(DynormError, match="was="):
             await (await then.get(then_p, pid="a")).kids.page(limit=2, cursor=page.cursor)
+
+
+async def test_an_old_item_that_does_not_decode_is_a_codec_error_naming_it(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from dynorm import CodecError  # noqa: PLC0415
+
+    from .raw import raw_put  # noqa: PLC0415
+    from .was_models import Parent, new_move  # noqa: PLC0415
+
+    async with dynorm_connect(new_move) as db:
+        await db.put(Parent("a"))
+        await raw_put(db, {"pk": {"S": "P#a"}, "sk": {"S": "ITEM#bad"}, "parent_id": {"S": "a"},
+                           "name": {"S": "bad"}, "qty": {"S": "many"}})  # fmt: skip
+        with pytest.raises(CodecError, match="ITEM#bad"):
+            await db.get(Parent, parent_id="a", load=[Parent.items])
+        parent = await db.get(Parent, parent_id="a")
+        with pytest.raises(CodecError, match="ITEM#bad"):
+            await parent.items.all()
+        with pytest.raises(CodecError, match="ITEM#bad"):
+            await parent.items.count()
