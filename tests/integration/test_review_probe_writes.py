@@ -6,9 +6,20 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 
-from dynorm import GSI, Attr, ConditionFailedError, Database, HasMany, Index, Partition, Table
+from dynorm import (
+    GSI,
+    Attr,
+    ConditionFailedError,
+    Database,
+    Embedded,
+    HasMany,
+    Index,
+    Partition,
+    Table,
+)
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import connect_to
 
@@ -311,3 +322,49 @@ async def test_a_transaction_of_60_children_with_no_old_copies_goes_through(
                 tx.put(Item("a", f"n{n:02}", 1))
         found = await db.get(Parent, parent_id="a", load=[Parent.items])
         assert len(found.items.loaded) == 60
+
+
+# -- a child out of a map whose table key does not hold its parent's ------------------------------
+
+emap_old = Table("probe-emap", pk="pk", sk="sk", indexes=INDEXES)
+emap_new = Table("probe-emap", pk="pk", sk="sk", indexes=INDEXES)
+
+
+@attrs.define
+class PlainNote:
+    note_id: str
+    text: str = ""
+
+
+@emap_old.model(pk="B#{board}", sk="#B#{board}")
+class Board0:
+    board: str
+    notes = HasMany[PlainNote](PlainNote, via=Embedded(key="note_id"))
+
+
+@emap_new.model(pk="B#{board}", sk="#B#{board}", GSI1=("B#{board}", "#B#{board}"))
+class Board:
+    board: str
+    notes = HasMany["BNote"](via=Index("GSI1"), was=Embedded(key="note_id"))
+
+
+@emap_new.model(pk="N#{note_id}", sk="N#{note_id}", GSI1=("B#{board}", "NOTE#{note_id}"))
+class BNote:
+    note_id: str
+    board: str
+    text: str = ""
+
+
+@pytest.mark.xfail(strict=True, reason="delete by key: the old entry is silently kept")
+async def test_delete_by_key_of_a_child_out_of_a_map_takes_its_entry(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, emap_new, emap_old) as (db, old):
+        board = await old.put(Board0("b"))
+        await old.add(board, Board0.notes, PlainNote("n1", "hello"))
+        found = await db.get(Board, board="b", load=[Board.notes])
+        assert [n.note_id for n in found.notes.loaded] == ["n1"]
+
+        await db.delete(BNote, note_id="n1")  # a delete by key, as before was=
+        again = await db.get(Board, board="b", load=[Board.notes])
+        assert again.notes.loaded == []
