@@ -213,7 +213,7 @@ def _send_now(url: str, operation: str, body: dict[str, Any]) -> None:
 @pytest.mark.xfail(strict=True, reason="update: TransactionCanceledError, no re-plan")
 @pytest.mark.parametrize("returns", ["new", None])
 async def test_an_update_whose_old_entry_a_migration_moved_meanwhile_goes_on(
-    dynorm_connect: Connect, dynorm_server: RunningServer, returns: str | None
+    dynorm_connect: Connect, dynorm_server: RunningServer, returns: Any
 ) -> None:
     """The entry read (it is there), then the migration moves it before the update is sent."""
     async with both(dynorm_connect, dynorm_server, rows, embedded) as (db, old):
