@@ -368,3 +368,33 @@ async def test_delete_by_key_of_a_child_out_of_a_map_takes_its_entry(
         await db.delete(BNote, note_id="n1")  # a delete by key, as before was=
         again = await db.get(Board, board="b", load=[Board.notes])
         assert again.notes.loaded == []
+
+
+@pytest.mark.xfail(strict=True, reason="applied, then reported as refused")
+async def test_an_update_returning_old_values_raced_by_the_migration_reports_success(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    """An update that was applied must not raise: a caller retrying it adds twice."""
+    async with both(dynorm_connect, dynorm_server, rows, embedded) as (db, old):
+        order = await old.put(EOrder("o1"))
+        await old.add(order, EOrder.lines, Line("a", 1))
+        moved = False
+
+        def migration_moves_it(event: Any) -> None:
+            nonlocal moved
+            if not moved and event.operation == "GetItem":
+                moved = True
+                body = _migration_moves_line_a(dynorm_server.url, db.table_name)
+                _send_now(dynorm_server.url, "TransactWriteItems", body)
+
+        stop = db.on_request(migration_moves_it)
+        error: Exception | None = None
+        try:
+            await db.update(RLine("o1", "a", 1), add={"qty": 1}, returns="old")
+        except Exception as exc:  # noqa: BLE001 - reported with what is stored
+            error = exc
+        finally:
+            stop()
+        assert moved
+        found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
+        assert (error, [(x.name, x.qty) for x in found.lines.loaded]) == (None, [("a", 2)])
