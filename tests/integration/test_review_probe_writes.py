@@ -398,3 +398,19 @@ async def test_an_update_returning_old_values_raced_by_the_migration_reports_suc
         assert moved
         found = await db.get(ROrder, order_id="o1", load=[ROrder.lines])
         assert (error, [(x.name, x.qty) for x in found.lines.loaded]) == (None, [("a", 2)])
+
+
+async def test_put_all_of_parents_and_children_moves_every_child_once(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), OldItem("a", "apple", 1), OldItem("a", "fig", 1)])
+        await db.put_all([Parent("a", "A"), Item("a", "apple", 2), Parent("b"), Item("b", "x", 1)])
+        a = await db.get(Parent, parent_id="a", load=[Parent.items])
+        assert [(i.name, i.qty) for i in a.items.loaded] == [("apple", 2), ("fig", 1)]
+        assert a.title == "A"
+        left = [(i["pk"], i["sk"]) for i in await stored(db) if i["sk"].startswith("ITEM#")]
+        assert left == [("P#a", "ITEM#fig")]
+        await db.delete_all([Item("a", "fig", 1), Item("a", "apple", 2)])
+        a = await db.get(Parent, parent_id="a", load=[Parent.items])
+        assert a.items.loaded == []
