@@ -440,25 +440,26 @@ class OldCopies:
         """Send the update ``request`` of ``obj``, moving its old copy into the new layout first.
 
         The update is sent conditioned on the new item existing, with the removals of old
-        copies; refused for that, the old copy (if any) is moved, and ``request`` is sent again
-        (with ``upsert``, it creates the item when there is no copy at all).
+        copies; refused for that (the refusal carries no stored item), the old copy (if any) is
+        moved, and ``request`` is sent again (with ``upsert``, it creates the item when there
+        is no copy at all). A removal refused because the old copy went meanwhile (the
+        migration moved it) is planned again from what is stored now, as :meth:`write` does.
         """
         movers = self.of(obj)
         if not movers:
             alone: dict[str, Any] = yield Send(request)
             return alone
-        also = yield from self.removals(obj)
         guarded = _existing(request, self.table.info(type(obj)).table.pk)
         try:
             if request.params.get("ReturnValues") in _OLD_VALUES:
                 # A transaction returns no item: the update goes alone, then the removals.
+                also = yield from self.removals(obj)
                 response: dict[str, Any] = yield Send(guarded)
-                yield from send_with(also[0], also[1:]) if also else ()
+                yield from self.remove_now(obj, also)
                 return response
-            return (yield from send_with(guarded, also))
-        except ConditionFailedError:
-            stored = yield Send(consistent_get(request.params["Key"], self.table_name))
-            if isinstance(stored, Unread) or stored.get("Item") is not None:
+            return (yield from self.write(obj, guarded))
+        except ConditionFailedError as exc:
+            if exc.item is not None:
                 raise  # the new item is there: its own condition refused the update
         for mover in movers:
             moving = yield from mover.moving(self.table_name, self._values(obj))
@@ -466,6 +467,27 @@ class OldCopies:
                 yield from _move(moving)
                 break
         return (yield from send_with(request, ()))
+
+    def remove_now(self, obj: object, planned: Sequence[Request] | None = None) -> Plan[None]:
+        """Remove ``obj``'s old copies (``planned``: as planned already), the write being done.
+
+        A removal refused on its condition means the old copy went meanwhile (a migration moved
+        it, another writer removed it, or a list's members moved): planned again from what is
+        stored now, up to ``_ATTEMPTS`` times; nothing left to remove is done.
+        """
+        also = list(planned) if planned is not None else (yield from self.removals(obj))
+        for attempt in range(1, _ATTEMPTS + 1):
+            if not also:
+                return
+            try:
+                yield from send_with(also[0], also[1:])
+                return
+            except (ConditionFailedError, TransactionCanceledError) as exc:
+                refused = isinstance(exc, ConditionFailedError) or _all_refused(exc)
+                if attempt == _ATTEMPTS or not refused:
+                    raise
+            also = yield from self.removals(obj)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def embedded_removals(self, rel: HasManyRelation[Any], child: object) -> tuple[Request, ...]:
         """Into ``Embedded`` from a collection (``was=``): the DeleteItem of ``child``'s old item.
@@ -505,6 +527,11 @@ def _only_removals(exc: TransactionCanceledError) -> bool:
     )
 
 
+def _all_refused(exc: TransactionCanceledError) -> bool:
+    """Whether every action that failed was refused on its condition."""
+    return bool(exc.failed) and all(r.code == "ConditionalCheckFailed" for r in exc.failed)
+
+
 def _plain_delete(request: Request) -> bool:
     """Whether ``request`` is a DeleteItem with no condition (a BatchWriteItem can send it)."""
     return request.operation == "DeleteItem" and "ConditionExpression" not in request.params
@@ -519,4 +546,6 @@ def _existing(request: Request, pk: str) -> Request:
     held = params.get("ConditionExpression")
     params["ConditionExpression"] = exists if not held else f"({held}) AND {exists}"
     params["ExpressionAttributeNames"] = names
+    # The refusal carries the stored item (none: the new item is not stored yet).
+    params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     return Request(request.operation, params, retry=request.retry)

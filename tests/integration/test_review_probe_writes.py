@@ -50,7 +50,6 @@ async def both(
         yield db, old_db
 
 
-@pytest.mark.xfail(strict=True, reason="cascade leaves was= children")
 async def test_cascade_delete_of_a_parent_takes_children_of_both_layouts(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -66,7 +65,6 @@ async def test_cascade_delete_of_a_parent_takes_children_of_both_layouts(
         assert left == [], left
 
 
-@pytest.mark.xfail(strict=True, reason="cascade leaves was= children, re-created parent shows them")
 async def test_a_recreated_parent_does_not_resurrect_cascade_deleted_children(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -174,7 +172,6 @@ async def test_a_transaction_putting_two_children_of_one_map_moves_both(
         assert [(x.name, x.qty) for x in found.lines.loaded] == [("a", 5), ("b", 6)]
 
 
-@pytest.mark.xfail(strict=True, reason="cascade leaves was= children")
 async def test_cascade_delete_of_a_parent_embedding_its_children_takes_the_old_items(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -210,7 +207,6 @@ def _send_now(url: str, operation: str, body: dict[str, Any]) -> None:
         assert reply.status == 200
 
 
-@pytest.mark.xfail(strict=True, reason="update: TransactionCanceledError, no re-plan")
 @pytest.mark.parametrize("returns", ["new", None])
 async def test_an_update_whose_old_entry_a_migration_moved_meanwhile_goes_on(
     dynorm_connect: Connect, dynorm_server: RunningServer, returns: Any
@@ -370,7 +366,6 @@ async def test_delete_by_key_of_a_child_out_of_a_map_takes_its_entry(
         assert again.notes.loaded == []
 
 
-@pytest.mark.xfail(strict=True, reason="applied, then reported as refused")
 async def test_an_update_returning_old_values_raced_by_the_migration_reports_success(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:

@@ -137,11 +137,10 @@ async def test_an_update_of_a_child_in_the_old_layout_moves_it_first(
             updated = await db.update(Item("a", "apple", 3), add={"qty": 2})
 
         assert updated == Item("a", "apple", 5)
-        # Refused (no new item), the new item read, the old one read and moved, the update
-        # sent again.
+        # Refused (no new item: the refusal carries none), the old one read and moved, the
+        # update sent again.
         assert log.operations == [
             "TransactWriteItems",
-            "GetItem",
             "GetItem",
             "TransactWriteItems",
             "UpdateItem",
