@@ -39,13 +39,14 @@ from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import (
     CodecError,
     ConditionFailedError,
+    DynormError,
     KeyTemplateError,
     TransactionCanceledError,
 )
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
-from dynorm.core.steps import Plan, Send, Unread, WriteBatch
+from dynorm.core.steps import Plan, Send, Unread, WriteBatch, together
 
 from .oldlayout import EmbeddedItems, ItemMove
 from .relations import HasManyRelation, relationships_of
@@ -390,30 +391,57 @@ class OldCopies:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    def plain_deletes(self, objs: Sequence[object]) -> Plan[tuple[list[Item], list[Request]]]:
-        """The old copies of ``objs`` to delete: (keys a batch can delete, other removals)."""
+    def plain_deletes(
+        self, objs: Sequence[object]
+    ) -> Plan[tuple[list[Item], list[tuple[object, list[Request]]]]]:
+        """The old copies of ``objs`` to delete: (keys a batch can delete, each child's others)."""
         keys: list[Item] = []
-        others: list[Request] = []
+        others: list[tuple[object, list[Request]]] = []
         for obj in objs:
             if not self.of(obj):
                 continue
+            mine: list[Request] = []
             for request in (yield from self.removals(obj)):
                 if _plain_delete(request):
                     keys.append(request.params["Key"])
                 else:
-                    others.append(request)
+                    mine.append(request)
+            if mine:
+                others.append((obj, mine))
         return keys, others
+
+    def remove_each(self, others: Sequence[tuple[object, list[Request]]]) -> Plan[None]:
+        """Send each child's conditioned removals (``others``), concurrently, each on its own.
+
+        A removal refused because its old copy went meanwhile is planned again for that child
+        alone (see :meth:`remove_now`): nothing is left to remove then. Every child is tried;
+        the first real failure is raised after all of them.
+        """
+        if not others:
+            return
+        outcomes = yield from together(
+            [(self.table_name, self._caught(obj, planned)) for obj, planned in others]
+        )
+        for outcome in outcomes:
+            if outcome is not None:
+                raise outcome
+
+    def _caught(self, obj: object, planned: Sequence[Request]) -> Plan[DynormError | None]:
+        try:
+            yield from self.remove_now(obj, planned)
+        except DynormError as exc:
+            return exc
+        return None
 
     def after_batch(self, objs: Sequence[object]) -> Plan[None]:
         """Remove the old copies of ``objs``, whose new items a batch has just written.
 
         After the batch, so that no child is ever missing to a reader of both layouts: plain
         deletions of old items in BatchWriteItem, the conditioned ones (old items found through
-        an index, map entries) one request each.
+        an index, map entries) one request (or transaction) each child, concurrently.
         """
         keys, others = yield from self.plain_deletes(objs)
-        for request in others:
-            yield Send(request)
+        yield from self.remove_each(others)
         if keys:
             yield WriteBatch(tuple({"DeleteRequest": {"Key": key}} for key in keys))
 

@@ -437,13 +437,14 @@ class WritePlanner:
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
         count = len(writes)
-        # was=: their old copies' deletions in the same batches; other removals after them.
+        # was=: their old items' deletions in the same batches; the conditioned removals (map
+        # entries, items found through an index) before them, so that a reader meanwhile still
+        # reads each child's new copy rather than an old one.
         old_keys, others = yield from self.old_copies.plain_deletes(objs)
+        yield from self.old_copies.remove_each(others)
         writes.update({key_id(k): {"DeleteRequest": {"Key": k}} for k in old_keys})
         if writes:
             yield WriteBatch(tuple(writes.values()))
-        for request in others:
-            yield Send(request)
         return count
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:

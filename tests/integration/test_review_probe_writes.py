@@ -262,7 +262,7 @@ def _migration_moves_line_a(url: str, table_name: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     "write",
     [
-        pytest.param("delete_all", marks=pytest.mark.xfail(strict=True, reason="raises, b kept")),
+        "delete_all",
         pytest.param("tx_delete", marks=pytest.mark.xfail(strict=True, reason="tx cancelled")),
         "delete",
     ],
