@@ -40,6 +40,7 @@ from dynorm.core.errors import (
     CodecError,
     ConditionFailedError,
     DynormError,
+    ItemNotFoundError,
     KeyTemplateError,
     TransactionCanceledError,
 )
@@ -117,6 +118,16 @@ class _Moved:
             self.old_pk: {"S": self._old_partition(values)},
             self.old_sk: {"S": sk.format(values)},
         }
+
+    def needs(self, values: Mapping[str, object]) -> bool:
+        """Whether ``values`` (a key's fields) lack a field that says where the old copy is."""
+        if self.same_item:
+            return False
+        try:
+            self.old_index_key(values)
+        except (KeyError, KeyTemplateError):
+            return True
+        return False
 
     def find(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Item]]:
         """The primary keys of the child's old copies but its new item (reads if needed).
@@ -201,6 +212,10 @@ class _Unembedded:
         key = self._parent_key(values)
         name = None if self.codec.key is None else values.get(self.codec.key)
         return None if key is None or name is None else (key, str(name))
+
+    def needs(self, values: Mapping[str, object]) -> bool:
+        """Whether ``values`` (a key's fields) lack a field that says where the old copy is."""
+        return self._where(values) is None
 
     def _member(self, builder: ExpressionBuilder, name: str) -> str:
         return f"{builder.attribute(self.codec.attribute)}.{builder.attribute(name)}"
@@ -297,6 +312,9 @@ class _Unlisted(_Unembedded):
                 matched.append((at, entry, item))
         return key, matched
 
+    def needs(self, values: Mapping[str, object]) -> bool:
+        return self._parent_key(values) is None
+
     def _slots_removal(self, table_name: str, key: Item, members: Sequence[_Member]) -> Request:
         """UpdateItem removing ``members`` from the list, while each slot holds its member."""
         builder = ExpressionBuilder()
@@ -365,6 +383,35 @@ class OldCopies:
             found += yield from mover.removals(self.table_name, values)
         return found
 
+    def _completed(
+        self, cls: type, key: Mapping[str, object]
+    ) -> Plan[Mapping[str, object] | None]:
+        """A delete by key's fields, with those the old copy's place needs read when missing.
+
+        The old place may need fields the table key does not give (the parent's, for a child
+        out of a map; an old key template's): the item is read then (one consistent GetItem)
+        and its fields taken. No item stored under the key: the old copy cannot be found, and
+        the delete is refused with what to do instead.
+        """
+        movers = self._by_child.get(cls, ())
+        if not any(m.needs(key) for m in movers):
+            return key
+        info = self.table.info(cls)
+        found = yield Send(consistent_get(info.primary_key(key), self.table_name))
+        if isinstance(found, Unread):
+            return None  # planned by explain: the item is not read
+        stored: Item | None = found.get("Item")
+        if stored is None:
+            rels = ", ".join(sorted({m.rel.qualname for m in movers}))
+            raise ItemNotFoundError(
+                f"db.delete({info.name}, **key): no {info.name} item is stored under "
+                f"{dict(key)!r}, and the key alone does not say where its old copy is ({rels} "
+                "declares was=): delete the object instead, db.delete(obj), as loaded through "
+                "its parent",
+                operation="DeleteItem",
+            )
+        return {**info.values_of(info.decode(stored)), **key}
+
     def _values(self, obj: object) -> dict[str, object]:
         return self.table.info(type(obj)).values_of(obj)
 
@@ -379,11 +426,14 @@ class OldCopies:
         writer removed it) while the write itself would go: planned again from what is stored
         now, up to ``_ATTEMPTS`` times.
         """
+        values = None if key is None else (yield from self._completed(cast("type", obj), key))
         for attempt in range(1, _ATTEMPTS + 1):
             if key is None:
                 also = yield from self.removals(obj)
+            elif values is None:
+                also = []  # planned by explain: the old copy's place is not known
             else:
-                also = yield from self.removals_of(cast("type", obj), key)
+                also = yield from self.removals_of(cast("type", obj), values)
             try:
                 return (yield from send_with(request, also))
             except TransactionCanceledError as exc:

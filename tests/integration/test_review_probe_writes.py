@@ -17,13 +17,14 @@ from dynorm import (
     Embedded,
     HasMany,
     Index,
+    ItemNotFoundError,
     Partition,
     Table,
 )
-from dynorm.testing import Connect, RunningServer
+from dynorm.testing import Connect, RunningServer, count_requests
 from tests.faultproxy import connect_to
 
-from .raw import stored
+from .raw import raw_put, stored
 from .was_models import (
     EOrder,
     Item,
@@ -125,7 +126,6 @@ class KNote:
     owner: str
 
 
-@pytest.mark.xfail(strict=True, reason="delete by key: bare KeyTemplateError")
 async def test_delete_by_key_of_a_child_whose_old_key_needs_a_non_key_field(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -351,17 +351,44 @@ class BNote:
     text: str = ""
 
 
-@pytest.mark.xfail(strict=True, reason="delete by key: the old entry is silently kept")
 async def test_delete_by_key_of_a_child_out_of_a_map_takes_its_entry(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
+    """The key lacks the parent's field: the item is read for it (one consistent GetItem)."""
     async with both(dynorm_connect, dynorm_server, emap_new, emap_old) as (db, old):
         board = await old.put(Board0("b"))
         await old.add(board, Board0.notes, PlainNote("n1", "hello"))
-        found = await db.get(Board, board="b", load=[Board.notes])
-        assert [n.note_id for n in found.notes.loaded] == ["n1"]
+        await old.add(board, Board0.notes, PlainNote("n2", "there"))
+        await raw_put(db, {"pk": {"S": "N#n1"}, "sk": {"S": "N#n1"}, "GSI1PK": {"S": "B#b"},
+                           "GSI1SK": {"S": "NOTE#n1"}, "note_id": {"S": "n1"},
+                           "board": {"S": "b"}, "text": {"S": "hello"}})  # fmt: skip
 
-        await db.delete(BNote, note_id="n1")  # a delete by key, as before was=
+        with count_requests(db) as log:
+            await db.delete(BNote, note_id="n1")  # a delete by key, as before was=
+        # The item read for its board, the entry read, the delete and the removal together.
+        assert log.operations == ["GetItem", "GetItem", "TransactWriteItems"]
+        again = await db.get(Board, board="b", load=[Board.notes])
+        assert [n.note_id for n in again.notes.loaded] == ["n2"]
+
+
+async def test_delete_by_key_of_a_child_only_in_a_map_is_refused_with_advice(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    """No new item to read the parent's field from: refused, nothing sent; the object works."""
+    async with both(dynorm_connect, dynorm_server, emap_new, emap_old) as (db, old):
+        board = await old.put(Board0("b"))
+        await old.add(board, Board0.notes, PlainNote("n1", "hello"))
+
+        with (
+            count_requests(db) as log,
+            pytest.raises(ItemNotFoundError, match=r"db\.delete\(obj\)"),
+        ):
+            await db.delete(BNote, note_id="n1")
+        assert log.operations == ["GetItem"]
+
+        found = await db.get(Board, board="b", load=[Board.notes])
+        (note,) = found.notes.loaded
+        await db.delete(note)
         again = await db.get(Board, board="b", load=[Board.notes])
         assert again.notes.loaded == []
 
