@@ -383,9 +383,7 @@ class OldCopies:
             found += yield from mover.removals(self.table_name, values)
         return found
 
-    def _completed(
-        self, cls: type, key: Mapping[str, object]
-    ) -> Plan[Mapping[str, object] | None]:
+    def _completed(self, cls: type, key: Mapping[str, object]) -> Plan[Mapping[str, object] | None]:
         """A delete by key's fields, with those the old copy's place needs read when missing.
 
         The old place may need fields the table key does not give (the parent's, for a child

@@ -78,7 +78,6 @@ async def test_a_recreated_parent_does_not_resurrect_cascade_deleted_children(
         assert again.items.loaded == []
 
 
-@pytest.mark.xfail(strict=True, reason="tx drops the old entry removal when the parent is touched")
 async def test_a_transaction_deleting_a_child_and_updating_its_parent_removes_the_old_entry(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -138,7 +137,6 @@ async def test_delete_by_key_of_a_child_whose_old_key_needs_a_non_key_field(
         assert [i["pk"] for i in await stored(db)] == ["K#o"]
 
 
-@pytest.mark.xfail(strict=True, reason="two UpdateItems of one parent: ValidationError")
 async def test_a_transaction_deleting_two_children_of_one_map_removes_both_entries(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -155,7 +153,6 @@ async def test_a_transaction_deleting_two_children_of_one_map_removes_both_entri
         assert [line.name for line in found.lines.loaded] == ["c"]
 
 
-@pytest.mark.xfail(strict=True, reason="two UpdateItems of one parent: ValidationError")
 async def test_a_transaction_putting_two_children_of_one_map_moves_both(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
@@ -263,7 +260,7 @@ def _migration_moves_line_a(url: str, table_name: str) -> dict[str, Any]:
     "write",
     [
         "delete_all",
-        pytest.param("tx_delete", marks=pytest.mark.xfail(strict=True, reason="tx cancelled")),
+        "tx_delete",
         "delete",
     ],
 )
@@ -306,7 +303,6 @@ async def test_a_delete_whose_old_entry_a_migration_moved_meanwhile_goes_on(
         assert (error, [x.name for x in found.lines.loaded]) == (None, [])
 
 
-@pytest.mark.xfail(strict=True, reason="each child counts 2 actions, old copy or not")
 async def test_a_transaction_of_60_children_with_no_old_copies_goes_through(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
