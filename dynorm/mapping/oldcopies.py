@@ -394,7 +394,7 @@ class OldCopies:
         movers = self._by_child.get(cls, ())
         if not any(m.needs(key) for m in movers):
             return key
-        info = self.table.info(cls)
+        info: ModelInfo[Any] = self.table.info(cls)
         found = yield Send(consistent_get(info.primary_key(key), self.table_name))
         if isinstance(found, Unread):
             return None  # planned by explain: the item is not read

@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from dynorm.core.chunks import TRANSACT_MAX, KeyId, key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.errors import ExpressionError, LimitExceededError, TransactionCanceledError
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from .oldcopies import OldCopies
     from .table import Table
 
-__all__ = ["ATTEMPTS", "TransactActions", "delete_later", "old_copies"]
+__all__ = ["ATTEMPTS", "Refused", "TransactActions", "delete_later", "old_copies"]
 
 #: How often a transaction is planned again when only the removal of an old copy was refused.
 ATTEMPTS = 3
@@ -48,6 +50,14 @@ Ident = tuple[str, KeyId]
 _CLAUSE = re.compile(r"\b(SET|REMOVE|ADD|DELETE)\b")
 _PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
 _CLAUSES = ("SET", "REMOVE", "ADD", "DELETE")
+
+
+@attrs.frozen
+class Refused:
+    """A transaction refused where it carried removals: the removals planned, the refusal."""
+
+    removals: list[tuple[dict[str, Any], bool]]
+    error: TransactionCanceledError
 
 
 def old_copies(

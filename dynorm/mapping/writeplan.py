@@ -62,7 +62,7 @@ from .copies import (
 from .model import ModelInfo, ModelTable, info_of
 from .oldcopies import OldCopies
 from .oldembedded import old_embedded_of
-from .oldtransact import ATTEMPTS, TransactActions, delete_later, old_copies
+from .oldtransact import ATTEMPTS, Refused, TransactActions, delete_later, old_copies
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
@@ -543,12 +543,15 @@ class WritePlanner:
         now = utc_now()
         actions = [msgspec.structs.replace(a, at=a.at or now) for a in actions]
         planners = [of(a.obj) for a in actions]
+        refused: Refused | None = None
         for attempt in range(1, ATTEMPTS + 1):
-            written = yield from self._transact(actions, planners, now, last=attempt == ATTEMPTS)
-            if written is not None:
+            sent = yield from self._transact(actions, planners, now, refused, attempt == ATTEMPTS)
+            if not isinstance(sent, Refused):
                 break
+            refused = sent
         else:  # pragma: no cover - the last attempt returns or raises
             raise AssertionError("unreachable")
+        written = sent
         for action, obj in zip(actions, written, strict=True):
             info = info_of(type(action.obj))
             if action.kind == "put":
@@ -561,13 +564,14 @@ class WritePlanner:
         actions: Sequence[Action],
         planners: Sequence[WritePlanner],
         now: datetime.datetime,
-        *,
-        last: bool,
-    ) -> Plan[list[object] | None]:
+        refused: Refused | None,
+        last: bool,  # noqa: FBT001 - internal
+    ) -> Plan[list[object] | Refused]:
         """Plan and send the transaction once; returns the objects written.
 
-        None: to be planned again, as only the removal of an old copy that went meanwhile was
-        refused.
+        :class:`Refused`: to be planned again, as only actions carrying the removal of an old
+        copy were refused (it may have gone meanwhile). Planned again, the same removals
+        (``refused``'s) mean it had not: the transaction is refused for its own conditions.
         """
         tables = list({id(p): p for p in planners}.values())
         fills = yield from _fill_by_table(tables, actions, planners)
@@ -601,7 +605,11 @@ class WritePlanner:
             (a.kind, p.table_name, p.old_copies, o)
             for a, p, o in zip(actions, planners, written, strict=True)
         ]
-        for removal, movable in (yield from old_copies(olds)):
+        removals = yield from old_copies(olds)
+        if refused is not None and removals == refused.removals:
+            exc = refused.error
+            raise self._cancelled(actions, written, exc) or exc from exc
+        for removal, movable in removals:
             plan.removal(removal, movable=movable)
         for position, planner, copying in parents:
             if copying not in changed:
@@ -609,8 +617,8 @@ class WritePlanner:
                 extend_condition(params, functools.partial(_unchanged_of, copying))
                 continue
             children = yield from on_table(planner.table_name, planner.copier.children(copying))
-            for action in transaction_actions(planner.copier, copying, children):
-                plan.beside(action)
+            for copy in transaction_actions(planner.copier, copying, children):
+                plan.beside(copy)
         # Parents read for children's copies must still hold them when the transaction commits.
         for p in tables:
             for basis in {key_id(b.key): b for b in fills[id(p)].basis}.values():
@@ -621,7 +629,7 @@ class WritePlanner:
                 yield Send(transact_write(items))
             except TransactionCanceledError as exc:
                 if not last and plan.only_old(exc):
-                    return None
+                    return Refused(removals, exc)
                 raise self._cancelled(actions, written, exc) or exc from exc
         yield from delete_later(later)  # was=: old items past the limit, after the commit
         return written

@@ -436,10 +436,14 @@ async def test_a_transaction_over_100_actions_with_deletes_old_copies_is_refused
     """A delete's old copy goes in its transaction (a reader must not see it come back)."""
     async with dynorm_connect(new_move) as db:
         with count_requests(db) as log, pytest.raises(LimitExceededError, match="120 actions"):
-            async with db.transaction() as tx:
-                for n in range(60):
-                    tx.delete(Item("a", f"i{n}", n))
+            await delete_in_one_transaction(db, [Item("a", f"i{n}", n) for n in range(60)])
         assert log.operations == []
+
+
+async def delete_in_one_transaction(db: Database, objs: list[Item]) -> None:
+    async with db.transaction() as tx:
+        for obj in objs:
+            tx.delete(obj)
 
 
 async def put_in_one_transaction(db: Database, objs: list[Item]) -> None:
