@@ -113,10 +113,6 @@ class TransactActions:
         self._at[ident] = len(self.items)
         self.items.append(action)
 
-    def touched(self, action: Mapping[str, Any]) -> bool:
-        """Whether the user's actions name ``action``'s item."""
-        return self.ident(action) in self._users
-
     def beside(self, action: dict[str, Any]) -> None:
         """A copy's rewrite or a parent's check, beside the user's actions.
 
@@ -130,7 +126,7 @@ class TransactActions:
         if at is None or at not in self._carrying:
             self.items.append(action)
             return
-        self.items[at] = _merged(self.items[at], action, self._refusal)
+        self.items[at] = _merged(self.items[at], action, self._refuse(action))
         self._movable.discard(at)
 
     def removal(self, action: dict[str, Any], *, movable: bool) -> None:
@@ -147,16 +143,26 @@ class TransactActions:
         (kind,) = self.items[at]
         if kind == "Delete":
             return  # the item goes, and the old copy in it
-        self.items[at] = _merged(self.items[at], action, self._refusal)
+        self.items[at] = _merged(self.items[at], action, self._refuse(action))
         self._carrying.add(at)
         self._movable.discard(at)
 
     @staticmethod
-    def _refusal(kind: str, what: str) -> ExpressionError:
-        return ExpressionError(
-            f"this transaction has a {kind} of an item that also holds the old copy (was=) of a "
-            f"child it writes, and DynamoDB names an item once a transaction; {what}"
-        )
+    def _refuse(action: Mapping[str, Any]) -> Callable[[str, str], ExpressionError]:
+        ((_, params),) = action.items()
+        table = params["TableName"]
+        key: Item = params.get("Key") or {}
+        shown = ", ".join(f"{a}={next(iter(v.values()))!r}" for a, v in key.items())
+
+        def refusal(kind: str, what: str) -> ExpressionError:
+            return ExpressionError(
+                f"this transaction has a {kind} of an item (table {table!r}, "
+                f"{shown}) that also holds the old copy (was=) of a child it writes, which "
+                f"it must remove, and a transaction names an item once ({what}, or the child "
+                "in another transaction)"
+            )
+
+        return refusal
 
     def finish(self) -> tuple[list[dict[str, Any]], list[tuple[str, Item]]]:
         """The actions to send, and the old items to delete after the commit.
@@ -220,11 +226,7 @@ def _merged(
     ((other, second),) = added.items()
     for name in (kind, other):
         if name not in ("Update", "ConditionCheck"):
-            raise refusal(
-                name,
-                "write that item in a separate call (or the child), or check the parent "
-                "with a condition of the child's write instead",
-            )
+            raise refusal(name, "write it in a separate call")
     params = dict(first)
     renamed = _renamed(second, {*first.get("ExpressionAttributeNames", {}),
                                 *first.get("ExpressionAttributeValues", {})})  # fmt: skip
@@ -254,8 +256,8 @@ def _renamed(params: Mapping[str, Any], taken: set[str]) -> dict[str, Any]:
         *params.get("ExpressionAttributeNames", {}),
         *params.get("ExpressionAttributeValues", {}),
     }
-    suffix = 0
-    while any(f"{p}_{suffix}" in taken for p in mine) or suffix == 0:
+    suffix = 1
+    while any(f"{p}_{suffix}" in taken for p in mine):
         suffix += 1
     new = {p: f"{p}_{suffix}" for p in mine}
 
