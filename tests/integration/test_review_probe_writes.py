@@ -359,6 +359,9 @@ async def test_delete_by_key_of_a_child_out_of_a_map_takes_its_entry(
                            "GSI1SK": {"S": "NOTE#n1"}, "note_id": {"S": "n1"},
                            "board": {"S": "b"}, "text": {"S": "hello"}})  # fmt: skip
 
+        # explain shows the read of the item, and cannot know the old copy's removal.
+        explained = db.explain.delete(BNote, note_id="n1")
+        assert [r.operation for r in explained] == ["GetItem", "DeleteItem"]
         with count_requests(db) as log:
             await db.delete(BNote, note_id="n1")  # a delete by key, as before was=
         # The item read for its board, the entry read, the delete and the removal together.
