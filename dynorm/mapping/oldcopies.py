@@ -39,13 +39,15 @@ from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import (
     CodecError,
     ConditionFailedError,
+    DynormError,
+    ItemNotFoundError,
     KeyTemplateError,
     TransactionCanceledError,
 )
 from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
-from dynorm.core.steps import Plan, Send, Unread, WriteBatch
+from dynorm.core.steps import Plan, Send, Unread, WriteBatch, together
 
 from .oldlayout import EmbeddedItems, ItemMove
 from .relations import HasManyRelation, relationships_of
@@ -116,6 +118,16 @@ class _Moved:
             self.old_pk: {"S": self._old_partition(values)},
             self.old_sk: {"S": sk.format(values)},
         }
+
+    def needs(self, values: Mapping[str, object]) -> bool:
+        """Whether ``values`` (a key's fields) lack a field that says where the old copy is."""
+        if self.same_item:
+            return False
+        try:
+            self.old_index_key(values)
+        except (KeyError, KeyTemplateError):
+            return True
+        return False
 
     def find(self, table_name: str, values: Mapping[str, object]) -> Plan[list[Item]]:
         """The primary keys of the child's old copies but its new item (reads if needed).
@@ -200,6 +212,10 @@ class _Unembedded:
         key = self._parent_key(values)
         name = None if self.codec.key is None else values.get(self.codec.key)
         return None if key is None or name is None else (key, str(name))
+
+    def needs(self, values: Mapping[str, object]) -> bool:
+        """Whether ``values`` (a key's fields) lack a field that says where the old copy is."""
+        return self._where(values) is None
 
     def _member(self, builder: ExpressionBuilder, name: str) -> str:
         return f"{builder.attribute(self.codec.attribute)}.{builder.attribute(name)}"
@@ -296,6 +312,9 @@ class _Unlisted(_Unembedded):
                 matched.append((at, entry, item))
         return key, matched
 
+    def needs(self, values: Mapping[str, object]) -> bool:
+        return self._parent_key(values) is None
+
     def _slots_removal(self, table_name: str, key: Item, members: Sequence[_Member]) -> Request:
         """UpdateItem removing ``members`` from the list, while each slot holds its member."""
         builder = ExpressionBuilder()
@@ -364,6 +383,33 @@ class OldCopies:
             found += yield from mover.removals(self.table_name, values)
         return found
 
+    def _completed(self, cls: type, key: Mapping[str, object]) -> Plan[Mapping[str, object] | None]:
+        """A delete by key's fields, with those the old copy's place needs read when missing.
+
+        The old place may need fields the table key does not give (the parent's, for a child
+        out of a map; an old key template's): the item is read then (one consistent GetItem)
+        and its fields taken. No item stored under the key: the old copy cannot be found, and
+        the delete is refused with what to do instead.
+        """
+        movers = self._by_child.get(cls, ())
+        if not any(m.needs(key) for m in movers):
+            return key
+        info: ModelInfo[Any] = self.table.info(cls)
+        found = yield Send(consistent_get(info.primary_key(key), self.table_name))
+        if isinstance(found, Unread):
+            return None  # planned by explain: the item is not read
+        stored: Item | None = found.get("Item")
+        if stored is None:
+            rels = ", ".join(sorted({m.rel.qualname for m in movers}))
+            raise ItemNotFoundError(
+                f"db.delete({info.name}, **key): no {info.name} item is stored under "
+                f"{dict(key)!r}, and the key alone does not say where its old copy is ({rels} "
+                "declares was=): delete the object instead, db.delete(obj), as loaded through "
+                "its parent",
+                operation="DeleteItem",
+            )
+        return {**info.values_of(info.decode(stored)), **key}
+
     def _values(self, obj: object) -> dict[str, object]:
         return self.table.info(type(obj)).values_of(obj)
 
@@ -378,11 +424,14 @@ class OldCopies:
         writer removed it) while the write itself would go: planned again from what is stored
         now, up to ``_ATTEMPTS`` times.
         """
+        values = None if key is None else (yield from self._completed(cast("type", obj), key))
         for attempt in range(1, _ATTEMPTS + 1):
             if key is None:
                 also = yield from self.removals(obj)
+            elif values is None:
+                also = []  # planned by explain: the old copy's place is not known
             else:
-                also = yield from self.removals_of(cast("type", obj), key)
+                also = yield from self.removals_of(cast("type", obj), values)
             try:
                 return (yield from send_with(request, also))
             except TransactionCanceledError as exc:
@@ -390,30 +439,57 @@ class OldCopies:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    def plain_deletes(self, objs: Sequence[object]) -> Plan[tuple[list[Item], list[Request]]]:
-        """The old copies of ``objs`` to delete: (keys a batch can delete, other removals)."""
+    def plain_deletes(
+        self, objs: Sequence[object]
+    ) -> Plan[tuple[list[Item], list[tuple[object, list[Request]]]]]:
+        """The old copies of ``objs`` to delete: (keys a batch can delete, each child's others)."""
         keys: list[Item] = []
-        others: list[Request] = []
+        others: list[tuple[object, list[Request]]] = []
         for obj in objs:
             if not self.of(obj):
                 continue
+            mine: list[Request] = []
             for request in (yield from self.removals(obj)):
                 if _plain_delete(request):
                     keys.append(request.params["Key"])
                 else:
-                    others.append(request)
+                    mine.append(request)
+            if mine:
+                others.append((obj, mine))
         return keys, others
+
+    def remove_each(self, others: Sequence[tuple[object, list[Request]]]) -> Plan[None]:
+        """Send each child's conditioned removals (``others``), concurrently, each on its own.
+
+        A removal refused because its old copy went meanwhile is planned again for that child
+        alone (see :meth:`remove_now`): nothing is left to remove then. Every child is tried;
+        the first real failure is raised after all of them.
+        """
+        if not others:
+            return
+        outcomes = yield from together(
+            [(self.table_name, self._caught(obj, planned)) for obj, planned in others]
+        )
+        for outcome in outcomes:
+            if outcome is not None:
+                raise outcome
+
+    def _caught(self, obj: object, planned: Sequence[Request]) -> Plan[DynormError | None]:
+        try:
+            yield from self.remove_now(obj, planned)
+        except DynormError as exc:
+            return exc
+        return None
 
     def after_batch(self, objs: Sequence[object]) -> Plan[None]:
         """Remove the old copies of ``objs``, whose new items a batch has just written.
 
         After the batch, so that no child is ever missing to a reader of both layouts: plain
         deletions of old items in BatchWriteItem, the conditioned ones (old items found through
-        an index, map entries) one request each.
+        an index, map entries) one request (or transaction) each child, concurrently.
         """
         keys, others = yield from self.plain_deletes(objs)
-        for request in others:
-            yield Send(request)
+        yield from self.remove_each(others)
         if keys:
             yield WriteBatch(tuple({"DeleteRequest": {"Key": key}} for key in keys))
 
@@ -440,38 +516,54 @@ class OldCopies:
         """Send the update ``request`` of ``obj``, moving its old copy into the new layout first.
 
         The update is sent conditioned on the new item existing, with the removals of old
-        copies; refused for that, the old copy (if any) is moved, and ``request`` is sent again
-        (with ``upsert``, it creates the item when there is no copy at all).
+        copies; refused for that (the refusal carries no stored item), the old copy (if any) is
+        moved, and ``request`` is sent again (with ``upsert``, it creates the item when there
+        is no copy at all). A removal refused because the old copy went meanwhile (the
+        migration moved it) is planned again from what is stored now, as :meth:`write` does.
         """
         movers = self.of(obj)
         if not movers:
             alone: dict[str, Any] = yield Send(request)
             return alone
-        also = yield from self.removals(obj)
         guarded = _existing(request, self.table.info(type(obj)).table.pk)
         try:
             if request.params.get("ReturnValues") in _OLD_VALUES:
                 # A transaction returns no item: the update goes alone, then the removals.
+                also = yield from self.removals(obj)
                 response: dict[str, Any] = yield Send(guarded)
-                yield from send_with(also[0], also[1:]) if also else ()
+                yield from self.remove_now(obj, also)
                 return response
-            return (yield from send_with(guarded, also))
-        except ConditionFailedError:
-            stored = yield Send(consistent_get(request.params["Key"], self.table_name))
-            if isinstance(stored, Unread):
-                raise
-            there = stored.get("Item") is not None
-        if there:
-            # The new item is there: its own condition refused the update, or another writer
-            # (the migration) moved the child in after the refusal, its old copy with it. Sent
-            # again, the update tells which: refused again, the refusal is its own.
-            return (yield from send_with(request, ()))
+            return (yield from self.write(obj, guarded))
+        except ConditionFailedError as exc:
+            if exc.item is not None:
+                raise  # the new item is there: its own condition refused the update
         for mover in movers:
             moving = yield from mover.moving(self.table_name, self._values(obj))
             if moving:
                 yield from _move(moving)
                 break
         return (yield from send_with(request, ()))
+
+    def remove_now(self, obj: object, planned: Sequence[Request] | None = None) -> Plan[None]:
+        """Remove ``obj``'s old copies (``planned``: as planned already), the write being done.
+
+        A removal refused on its condition means the old copy went meanwhile (a migration moved
+        it, another writer removed it, or a list's members moved): planned again from what is
+        stored now, up to ``_ATTEMPTS`` times; nothing left to remove is done.
+        """
+        also = list(planned) if planned is not None else (yield from self.removals(obj))
+        for attempt in range(1, _ATTEMPTS + 1):
+            if not also:
+                return
+            try:
+                yield from send_with(also[0], also[1:])
+                return
+            except (ConditionFailedError, TransactionCanceledError) as exc:
+                refused = isinstance(exc, ConditionFailedError) or _all_refused(exc)
+                if attempt == _ATTEMPTS or not refused:
+                    raise
+            also = yield from self.removals(obj)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def embedded_removals(self, rel: HasManyRelation[Any], child: object) -> tuple[Request, ...]:
         """Into ``Embedded`` from a collection (``was=``): the DeleteItem of ``child``'s old item.
@@ -511,6 +603,11 @@ def _only_removals(exc: TransactionCanceledError) -> bool:
     )
 
 
+def _all_refused(exc: TransactionCanceledError) -> bool:
+    """Whether every action that failed was refused on its condition."""
+    return bool(exc.failed) and all(r.code == "ConditionalCheckFailed" for r in exc.failed)
+
+
 def _plain_delete(request: Request) -> bool:
     """Whether ``request`` is a DeleteItem with no condition (a BatchWriteItem can send it)."""
     return request.operation == "DeleteItem" and "ConditionExpression" not in request.params
@@ -525,4 +622,6 @@ def _existing(request: Request, pk: str) -> Request:
     held = params.get("ConditionExpression")
     params["ConditionExpression"] = exists if not held else f"({held}) AND {exists}"
     params["ExpressionAttributeNames"] = names
+    # The refusal carries the stored item (none: the new item is not stored yet).
+    params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     return Request(request.operation, params, retry=request.retry)

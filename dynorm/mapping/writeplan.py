@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeVar
 import attrs
 import msgspec
 
-from dynorm.core.chunks import TRANSACT_MAX, KeyId, item_key_id, key_id
+from dynorm.core.chunks import item_key_id, key_id
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import (
     ConditionFailedError,
@@ -40,7 +40,6 @@ from dynorm.core.errors import (
     DefinitionError,
     ExpressionError,
     ItemNotFoundError,
-    LimitExceededError,
     TransactionCanceledError,
     VersionConflictError,
 )
@@ -65,6 +64,7 @@ from .keepput import keeps_stored, send_keeping
 from .model import ModelInfo, ModelTable, info_of
 from .oldcopies import OldCopies
 from .oldembedded import old_embedded_of
+from .oldtransact import ATTEMPTS, Refused, TransactActions, delete_later, old_copies
 from .relations import HasManyRelation, embedded_of
 from .state import held_items, state_of
 from .strategies import ChildChange
@@ -468,13 +468,14 @@ class WritePlanner:
             key = self.table.info(type(obj)).key_of(obj)
             writes[key_id(key)] = {"DeleteRequest": {"Key": key}}
         count = len(writes)
-        # was=: their old copies' deletions in the same batches; other removals after them.
+        # was=: their old items' deletions in the same batches; the conditioned removals (map
+        # entries, items found through an index) before them, so that a reader meanwhile still
+        # reads each child's new copy rather than an old one.
         old_keys, others = yield from self.old_copies.plain_deletes(objs)
+        yield from self.old_copies.remove_each(others)
         writes.update({key_id(k): {"DeleteRequest": {"Key": k}} for k in old_keys})
         if writes:
             yield WriteBatch(tuple(writes.values()))
-        for request in others:
-            yield Send(request)
         return count
 
     def _whole_item(self, info: ModelInfo[Any], obj: object) -> Item:
@@ -535,11 +536,41 @@ class WritePlanner:
         now = utc_now()
         actions = [msgspec.structs.replace(a, at=a.at or now) for a in actions]
         planners = [of(a.obj) for a in actions]
+        refused: Refused | None = None
+        for attempt in range(1, ATTEMPTS + 1):
+            sent = yield from self._transact(actions, planners, now, refused, attempt == ATTEMPTS)
+            if not isinstance(sent, Refused):
+                break
+            refused = sent
+        else:  # pragma: no cover - the last attempt returns or raises
+            raise AssertionError("unreachable")
+        written = sent
+        for action, obj in zip(actions, written, strict=True):
+            info = info_of(type(action.obj))
+            if action.kind == "put":
+                info.stamps.keep(action.obj, info.stamps.written(obj))
+            elif action.kind == "update":
+                info.stamps.keep(action.obj, _after_update(info, action))
+
+    def _transact(
+        self,
+        actions: Sequence[Action],
+        planners: Sequence[WritePlanner],
+        now: datetime.datetime,
+        refused: Refused | None,
+        last: bool,  # noqa: FBT001 - internal
+    ) -> Plan[list[object] | Refused]:
+        """Plan and send the transaction once; returns the objects written.
+
+        :class:`Refused`: to be planned again, as only actions carrying the removal of an old
+        copy were refused (it may have gone meanwhile). Planned again, the same removals
+        (``refused``'s) mean it had not: the transaction is refused for its own conditions.
+        """
         tables = list({id(p): p for p in planners}.values())
         fills = yield from _fill_by_table(tables, actions, planners)
         filled = {i: iter(f.objs) for i, f in fills.items()}
         puts_seen = dict.fromkeys(fills, 0)
-        items: list[dict[str, Any]] = []
+        plan = TransactActions({p.table_name: p.table for p in tables})
         parents: list[tuple[int, WritePlanner, Copying]] = []
         written: list[object] = []
         for action, planner in zip(actions, planners, strict=True):
@@ -554,8 +585,8 @@ class WritePlanner:
                 request = _placed(request, fills[mine].placeholders(puts_seen[mine]))
                 puts_seen[mine] += 1
             if copying is not None:
-                parents.append((len(items), planner, copying))
-            items.append(transact_action(request))
+                parents.append((len(plan.items), planner, copying))
+            plan.user(transact_action(request))
         changed: list[Copying] = []
         for planner in tables:
             copyings = [c for _, p, c in parents if p is planner]
@@ -563,49 +594,38 @@ class WritePlanner:
                 changed += yield from on_table(
                     planner.table_name, planner.copier.changed_parents(copyings)
                 )
-        names = {p.table_name: p.table for p in tables}
-        touched = {_action_id(names, action) for action in items}
-        items += [
-            a
-            for a in (yield from _old_copies(actions, planners, written))
-            if _action_id(names, a) not in touched
+        olds = [
+            (a.kind, p.table_name, p.old_copies, o)
+            for a, p, o in zip(actions, planners, written, strict=True)
         ]
+        removals = yield from old_copies(olds)
+        if refused is not None and removals == refused.removals:
+            exc = refused.error
+            raise self._cancelled(actions, written, exc) or exc from exc
+        for removal, movable in removals:
+            plan.removal(removal, movable=movable)
         for position, planner, copying in parents:
             if copying not in changed:
-                ((_, params),) = items[position].items()
+                ((_, params),) = plan.items[position].items()
                 extend_condition(params, functools.partial(_unchanged_of, copying))
                 continue
             children = yield from on_table(planner.table_name, planner.copier.children(copying))
-            items += [
-                action
-                for action in transaction_actions(planner.copier, copying, children)
-                if _action_id(names, action) not in touched
-            ]
+            for copy in transaction_actions(planner.copier, copying, children):
+                plan.beside(copy)
         # Parents read for children's copies must still hold them when the transaction commits.
-        checks = {
-            (p.table_name, key_id(b.key)): parent_holds(p.table_name, b)
-            for p in tables
-            for b in fills[id(p)].basis
-        }
-        items += [check for ident, check in checks.items() if ident not in touched]
-        if len(items) > TRANSACT_MAX:
-            raise LimitExceededError(
-                f"this transaction needs {len(items)} actions, counting the denormalized copies "
-                "its writes change (and the old copies, was=, of the children it writes); "
-                f"DynamoDB allows {TRANSACT_MAX}. Write those parents with db.put (which "
-                "rewrites copies in batches) or split the transaction"
-            )
+        for p in tables:
+            for basis in {key_id(b.key): b for b in fills[id(p)].basis}.values():
+                plan.beside(parent_holds(p.table_name, basis))
+        items, later = plan.finish()
         if items:
             try:
                 yield Send(transact_write(items))
             except TransactionCanceledError as exc:
+                if not last and plan.only_old(exc):
+                    return Refused(removals, exc)
                 raise self._cancelled(actions, written, exc) or exc from exc
-        for action, obj in zip(actions, written, strict=True):
-            info = info_of(type(action.obj))
-            if action.kind == "put":
-                info.stamps.keep(action.obj, info.stamps.written(obj))
-            elif action.kind == "update":
-                info.stamps.keep(action.obj, _after_update(info, action))
+        yield from delete_later(later)  # was=: old items past the limit, after the commit
+        return written
 
     def _after(self, action: Action) -> object | None:
         """A parent as the action leaves it (for the copies of children written beside it)."""
@@ -799,26 +819,6 @@ def _fill_by_table(
             planner.table_name, planner.copier.fill(puts, after)
         )
     return fills
-
-
-def _old_copies(
-    actions: Sequence[Action], planners: Sequence[WritePlanner], written: Sequence[object]
-) -> Plan[list[dict[str, Any]]]:
-    """The actions that remove the old copies (``was=``) of a transaction's children.
-
-    A child updated in the transaction is moved out of the old layout first, when its new item
-    is not stored yet (see ``OldCopies.ensure_moved``): the update then finds it.
-    """
-    found: list[dict[str, Any]] = []
-    for action, planner, obj in zip(actions, planners, written, strict=True):
-        olds = planner.old_copies
-        if action.kind == "check" or not olds.of(obj):
-            continue
-        if action.kind == "update":
-            yield from on_table(planner.table_name, olds.ensure_moved(obj))
-        removals = yield from on_table(planner.table_name, olds.removals(obj))
-        found += [transact_action(r) for r in removals]
-    return found
 
 
 class _ItemWrites:
@@ -1053,15 +1053,6 @@ def _refuse_by_amount_of_copied(info: ModelInfo[Any], ops: UpdateOps, copied: se
 
 def _unchanged_of(copying: Copying, builder: ExpressionBuilder) -> str:
     return unchanged(builder, copying.info, copying.copied())
-
-
-def _action_id(tables: Mapping[str, Table], action: Mapping[str, Any]) -> tuple[str, KeyId]:
-    """The table and primary key of the item a transaction action touches."""
-    ((_, params),) = action.items()
-    name = params["TableName"]
-    primary = tables[name].primary_attributes
-    key: Item = params.get("Key") or {a: params["Item"][a] for a in primary}
-    return name, key_id(key)
 
 
 def _info(table: Table, infos: dict[type, ModelInfo[Any]], obj: object) -> ModelInfo[Any]:

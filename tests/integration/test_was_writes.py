@@ -137,11 +137,10 @@ async def test_an_update_of_a_child_in_the_old_layout_moves_it_first(
             updated = await db.update(Item("a", "apple", 3), add={"qty": 2})
 
         assert updated == Item("a", "apple", 5)
-        # Refused (no new item), the new item read, the old one read and moved, the update
-        # sent again.
+        # Refused (no new item: the refusal carries none), the old one read and moved, the
+        # update sent again.
         assert log.operations == [
             "TransactWriteItems",
-            "GetItem",
             "GetItem",
             "TransactWriteItems",
             "UpdateItem",
@@ -415,14 +414,36 @@ async def test_explain_shows_the_old_copy_removed_with_the_write(
         assert log.operations == []
 
 
-async def test_a_transaction_over_100_actions_with_the_old_copies_is_refused_before_sending(
+async def test_a_transaction_over_100_actions_only_by_old_items_deletes_them_after_it(
     dynorm_connect: Connect, dynorm_server: RunningServer
 ) -> None:
+    """60 puts and 60 old items' deletions: the puts commit, then the deletions in batches."""
+    async with both(dynorm_connect, dynorm_server, new_move, old_move) as (db, old):
+        await old.put_all([OldParent("a"), *(OldItem("a", f"i{n:02}", n) for n in range(30))])
+        with count_requests(db) as log:
+            await put_in_one_transaction(db, [Item("a", f"i{n:02}", n + 1) for n in range(60)])
+        assert log.operations == ["TransactWriteItems"] + ["BatchWriteItem"] * 3
+        assert sorted(keys(await stored(db))) == sorted(
+            [("P#a", "#PARENT#a"), *((f"I#a#i{n:02}", f"I#a#i{n:02}") for n in range(60))]
+        )
+        found = await db.get(Parent, parent_id="a", load=[Parent.items])
+        assert [(i.name, i.qty) for i in found.items.loaded][:2] == [("i00", 1), ("i01", 2)]
+
+
+async def test_a_transaction_over_100_actions_with_deletes_old_copies_is_refused_before_sending(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    """A delete's old copy goes in its transaction (a reader must not see it come back)."""
     async with dynorm_connect(new_move) as db:
         with count_requests(db) as log, pytest.raises(LimitExceededError, match="120 actions"):
-            await put_in_one_transaction(db, [Item("a", f"i{n}", n) for n in range(60)])
+            await delete_in_one_transaction(db, [Item("a", f"i{n}", n) for n in range(60)])
         assert log.operations == []
-        assert await stored(db) == []
+
+
+async def delete_in_one_transaction(db: Database, objs: list[Item]) -> None:
+    async with db.transaction() as tx:
+        for obj in objs:
+            tx.delete(obj)
 
 
 async def put_in_one_transaction(db: Database, objs: list[Item]) -> None:

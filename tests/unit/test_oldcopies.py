@@ -278,7 +278,7 @@ def test_an_update_is_conditioned_on_the_new_item_and_moves_an_old_one_first() -
     fake = Fake(
         {
             "TransactWriteItems": [refused, {}],
-            "GetItem": [{}, {"Item": old}],
+            "GetItem": [{"Item": old}],
             "UpdateItem": [{"Attributes": {}}],
         }
     )
@@ -286,14 +286,15 @@ def test_an_update_is_conditioned_on_the_new_item_and_moves_an_old_one_first() -
     drive(WritePlanner(to_index, "t").update(IKid("a", "x"), ops), fake.answer)
     assert fake.operations() == [
         "TransactWriteItems",  # the update and the old item's deletion: refused, no new item
-        "GetItem",  # the new item: not there
         "GetItem",  # the old one
         "TransactWriteItems",  # moved: put as stored with its new keys, deleted while as read
         "UpdateItem",  # the update again
     ]
     (update, _) = fake.sent[0].request.params["TransactItems"]
     assert "attribute_exists(#dynorm_exists)" in update["Update"]["ConditionExpression"]
-    (put, delete) = fake.sent[3].request.params["TransactItems"]
+    # The refusal carries the stored item: none, so no new item (nothing read to tell).
+    assert update["Update"]["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
+    (put, delete) = fake.sent[2].request.params["TransactItems"]
     assert put["Put"]["Item"]["more"] == s("y")
     assert put["Put"]["Item"]["GSI1SK"] == s("KID#x")
     assert "attribute_not_exists" in put["Put"]["ConditionExpression"]
