@@ -459,8 +459,8 @@ async def test_an_update_of_a_child_the_migration_moves_meanwhile_goes_on(
 ) -> None:
     """``db.update`` of a child still in the old layout, moved by the migration mid-update.
 
-    The update is refused (its new item is not there yet); before it reads the new key to tell
-    why, the migration moves the child in: the update must go on against the moved child.
+    The update is refused (its new item is not there yet); before it reads the old copy to move
+    it, the migration moves the child in: the update must go on against the moved child.
     """
     sw = SWITCHES["partition->index"]
     async with (
@@ -469,14 +469,14 @@ async def test_an_update_of_a_child_the_migration_moves_meanwhile_goes_on(
     ):
         await old.put_all([sw.parent("p0", new=False), sw.child("p0", "c01", 1, new=False)])
         new_key = sw.new_keys("p0", "c01")
-        held = faulty.proxy.pause(
+        held = faulty.proxy.pause(  # the read of the old copy (the table key the old code gave)
             "GetItem",
-            when=lambda body: body.get("Key", {}).get("pk") == {"S": new_key["pk"]},
+            when=lambda body: body.get("Key", {}).get("pk") != {"S": new_key["pk"]},
         )
         update = asyncio.ensure_future(faulty.db.update(sw.child("p0", "c01", 1), set={"qty": 5}))
         arrived = asyncio.ensure_future(held.arrived.wait())
         await asyncio.wait({update, arrived}, return_when=asyncio.FIRST_COMPLETED)
-        assert arrived.done(), await update  # the update read the new key after its refusal
+        assert arrived.done(), await update  # refused, the update reads the old copy to move it
         assert (await migrate(faulty.direct, sw.new_rel)).ok
         held.release()
 
