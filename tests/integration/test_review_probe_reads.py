@@ -1,0 +1,442 @@
+"""Review probes (issue 29): reads, copies and migrations while ``was=`` is declared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from dynorm import GSI, Denormalized, Embedded, HasMany, Index, Partition, Table
+from dynorm.migrations import migrate
+from dynorm.testing import Connect, RunningServer
+from tests.faultproxy import connect_to
+
+from .raw import stored
+
+pytestmark = [pytest.mark.integration, pytest.mark.transactions]
+
+INDEXES = [GSI("GSI1", pk="GSI1PK", sk="GSI1SK")]
+
+
+def _authors(name: str, via: Any, was: Any) -> tuple[Table, type[Any], type[Any]]:
+    table = Table(name, pk="pk", sk="sk", indexes=INDEXES)
+
+    @table.model(pk="A#{aid}", sk="#A#{aid}", GSI1=("A#{aid}", "#A#{aid}"))
+    class Author:
+        aid: str
+        born: str = ""
+        books = HasMany["ABook"](via=via, was=was)
+
+    if isinstance(getattr(via, "where", None), Index) or isinstance(via, Index):
+        keys: dict[str, Any] = {
+            "pk": "B#{aid}#{title}",
+            "sk": "B#{aid}#{title}",
+            "GSI1": ("A#{aid}", "BOOK#{title}"),
+        }
+    else:
+        keys = {"pk": "A#{aid}", "sk": "BOOK#{title}"}
+
+    @table.model(**keys)
+    class ABook:
+        aid: str
+        title: str
+        author_born: str = ""
+
+    return table, Author, ABook
+
+
+old_t, OldAuthor, OldBook = _authors(
+    "probe-denorm", Denormalized(copy={"born": "author_born"}), None
+)
+new_t, Author, _ = _authors(
+    "probe-denorm",
+    Denormalized(copy={"born": "author_born"}, where=Index("GSI1")),
+    Denormalized(copy={"born": "author_born"}),
+)
+
+
+@pytest.mark.xfail(strict=True, reason="update(parent) leaves stale copies in was= children")
+async def test_an_update_of_a_parent_rewrites_the_copies_of_old_layout_children(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(new_t) as db,
+        connect_to(dynorm_server.url, old_t, db.table_name) as old,
+    ):
+        author = await old.put(OldAuthor("a", born="1900"))
+        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
+        await db.update(Author("a", born="1900"), set={"born": "1901"})
+
+        loaded = await db.get(Author, aid="a", load=[Author.books])
+        assert [(b.title, b.author_born) for b in loaded.books.loaded] == [("t1", "1901")]
+        # and once migrated, the copy stays stale for good
+        report = await migrate(db, Author.books)
+        assert report.ok, report
+        books = [i for i in await stored(db) if i["pk"].startswith("B#")]
+        assert [b["author_born"] for b in books] == ["1901"]
+
+
+@pytest.mark.xfail(strict=True, reason="put(parent) leaves stale copies in was= children")
+async def test_a_put_of_a_parent_rewrites_the_copies_of_old_layout_children(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(new_t) as db,
+        connect_to(dynorm_server.url, old_t, db.table_name) as old,
+    ):
+        author = await old.put(OldAuthor("a", born="1900"))
+        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
+        await db.put(Author("a", born="1901"))
+
+        loaded = await db.get(Author, aid="a", load=[Author.books])
+        assert [(b.title, b.author_born) for b in loaded.books.loaded] == [("t1", "1901")]
+
+
+@pytest.mark.xfail(strict=True, reason="migration moves the stale copy as stored")
+async def test_a_migrated_child_does_not_keep_a_copy_its_parent_changed_since(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(new_t) as db,
+        connect_to(dynorm_server.url, old_t, db.table_name) as old,
+    ):
+        author = await old.put(OldAuthor("a", born="1900"))
+        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
+        await db.update(Author("a", born="1900"), set={"born": "1901"})
+        report = await migrate(db, Author.books)
+        assert report.ok, report
+        books = [i for i in await stored(db) if i["pk"].startswith("B#")]
+        assert [b["author_born"] for b in books] == ["1901"]
+
+
+# -- a cursor across a migration that finishes between two pages --------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+async def test_pages_across_a_migration_finishing_between_them_miss_nothing(
+    dynorm_connect: Connect, dynorm_server: RunningServer, size: int
+) -> None:
+    from .was_models import Item, OldItem, OldParent, Parent, new_move, old_move  # noqa: PLC0415
+
+    names = ["a1", "b2", "c3", "d4", "e5"]
+    async with (
+        dynorm_connect(new_move) as db,
+        connect_to(dynorm_server.url, old_move, db.table_name) as old,
+    ):
+        await old.put_all([OldParent("a"), *(OldItem("a", n, 1) for n in names)])
+        await db.put(Item("a", "c3", 2))  # one in both layouts
+        parent = await db.get(Parent, parent_id="a")
+        first = await parent.items.page(limit=size)
+        report = await migrate(db, Parent.items)
+        assert report.ok, report
+        seen = [i.name for i in first.items]
+        cursor = first.cursor
+        while cursor is not None:
+            page = await parent.items.page(limit=size, cursor=cursor)
+            seen += [i.name for i in page.items]
+            cursor = page.cursor
+        assert seen == names
+        assert await parent.items.count() == len(names)
+
+
+async def test_newest_first_with_was_reads_the_union_newest_first(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    table = Table("probe-newest", pk="pk", sk="sk", indexes=INDEXES)
+    old_table = Table("probe-newest", pk="pk", sk="sk", indexes=INDEXES)
+
+    @old_table.model(pk="N#{pid}", sk="#N#{pid}")
+    class OldFeed:
+        pid: str
+        posts = HasMany["OldPost"](via=Partition(), newest_first=True)
+
+    @old_table.model(pk="N#{pid}", sk="POST#{n:03d}")
+    class OldPost:
+        pid: str
+        n: int
+
+    @table.model(pk="N#{pid}", sk="#N#{pid}", GSI1=("N#{pid}", "#N#{pid}"))
+    class Feed:
+        pid: str
+        posts = HasMany["Post"](via=Index("GSI1"), was=Partition(), newest_first=True)
+
+    @table.model(pk="Q#{pid}#{n:03d}", sk="Q#{pid}#{n:03d}", GSI1=("N#{pid}", "POST#{n:03d}"))
+    class Post:
+        pid: str
+        n: int
+
+    async with (
+        dynorm_connect(table) as db,
+        connect_to(dynorm_server.url, old_table, db.table_name) as old,
+    ):
+        await old.put_all([OldFeed("f"), *(OldPost("f", n) for n in (1, 3, 5))])
+        await db.put_all([Post("f", n) for n in (2, 3, 4)])
+        feed = await db.get(Feed, pid="f", load=[Feed.posts])
+        assert [p.n for p in feed.posts.loaded] == [5, 4, 3, 2, 1]
+        for size in (1, 2, 4):
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = await feed.posts.page(limit=size, cursor=cursor)
+                seen += [p.n for p in page.items]
+                cursor = page.cursor
+                if cursor is None:
+                    break
+            assert seen == [5, 4, 3, 2, 1], size
+        assert await feed.posts.count() == 5
+        limited = await db.get(Feed, pid="f", load=[Feed.posts.limit(2)])
+        assert [p.n for p in limited.posts.loaded] == [5, 4]
+
+
+# -- a versioned child moved out of an embedded map ------------------------------------------------
+
+
+def _qty_to_number(item: dict[str, Any]) -> dict[str, Any]:
+    return {**item, "qty": int(item["qty"])}
+
+
+vmap_old = Table("probe-vmap", pk="pk", sk="sk")
+vmap_new = Table("probe-vmap", pk="pk", sk="sk")
+
+
+@attrs.define
+class TextLine:
+    name: str
+    qty: str = "0"
+
+
+@vmap_old.model(pk="O#{oid}", sk="#O#{oid}")
+class MapOrder:
+    oid: str
+    lines = HasMany[TextLine](TextLine, via=Embedded(key="name"))
+
+
+@vmap_new.model(pk="O#{oid}", sk="#O#{oid}")
+class RowOrder:
+    oid: str
+    lines = HasMany["RowLine"](via=Partition(), was=Embedded(key="name"))
+
+
+@vmap_new.model(pk="O#{oid}", sk="LINE#{name}", schema_version=2, upgrades={1: _qty_to_number})
+class RowLine:
+    oid: str
+    name: str
+    qty: int = 0
+
+
+@pytest.mark.xfail(strict=True, reason="entry read at the current version, not upgraded")
+async def test_the_union_upgrades_an_old_map_entry_of_a_versioned_child(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(vmap_new) as db,
+        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
+    ):
+        order = await old.put(MapOrder("o"))
+        await old.add(order, MapOrder.lines, TextLine("a", "3"))
+        loaded = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
+        assert loaded.lines.loaded == [RowLine("o", "a", 3)]
+
+
+@pytest.mark.xfail(strict=True, reason="moved entry stamped current version, old shape")
+async def test_a_versioned_child_moved_out_of_a_map_is_stored_in_one_shape(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(vmap_new) as db,
+        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
+    ):
+        order = await old.put(MapOrder("o"))
+        await old.add(order, MapOrder.lines, TextLine("a", "3"))
+        report = await migrate(db, RowOrder.lines)
+        assert report.ok, report
+        items = [i for i in await stored(db) if i["sk"].startswith("LINE#")]
+        # stored: {'qty': '3' (a text: version 1's shape), '_v': '2'}: no read decodes it, and
+        # upgrade_items takes it for current
+        assert items == [
+            {"oid": "o", "name": "a", "qty": "3", "_v": "1", "pk": "O#o", "sk": "LINE#a"}
+        ]
+        again = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
+        assert again.lines.loaded == [RowLine("o", "a", 3)]
+
+
+async def test_many_parents_loaded_at_once_each_get_their_union(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from .was_models import (  # noqa: PLC0415
+        EOrder,
+        Item,
+        Line,
+        OldItem,
+        OldParent,
+        Parent,
+        RLine,
+        ROrder,
+        embedded,
+        new_move,
+        old_move,
+        rows,
+    )
+
+    async with (
+        dynorm_connect(new_move) as db,
+        connect_to(dynorm_server.url, old_move, db.table_name) as old,
+    ):
+        ids = [f"p{i}" for i in range(12)]
+        await old.put_all([OldParent(p) for p in ids])
+        await old.put_all([OldItem(p, f"{p}-old", 1) for p in ids])
+        await db.put_all([Item(p, f"{p}-new", 1) for p in ids])
+        found = await db.get_many(Parent, [{"parent_id": p} for p in ids])
+        parents = [p for p in found if p is not None]
+        assert len(parents) == len(ids)
+        await db.load(parents, Parent.items)
+        for p in parents:
+            assert sorted(i.name for i in p.items.loaded) == [
+                f"{p.parent_id}-new",
+                f"{p.parent_id}-old",
+            ]
+
+    async with (
+        dynorm_connect(rows) as db,
+        connect_to(dynorm_server.url, embedded, db.table_name) as old,
+    ):
+        for o in ("o1", "o2", "o3"):
+            stored_order = await old.put(EOrder(o))
+            await old.add(stored_order, EOrder.lines, Line(f"{o}-a", 1))
+            await db.put(RLine(o, f"{o}-b", 2))
+        got = await db.get_many(ROrder, [{"order_id": o} for o in ("o1", "o2", "o3")])
+        orders = [o for o in got if o is not None]
+        await db.load(orders, ROrder.lines)
+        for order in orders:
+            assert sorted(x.name for x in order.lines.loaded) == [
+                f"{order.order_id}-a",
+                f"{order.order_id}-b",
+            ]
+
+
+async def test_a_list_holding_one_child_twice_reads_it_once(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from .was_models import Line, LOrder, NLine, NOrder, listed, unlisted  # noqa: PLC0415
+
+    async with (
+        dynorm_connect(unlisted) as db,
+        connect_to(dynorm_server.url, listed, db.table_name) as old,
+    ):
+        order = await old.put(LOrder("o"))
+        for line in (Line("a", 1), Line("b", 2), Line("a", 3)):
+            await old.add(order, LOrder.lines, line)
+        found = await db.get(NOrder, order_id="o", load=[NOrder.lines])
+        names = [x.name for x in found.lines.loaded]
+        assert names == ["a", "b"], names
+        assert await found.lines.count() == 2
+        await db.remove(found, NOrder.lines, NLine("o", "a"))
+        again = await db.get(NOrder, order_id="o", load=[NOrder.lines])
+        assert [x.name for x in again.lines.loaded] == ["b"]
+
+
+def _cursor_models(table: Table, was: Any) -> tuple[type[Any], type[Any]]:
+    @table.model(pk="C#{pid}", sk="#C#{pid}", GSI1=("C#{pid}", "#C#{pid}"))
+    class CParent:
+        pid: str
+        kids = HasMany["CKid"](via=Index("GSI1"), was=was)
+
+    @table.model(pk="K#{pid}#{name}", sk="K#{pid}#{name}", GSI1=("C#{pid}", "KID#{name}"))
+    class CKid:
+        pid: str
+        name: str
+
+    return CParent, CKid
+
+
+cur_plain = Table("probe-cursor", pk="pk", sk="sk", indexes=INDEXES)
+cur_was = Table("probe-cursor", pk="pk", sk="sk", indexes=INDEXES)
+PlainP, PlainK = _cursor_models(cur_plain, None)
+WasP, WasK = _cursor_models(cur_was, Partition())
+
+
+@pytest.mark.parametrize("direction", ["into", "out of"])
+async def test_a_cursor_across_declaring_was_is_refused_with_what_to_do(
+    dynorm_connect: Connect, dynorm_server: RunningServer, direction: str
+) -> None:
+    from dynorm import DynormError  # noqa: PLC0415
+
+    async with (
+        dynorm_connect(cur_was) as db,
+        connect_to(dynorm_server.url, cur_plain, db.table_name) as plain,
+    ):
+        await plain.put_all([PlainP("a"), *(PlainK("a", f"n{i}") for i in range(4))])
+        first, then = (plain, db) if direction == "into" else (db, plain)
+        first_p, then_p = (PlainP, WasP) if direction == "into" else (WasP, PlainP)
+        page = await (await first.get(first_p, pid="a")).kids.page(limit=2)
+        assert page.cursor is not None
+        with pytest.raises(DynormError, match="was="):
+            await (await then.get(then_p, pid="a")).kids.page(limit=2, cursor=page.cursor)
+
+
+async def test_an_old_item_that_does_not_decode_is_a_codec_error_naming_it(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from dynorm import CodecError  # noqa: PLC0415
+
+    from .raw import raw_put  # noqa: PLC0415
+    from .was_models import Parent, new_move  # noqa: PLC0415
+
+    async with dynorm_connect(new_move) as db:
+        await db.put(Parent("a"))
+        await raw_put(db, {"pk": {"S": "P#a"}, "sk": {"S": "ITEM#bad"}, "parent_id": {"S": "a"},
+                           "name": {"S": "bad"}, "qty": {"S": "many"}})  # fmt: skip
+        with pytest.raises(CodecError, match="ITEM#bad"):
+            await db.get(Parent, parent_id="a", load=[Parent.items])
+        parent = await db.get(Parent, parent_id="a")
+        with pytest.raises(CodecError, match="ITEM#bad"):
+            await parent.items.all()
+        with pytest.raises(CodecError, match="ITEM#bad"):
+            await parent.items.count()
+
+
+# -- back from shards, the old {shard} segment not last ------------------------------------------
+
+mid_old = Table("probe-midshard", pk="pk", sk="sk")
+mid_new = Table("probe-midshard", pk="pk", sk="sk")
+
+
+@mid_old.model(pk="S#{pid}", sk="#S#{pid}")
+class MidParent0:
+    pid: str
+    kids = HasMany["MidKid0"](via=Partition(shards=2))
+
+
+@mid_old.model(pk="S#{shard}#{pid}", sk="KID#{name}")
+class MidKid0:
+    pid: str
+    name: str
+
+
+@mid_new.model(pk="S#{pid}", sk="#S#{pid}")
+class MidParent:
+    pid: str
+    kids = HasMany["MidKid"](via=Partition(), was=Partition(shards=2))
+
+
+@mid_new.model(pk="S#{pid}", sk="KID#{name}")
+class MidKid:
+    pid: str
+    name: str
+
+
+@pytest.mark.xfail(strict=True, reason="reads take the old shard segment to be last")
+async def test_back_from_shards_reads_what_the_migration_finds(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    from dynorm.migrations import migration_status  # noqa: PLC0415
+
+    async with (
+        dynorm_connect(mid_new) as db,
+        connect_to(dynorm_server.url, mid_old, db.table_name) as old,
+    ):
+        await old.put_all([MidParent0("a"), *(MidKid0("a", n) for n in ("x", "y", "z"))])
+        assert await migration_status(db, MidParent.kids) == 3  # the migration finds them
+        found = await db.get(MidParent, pid="a", load=[MidParent.kids])
+        assert sorted(k.name for k in found.kids.loaded) == ["x", "y", "z"]
