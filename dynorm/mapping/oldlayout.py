@@ -235,13 +235,24 @@ class EmbeddedItems:
             | {names[f] for f in rel.link}
             | {names[f] for f in rel.copies.values()}
         )
+        #: what the encoded child gives an entry stored at an older schema version: its
+        #: declared fields too (upgraded: the entry's own hold the old shape) and the version;
+        #: only the attributes the model does not declare are kept as stored
+        versions = child.versions
+        self.upgraded = (
+            self.strategy_attributes
+            | set(names.values())
+            | ({versions.attribute} if versions is not None else set())
+        )
 
     def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Item]:
         """The items the embedded children become.
 
         Each map entry (or list member) as stored, with the key attributes, link fields and
         copies the current declaration gives it. Every attribute of the entry is kept, declared
-        or not; CodecError when one does not decode as the child.
+        or not; CodecError when one does not decode as the child. An entry stored at an older
+        schema version of the child becomes the upgraded child: its declared fields as encoded
+        now (with the current version), its undeclared attributes as stored.
         """
         child = self.rel.target_info
         link = self.rel.link_values(parent_values)
@@ -262,12 +273,17 @@ class EmbeddedItems:
             fields: Item = dict(entry.get("M", {}))
             obj = child.decode({**fields, **injected})
             encoded = child.encode(via.prepare_child(self.rel, parent_values, obj))
-            strategy = self.strategy_attributes
+            covered = self.upgraded if self._older(fields) else self.strategy_attributes
             made.append(
                 {
                     **encoded,
-                    **{k: v for k, v in fields.items() if k not in strategy},
-                    **{k: v for k, v in encoded.items() if k in strategy},
+                    **{k: v for k, v in fields.items() if k not in covered},
+                    **{k: v for k, v in encoded.items() if k in covered},
                 }
             )
         return made
+
+    def _older(self, fields: Item) -> bool:
+        """Whether a map entry is stored at an older schema version than the child's."""
+        versions = self.rel.target_info.versions
+        return versions is not None and versions.version_of(fields) != versions.current

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import pytest
 
-from dynorm import GSI, Denormalized, Embedded, HasMany, Index, Partition, Table
+from dynorm import GSI, Denormalized, HasMany, Index, Partition, Table
 from dynorm.migrations import migrate
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import connect_to
@@ -189,76 +188,7 @@ async def test_newest_first_with_was_reads_the_union_newest_first(
         assert [p.n for p in limited.posts.loaded] == [5, 4]
 
 
-# -- a versioned child moved out of an embedded map ------------------------------------------------
-
-
-def _qty_to_number(item: dict[str, Any]) -> dict[str, Any]:
-    return {**item, "qty": int(item["qty"])}
-
-
-vmap_old = Table("probe-vmap", pk="pk", sk="sk")
-vmap_new = Table("probe-vmap", pk="pk", sk="sk")
-
-
-@attrs.define
-class TextLine:
-    name: str
-    qty: str = "0"
-
-
-@vmap_old.model(pk="O#{oid}", sk="#O#{oid}")
-class MapOrder:
-    oid: str
-    lines = HasMany[TextLine](TextLine, via=Embedded(key="name"))
-
-
-@vmap_new.model(pk="O#{oid}", sk="#O#{oid}")
-class RowOrder:
-    oid: str
-    lines = HasMany["RowLine"](via=Partition(), was=Embedded(key="name"))
-
-
-@vmap_new.model(pk="O#{oid}", sk="LINE#{name}", schema_version=2, upgrades={1: _qty_to_number})
-class RowLine:
-    oid: str
-    name: str
-    qty: int = 0
-
-
-@pytest.mark.xfail(strict=True, reason="entry read at the current version, not upgraded")
-async def test_the_union_upgrades_an_old_map_entry_of_a_versioned_child(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(vmap_new) as db,
-        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
-    ):
-        order = await old.put(MapOrder("o"))
-        await old.add(order, MapOrder.lines, TextLine("a", "3"))
-        loaded = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
-        assert loaded.lines.loaded == [RowLine("o", "a", 3)]
-
-
-@pytest.mark.xfail(strict=True, reason="moved entry stamped current version, old shape")
-async def test_a_versioned_child_moved_out_of_a_map_is_stored_in_one_shape(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(vmap_new) as db,
-        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
-    ):
-        order = await old.put(MapOrder("o"))
-        await old.add(order, MapOrder.lines, TextLine("a", "3"))
-        report = await migrate(db, RowOrder.lines)
-        assert report.ok, report
-        items = [i for i in await stored(db) if i["sk"].startswith("LINE#")]
-        # stored: {'qty': '3' (a text: version 1's shape), '_v': '2'}: no read decodes it, and
-        # upgrade_items takes it for current
-        assert items == [
-            {"oid": "o", "name": "a", "qty": "3", "_v": "1", "pk": "O#o", "sk": "LINE#a"}
-        ]
-        again = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
-        assert again.lines.loaded == [RowLine("o", "a", 3)]
+# (a versioned child moved out of an embedded map: tests/integration/test_was_versioned_map.py)
 
 
 async def test_many_parents_loaded_at_once_each_get_their_union(
