@@ -491,8 +491,9 @@ class Move(_StrategyChange):
     # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
     def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         super().__init__(rel, source)
-        #: how an old-layout item reads and what it becomes (shared with was= reads)
-        self.items = ItemMove(rel, source)
+        #: how an old-layout item reads and what it becomes (shared with was= reads; live,
+        #: back from shards, only where they look: see ``stranded``)
+        self.items = ItemMove(rel, source, anywhere=not self.live)
         self.parent, self.child = rel.owner_info, rel.target_info
         self.src, self.dst = self.items.src, self.items.dst
         self.key_attributes = self.items.key_attributes
@@ -506,6 +507,17 @@ class Move(_StrategyChange):
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not one); see ``ItemMove.moved_item``."""
         return self.items.moved_item(raw)
+
+    def stranded_text(self) -> str:
+        """Why a live run leaves a child whose old shard segment is not last, and what to do."""
+        rel, source = self.rel, self.source
+        return (
+            f"its partition key holds its shard of {source.describe()} elsewhere than last, "
+            f"where the reads of was= look for it, so they do not see it, and a live run does "
+            f"not move it. Move it by hand, or stop the application's writers, deploy "
+            f"{rel.qualname} without was= and run migrate(db, {rel.qualname}, "
+            f"from_={source.describe()}), which finds it"
+        )
 
     def plan_page(
         self, table: Table, table_name: str, items: Sequence[Item]
@@ -539,6 +551,8 @@ class Move(_StrategyChange):
                 plan.set_aside(table, raw, exc)
                 continue
             if new is None:
+                if self.live and self.items.stranded(raw):
+                    plan.skip(table, raw, CodecError(self.stranded_text()))
                 continue
             if _primary(table, raw) != _primary(table, new):
                 moves.append((raw, new))

@@ -326,47 +326,4 @@ async def test_an_old_item_that_does_not_decode_is_a_codec_error_naming_it(
             await parent.items.count()
 
 
-# -- back from shards, the old {shard} segment not last ------------------------------------------
-
-mid_old = Table("probe-midshard", pk="pk", sk="sk")
-mid_new = Table("probe-midshard", pk="pk", sk="sk")
-
-
-@mid_old.model(pk="S#{pid}", sk="#S#{pid}")
-class MidParent0:
-    pid: str
-    kids = HasMany["MidKid0"](via=Partition(shards=2))
-
-
-@mid_old.model(pk="S#{shard}#{pid}", sk="KID#{name}")
-class MidKid0:
-    pid: str
-    name: str
-
-
-@mid_new.model(pk="S#{pid}", sk="#S#{pid}")
-class MidParent:
-    pid: str
-    kids = HasMany["MidKid"](via=Partition(), was=Partition(shards=2))
-
-
-@mid_new.model(pk="S#{pid}", sk="KID#{name}")
-class MidKid:
-    pid: str
-    name: str
-
-
-@pytest.mark.xfail(strict=True, reason="reads take the old shard segment to be last")
-async def test_back_from_shards_reads_what_the_migration_finds(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    from dynorm.migrations import migration_status  # noqa: PLC0415
-
-    async with (
-        dynorm_connect(mid_new) as db,
-        connect_to(dynorm_server.url, mid_old, db.table_name) as old,
-    ):
-        await old.put_all([MidParent0("a"), *(MidKid0("a", n) for n in ("x", "y", "z"))])
-        assert await migration_status(db, MidParent.kids) == 3  # the migration finds them
-        found = await db.get(MidParent, pid="a", load=[MidParent.kids])
-        assert sorted(k.name for k in found.kids.loaded) == ["x", "y", "z"]
+# (back from shards, the old {shard} segment not last: tests/integration/test_was_shard_position.py)
