@@ -42,6 +42,7 @@ from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
+from dynorm.mapping.union import union_read
 from dynorm.mapping.writes import plan_delete, plan_put
 from dynorm.wire.retry import same_value
 
@@ -1018,6 +1019,9 @@ class Copies:
         primary = child.table.primary_attributes
         #: what a repair rewrites: the copies' attributes and the index keys made from fields
         self.attributes = [*copied, *(a for a in child.templates if a not in primary)]
+        #: what it rewrites of a child still in a was= layout, in place: its copies only (its
+        #: keys are the old layout's, which the migration replaces)
+        self.copied = copied
 
     @property
     def subject(self) -> str:
@@ -1027,15 +1031,49 @@ class Copies:
         return {"relationship": self.rel.qualname, "copies": sorted(self.rel.copies.items())}
 
     def repaired(
-        self, parent_values: Mapping[str, object], raw: Item, child: object
+        self,
+        parent_values: Mapping[str, object],
+        raw: Item,
+        child: object,
+        attributes: Sequence[str] | None = None,
     ) -> Item | None:
-        """``raw`` with the copies its parent's values give (None: they are right)."""
+        """``raw`` with the copies its parent's values give (None: they are right).
+
+        ``attributes``: those rewritten (default: the copies and the index keys).
+        """
         fixed = self.rel.via.prepare_child(self.rel, parent_values, child)
         if fixed == child:
             return None
         encoded = self.rel.target_info.encode(fixed)
-        to_set = {a: encoded[a] for a in self.attributes if a in encoded}
-        return _rewritten(raw, to_set, [a for a in self.attributes if a not in encoded])
+        rewritten = self.attributes if attributes is None else attributes
+        to_set = {a: encoded[a] for a in rewritten if a in encoded}
+        return _rewritten(raw, to_set, [a for a in rewritten if a not in encoded])
+
+    async def old_layout(
+        self, db: Database, values: Mapping[str, object], plan: PagePlan
+    ) -> list[tuple[Item, Any]]:
+        """(raw item, child) of the parent's children still in a ``was=`` collection."""
+        rel = self.rel
+        if rel.was is None or rel.was.embedded_codec(rel) is not None:
+            return []
+        union = union_read(rel, db.table_name, values)
+        found: list[Item] = []
+        for read in union.old_reads:
+            plain = msgspec.structs.replace(read, consistent=read.index is None)
+            found += [raw async for raw in db.reads.iterate(plain, _plain)]
+        if union.old_whole and found:
+            whole = await fetch_whole(db, [_primary(db.table, raw) for raw in found])
+            found = [w for raw in found if (w := whole.get(key_id(_primary(db.table, raw))))]
+        children: list[tuple[Item, Any]] = []
+        for raw in found:
+            try:
+                decoded = union.decode_old(raw)
+            except CodecError as exc:
+                plan.skip(db.table, raw, exc)
+                continue
+            if decoded is not None:
+                children.append((raw, decoded[0]))
+        return children
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
         parent, child = self.rel.owner_info, self.rel.target_info
@@ -1049,19 +1087,22 @@ class Copies:
             except CodecError as exc:
                 plan.skip(db.table, raw, exc)
 
-        async def stale(values: dict[str, object]) -> list[tuple[dict[str, object], Item, Any]]:
+        async def stale(
+            values: dict[str, object],
+        ) -> list[tuple[dict[str, object], Item, Any, bool]]:
             read = self.rel.children_read(db.table_name, values, consistent=True)
-            found = await _read_raw(db, read, child, plan)
+            found = [(*f, False) for f in await _read_raw(db, read, child, plan)]
+            found += [(*f, True) for f in await self.old_layout(db, values, plan)]
             return [
-                (values, item, obj)
-                for item, obj in found
+                (values, item, obj, old)
+                for item, obj, old in found
                 if self.rel.via.prepare_child(self.rel, values, obj) != obj
             ]
 
         found = [c for cs in await asyncio.gather(*(stale(v) for v in parents)) for c in cs]
-        for values, item, obj in found:
+        for values, item, obj, old in found:
             try:
-                fixed = self.repaired(values, item, obj)
+                fixed = self.repaired(values, item, obj, self.copied if old else None)
             except (CodecError, LimitExceededError) as exc:
                 plan.set_aside(db.table, item, exc)
                 continue
