@@ -51,7 +51,9 @@ def _authors(name: str, via: Any, was: Any) -> tuple[Table, type[Any], type[Any]
     return table, Author, ABook
 
 
-old_t, OldAuthor, OldBook = _authors("was-old-copies", Denormalized(copy={"born": "author_born"}), None)
+old_t, OldAuthor, OldBook = _authors(
+    "was-old-copies", Denormalized(copy={"born": "author_born"}), None
+)
 new_t, Author, _ = _authors(
     "was-old-copies",
     Denormalized(copy={"born": "author_born"}, where=Index("GSI1")),
@@ -151,3 +153,37 @@ async def test_repair_copies_repairs_children_still_in_the_old_layout(
         assert "GSI1PK" not in book  # repaired in place, keys as the old layout has them
         loaded = await db.get(Author, aid="a", load=[Author.books])
         assert [(b.title, b.author_born) for b in loaded.books.loaded] == [("t1", "1950")]
+
+
+async def test_a_transaction_updating_the_parent_rewrites_old_copies(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(new_t) as db,
+        connect_to(dynorm_server.url, old_t, db.table_name) as old,
+    ):
+        author = await old.put(OldAuthor("a", born="1900"))
+        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
+        async with db.transaction() as tx:
+            tx.update(Author("a", born="1900"), set={"born": "1902"})
+        assert _old_books(await stored(db)) == [("BOOK#t1", "1902")]
+
+
+async def test_more_old_copies_than_one_transaction_holds_are_all_rewritten(
+    dynorm_connect: Connect, dynorm_server: RunningServer
+) -> None:
+    async with (
+        dynorm_connect(new_t) as db,
+        connect_to(dynorm_server.url, old_t, db.table_name) as old,
+    ):
+        await old.put(OldAuthor("a", born="1900"))
+        await old.put_all([OldBook("a", f"t{n:03d}", author_born="1900") for n in range(100)])
+        await db.update(Author("a", born="1900"), set={"born": "1903"})
+        books = _old_books(await stored(db))
+        assert len(books) == 100
+        assert {born for _, born in books} == {"1903"}
+        report = await migrate(db, Author.books)
+        assert report.ok, report
+        moved = [i for i in await stored(db) if i["pk"].startswith("B#")]
+        assert len(moved) == 100
+        assert {b["author_born"] for b in moved} == {"1903"}
