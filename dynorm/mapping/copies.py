@@ -8,6 +8,10 @@ the copies equal to the stored parent on every write path (the write planner cal
   rewritten in the parent's own transaction when all fit in one (the others checked in it), else
   after the parent in transactions that each check the parent still holds the values written;
 - a child written on its own, or moved to another parent, takes its parent's values.
+
+While the relationship declares ``was=``, the children still in the old layout carry copies
+too: they are read as well (first, see ``dynorm.mapping.oldcopyreads``) and rewritten in place
+at the keys they are stored under, on the same conditions.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from dynorm.core.requests import (
 from dynorm.core.steps import CANCELLED, Fetch, FromRead, Plan, Send, SendAll, Unread, read_each
 
 from .model import ModelInfo
+from .oldcopyreads import OldChild, old_children
 from .relations import HasManyRelation, relationships_of
 from .strategies import copy_changes
 from .table import Table
@@ -380,8 +385,10 @@ class CopyPlanner:
         """Each copying relationship's children, read whole.
 
         Every read (each shard's Query, each relationship's) is sent at once, so a rewrite
-        costs the time of its slowest read, not the sum of them.
+        costs the time of its slowest read, not the sum of them. Children still in a ``was=``
+        layout (as :class:`OldChild`) are read before, in one step of their own.
         """
+        old = yield from old_children(copying.rels, self.table_name, copying.values)
         reads = [
             (at, read)
             for at, rel in enumerate(copying.rels)
@@ -393,6 +400,8 @@ class CopyPlanner:
             rel, found = out[at]
             decode = functools.partial(rel.target_info.decode_if, index=read.index)
             found += [obj for obj in map(decode, items) if obj is not None]
+        for (_, each), kids in zip(out, old, strict=True):
+            each.extend(kids)
         return out
 
     def changed_parents(self, parents: Sequence[Copying]) -> Plan[list[Copying]]:
@@ -416,7 +425,10 @@ class CopyPlanner:
         return changed
 
     def rewrite_after(
-        self, copying: Copying, children: Sequence[tuple[HasManyRelation[Any], list[Any]]]
+        self,
+        copying: Copying,
+        children: Sequence[tuple[HasManyRelation[Any], list[Any]]],
+        rounds: int = COPY_ATTEMPTS,
     ) -> Plan[int]:
         """Rewrite stale copies after the parent is written, in transactions of 99 children.
 
@@ -424,7 +436,9 @@ class CopyPlanner:
         write of the parent (which rewrites the copies itself) makes an older one's remaining
         transactions fail instead of overwriting newer copies. The first failure of another kind
         cancels every transaction still in flight, and CopiesIncompleteError says how many
-        copies were not rewritten.
+        copies were not rewritten. A child still in a ``was=`` layout that is gone when its
+        copy is rewritten was moved meanwhile, its copy as it was: the children are read again
+        (up to ``rounds`` times) and the moved ones rewritten in the new layout.
         """
         stale = [(rel, c, ch) for rel, cs in children for c, ch in _stale(rel, copying, cs)]
         if not stale:
@@ -432,6 +446,7 @@ class CopyPlanner:
         check = _parent_check(self, copying)
         chunks = [stale[i : i + TRANSACT_MAX - 1] for i in range(0, len(stale), TRANSACT_MAX - 1)]
         done = pending = 0
+        moved = False
         first: BaseException | None = None
         for _ in range(COPY_ATTEMPTS):
             requests = tuple(
@@ -459,6 +474,7 @@ class CopyPlanner:
                         r.index - 1 for r in outcome.failed if r.code == "ConditionalCheckFailed"
                     }
                     rest = [entry for i, entry in enumerate(chunk) if i not in gone]
+                    moved = moved or any(isinstance(chunk[i][1], OldChild) for i in gone)
                     if rest:
                         again.append(rest)
             chunks = again
@@ -473,6 +489,10 @@ class CopyPlanner:
                 pending=pending,
                 rewritten=done,
             ) from first if isinstance(first, BaseException) else None
+        if moved and rounds > 1:
+            again_read = yield from self.children(copying)
+            done += yield from self.rewrite_after(copying, again_read, rounds - 1)
+            return done
         _log_rewritten(done)
         return done
 
@@ -572,7 +592,7 @@ def _stale(
     pairs = copying.pairs(rel)
     out = []
     for child in children:
-        changes = copy_changes(pairs, copying.values, child)
+        changes = copy_changes(pairs, copying.values, _obj(child))
         if changes:
             out.append((child, changes))
     return out
@@ -592,11 +612,19 @@ def check_fanout(
             )
 
 
+def _obj(child: object) -> object:
+    """The object a child reads as (a child still in the old layout is wrapped)."""
+    return child.obj if isinstance(child, OldChild) else child
+
+
 def _child_update(
     copier: CopyPlanner, rel: HasManyRelation[Any], child: object, changes: Mapping[str, object]
 ) -> dict[str, Any]:
     info = rel.target_info
-    request = plan_update(info, info.values_of(child), copier.table_name, UpdateOps(set=changes))
+    values = info.values_of(_obj(child))
+    request = plan_update(info, values, copier.table_name, UpdateOps(set=changes))
+    if isinstance(child, OldChild):
+        request = child.at_stored_key(request)
     return transact_action(request)
 
 
@@ -628,9 +656,8 @@ def transaction_actions(
                     info.codec.encode_field[child_field](copying.values[parent_field]),
                 )
             ]
-            check = condition_check(
-                copier.table_name, info.key_of(child), " AND ".join(parts), **builder.params()
-            )
+            key = child.key if isinstance(child, OldChild) else info.key_of(child)
+            check = condition_check(copier.table_name, key, " AND ".join(parts), **builder.params())
             actions.append(transact_action(check))
     return actions
 

@@ -11,11 +11,17 @@ layout through this module, so they find the same old items and read them the sa
 - :class:`OldPartition`: the old partition key when the number of shards changes. From an
   unsharded layout to a sharded one, the old key is the declared template without its
   ``{shard}`` segment. From a sharded layout back to an unsharded one, the old template is the
-  declared one with a segment holding the shard inserted somewhere: not necessarily last
-  (``"POST#{shard}#{post_id}"``), so each position is tried, and a reading counts only when the
-  child it decodes to has, under the old number of shards, the shard that segment holds, and
-  when the declared template gives back the same key. From one number of shards to another, the
-  template is the declared one (each child's shard is recomputed).
+  declared one with a segment holding the shard inserted somewhere. The reads and writes of a
+  relationship declaring ``was=`` query each old shard's partition, so they need the position:
+  they take it to be last (``"POST#{post_id}#{shard}"``, the form dynorm's own messages
+  propose), and so does the live migration (from ``was=``), so it never moves a child the
+  readers did not see; an old child whose shard segment is elsewhere (``"POST#{shard}#{post_id}"``)
+  is *stranded*: the live migration skips and lists it, ``migration_status`` counts it. A
+  migration from ``from_=`` without ``was=`` (the application's writers stopped) tries each
+  position: a reading counts only when the child it decodes to has, under the old number of
+  shards, the shard that segment holds, and when the declared template gives back the same
+  key. From one number of shards to another, the template is the declared one (each child's
+  shard is recomputed).
 - :class:`EmbeddedItems`: children embedded in the parent item, as the items they become.
 """
 
@@ -65,6 +71,9 @@ class OldPartition:
     declared: KeyTemplate
     #: over how many shards the old layout spread the children
     old_shards: int
+    #: back from shards: the old shard segment may be at any position (False: last only, as
+    #: the reads of ``was=`` query it)
+    anywhere: bool = True
 
     @property
     def changes_shape(self) -> bool:
@@ -95,6 +104,8 @@ class OldPartition:
         parts = text.split(delimiter)
         found: list[Reading] = []
         for at, part in enumerate(parts):
+            if not self.anywhere and at != len(parts) - 1:
+                continue  # as the reads see the old layout (see ``keys``)
             digits = _SHARD_SEGMENT.fullmatch(part)
             if digits is None:
                 continue
@@ -149,7 +160,11 @@ class ItemMove:
     A plain class, not attrs: a field typed HasMany reads through the descriptor protocol.
     """
 
-    def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
+    def __init__(
+        self, rel: HasManyRelation[Any], source: Strategy, *, anywhere: bool = False
+    ) -> None:
+        # anywhere: back from shards, the old shard segment is looked for at any position (a
+        # migration with the writers stopped); else last only, as the reads of was= do.
         child = rel.target_info
         table = child.table
         src_pk, src_sk = table.key_attributes(source.index)
@@ -163,7 +178,9 @@ class ItemMove:
             child.codec.attributes.values()
         )
         #: the children's partition key as the old layout stored it (see OldPartition)
-        self.old_pk = OldPartition(child.key_templates(rel.via.index)[0], source.shards)
+        self.old_pk = OldPartition(
+            child.key_templates(rel.via.index)[0], source.shards, anywhere=anywhere
+        )
         #: the key attributes a child keeps through the move: with the index unchanged (the
         #: shard count changes), its table key, which the decode may need
         self.kept_keys = (
@@ -182,6 +199,19 @@ class ItemMove:
             (a in raw) == (a in encoded) and (a not in raw or same_value(raw[a], encoded[a]))
             for a in dict.fromkeys([*child.table.primary_attributes, *self.dst])
         )
+
+    def stranded(self, raw: Item) -> bool:
+        """Whether ``raw`` is an old child the reads of ``was=`` do not see (``moved_item`` None).
+
+        Back from shards, its old shard segment is not last (see the module's docstring).
+        """
+        old_pk = self.old_pk
+        if old_pk.anywhere or not old_pk.changes_shape or old_pk.declared.sharded:
+            return False
+        try:
+            return ItemMove(self.rel, self.source, anywhere=True).moved_item(raw) is not None
+        except CodecError:
+            return True  # it reads as an old child, two ways
 
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not an old-layout child).
@@ -235,13 +265,24 @@ class EmbeddedItems:
             | {names[f] for f in rel.link}
             | {names[f] for f in rel.copies.values()}
         )
+        #: what the encoded child gives an entry stored at an older schema version: its
+        #: declared fields too (upgraded: the entry's own hold the old shape) and the version;
+        #: only the attributes the model does not declare are kept as stored
+        versions = child.versions
+        self.upgraded = (
+            self.strategy_attributes
+            | set(names.values())
+            | ({versions.attribute} if versions is not None else set())
+        )
 
     def children_of(self, parent_values: Mapping[str, object], raw: Item) -> list[Item]:
         """The items the embedded children become.
 
         Each map entry (or list member) as stored, with the key attributes, link fields and
         copies the current declaration gives it. Every attribute of the entry is kept, declared
-        or not; CodecError when one does not decode as the child.
+        or not; CodecError when one does not decode as the child. An entry stored at an older
+        schema version of the child becomes the upgraded child: its declared fields as encoded
+        now (with the current version), its undeclared attributes as stored.
         """
         child = self.rel.target_info
         link = self.rel.link_values(parent_values)
@@ -262,12 +303,17 @@ class EmbeddedItems:
             fields: Item = dict(entry.get("M", {}))
             obj = child.decode({**fields, **injected})
             encoded = child.encode(via.prepare_child(self.rel, parent_values, obj))
-            strategy = self.strategy_attributes
+            covered = self.upgraded if self._older(fields) else self.strategy_attributes
             made.append(
                 {
                     **encoded,
-                    **{k: v for k, v in fields.items() if k not in strategy},
-                    **{k: v for k, v in encoded.items() if k in strategy},
+                    **{k: v for k, v in fields.items() if k not in covered},
+                    **{k: v for k, v in encoded.items() if k in covered},
                 }
             )
         return made
+
+    def _older(self, fields: Item) -> bool:
+        """Whether a map entry is stored at an older schema version than the child's."""
+        versions = self.rel.target_info.versions
+        return versions is not None and versions.version_of(fields) != versions.current

@@ -42,6 +42,7 @@ from dynorm.mapping.relations import HasManyRelation
 from dynorm.mapping.sharded import ShardedRead
 from dynorm.mapping.strategies import Strategy
 from dynorm.mapping.table import Table
+from dynorm.mapping.union import union_read
 from dynorm.mapping.writes import plan_delete, plan_put
 from dynorm.wire.retry import same_value
 
@@ -491,8 +492,9 @@ class Move(_StrategyChange):
     # Plain classes, not attrs: a field typed HasMany reads through the descriptor protocol.
     def __init__(self, rel: HasManyRelation[Any], source: Strategy) -> None:
         super().__init__(rel, source)
-        #: how an old-layout item reads and what it becomes (shared with was= reads)
-        self.items = ItemMove(rel, source)
+        #: how an old-layout item reads and what it becomes (shared with was= reads; live,
+        #: back from shards, only where they look: see ``stranded``)
+        self.items = ItemMove(rel, source, anywhere=not self.live)
         self.parent, self.child = rel.owner_info, rel.target_info
         self.src, self.dst = self.items.src, self.items.dst
         self.key_attributes = self.items.key_attributes
@@ -506,6 +508,17 @@ class Move(_StrategyChange):
     def moved_item(self, raw: Item) -> Item | None:
         """The item an old-layout child becomes (None: not one); see ``ItemMove.moved_item``."""
         return self.items.moved_item(raw)
+
+    def stranded_text(self) -> str:
+        """Why a live run leaves a child whose old shard segment is not last, and what to do."""
+        rel, source = self.rel, self.source
+        return (
+            f"its partition key holds its shard of {source.describe()} elsewhere than last, "
+            f"where the reads of was= look for it, so they do not see it, and a live run does "
+            f"not move it. Move it by hand, or stop the application's writers, deploy "
+            f"{rel.qualname} without was= and run migrate(db, {rel.qualname}, "
+            f"from_={source.describe()}), which finds it"
+        )
 
     def plan_page(
         self, table: Table, table_name: str, items: Sequence[Item]
@@ -539,6 +552,8 @@ class Move(_StrategyChange):
                 plan.set_aside(table, raw, exc)
                 continue
             if new is None:
+                if self.live and self.items.stranded(raw):
+                    plan.skip(table, raw, CodecError(self.stranded_text()))
                 continue
             if _primary(table, raw) != _primary(table, new):
                 moves.append((raw, new))
@@ -1004,6 +1019,9 @@ class Copies:
         primary = child.table.primary_attributes
         #: what a repair rewrites: the copies' attributes and the index keys made from fields
         self.attributes = [*copied, *(a for a in child.templates if a not in primary)]
+        #: what it rewrites of a child still in a was= layout, in place: its copies only (its
+        #: keys are the old layout's, which the migration replaces)
+        self.copied = copied
 
     @property
     def subject(self) -> str:
@@ -1013,15 +1031,49 @@ class Copies:
         return {"relationship": self.rel.qualname, "copies": sorted(self.rel.copies.items())}
 
     def repaired(
-        self, parent_values: Mapping[str, object], raw: Item, child: object
+        self,
+        parent_values: Mapping[str, object],
+        raw: Item,
+        child: object,
+        attributes: Sequence[str] | None = None,
     ) -> Item | None:
-        """``raw`` with the copies its parent's values give (None: they are right)."""
+        """``raw`` with the copies its parent's values give (None: they are right).
+
+        ``attributes``: those rewritten (default: the copies and the index keys).
+        """
         fixed = self.rel.via.prepare_child(self.rel, parent_values, child)
         if fixed == child:
             return None
         encoded = self.rel.target_info.encode(fixed)
-        to_set = {a: encoded[a] for a in self.attributes if a in encoded}
-        return _rewritten(raw, to_set, [a for a in self.attributes if a not in encoded])
+        rewritten = self.attributes if attributes is None else attributes
+        to_set = {a: encoded[a] for a in rewritten if a in encoded}
+        return _rewritten(raw, to_set, [a for a in rewritten if a not in encoded])
+
+    async def old_layout(
+        self, db: Database, values: Mapping[str, object], plan: PagePlan
+    ) -> list[tuple[Item, Any]]:
+        """(raw item, child) of the parent's children still in a ``was=`` collection."""
+        rel = self.rel
+        if rel.was is None or rel.was.embedded_codec(rel) is not None:
+            return []
+        union = union_read(rel, db.table_name, values)
+        found: list[Item] = []
+        for read in union.old_reads:
+            plain = msgspec.structs.replace(read, consistent=read.index is None)
+            found += [raw async for raw in db.reads.iterate(plain, _plain)]
+        if union.old_whole and found:
+            whole = await fetch_whole(db, [_primary(db.table, raw) for raw in found])
+            found = [w for raw in found if (w := whole.get(key_id(_primary(db.table, raw))))]
+        children: list[tuple[Item, Any]] = []
+        for raw in found:
+            try:
+                decoded = union.decode_old(raw)
+            except CodecError as exc:
+                plan.skip(db.table, raw, exc)
+                continue
+            if decoded is not None:
+                children.append((raw, decoded[0]))
+        return children
 
     async def plan(self, db: Database, items: Sequence[Item]) -> PagePlan:
         parent, child = self.rel.owner_info, self.rel.target_info
@@ -1035,19 +1087,22 @@ class Copies:
             except CodecError as exc:
                 plan.skip(db.table, raw, exc)
 
-        async def stale(values: dict[str, object]) -> list[tuple[dict[str, object], Item, Any]]:
+        async def stale(
+            values: dict[str, object],
+        ) -> list[tuple[dict[str, object], Item, Any, bool]]:
             read = self.rel.children_read(db.table_name, values, consistent=True)
-            found = await _read_raw(db, read, child, plan)
+            found = [(*f, False) for f in await _read_raw(db, read, child, plan)]
+            found += [(*f, True) for f in await self.old_layout(db, values, plan)]
             return [
-                (values, item, obj)
-                for item, obj in found
+                (values, item, obj, old)
+                for item, obj, old in found
                 if self.rel.via.prepare_child(self.rel, values, obj) != obj
             ]
 
         found = [c for cs in await asyncio.gather(*(stale(v) for v in parents)) for c in cs]
-        for values, item, obj in found:
+        for values, item, obj, old in found:
             try:
-                fixed = self.repaired(values, item, obj)
+                fixed = self.repaired(values, item, obj, self.copied if old else None)
             except (CodecError, LimitExceededError) as exc:
                 plan.set_aside(db.table, item, exc)
                 continue

@@ -20,7 +20,12 @@ import attrs
 
 from dynorm.core.chunks import KeyId
 from dynorm.core.codec.converter import Item
-from dynorm.core.errors import ConditionFailedError, DynormError, TransactionCanceledError
+from dynorm.core.errors import (
+    ConditionFailedError,
+    DynormError,
+    TableNotFoundError,
+    TransactionCanceledError,
+)
 from dynorm.core.requests import ScanRead, consistent_get, transact_write
 from dynorm.io.database import Database
 from dynorm.io.paging import segment_pages
@@ -262,7 +267,15 @@ def _jsonable(value: object) -> object:
 
 
 async def total_estimate(db: Database) -> int | None:
+    """The table's ItemCount (None: unknown); TableNotFoundError when there is no table."""
     described = await db.describe_table()
+    if described is None:
+        raise TableNotFoundError(
+            f"there is no table {db.table_name!r} to migrate: check its name and where it is "
+            "(endpoint, region); nothing was read or written",
+            code="ResourceNotFoundException",
+            operation="DescribeTable",
+        )
     count = (described or {}).get("ItemCount")
     # 0 is what a table reports until its first count (dynalite: always): read it as unknown.
     return int(count) if count else None
@@ -479,7 +492,12 @@ async def run(
     path = None if dry_run or checkpoint is None else Path(checkpoint)
     state = Checkpoint.open(path, fingerprint_of(db, kind, segments), segments)
     state.save()  # a path that cannot be written fails here, before anything is written
-    total = await total_estimate(db)
+    try:
+        total = await total_estimate(db)
+    except TableNotFoundError:
+        if not state.resumed:
+            state.remove()  # nothing ran: no progress to keep (nor to offer to resume)
+        raise
     counters = state.counters
     lock = asyncio.Lock()
     expected: dict[KeyId, tuple[Item, frozenset[str]]] = {}

@@ -26,13 +26,14 @@ def old_children(kind: Kind, table: Table, raw: Item) -> int:
     """The children the stored item ``raw`` holds in the old layout of ``kind``'s move.
 
     A moved collection (``move``): 1 for an old-layout child item, including one that does not
-    decode (the migration skips it and lists it: it stays there until fixed). Out of an
+    decode, or that the reads of ``was=`` do not see (its old shard segment not last): the
+    migration skips it and lists it, it stays there until fixed. Out of an
     embedded layout (``unembed``): the parent's map entries (list members). Into one
     (``embed``): 1 for an item of the old child model in the old collection's key shape.
     """
     if isinstance(kind, Move):
         try:
-            return int(kind.moved_item(raw) is not None)
+            return int(kind.moved_item(raw) is not None or kind.items.stranded(raw))
         except (CodecError, LimitExceededError):
             return 1
     if isinstance(kind, Unembed):

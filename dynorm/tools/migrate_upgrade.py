@@ -8,6 +8,13 @@ that changed are set, those the upgrade took out removed, with an UpdateItem con
 every attribute being as the run read it (so a writer's change meanwhile makes it fail, and the
 item is left for the next run, which reads it afresh). Attributes the model does not declare
 are kept as the upgrade left them.
+
+A child of a relationship declaring ``was=`` whose old layout is a collection (``Partition``,
+``Index``, shards) may still be stored at its old keys, where the model's key templates do not
+find it: it is recognised as the relationship's union reads and migration recognise it
+(``ItemMove``), and upgraded in place at the keys it is stored under (the migration moves it
+later, as it is then). Children in an old ``Embedded`` map are no items: they are upgraded when
+they move out of it (``EmbeddedItems``).
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from dynorm.core.expressions import ExpressionBuilder, render_update
 from dynorm.core.requests import Request, update_item
 from dynorm.io.database import Database
 from dynorm.mapping.model import ModelInfo
+from dynorm.mapping.oldlayout import ItemMove
+from dynorm.mapping.relations import HasManyRelation, relationships_of
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import same_value
 
@@ -65,6 +74,7 @@ class Upgrade:
             raise ValueError(f"{info.name} declares no schema_version")
         self.info = info
         self.versions = info.versions
+        self._found: list[ItemMove] | None = None
 
     @property
     def subject(self) -> str:
@@ -100,14 +110,60 @@ class Upgrade:
             )
         return new
 
+    def old_layout(self, table: Table, raw: Item) -> Item | None:
+        """``raw`` upgraded in place when it is a child still in a ``was=`` layout.
+
+        None when it is no such child, or at the current version. Its key attributes stay as
+        stored: it is upgraded where it is, and moves later as the migration finds it.
+        """
+        for move in self._moves(table):
+            moved = move.moved_item(raw)  # CodecError: its child does not decode (skipped)
+            if moved is None:
+                continue
+            if self.versions.version_of(raw) == self.versions.current:
+                return None
+            upgraded = dict(self.info.upgraded(raw))
+            encoded = self.info.encode(self.info.decode(moved))
+            keys = move.key_attributes
+            new = {
+                **{k: v for k, v in {**upgraded, **encoded}.items() if k not in keys},
+                **{k: v for k, v in raw.items() if k in keys},
+            }
+            again = move.moved_item(new)
+            if again is None or {a: again.get(a) for a in keys} != {a: moved.get(a) for a in keys}:
+                raise CodecError(
+                    f"the upgrade to version {self.versions.current} changes the key of a "
+                    f"{self.info.name} still in the old layout of {move.rel.qualname}; an upgrade "
+                    "rewrites items in place: run migrate() first, then upgrade_items()"
+                )
+            return new
+        return None
+
+    def _moves(self, table: Table) -> list[ItemMove]:
+        """How the model's children still in a ``was=`` collection read (one a relationship)."""
+        found = self._found
+        if found is None:
+            found = self._found = [
+                ItemMove(rel, rel.was)
+                for model in table.models.values()
+                for rel in relationships_of(model).values()
+                if isinstance(rel, HasManyRelation)
+                and rel.target_info is self.info
+                and rel.was is not None
+                and rel.embedded is None
+                and rel.was.embedded_codec(rel) is None
+            ]
+        return found
+
     def plan_page(self, table: Table, items: Sequence[Mapping[str, AttributeValue]]) -> PagePlan:
         plan = PagePlan()
         for raw in items:
             item = {name: raw[name] for name in raw}
-            if table.model_of(item) is not self.info:
+            found = table.model_of(item)
+            if found is not None and found is not self.info:
                 continue
             try:
-                new = self.upgraded(item)
+                new = self.upgraded(item) if found is not None else self.old_layout(table, item)
             except (CodecError, LimitExceededError) as exc:
                 plan.set_aside(table, item, exc)
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,23 @@ async def test_a_from_other_than_was_is_refused_before_sending(
     assert ran.code == 1, ran.output
     assert "Crate.bottles declares was=Partition()" in ran.err
     assert "Traceback" not in ran.err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("Crate.bottles", "-y"),
+        ("Crate.bottles", "--from", "Partition()", "-y"),
+        ("Crate.bottles", "--segments", "2", "-y"),
+    ],
+)
+async def test_migrate_against_a_missing_table_saves_no_progress(
+    cli: Cli, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    ran = await cli.run("migrate", MODELS, *args, "--table-name", "no-such-table", cwd=tmp_path)
+    assert ran.code == 1, ran.output
+    assert "there is no table 'no-such-table'" in ran.err
+    assert "Traceback" not in ran.err
+    assert "Progress is saved" not in ran.output
+    assert "resume" not in ran.output
+    assert os.listdir(tmp_path) == []  # noqa: PTH208 - no checkpoint file is left

@@ -4,110 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import pytest
 
-from dynorm import GSI, Denormalized, Embedded, HasMany, Index, Partition, Table
+from dynorm import GSI, HasMany, Index, Partition, Table
 from dynorm.migrations import migrate
 from dynorm.testing import Connect, RunningServer
 from tests.faultproxy import connect_to
-
-from .raw import stored
 
 pytestmark = [pytest.mark.integration, pytest.mark.transactions]
 
 INDEXES = [GSI("GSI1", pk="GSI1PK", sk="GSI1SK")]
 
 
-def _authors(name: str, via: Any, was: Any) -> tuple[Table, type[Any], type[Any]]:
-    table = Table(name, pk="pk", sk="sk", indexes=INDEXES)
-
-    @table.model(pk="A#{aid}", sk="#A#{aid}", GSI1=("A#{aid}", "#A#{aid}"))
-    class Author:
-        aid: str
-        born: str = ""
-        books = HasMany["ABook"](via=via, was=was)
-
-    if isinstance(getattr(via, "where", None), Index) or isinstance(via, Index):
-        keys: dict[str, Any] = {
-            "pk": "B#{aid}#{title}",
-            "sk": "B#{aid}#{title}",
-            "GSI1": ("A#{aid}", "BOOK#{title}"),
-        }
-    else:
-        keys = {"pk": "A#{aid}", "sk": "BOOK#{title}"}
-
-    @table.model(**keys)
-    class ABook:
-        aid: str
-        title: str
-        author_born: str = ""
-
-    return table, Author, ABook
-
-
-old_t, OldAuthor, OldBook = _authors(
-    "probe-denorm", Denormalized(copy={"born": "author_born"}), None
-)
-new_t, Author, _ = _authors(
-    "probe-denorm",
-    Denormalized(copy={"born": "author_born"}, where=Index("GSI1")),
-    Denormalized(copy={"born": "author_born"}),
-)
-
-
-@pytest.mark.xfail(strict=True, reason="update(parent) leaves stale copies in was= children")
-async def test_an_update_of_a_parent_rewrites_the_copies_of_old_layout_children(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(new_t) as db,
-        connect_to(dynorm_server.url, old_t, db.table_name) as old,
-    ):
-        author = await old.put(OldAuthor("a", born="1900"))
-        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
-        await db.update(Author("a", born="1900"), set={"born": "1901"})
-
-        loaded = await db.get(Author, aid="a", load=[Author.books])
-        assert [(b.title, b.author_born) for b in loaded.books.loaded] == [("t1", "1901")]
-        # and once migrated, the copy stays stale for good
-        report = await migrate(db, Author.books)
-        assert report.ok, report
-        books = [i for i in await stored(db) if i["pk"].startswith("B#")]
-        assert [b["author_born"] for b in books] == ["1901"]
-
-
-@pytest.mark.xfail(strict=True, reason="put(parent) leaves stale copies in was= children")
-async def test_a_put_of_a_parent_rewrites_the_copies_of_old_layout_children(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(new_t) as db,
-        connect_to(dynorm_server.url, old_t, db.table_name) as old,
-    ):
-        author = await old.put(OldAuthor("a", born="1900"))
-        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
-        await db.put(Author("a", born="1901"))
-
-        loaded = await db.get(Author, aid="a", load=[Author.books])
-        assert [(b.title, b.author_born) for b in loaded.books.loaded] == [("t1", "1901")]
-
-
-@pytest.mark.xfail(strict=True, reason="migration moves the stale copy as stored")
-async def test_a_migrated_child_does_not_keep_a_copy_its_parent_changed_since(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(new_t) as db,
-        connect_to(dynorm_server.url, old_t, db.table_name) as old,
-    ):
-        author = await old.put(OldAuthor("a", born="1900"))
-        await old.add(author, OldAuthor.books, OldBook("a", "t1"))
-        await db.update(Author("a", born="1900"), set={"born": "1901"})
-        report = await migrate(db, Author.books)
-        assert report.ok, report
-        books = [i for i in await stored(db) if i["pk"].startswith("B#")]
-        assert [b["author_born"] for b in books] == ["1901"]
+# (denormalized copies in old-layout children: tests/integration/test_was_old_copies.py)
 
 
 # -- a cursor across a migration that finishes between two pages --------------------------------
@@ -189,76 +98,7 @@ async def test_newest_first_with_was_reads_the_union_newest_first(
         assert [p.n for p in limited.posts.loaded] == [5, 4]
 
 
-# -- a versioned child moved out of an embedded map ------------------------------------------------
-
-
-def _qty_to_number(item: dict[str, Any]) -> dict[str, Any]:
-    return {**item, "qty": int(item["qty"])}
-
-
-vmap_old = Table("probe-vmap", pk="pk", sk="sk")
-vmap_new = Table("probe-vmap", pk="pk", sk="sk")
-
-
-@attrs.define
-class TextLine:
-    name: str
-    qty: str = "0"
-
-
-@vmap_old.model(pk="O#{oid}", sk="#O#{oid}")
-class MapOrder:
-    oid: str
-    lines = HasMany[TextLine](TextLine, via=Embedded(key="name"))
-
-
-@vmap_new.model(pk="O#{oid}", sk="#O#{oid}")
-class RowOrder:
-    oid: str
-    lines = HasMany["RowLine"](via=Partition(), was=Embedded(key="name"))
-
-
-@vmap_new.model(pk="O#{oid}", sk="LINE#{name}", schema_version=2, upgrades={1: _qty_to_number})
-class RowLine:
-    oid: str
-    name: str
-    qty: int = 0
-
-
-@pytest.mark.xfail(strict=True, reason="entry read at the current version, not upgraded")
-async def test_the_union_upgrades_an_old_map_entry_of_a_versioned_child(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(vmap_new) as db,
-        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
-    ):
-        order = await old.put(MapOrder("o"))
-        await old.add(order, MapOrder.lines, TextLine("a", "3"))
-        loaded = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
-        assert loaded.lines.loaded == [RowLine("o", "a", 3)]
-
-
-@pytest.mark.xfail(strict=True, reason="moved entry stamped current version, old shape")
-async def test_a_versioned_child_moved_out_of_a_map_is_stored_in_one_shape(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    async with (
-        dynorm_connect(vmap_new) as db,
-        connect_to(dynorm_server.url, vmap_old, db.table_name) as old,
-    ):
-        order = await old.put(MapOrder("o"))
-        await old.add(order, MapOrder.lines, TextLine("a", "3"))
-        report = await migrate(db, RowOrder.lines)
-        assert report.ok, report
-        items = [i for i in await stored(db) if i["sk"].startswith("LINE#")]
-        # stored: {'qty': '3' (a text: version 1's shape), '_v': '2'}: no read decodes it, and
-        # upgrade_items takes it for current
-        assert items == [
-            {"oid": "o", "name": "a", "qty": "3", "_v": "1", "pk": "O#o", "sk": "LINE#a"}
-        ]
-        again = await db.get(RowOrder, oid="o", load=[RowOrder.lines])
-        assert again.lines.loaded == [RowLine("o", "a", 3)]
+# (a versioned child moved out of an embedded map: tests/integration/test_was_versioned_map.py)
 
 
 async def test_many_parents_loaded_at_once_each_get_their_union(
@@ -396,47 +236,4 @@ async def test_an_old_item_that_does_not_decode_is_a_codec_error_naming_it(
             await parent.items.count()
 
 
-# -- back from shards, the old {shard} segment not last ------------------------------------------
-
-mid_old = Table("probe-midshard", pk="pk", sk="sk")
-mid_new = Table("probe-midshard", pk="pk", sk="sk")
-
-
-@mid_old.model(pk="S#{pid}", sk="#S#{pid}")
-class MidParent0:
-    pid: str
-    kids = HasMany["MidKid0"](via=Partition(shards=2))
-
-
-@mid_old.model(pk="S#{shard}#{pid}", sk="KID#{name}")
-class MidKid0:
-    pid: str
-    name: str
-
-
-@mid_new.model(pk="S#{pid}", sk="#S#{pid}")
-class MidParent:
-    pid: str
-    kids = HasMany["MidKid"](via=Partition(), was=Partition(shards=2))
-
-
-@mid_new.model(pk="S#{pid}", sk="KID#{name}")
-class MidKid:
-    pid: str
-    name: str
-
-
-@pytest.mark.xfail(strict=True, reason="reads take the old shard segment to be last")
-async def test_back_from_shards_reads_what_the_migration_finds(
-    dynorm_connect: Connect, dynorm_server: RunningServer
-) -> None:
-    from dynorm.migrations import migration_status  # noqa: PLC0415
-
-    async with (
-        dynorm_connect(mid_new) as db,
-        connect_to(dynorm_server.url, mid_old, db.table_name) as old,
-    ):
-        await old.put_all([MidParent0("a"), *(MidKid0("a", n) for n in ("x", "y", "z"))])
-        assert await migration_status(db, MidParent.kids) == 3  # the migration finds them
-        found = await db.get(MidParent, pid="a", load=[MidParent.kids])
-        assert sorted(k.name for k in found.kids.loaded) == ["x", "y", "z"]
+# (back from shards, the old {shard} segment not last: tests/integration/test_was_shard_position.py)

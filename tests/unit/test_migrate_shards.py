@@ -42,6 +42,15 @@ def test_back_from_shards_the_shard_may_be_any_part() -> None:
     assert old.readings("POST#p1", PARSERS) == []  # no part left over to be the shard
 
 
+def test_back_from_shards_as_the_reads_of_was_look_the_shard_is_last() -> None:
+    old = OldPartition(KeyTemplate("POST#{post_id}"), 8, anywhere=False)
+    assert old.readings("POST#x#3", PARSERS) == [Reading({"S": "POST#x"}, 3)]
+    assert old.readings("POST#3#p1", PARSERS) == [Reading({"S": "POST#3"}, 1)]
+    assert old.readings("POST#3#x", PARSERS) == []
+    assert old.readings("S05#POST#x", PARSERS) == []
+    assert old.keys({"post_id": "x"}) == [f"POST#x#{n}" for n in range(8)]
+
+
 # -- the move back from shards, on items another tool wrote (fields only inside the keys) -------
 
 flat = Table("shards-back", pk="pk", sk="sk")
