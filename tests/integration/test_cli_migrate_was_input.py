@@ -1,4 +1,4 @@
-"""Review probes (issue 29): dynorm migrate --status/--upgrade with bad input."""
+"""`dynorm migrate` --status/--upgrade with bad input."""
 
 from __future__ import annotations
 

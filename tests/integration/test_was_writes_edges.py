@@ -1,4 +1,4 @@
-"""Review probes (issue 29): writes of children while ``was=`` is declared."""
+"""Writes of children while ``was=`` is declared."""
 
 from __future__ import annotations
 

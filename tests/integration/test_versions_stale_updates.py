@@ -1,4 +1,4 @@
-"""Review probes (issue 29): updates of items stored at an older schema version."""
+"""Updates of items stored at an older schema version."""
 
 from __future__ import annotations
 

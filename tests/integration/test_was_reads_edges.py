@@ -1,4 +1,4 @@
-"""Review probes (issue 29): reads, copies and migrations while ``was=`` is declared."""
+"""Reads, copies and migrations while ``was=`` is declared."""
 
 from __future__ import annotations
 
