@@ -18,7 +18,7 @@ DYNALITE_STAMP := $(DYNALITE_DIR)/.stamp
 
 
 .DEFAULT_GOAL := test
-.PHONY: .venv dynalite lint format typecheck test test-moto test-slow-path test-dynalite demo bench clean
+.PHONY: .venv dynalite lint format typecheck test test-moto test-slow-path test-dynalite release-check demo bench clean
 
 .venv: $(VENV_STAMP)
 
@@ -57,24 +57,26 @@ typecheck: .venv
 	$(BIN)/mypy
 	$(BIN)/pyright --pythonpath $(BIN)/python
 
-# Lint and types first (fast, and a type error explains many test failures), then three runs
-# at once, each with its own server: the whole suite on the embedded moto server (fast request
-# path), the integration tests again on moto through botocore's request path, and on dynalite.
-# Much of a run is waiting on its server and on the `dynorm` command in subprocesses, so the
-# three together take about as long as the longest; each run's output is printed whole when it
-# ends (--output-sync), and any failure fails `make test`. A failed run ends its output with a
-# line naming it (after pytest's short test summary, -ra, which names each failed test), and
-# `make test` ends with the list of the runs that failed (.ci/suite runs each).
+# Lint and types first (fast, and a type error explains many test failures), then four runs
+# at once: three with their own server -- the whole suite on the embedded moto server (fast
+# request path), the integration tests again on moto through botocore's request path, and on
+# dynalite -- and the release check (the sdist and wheel built, the wheel installed alone in a
+# clean venv and run). Much of a run is waiting on its server, on pip or on the `dynorm` command
+# in subprocesses, so the four together take about as long as the longest; each run's output is
+# printed whole when it ends (--output-sync), and any failure fails `make test`. A failed run
+# ends its output with a line naming it (after pytest's short test summary, -ra, which names
+# each failed test), and `make test` ends with the list of the runs that failed (.ci/suite runs
+# each).
 #
 # Tests marked `offline` never reach a server (`dynorm --help`, arguments refused before
 # connecting): the moto run has them, the other two leave them out.
-SUITES := test-moto test-slow-path test-dynalite
+SUITES := test-moto test-slow-path test-dynalite release-check
 
 test: .venv dynalite
 	$(MAKE) lint
 	$(MAKE) typecheck
 	@failed=$$(mktemp); \
-	FAILED_SUITES=$$failed $(MAKE) -j3 -k --output-sync=target $(SUITES); \
+	FAILED_SUITES=$$failed $(MAKE) -j$(words $(SUITES)) -k --output-sync=target $(SUITES); \
 	status=$$?; \
 	if [ -s $$failed ]; then echo "make test: FAILED: $$(tr '\n' ' ' < $$failed)"; \
 	elif [ $$status -ne 0 ]; then echo "make test: FAILED (see the errors above)"; fi; \
@@ -94,6 +96,15 @@ test-slow-path: .venv
 test-dynalite: .venv dynalite
 	DYNORM_TEST_BACKEND=dynalite .ci/suite test-dynalite "the integration tests on dynalite" \
 		$(BIN)/pytest -m "integration and not offline" -p no:cacheprovider
+
+# What a user gets: builds the sdist and the wheel from it (the dev extra's `build`, with the
+# build backend of pyproject.toml), checks they carry py.typed and the licence, installs the
+# wheel alone into a new venv in a temporary directory (pip's index settings as for .venv, no
+# dev extra, no PYTHONPATH) and runs a smoke test, `dynorm --help` and `dynorm design` from
+# there (tests/release/check.py). About a minute, most of it pip.
+release-check: .venv
+	.ci/suite release-check "the wheel built, installed in a clean venv and run" \
+		$(BIN)/python -m tests.release.check
 
 # Installs only the package and moto's server (not the dev toolchain), then tours every seed
 # access pattern on the embedded server (or on DYNORM_ENDPOINT_URL when set).
