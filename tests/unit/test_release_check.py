@@ -67,7 +67,8 @@ def test_an_sdist_without_the_licence_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_version_is_written_once_in_pyproject() -> None:
-    assert project_version() == "0.1.0"
+    # The release check compares it with the built archives' names and dynorm.__version__.
+    assert project_version()[0].isdigit()
     written = [
         path
         for path in ROOT.joinpath("dynorm").rglob("*.py")
