@@ -70,7 +70,6 @@ NOT_YET = {
     "docs/migrations.md",
     "docs/performance.md",
     "docs/queries.md",
-    "docs/quickstart.md",
     "docs/relationships.md",
     "docs/testing.md",
     "docs/web.md",
