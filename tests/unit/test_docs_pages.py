@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -71,7 +74,6 @@ NOT_YET = {
     "docs/performance.md",
     "docs/queries.md",
     "docs/relationships.md",
-    "docs/testing.md",
     "docs/web.md",
     "docs/writes.md",
 }
@@ -169,3 +171,40 @@ async def test_page_runs_in_order(
                     raise
     finally:
         await tables.drop()
+
+
+# -- test modules shown whole run under pytest ------------------------------------------------
+
+
+def _module_block(path: Path, first_line: str) -> Snippet:
+    """The block of ``path`` that starts with ``first_line`` (``# test_orgs.py``)."""
+    found = [s for s in _snippets_of(path) if s.code.startswith(first_line + "\n")]
+    assert len(found) == 1, f"{path.name}: one block starting {first_line!r}"
+    return found[0]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("page", "first_line"),
+    [("docs/testing.md", "# test_orgs.py")],
+)
+def test_a_test_module_on_a_page_passes(page: str, first_line: str, tmp_path: Path) -> None:
+    """A reader's pytest run of the module as shown: its fixtures, the plugin's, its asserts."""
+    snippet = _module_block(ROOT / page, first_line)
+    (tmp_path / first_line.removeprefix("# ")).write_text(snippet.code, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    env.pop("DYNORM_CURSOR_SECRET", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout, done.stdout
