@@ -13,9 +13,15 @@ by tests/unit/test_docs.py. Non-Python blocks (console, json, toml) are not run.
 While a page runs, ``dynorm.connect`` points at the test server, every other argument the
 block's own; each table is renamed with one suffix per page run, so two blocks connecting to
 ``Table("app", ...)`` reach the same table, as the reader's two connections would. The page's
-tables are deleted when it ends. A page that sends transactions says so with
-``<!-- test: run, transactions -->`` before one of its blocks (or ``<!-- test: transactions -->``
-anywhere) and is skipped on dynalite.
+tables are deleted when it ends.
+
+A test function a block declares (``async def test_...(dynorm_connect: Connect)``) is run right
+after its block, as pytest would run it, with the plugin's ``dynorm_connect`` on the same server
+(the real ``connect``, fresh tables). A test needing other fixtures is a whole test module, shown
+so, and runs under pytest (``test_a_test_module_on_a_page_passes``).
+
+A page that sends transactions says so with ``<!-- test: run, transactions -->`` before one of
+its blocks (or ``<!-- test: transactions -->`` anywhere) and is skipped on dynalite.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from dynorm.testing import (
     RunningServer,
     fast_path_selected,
 )
+from dynorm.tools.testing import fresh_connect
 
 from .test_docs import DOCS, ROOT, RUN_TRANSACTIONS_MARKER, Snippet, compile_snippet, module_named
 from .test_docs import snippets_of as _snippets_of
@@ -74,7 +81,6 @@ NOT_YET = {
     "docs/performance.md",
     "docs/queries.md",
     "docs/relationships.md",
-    "docs/web.md",
     "docs/writes.md",
 }
 
@@ -161,16 +167,30 @@ async def test_page_runs_in_order(
     try:
         with module_named(name) as module:
             for snippet in runs(page):
+                before = dict(vars(module))
                 code = compile_snippet(snippet)
                 try:
                     result = eval(code, vars(module))  # noqa: S307 - the project's own docs
                     if inspect.iscoroutine(result):
                         await result
+                    with monkeypatch.context() as m:
+                        m.setattr(dynorm, "connect", tables.real)
+                        await _run_tests(before, vars(module), dynorm_server)
                 except Exception as e:
                     e.add_note(f"in the block at {snippet.name}, run after the page's earlier ones")
                     raise
     finally:
         await tables.drop()
+
+
+async def _run_tests(before: dict[str, Any], now: dict[str, Any], server: RunningServer) -> None:
+    """Run the test functions a block declared, given ``dynorm_connect``."""
+    for name, fn in now.items():
+        if not name.startswith("test_") or before.get(name) is fn:
+            continue
+        parameters = list(inspect.signature(fn).parameters)
+        if parameters == ["dynorm_connect"] and inspect.iscoroutinefunction(fn):
+            await fn(dynorm_connect=fresh_connect(server.url))
 
 
 # -- test modules shown whole run under pytest ------------------------------------------------
