@@ -80,7 +80,6 @@ NOT_YET = {
     "docs/migrations.md",
     "docs/performance.md",
     "docs/queries.md",
-    "docs/writes.md",
 }
 
 
