@@ -79,7 +79,6 @@ NOT_YET = {
     "docs/mapping.md",
     "docs/migrations.md",
     "docs/performance.md",
-    "docs/queries.md",
 }
 
 
