@@ -71,22 +71,8 @@ def _transactions(path: Path) -> bool:
     return RUN_TRANSACTIONS_MARKER in text or PAGE_TRANSACTIONS_MARKER in text
 
 
-#: Pages not yet brought to run as written (issue 30): expected to fail, strictly, so that a page
-#: fixed is taken off this list.
-NOT_YET = {
-    "docs/integrity.md",
-    "docs/key-templates.md",
-    "docs/mapping.md",
-    "docs/migrations.md",
-    "docs/performance.md",
-}
-
-
 def _marks(path: Path) -> list[pytest.MarkDecorator]:
-    marks = [pytest.mark.transactions] if _transactions(path) else []
-    if str(path.relative_to(ROOT)) in NOT_YET:
-        marks.append(pytest.mark.xfail(reason="does not run as written yet", strict=True))
-    return marks
+    return [pytest.mark.transactions] if _transactions(path) else []
 
 
 PAGES = [
@@ -155,8 +141,9 @@ class _PageTables:
 @pytest.mark.integration
 @pytest.mark.parametrize("page", PAGES)
 async def test_page_runs_in_order(
-    page: Path, dynorm_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+    page: Path, dynorm_server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # files a page writes (a migration's checkpoint) go there
     tables = _PageTables(dynorm_server)
     monkeypatch.setattr(dynorm, "connect", tables.connect())
     monkeypatch.delenv("DYNORM_CURSOR_SECRET", raising=False)
