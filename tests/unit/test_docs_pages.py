@@ -192,8 +192,13 @@ def _module_block(path: Path, first_line: str) -> Snippet:
     ("page", "first_line"),
     [("docs/testing.md", "# test_orgs.py")],
 )
-def test_a_test_module_on_a_page_passes(page: str, first_line: str, tmp_path: Path) -> None:
-    """A reader's pytest run of the module as shown: its fixtures, the plugin's, its asserts."""
+def test_a_test_module_on_a_page_passes(
+    page: str, first_line: str, tmp_path: Path, dynorm_server: RunningServer
+) -> None:
+    """A reader's pytest run of the module as shown: its fixtures, the plugin's, its asserts.
+
+    The run uses this session's server (``DYNORM_TEST_ENDPOINT_URL``), whichever backend it is.
+    """
     snippet = _module_block(ROOT / page, first_line)
     (tmp_path / first_line.removeprefix("# ")).write_text(snippet.code, encoding="utf-8")
     env = {
@@ -201,8 +206,11 @@ def test_a_test_module_on_a_page_passes(page: str, first_line: str, tmp_path: Pa
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     env.pop("DYNORM_CURSOR_SECRET", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto"],
+    env["DYNORM_TEST_ENDPOINT_URL"] = dynorm_server.url
+    options = ["asyncio_mode=auto", "asyncio_default_fixture_loop_scope=function"]
+    done = subprocess.run(  # noqa: S603 - our own interpreter on the page's module
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        + [arg for option in options for arg in ("-o", option)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
