@@ -16,6 +16,10 @@ it runs, ``dynorm.connect`` points at the test server with a uniquely named copy
 deleted afterwards; every other argument is the block's own. Mark a block when it can run on its
 own; fragments that use names defined elsewhere (``org``, ``db``) stay compile-only.
 
+Every page's blocks also run in order, in one namespace, as a reader pastes them into
+``python -m asyncio`` (all but those whose first line is ``# partial: <why>``): see
+tests/unit/test_docs_pages.py.
+
 Every block is also *type-checked*, by mypy (strict, with the ``dynorm.mypy`` plugin) and
 pyright (standard), as a user's module would be: a block that uses names from earlier blocks of
 its page (``org``, ``User``, ``table``) is checked after their declarations, and names no block
