@@ -352,7 +352,10 @@ async def test_delete_with_cascade_removes_partition_children_in_batches(
             report = await seed.delete(org, cascade=True)
         assert report.total == 31
         # The org's users, then each user's tickets (none here); 30 deletes, then the org.
-        assert log.operations == [
+        # Requests, not attempts: on a loaded machine one of the 30 concurrent Queries may time
+        # out and be sent again, which is the retry policy at work, not another request.
+        sent = [event.operation for event in log.events if event.attempt == 1]
+        assert sent == [
             "GetItem",
             "Query",
             *["Query"] * 30,
