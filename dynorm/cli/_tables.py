@@ -80,7 +80,7 @@ def _create_one(
                 # --exists-ok: an existing table is waited for and given its TTL, as if created.
                 return bool(await db.create_table(timeout=timeout, exists_ok=exists_ok))
             except DatabaseError as exc:
-                if exc.code == _EXISTS:
+                if exc.code == _EXISTS and not exists_ok:  # else: going away, or another key
                     raise click.ClickException(
                         f"table {name!r} exists already at {connection.where()}; pass "
                         "--exists-ok to accept it, or --table-name to create another"
