@@ -98,6 +98,24 @@ async def test_delete_table_asks_first_and_aborts_without_a_yes(
     assert (await describe(db))["TableStatus"] == "ACTIVE"
 
 
+async def test_delete_table_fails_before_asking_when_it_could_not_delete(
+    cli: Cli, db: Database, name: str
+) -> None:
+    await db.create_table()
+
+    no_region = cli("delete-table", name, stdin="y\n", unset=["AWS_DEFAULT_REGION"])
+    no_table = cli("delete-table", name, f"{name}-gone", stdin="y\n")
+
+    assert no_region.code == 1
+    assert "no AWS region is configured; pass --region" in no_region.err
+    assert no_table.code == 1
+    assert f"there is no table {name + '-gone'!r}" in no_table.err
+    for ran in (no_region, no_table):
+        assert "Delete table" not in ran.err  # not asked: the answer would have been for nothing
+        assert "Traceback" not in ran.err
+    assert (await describe(db))["TableStatus"] == "ACTIVE"  # neither deleted the one that exists
+
+
 @pytest.mark.parametrize("how", [["--yes"], []])
 async def test_delete_table_deletes_after_confirmation(
     cli: Cli, db: Database, name: str, how: list[str]
