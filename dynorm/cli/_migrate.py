@@ -42,6 +42,7 @@ from ._connection import (
     rate_limit_option,
 )
 from ._output import err, out
+from ._preflight import check_tables
 from ._strategy import StrategyParam
 from ._target import TableParam
 
@@ -431,6 +432,15 @@ def migrate(
         else checkpoint or _default_checkpoint(name, subject, kind)
     )
     if not dry_run and not yes:
+        # What would fail (no region, no such table) fails before anything is asked.
+        check_tables(
+            connection,
+            [[table, *others]],
+            missing=lambda missing: (
+                f"there is no table {missing!r} at {connection.where()} to migrate; create it "
+                "(dynorm create-table), or name the table with --table-name"
+            ),
+        )
         click.confirm(
             f"Rewrite {subject} ({kind}) in table {name!r} at {connection.where()}?",
             abort=True,

@@ -13,6 +13,7 @@ from dynorm.mapping.table import GSI, Table
 
 from ._connection import ConnectOptions, Seconds, TableNameParam, connection_options
 from ._output import Interrupted, out
+from ._preflight import check_tables
 from ._target import TableParam, TargetError, load_table
 
 __all__ = ["create_table", "delete_table"]
@@ -80,7 +81,7 @@ def _create_one(
                 # --exists-ok: an existing table is waited for and given its TTL, as if created.
                 return bool(await db.create_table(timeout=timeout, exists_ok=exists_ok))
             except DatabaseError as exc:
-                if exc.code == _EXISTS:
+                if exc.code == _EXISTS and not exists_ok:  # else: going away, or another key
                     raise click.ClickException(
                         f"table {name!r} exists already at {connection.where()}; pass "
                         "--exists-ok to accept it, or --table-name to create another"
@@ -118,7 +119,12 @@ def delete_table(
             "--table-name renames one table; delete the tables one at a time to rename each"
         )
     names = [connection.name_of(table) for table in tables]
-    if not yes:
+    if not yes:  # what would fail (no region, no such table) fails before anything is asked
+        check_tables(
+            connection,
+            [[table] for table in tables],
+            missing=lambda name: f"there is no table {name!r} at {connection.where()} to delete",
+        )
         said = ", ".join(map(repr, names))
         click.confirm(
             f"Delete table{'s' if len(names) > 1 else ''} {said} at {connection.where()}, with "

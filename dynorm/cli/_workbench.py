@@ -74,8 +74,8 @@ def _examples(target: str) -> list[object]:
     "--output",
     "-o",
     type=click.Path(dir_okay=False, writable=True, allow_dash=True, path_type=Path),
-    required=True,
-    help="The JSON file to write (- for standard output).",
+    default="-",
+    help="The JSON file to write (default, or -: standard output, and nothing else on it).",
 )
 @click.option(
     "--examples",

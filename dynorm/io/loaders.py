@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, cast, overload
 
 from dynorm.core.cursor import scope_fingerprint
 from dynorm.core.errors import DefinitionError, DetachedError, ItemNotFoundError, NotLoadedError
@@ -110,6 +110,16 @@ class ParentLoader(Generic[P, C]):
     def __repr__(self) -> str:
         state = "loaded" if self.is_loaded else "not loaded"
         return f"<{self.relationship.qualname} of {self.child!r} ({state})>"
+
+    if not TYPE_CHECKING:  # hidden from type checkers, which then flag `await obj.parent` itself
+
+        def __await__(self) -> NoReturn:
+            rel = self.relationship
+            raise TypeError(
+                f"{rel.qualname} is not awaitable; read the parent with "
+                f"`await obj.{rel.name}.get()`, or after load=[{rel.qualname}] use "
+                f"`obj.{rel.name}.loaded`"
+            )
 
 
 class RelationLoader(Generic[P, C]):
@@ -421,6 +431,25 @@ class RelationLoader(Generic[P, C]):
     def __repr__(self) -> str:
         state = "loaded" if self.is_loaded else "not loaded"
         return f"<{self.relationship.qualname} of {self.parent!r} ({state})>"
+
+    # Without these, `for p in user.posts` says only "'RelationLoader' object is not iterable".
+    # Hidden from type checkers, which then flag the mistake itself.
+    if not TYPE_CHECKING:
+
+        def __iter__(self) -> NoReturn:
+            raise TypeError(self._misused("not iterable"))
+
+        def __await__(self) -> NoReturn:
+            raise TypeError(self._misused("not awaitable"))
+
+    def _misused(self, what: str) -> str:
+        rel = self.relationship
+        return (
+            f"{rel.qualname} is {what}: it reads from the database, so iterate it with "
+            f"`async for x in obj.{rel.name}`, read every child with "
+            f"`await obj.{rel.name}.all()`, or pass load=[{rel.qualname}] and use "
+            f"`obj.{rel.name}.loaded` (a list)"
+        )
 
 
 def reader_of(obj: object) -> LoaderReader | None:

@@ -95,7 +95,7 @@ class TableAdmin:
 
         async def delete(name: str) -> None:
             await self._send(delete_table(name))
-            await self._wait_for(name, lambda status: status is None, timeout)
+            await self._wait_for(name, lambda described: described is None, timeout)
 
         await asyncio.gather(*(delete(c.name) for c in self._chosen(table)))
 
@@ -119,14 +119,16 @@ class TableAdmin:
         return found
 
     async def _wait_for(
-        self, name: str, done: Callable[[str | None], bool], timeout: float
+        self, name: str, done: Callable[[Mapping[str, Any] | None], bool], timeout: float
     ) -> None:
+        """Describe ``name`` until ``done`` accepts its description (None: no such table)."""
         delay = 0.01
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            status = table_status(await self._describe(name))
-            if done(status):
+            described = await self._describe(name)
+            if done(described):
                 return
+            status = table_status(described)
             if asyncio.get_running_loop().time() > deadline:
                 raise DatabaseError(f"table {name!r} is still {status} after {timeout}s")
             await asyncio.sleep(delay)

@@ -3,7 +3,9 @@
 ``db.create_table(exists_ok=True)`` (and ``dynorm create-table --exists-ok``) accepts a table
 that exists already, and then leaves it as creating it would have: it waits until the table and
 its indexes are active (another process may be creating it) and enables time to live on the
-attribute the models declare with ``ttl=``, unless it is enabled there already.
+attribute the models declare with ``ttl=``, unless it is enabled there already. A table whose
+primary key (attribute names, HASH/RANGE, types) differs from the Table's is refused: every
+read and write would fail against it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ NO_TTL_CODES: Final = frozenset({"UnknownOperationException", "UnrecognizedClien
 _EXISTS: Final = "ResourceInUseException"
 
 Send = Callable[[Request], Awaitable[dict[str, Any]]]
-Wait = Callable[[str, Callable[[str | None], bool], float], Awaitable[None]]
+#: Describes the table until the callable accepts its description (None: no such table).
+Wait = Callable[[str, Callable[[Mapping[str, Any] | None], bool], float], Awaitable[None]]
 
 
 def table_status(table: Mapping[str, Any] | None) -> str | None:
@@ -60,32 +63,36 @@ async def create_one(
     )
 
     ttl = time_to_live_request(connected.table, connected.name)  # refused before anything is sent
+    request = create_table_request(connected.table, connected.name, key_types)
     try:
-        created = await send(create_table_request(connected.table, connected.name, key_types))
+        created = await send(request)
     except DatabaseError as exc:
         if exc.code != _EXISTS or not exists_ok:
             raise
-        await wait_for(connected.name, _existing_active(connected.name), timeout)
+        await wait_for(connected.name, _existing_active(connected.name, request), timeout)
         if ttl is not None:
             await _ensure_ttl(send, connected.name, ttl)
         return False
     # A server that creates tables at once (moto) says ACTIVE in the reply: then there is
     # nothing to wait for. DynamoDB and dynalite say CREATING, and are asked until ACTIVE.
     if table_status(created.get("TableDescription")) != "ACTIVE":
-        await wait_for(connected.name, lambda status: status == "ACTIVE", timeout)
+        await wait_for(connected.name, lambda found: table_status(found) == "ACTIVE", timeout)
     if ttl is not None:
         await _tolerating_no_ttl(send(ttl))
     return True
 
 
-def _existing_active(name: str) -> Callable[[str | None], bool]:
+def _existing_active(name: str, wanted: Request) -> Callable[[Mapping[str, Any] | None], bool]:
     """Whether a table CreateTable found is active; refused when it is going away.
 
     ResourceInUseException also answers for a table being deleted: waiting for it to become
-    active would last until the timeout.
+    active would last until the timeout. A table of another primary key is refused at once.
     """
 
-    def active(status: str | None) -> bool:
+    def active(found: Mapping[str, Any] | None) -> bool:
+        status = table_status(found)
+        if found is not None and status != "DELETING":
+            _check_primary_key(name, wanted, found)
         if status in ("DELETING", None):
             state = "being deleted" if status == "DELETING" else "deleted meanwhile"
             raise DatabaseError(
@@ -97,6 +104,28 @@ def _existing_active(name: str) -> Callable[[str | None], bool]:
         return status == "ACTIVE"
 
     return active
+
+
+def _primary_key(params: Mapping[str, Any]) -> list[str]:
+    """``pk (HASH, S)``, ``sk (RANGE, N)``: a CreateTable's or a description's primary key."""
+    types = {a["AttributeName"]: a["AttributeType"] for a in params.get("AttributeDefinitions", [])}
+    return [
+        f"{k['AttributeName']} ({k['KeyType']}, {types.get(k['AttributeName'], '?')})"
+        for k in params.get("KeySchema", [])
+    ]
+
+
+def _check_primary_key(name: str, wanted: Request, found: Mapping[str, Any]) -> None:
+    """Refuse an existing table whose primary key is not the one the Table declares."""
+    declared, existing = _primary_key(wanted.params), _primary_key(found)
+    if declared != existing:
+        raise DatabaseError(
+            f"table {name!r} exists with primary key {', '.join(existing)}, but the Table "
+            f"declares {', '.join(declared)}; exists_ok accepts only a table of the same key: "
+            "connect with another table name, or change the Table to match",
+            code=_EXISTS,
+            operation="CreateTable",
+        )
 
 
 async def _ensure_ttl(send: Send, name: str, ttl: Request) -> None:

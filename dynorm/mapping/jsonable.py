@@ -61,6 +61,7 @@ from dynorm.core.errors import DefinitionError, InvalidDataError, did_you_mean
 from dynorm.core.requests import Page
 
 from .model import ModelInfo, info_of, is_model, resolve_field_types
+from .refusals import refusals
 from .relations import BelongsToRelation, HasManyRelation, relationships_of
 from .state import Loaded, bind, state_of
 from .storable import storage_problems
@@ -673,8 +674,8 @@ class _ClassCodec:
             raise _InvalidError(problems)
         try:
             obj = self.cls(**values)
-        except (TypeError, ValueError) as exc:  # the class's own validators
-            raise _bad(f"{self.cls.__name__} refused the values: {exc}") from None
+        except (TypeError, ValueError) as exc:  # the class's own validators, at their fields
+            raise _InvalidError(refusals(self.cls, values, exc)) from None
         if children:
             state = state_of(obj) or bind(obj, None)
             state.loaded.update(children)

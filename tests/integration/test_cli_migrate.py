@@ -260,6 +260,27 @@ async def test_a_dry_run_and_an_unconfirmed_run_write_nothing(
     assert checkpoints(tmp_path) == []
 
 
+async def test_what_would_fail_fails_before_the_confirmation_is_asked(
+    cli: Cli, tables: Tables, tmp_path: Path
+) -> None:
+    await write_old_shelves(tables)
+    elsewhere = ("migrate", MODELS, "Shelf.jars", "--from", "Partition()")
+
+    no_region = cli(*move(tables), stdin="y\n", cwd=tmp_path, unset=["AWS_DEFAULT_REGION"])
+    no_table = cli(*elsewhere, "--table-name", f"{tables.name}-gone", stdin="y\n", cwd=tmp_path)
+
+    assert no_region.code == 1
+    assert "no AWS region is configured; pass --region" in no_region.err
+    assert no_table.code == 1
+    assert f"there is no table {tables.name + '-gone'!r}" in no_table.err
+    assert "to migrate; create it (dynorm create-table)" in no_table.err
+    for ran in (no_region, no_table):
+        assert "Rewrite" not in ran.err  # not asked: the answer would have been for nothing
+        assert "Traceback" not in ran.err
+    assert await stored(tables.db) == old_layout()
+    assert checkpoints(tmp_path) == []
+
+
 # -- the other kinds -----------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import Database, TableNotFoundError, connect
+from dynorm import Database, Table, TableNotFoundError, connect
 from dynorm.core.requests import Request
 from dynorm.mapping.tabledef import create_table_request
 from dynorm.testing import TEST_ACCESS_KEY_ID, TEST_REGION, TEST_SECRET_ACCESS_KEY, RunningServer
@@ -96,6 +96,24 @@ async def test_delete_table_asks_first_and_aborts_without_a_yes(
     assert unanswered.code == 1
     assert f"Delete table {name!r}" in refused.err
     assert (await describe(db))["TableStatus"] == "ACTIVE"
+
+
+async def test_delete_table_fails_before_asking_when_it_could_not_delete(
+    cli: Cli, db: Database, name: str
+) -> None:
+    await db.create_table()
+
+    no_region = cli("delete-table", name, stdin="y\n", unset=["AWS_DEFAULT_REGION"])
+    no_table = cli("delete-table", name, f"{name}-gone", stdin="y\n")
+
+    assert no_region.code == 1
+    assert "no AWS region is configured; pass --region" in no_region.err
+    assert no_table.code == 1
+    assert f"there is no table {name + '-gone'!r}" in no_table.err
+    for ran in (no_region, no_table):
+        assert "Delete table" not in ran.err  # not asked: the answer would have been for nothing
+        assert "Traceback" not in ran.err
+    assert (await describe(db))["TableStatus"] == "ACTIVE"  # neither deleted the one that exists
 
 
 @pytest.mark.parametrize("how", [["--yes"], []])
@@ -191,6 +209,24 @@ async def test_exists_ok_refuses_a_table_whose_ttl_is_on_another_attribute(
     assert ran.code == 1, ran.output
     assert "has time to live ENABLED on 'gone_at'" in ran.err
     assert "ttl= on 'expires_at'" in ran.err
+    assert "Traceback" not in ran.err
+
+
+async def test_exists_ok_refuses_a_table_of_another_primary_key(
+    cli: Cli, sessions_db: Database, name: str
+) -> None:
+    # Made by another program: the same name, but a numeric sort key named otherwise.
+    other = Table("other", pk="pk", sk="rank", key_types={"rank": "N"})
+    await sessions_db.send(create_table_request(other, name, None))
+
+    ran = await cli.run(
+        "create-table", "tests.integration.cli_models:sessions", "--table-name", name, "--exists-ok"
+    )
+
+    assert ran.code == 1, ran.output
+    assert f"table {name!r} exists with primary key pk (HASH, S), rank (RANGE, N)" in ran.err
+    assert "the Table declares pk (HASH, S), sk (RANGE, S)" in ran.err
+    assert "pass --exists-ok" not in ran.err
     assert "Traceback" not in ran.err
 
 

@@ -147,8 +147,11 @@ async def test_export_import_and_export_live_give_the_same_model(
 
 
 @pytest.mark.offline
-async def test_export_to_standard_output_writes_only_the_json(cli: Cli) -> None:
-    ran = await cli.run("workbench", "export", "tests.seed_models:app", "-o", "-")
+@pytest.mark.parametrize("output", [(), ("-o", "-")], ids=["no -o", "-o -"])
+async def test_export_to_standard_output_writes_only_the_json(
+    cli: Cli, output: tuple[str, ...]
+) -> None:
+    ran = await cli.run("workbench", "export", "tests.seed_models:app", *output)
 
     assert ran.code == 0, ran.output
     data = json.loads(ran.out)

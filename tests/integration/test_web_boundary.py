@@ -61,6 +61,21 @@ class Node:
     kids: list[Node] = attrs.Factory(list)
 
 
+def no_spaces(nick: str) -> None:
+    if " " in nick:
+        raise ValueError(f"a nick has no spaces; {nick!r} has")
+
+
+@table.model(pk="SIGNUP#{name}", sk="SIGNUP#{name}")
+class Signup:
+    """Validated by its own attrs validators: built-in ones, and one of its own."""
+
+    name: str
+    email: str = attrs.field(default="", validator=attrs.validators.matches_re(r"(|.+@.+)"))
+    age: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    nick: str = attrs.field(default="", validator=lambda _, __, nick: no_spaces(nick))
+
+
 def create_app(open_database: Any) -> FastAPI:
     """The app, as docs/web.md writes one (the connection opened by ``open_database``)."""
 
@@ -84,6 +99,11 @@ def create_app(open_database: Any) -> FastAPI:
     async def get_thing(name: str) -> Thing:
         found: Thing = await app.state.db.get(Thing, name=name)
         return found
+
+    @app.post("/signups", response_model=Signup, status_code=201)
+    async def create_signup(signup: Annotated[Signup, Body()]) -> Signup:
+        await app.state.db.put(signup)
+        return signup
 
     @app.post("/docs", response_model=Doc, status_code=201)
     async def create_doc(doc: Annotated[Doc, Body()]) -> Doc:
@@ -160,6 +180,33 @@ async def test_a_body_dynamodb_would_refuse_is_a_422_naming_the_field(
     assert says in error["msg"]
     assert len(response.content) < 5000  # a 410 KB input is not echoed back whole
     assert [thing async for thing in served.db.scan(Thing)] == []  # nothing was stored
+
+
+@pytest.mark.parametrize(
+    ("body", "refused"),
+    [
+        pytest.param({"name": "a", "age": -1}, {"age": "'age' must be >= 0: -1"}, id="ge"),
+        pytest.param({"name": "a", "email": "nope"}, {"email": "'email' must match"}, id="re"),
+        pytest.param({"name": "a", "nick": "a b"}, {"nick": "a nick has no spaces"}, id="own"),
+        pytest.param(
+            {"name": "a", "age": -1, "nick": "a b"},
+            {"age": ">= 0", "nick": "no spaces"},
+            id="two",
+        ),
+    ],
+)
+async def test_a_value_the_class_validators_refuse_is_a_422_at_its_field(
+    served: Served, body: dict[str, Any], refused: dict[str, str]
+) -> None:
+    response = await served.client.post("/signups", json=body)
+
+    assert response.status_code == 422, response.text
+    errors = response.json()["detail"]
+    assert [error["loc"] for error in errors] == [["body", field] for field in refused]
+    for error, says in zip(errors, refused.values(), strict=True):
+        assert says in error["msg"]
+        assert "Attribute(" not in error["msg"]  # attrs' own arguments are not shown
+    assert [signup async for signup in served.db.scan(Signup)] == []
 
 
 async def test_an_oversized_item_names_the_model_and_its_size(served: Served) -> None:

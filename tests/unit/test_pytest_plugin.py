@@ -130,3 +130,14 @@ def test_dynorm_design_runs_on_an_example_without_pytest(example: str) -> None:
     )
     assert ran.returncode == 0, ran.stderr
     assert '"table"' in ran.stdout
+
+
+def test_the_testing_extra_brings_the_asyncio_runner_the_fixtures_need() -> None:
+    # Read from the source, not importlib.metadata: an installed dist's metadata may be stale.
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    names = [
+        requirement.split(">")[0].split("=")[0].split("[")[0] for requirement in extras["testing"]
+    ]
+    assert "pytest-asyncio" in names
