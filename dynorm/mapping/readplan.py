@@ -774,6 +774,7 @@ def query_read(
             f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
             "(conditions go on a sort key component)"
         )
+    info.check_key_types(components)
     pk_attr, sk_attr = info.table.key_attributes(index)
     if info.key_type(pk_attr) != "S":
         info.key_attribute(pk_attr, components)  # a number or binary given as such
