@@ -18,6 +18,9 @@ hashing), which is what ``table.model`` applies at run time. ``dynorm.field(...)
 A table variable assigned in the same module is recognised from its assignment
 (``table = Table(...)``, or a call of a function annotated ``-> Table``); one whose type mypy
 cannot see yet needs an annotation, ``table: Table = ...``, and the plugin says so.
+
+Key arguments are typed too (``mypy_keys.py``): ``db.get(User, uid=123)`` and
+``db.query(User, uidd="x")`` are errors naming the field, as ``User(uid=123)`` is.
 """
 
 from __future__ import annotations
@@ -42,9 +45,11 @@ from mypy.nodes import (
     TypeInfo,
     Var,
 )
-from mypy.plugin import ClassDefContext, Plugin
+from mypy.plugin import ClassDefContext, MethodSigContext, Plugin
 from mypy.plugins import attrs as attrs_plugin
-from mypy.types import CallableType, Instance, get_proper_type
+from mypy.types import CallableType, FunctionLike, Instance, get_proper_type
+
+from .mypy_keys import KEYED_CALLS, record_keys
 
 __all__ = ["plugin"]
 
@@ -77,6 +82,12 @@ class DynormPlugin(Plugin):
 
     def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
         return _make_attrs_class if fullname == MODEL else None
+
+    def get_method_signature_hook(
+        self, fullname: str
+    ) -> Callable[[MethodSigContext], FunctionLike] | None:
+        # db.get(User, **key) and the like take the model's key fields, typed (mypy_keys.py).
+        return KEYED_CALLS.get(fullname)
 
 
 def plugin(version: str) -> type[Plugin]:
@@ -192,6 +203,8 @@ def _blocks(stmt: Statement) -> list[Block]:
 def _make_attrs_class(ctx: ClassDefContext) -> bool:
     """Apply attrs.define to the class, as Table.model does at run time (unless it is attrs)."""
     info = ctx.cls.info
+    if isinstance(ctx.reason, CallExpr):
+        record_keys(info, ctx.reason)
     for decorator in ctx.cls.decorators:
         target = decorator.callee if isinstance(decorator, CallExpr) else decorator
         if isinstance(target, RefExpr) and target.fullname in _ATTRS_MAKERS:

@@ -1,0 +1,138 @@
+"""mypy plugin, key arguments: ``db.get(User, uid=123)`` is checked like ``User(uid=123)``.
+
+The model decorator's key templates (``pk="USER#{uid}"``, index keywords) are read while the
+class is analysed and kept in the class's metadata; then the ``**key`` of ``Database.get``,
+``delete(Model, ...)`` and ``query`` is replaced, for each call, by the model's key fields as
+keyword arguments typed as the fields are. mypy's own messages follow: an unknown name is an
+unexpected keyword argument (with "did you mean"), a value of another type an incompatible
+argument, a missing key field of ``get``/``delete`` a missing named argument. A ``query`` takes
+each field or a ``SortCondition`` (``between``, ``gt``, ...), each optional (the run time
+says which are needed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT, ARG_STAR2, CallExpr, StrExpr, TupleExpr, TypeInfo
+from mypy.plugin import MethodSigContext
+from mypy.types import (
+    CallableType,
+    FunctionLike,
+    Instance,
+    Type,
+    TypeType,
+    UnionType,
+    get_proper_type,
+)
+
+__all__ = ["KEYED_CALLS", "record_keys"]
+
+DATABASE: Final = "dynorm.io.database.Database"
+SORT_CONDITION: Final = "dynorm.core.ranges.SortCondition"
+META: Final = "dynorm_keys"
+#: The model decorator's keywords that are not index names.
+_OPTIONS: Final = frozenset(
+    {"entity", "version", "ttl", "created", "updated", "schema_version", "upgrades"}
+    | {"schema_attribute"}
+)
+_FIELD: Final = re.compile(r"\{(\w+)[^}]*\}")
+
+
+def _fields(template: str) -> list[str]:
+    return [f for f in _FIELD.findall(template) if f != "shard"]
+
+
+def record_keys(info: TypeInfo, decorator: CallExpr) -> None:
+    """Keep the key fields of ``@table.model(...)``'s templates in the class's metadata."""
+    primary: list[str] = []
+    indexes: dict[str, list[str]] = {}
+    for name, arg in zip(decorator.arg_names, decorator.args, strict=True):
+        if name in {"pk", "sk"} and isinstance(arg, StrExpr):
+            primary += [f for f in _fields(arg.value) if f not in primary]
+        elif name is not None and name not in _OPTIONS:
+            texts = arg.items if isinstance(arg, TupleExpr) else [arg]
+            fields = [f for t in texts if isinstance(t, StrExpr) for f in _fields(t.value)]
+            indexes[name] = list(dict.fromkeys(fields))
+    info.metadata[META] = {"primary": primary, "indexes": indexes}
+
+
+def _model_info(ctx: MethodSigContext, position: int) -> TypeInfo | None:
+    if position >= len(ctx.args) or len(ctx.args[position]) != 1:
+        return None
+    typ = get_proper_type(ctx.api.get_expression_type(ctx.args[position][0]))
+    if isinstance(typ, CallableType) and typ.is_type_obj():
+        return typ.type_object()
+    if isinstance(typ, TypeType) and isinstance(typ.item, Instance):
+        return typ.item.type
+    return None
+
+
+def _sort_condition(ctx: MethodSigContext) -> Instance | None:
+    # named_generic_type looks a name up through the package's attributes, which need not
+    # hold dynorm.core; the module table holds every module the program imports.
+    modules = getattr(ctx.api, "modules", {})
+    module = modules.get(SORT_CONDITION.rpartition(".")[0])
+    sym = module.names.get("SortCondition") if module is not None else None
+    return Instance(sym.node, []) if sym is not None and isinstance(sym.node, TypeInfo) else None
+
+
+def _keyed(
+    ctx: MethodSigContext, fields: list[str], info: TypeInfo, *, ranges: bool
+) -> FunctionLike:
+    """The signature with ``**key`` replaced by ``fields`` typed as ``info``'s attributes."""
+    sig = ctx.default_signature
+    if ARG_STAR2 not in sig.arg_kinds:
+        return sig
+    types: list[Type] = []
+    for name in fields:
+        node = info.names.get(name)
+        field_type = getattr(node.node, "type", None) if node is not None else None
+        if field_type is None:
+            return sig  # not inferred yet (or no such field): leave the call as declared
+        types.append(field_type)
+    if ranges:
+        condition = _sort_condition(ctx)
+        if condition is None:
+            return sig
+        types = [UnionType.make_union([t, condition]) for t in types]
+    star = sig.arg_kinds.index(ARG_STAR2)
+    kind = ARG_NAMED_OPT if ranges else ARG_NAMED
+    return sig.copy_modified(
+        arg_types=[*sig.arg_types[:star], *types, *sig.arg_types[star + 1 :]],
+        arg_kinds=[*sig.arg_kinds[:star], *[kind] * len(fields), *sig.arg_kinds[star + 1 :]],
+        arg_names=[*sig.arg_names[:star], *fields, *sig.arg_names[star + 1 :]],
+    )
+
+
+def _primary_key_call(ctx: MethodSigContext) -> FunctionLike:
+    """``get(Model, **key)`` and ``delete(Model, **key)``: the model's primary key fields."""
+    info = _model_info(ctx, 0)
+    keys = info.metadata.get(META) if info is not None else None
+    if info is None or keys is None:
+        return ctx.default_signature
+    return _keyed(ctx, keys["primary"], info, ranges=False)
+
+
+def _query_call(ctx: MethodSigContext) -> FunctionLike:
+    """``query(Model, index, **components)``: the fields of that index's (or the table's) keys."""
+    info = _model_info(ctx, 0)
+    keys = info.metadata.get(META) if info is not None else None
+    if info is None or keys is None:
+        return ctx.default_signature
+    index_args = ctx.args[1] if len(ctx.args) > 1 else []
+    if not index_args:
+        return _keyed(ctx, keys["primary"], info, ranges=True)
+    if isinstance(index_args[0], StrExpr) and index_args[0].value in keys["indexes"]:
+        return _keyed(ctx, keys["indexes"][index_args[0].value], info, ranges=True)
+    return ctx.default_signature  # an index not named by a literal: checked at run time
+
+
+#: Method full name -> its signature hook.
+KEYED_CALLS: Final[dict[str, Callable[[MethodSigContext], FunctionLike]]] = {
+    f"{DATABASE}.get": _primary_key_call,
+    f"{DATABASE}.delete": _primary_key_call,
+    f"{DATABASE}.query": _query_call,
+}
