@@ -16,8 +16,22 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT, ARG_STAR2, CallExpr, StrExpr, TupleExpr, TypeInfo
-from mypy.plugin import MethodSigContext
+from mypy.errorcodes import ARG_TYPE, CALL_ARG
+from mypy.messages import format_type
+from mypy.nodes import (
+    ARG_NAMED,
+    ARG_NAMED_OPT,
+    ARG_STAR2,
+    CallExpr,
+    DictExpr,
+    Expression,
+    ListExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+)
+from mypy.plugin import MethodContext, MethodSigContext
+from mypy.subtypes import is_subtype
 from mypy.types import (
     CallableType,
     FunctionLike,
@@ -28,7 +42,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-__all__ = ["KEYED_CALLS", "record_keys"]
+__all__ = ["KEYED_CALLS", "KEY_DICT_CALLS", "record_keys"]
 
 DATABASE: Final = "dynorm.io.database.Database"
 SORT_CONDITION: Final = "dynorm.core.ranges.SortCondition"
@@ -62,12 +76,81 @@ def record_keys(info: TypeInfo, decorator: CallExpr) -> None:
 def _model_info(ctx: MethodSigContext, position: int) -> TypeInfo | None:
     if position >= len(ctx.args) or len(ctx.args[position]) != 1:
         return None
-    typ = get_proper_type(ctx.api.get_expression_type(ctx.args[position][0]))
+    return _class_of(ctx, ctx.args[position][0])
+
+
+def _class_of(ctx: MethodSigContext | MethodContext, expr: Expression) -> TypeInfo | None:
+    """The model class ``expr`` names (``User``, or a ``type[User]`` value), if it is one."""
+    typ = get_proper_type(ctx.api.get_expression_type(expr))
     if isinstance(typ, CallableType) and typ.is_type_obj():
         return typ.type_object()
     if isinstance(typ, TypeType) and isinstance(typ.item, Instance):
         return typ.item.type
     return None
+
+
+def _check_key_dict(ctx: MethodContext, call: str, info: TypeInfo, key: Expression) -> None:
+    """Report the names and value types of a ``{field: value}`` key that the model refuses."""
+    keys = info.metadata.get(META)
+    if keys is None or not isinstance(key, DictExpr):
+        return
+    fields: list[str] = keys["primary"]
+    for name_expr, value in key.items:
+        if not isinstance(name_expr, StrExpr):
+            continue
+        name = name_expr.value
+        node = info.names.get(name)
+        if name not in fields:
+            ctx.api.fail(
+                f'{call}: "{name}" is not a key field of {info.name}; its key fields are '
+                f"{', '.join(fields)}",
+                name_expr,
+                code=CALL_ARG,
+            )
+            continue
+        declared = getattr(node.node, "type", None) if node is not None else None
+        declared = _as_key(ctx, declared) if declared is not None else None
+        given = get_proper_type(ctx.api.get_expression_type(value))
+        if isinstance(given, Instance):  # 1, not Literal[1]?
+            given = given.copy_modified(last_known_value=None)
+        if declared is not None and not is_subtype(given, declared):
+            options = ctx.api.options
+            ctx.api.fail(
+                f'{call}: key field "{name}" of {info.name} is '
+                f"{format_type(declared, options)}, not {format_type(given, options)}",
+                value,
+                code=ARG_TYPE,
+            )
+
+
+def _get_many_keys(ctx: MethodContext) -> Type:
+    """``get_many(Model, [{...}, ...])`` and ``get_many([(Model, {...}), ...])``: dict keys."""
+    first = ctx.args[0] if ctx.args else []
+    if len(first) != 1:
+        return ctx.default_return_type
+    info = _class_of(ctx, first[0])
+    if info is not None:
+        keys = ctx.args[1] if len(ctx.args) > 1 else []
+        if len(keys) == 1 and isinstance(keys[0], ListExpr | TupleExpr):
+            for key in keys[0].items:
+                _check_key_dict(ctx, f"db.get_many({info.name})", info, key)
+    elif isinstance(first[0], ListExpr | TupleExpr):
+        _check_pairs(ctx, "db.get_many", first[0].items)
+    return ctx.default_return_type
+
+
+def _transact_get_keys(ctx: MethodContext) -> Type:
+    """``transact_get((Model, {...}), ...)``: each pair's dict key."""
+    _check_pairs(ctx, "db.transact_get", [e for group in ctx.args for e in group])
+    return ctx.default_return_type
+
+
+def _check_pairs(ctx: MethodContext, call: str, pairs: list[Expression]) -> None:
+    for pair in pairs:
+        if isinstance(pair, TupleExpr) and len(pair.items) == 2:
+            info = _class_of(ctx, pair.items[0])
+            if info is not None:
+                _check_key_dict(ctx, call, info, pair.items[1])
 
 
 def _sort_condition(ctx: MethodSigContext) -> Instance | None:
@@ -77,6 +160,17 @@ def _sort_condition(ctx: MethodSigContext) -> Instance | None:
     module = modules.get(SORT_CONDITION.rpartition(".")[0])
     sym = module.names.get("SortCondition") if module is not None else None
     return Instance(sym.node, []) if sym is not None and isinstance(sym.node, TypeInfo) else None
+
+
+def _as_key(ctx: MethodSigContext | MethodContext, field_type: Type) -> Type:
+    """What a key argument for a field of ``field_type`` takes: an int for a Decimal too.
+
+    As at run time: a number key is compared as a number, ``part=1`` for ``Decimal("1")``.
+    """
+    proper = get_proper_type(field_type)
+    if isinstance(proper, Instance) and proper.type.fullname == "decimal.Decimal":
+        return UnionType.make_union([field_type, ctx.api.named_generic_type("builtins.int", [])])
+    return field_type
 
 
 def _keyed(
@@ -92,7 +186,7 @@ def _keyed(
         field_type = getattr(node.node, "type", None) if node is not None else None
         if field_type is None:
             return sig  # not inferred yet (or no such field): leave the call as declared
-        types.append(field_type)
+        types.append(_as_key(ctx, field_type))
     if ranges:
         condition = _sort_condition(ctx)
         if condition is None:
@@ -135,4 +229,10 @@ KEYED_CALLS: Final[dict[str, Callable[[MethodSigContext], FunctionLike]]] = {
     f"{DATABASE}.get": _primary_key_call,
     f"{DATABASE}.delete": _primary_key_call,
     f"{DATABASE}.query": _query_call,
+}
+
+#: Method full name -> its hook checking ``{field: value}`` keys.
+KEY_DICT_CALLS: Final[dict[str, Callable[[MethodContext], Type]]] = {
+    f"{DATABASE}.get_many": _get_many_keys,
+    f"{DATABASE}.transact_get": _transact_get_keys,
 }

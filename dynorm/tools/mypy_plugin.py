@@ -45,11 +45,11 @@ from mypy.nodes import (
     TypeInfo,
     Var,
 )
-from mypy.plugin import ClassDefContext, MethodSigContext, Plugin
+from mypy.plugin import ClassDefContext, MethodContext, MethodSigContext, Plugin
 from mypy.plugins import attrs as attrs_plugin
-from mypy.types import CallableType, FunctionLike, Instance, get_proper_type
+from mypy.types import CallableType, FunctionLike, Instance, Type, get_proper_type
 
-from .mypy_keys import KEYED_CALLS, record_keys
+from .mypy_keys import KEY_DICT_CALLS, KEYED_CALLS, record_keys
 
 __all__ = ["plugin"]
 
@@ -88,6 +88,10 @@ class DynormPlugin(Plugin):
     ) -> Callable[[MethodSigContext], FunctionLike] | None:
         # db.get(User, **key) and the like take the model's key fields, typed (mypy_keys.py).
         return KEYED_CALLS.get(fullname)
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        # get_many and transact_get take keys as {field: value} dicts: checked field by field.
+        return KEY_DICT_CALLS.get(fullname)
 
 
 def plugin(version: str) -> type[Plugin]:

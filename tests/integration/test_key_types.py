@@ -54,15 +54,15 @@ async def _delete(db: Database) -> Any:
 
 
 async def _get_many(db: Database) -> Any:
-    return await db.get_many(Org, [{"name": "M"}, {"name": WRONG}])
+    return await db.get_many(Org, [{"name": "M"}, {"name": WRONG}])  # type: ignore[arg-type]
 
 
 async def _get_many_pairs(db: Database) -> Any:
-    return await db.get_many([(Org, {"name": "M"}), (User, {"org_name": "M", "username": WRONG})])
+    return await db.get_many([(Org, {"name": "M"}), (User, {"org_name": "M", "username": WRONG})])  # type: ignore[arg-type]
 
 
 async def _transact_get(db: Database) -> Any:
-    return await db.transact_get((Org, {"name": "M"}), (Org, {"name": WRONG}))
+    return await db.transact_get((Org, {"name": "M"}), (Org, {"name": WRONG}))  # type: ignore[arg-type]
 
 
 async def _loader_query(db: Database) -> Any:

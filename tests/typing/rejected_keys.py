@@ -53,3 +53,20 @@ async def query_with_a_value_of_another_type(db: Database) -> None:
 
 async def query_an_index_with_a_value_of_another_type(db: Database) -> None:
     await db.query(User, "GSI1", username="B", age="3").all()  # type: ignore[arg-type]
+
+
+async def get_many_with_a_misspelled_key_field(db: Database) -> None:
+    await db.get_many(User, [{"org_name": "A", "usrname": "B"}])  # type: ignore[call-arg]
+
+
+async def get_many_pairs_with_a_key_value_of_another_type(db: Database) -> None:
+    await db.get_many([(User, {"org_name": 1, "username": "B"})])  # type: ignore[arg-type]
+
+
+async def transact_get_with_a_key_value_of_another_type(db: Database) -> None:
+    await db.transact_get((User, {"org_name": "A", "username": 3}))  # type: ignore[arg-type]
+
+
+async def accepted_dict_keys(db: Database) -> None:
+    await db.get_many(User, [{"org_name": "A", "username": "B"}])
+    await db.transact_get((User, {"org_name": "A", "username": "B"}))
