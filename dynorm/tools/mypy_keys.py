@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from mypy.errorcodes import ARG_TYPE, CALL_ARG
+from mypy.errorcodes import ARG_TYPE, CALL_ARG, MISC
+from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import (
     ARG_NAMED,
@@ -26,6 +27,8 @@ from mypy.nodes import (
     DictExpr,
     Expression,
     ListExpr,
+    MemberExpr,
+    NameExpr,
     StrExpr,
     TupleExpr,
     TypeInfo,
@@ -231,8 +234,56 @@ KEYED_CALLS: Final[dict[str, Callable[[MethodSigContext], FunctionLike]]] = {
     f"{DATABASE}.query": _query_call,
 }
 
-#: Method full name -> its hook checking ``{field: value}`` keys.
+RELATIONSHIP: Final = "dynorm.mapping.relations.Relationship"
+LOAD_OPTION: Final = "dynorm.mapping.relations.LoadOption"
+
+
+def _owner(typ: Type) -> TypeInfo | None:
+    """The owner model of a relationship or load option type, when it is known."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance):
+        return None
+    for base, position in ((RELATIONSHIP, 1), (LOAD_OPTION, 0)):
+        if proper.type.has_base(base):
+            base_info = next(b for b in proper.type.mro if b.fullname == base)
+            args = map_instance_to_supertype(proper, base_info).args
+            owner = get_proper_type(args[position]) if len(args) > position else None
+            return owner.type if isinstance(owner, Instance) else None
+    return None
+
+
+def _named(expr: Expression) -> str:
+    if isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr):
+        return _named(expr.callee.expr)  # Org.users.limit(5): Org.users
+    if isinstance(expr, MemberExpr):
+        return f"{_named(expr.expr)}.{expr.name}"
+    return expr.name if isinstance(expr, NameExpr) else "it"
+
+
+def _load_owners(ctx: MethodContext) -> Type:
+    """``load=[Other.rel]`` on a read of ``Model``: an error naming the relationship."""
+    info = _class_of(ctx, ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
+    names = ctx.callee_arg_names
+    at = names.index("load") if "load" in names else None
+    if info is None or at is None or len(ctx.args[at]) != 1:
+        return ctx.default_return_type
+    given = ctx.args[at][0]
+    for entry in given.items if isinstance(given, ListExpr | TupleExpr) else []:
+        owner = _owner(ctx.api.get_expression_type(entry))
+        if owner is not None and owner is not info:
+            ctx.api.fail(
+                f"load=[{_named(entry)}]: a relationship of {owner.name}, not of {info.name}; "
+                f"load= takes relationships of {info.name} or their options",
+                entry,
+                code=MISC,  # the code of mypy's own "Cannot infer" error on the same call
+            )
+    return ctx.default_return_type
+
+
+#: Method full name -> its hook checking ``{field: value}`` keys or ``load=``.
 KEY_DICT_CALLS: Final[dict[str, Callable[[MethodContext], Type]]] = {
     f"{DATABASE}.get_many": _get_many_keys,
     f"{DATABASE}.transact_get": _transact_get_keys,
+    f"{DATABASE}.get": _load_owners,
+    f"{DATABASE}.query": _load_owners,
 }
