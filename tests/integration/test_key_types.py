@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dynorm import CodecError, Database, between, ge, gt
+from dynorm import CodecError, Database, DefinitionError, between, ge, gt
 from dynorm.testing import count_requests
 from tests.seed_models import Org, User
 
@@ -122,3 +122,13 @@ async def test_values_of_the_right_types_still_find_the_item(db: Database) -> No
     await db.put(User(org_name="M", username="B"))
     assert (await db.get(User, org_name="M", username="B")).username == "B"
     assert await db.query(User, org_name="M", username=between("A", "C")).count() == 1
+
+
+async def test_a_load_of_another_models_relationship_names_it_before_sending(db: Database) -> None:
+    with count_requests(db) as log, pytest.raises(DefinitionError) as raised:
+        await db.get(User, org_name="M", username="B", load=[Org.users])  # type: ignore[misc]
+    assert str(raised.value).startswith(
+        "load=[Org.users]: Org.users is a relationship of Org, not of User; load= takes a list "
+        "of relationships of User (User.org, User.tickets)"
+    )
+    assert len(log) == 0
