@@ -25,8 +25,10 @@ Key arguments are typed too (``mypy_keys.py``): ``db.get(User, uid=123)`` and
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import Final
 
 from mypy.nodes import (
@@ -45,7 +47,13 @@ from mypy.nodes import (
     TypeInfo,
     Var,
 )
-from mypy.plugin import ClassDefContext, MethodContext, MethodSigContext, Plugin
+from mypy.plugin import (
+    ClassDefContext,
+    MethodContext,
+    MethodSigContext,
+    Plugin,
+    ReportConfigContext,
+)
 from mypy.plugins import attrs as attrs_plugin
 from mypy.types import CallableType, FunctionLike, Instance, Type, get_proper_type
 
@@ -67,8 +75,18 @@ _ATTRS_MAKERS: Final = (
 )
 
 
+# mypy keys its cache by the entry module (dynorm/mypy.py) alone: a changed hook here would
+# leave results of the old one cached, so every module reports the plugin's own source hash.
+_SOURCE_HASH: Final = hashlib.sha256(
+    b"".join(Path(__file__).with_name(n).read_bytes() for n in ("mypy_plugin.py", "mypy_keys.py"))
+).hexdigest()
+
+
 class DynormPlugin(Plugin):
     """Hooks ``@table.model(...)`` into mypy's attrs support."""
+
+    def report_config_data(self, ctx: ReportConfigContext) -> str:
+        return _SOURCE_HASH
 
     def get_customize_class_mro_hook(
         self, fullname: str
