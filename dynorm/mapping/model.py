@@ -35,6 +35,7 @@ from dynorm.core.limits import (
     check_item,
     check_key,
 )
+from dynorm.core.ranges import SortCondition
 from dynorm.core.requests import Parse
 from dynorm.core.stamps import Stamps
 from dynorm.core.upgrades import SchemaVersions
@@ -239,6 +240,27 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
                 f"{self.name} needs {', '.join(missing)} to address one item "
                 f"(got {', '.join(values) or 'nothing'})"
             )
+        self.check_key_types(values)
+
+    def check_key_types(self, values: Mapping[str, object]) -> None:
+        """Refuse key values of the wrong type before sending, as ``put`` refuses them.
+
+        A CodecError naming the model, the field, the value and its type: ``get(User,
+        user_id=123)`` for a ``str`` field would otherwise look up ``USER#123`` and find nothing.
+        A condition's bounds (``between``, ``gt``, ...) are checked alike; ``begins_with``
+        takes text (its own check). Fields of number and binary key attributes have their own
+        check, with its own message (``key_attribute``, ``sort_range``).
+        """
+        encode = self.codec.encode_field
+        typed = self._typed_key_fields
+        for name, value in values.items():
+            if name in typed or name not in encode:
+                continue
+            if not isinstance(value, SortCondition):
+                encode[name](value)
+            elif value.op != "begins_with":
+                for bound in value.values:
+                    encode[name](bound)
 
     def values_of(self, obj: T) -> dict[str, object]:
         """The object's fields as a name -> value mapping (shallow)."""
@@ -308,6 +330,11 @@ class ModelInfo(msgspec.Struct, Generic[T], eq=False, dict=True, weakref=True):
     def _typed_plan(self) -> tuple[tuple[str, str, KeyType], ...]:
         """Each number or binary key attribute with the one field it holds, and its type."""
         return tuple((a, self.templates[a].fields[0], kind) for a, kind in self._kinds.items())
+
+    @functools.cached_property
+    def _typed_key_fields(self) -> frozenset[str]:
+        """The fields held by number or binary key attributes, whose bounds are numbers/bytes."""
+        return frozenset(name for _, name, _ in self._typed_plan)
 
     @functools.cached_property
     def _key_field_names(self) -> tuple[str, ...]:

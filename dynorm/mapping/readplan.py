@@ -90,17 +90,41 @@ def _sharded_read(reads: tuple[CollectionRead, ...]) -> ShardedRead:
 def normalize_options(
     info: ModelInfo[Any], load: Sequence[Relationship[Any] | LoadOption]
 ) -> list[LoadOption]:
+    if isinstance(load, Relationship | LoadOption | str):  # one given without its list
+        named = _named_load(load)
+        raise _wrong_load(info, f"load={named}", f"load= takes a list, load=[{named}]")
     options = []
     for entry in load:
+        shown = f"load=[{_named_load(entry)}]"
+        if isinstance(entry, str) and entry in relationships_of(info):
+            raise _wrong_load(info, shown, f"pass the relationship, load=[{info.name}.{entry}]")
+        if not isinstance(entry, Relationship | LoadOption):
+            raise _wrong_load(info, shown, f"{entry!r} is not a relationship")
         option = entry if isinstance(entry, LoadOption) else LoadOption(entry)
         rel = option.relationship
-        if getattr(rel, "owner", None) is not info.cls:
-            raise DefinitionError(
-                f"load= takes relationships of {info.name} such as "
-                f"{info.name}.{next(iter(relationships_of(info)), 'children')}; got {entry!r}"
-            )
+        if rel.owner is not info.cls:
+            why = f"{rel.qualname} is a relationship of {rel.owner_name}, not of {info.name}"
+            raise _wrong_load(info, shown, why)
         options.append(option)
     return options
+
+
+def _named_load(entry: object) -> str:
+    if isinstance(entry, LoadOption):
+        entry = entry.relationship
+    return entry.qualname if isinstance(entry, Relationship) else repr(entry)
+
+
+def _wrong_load(info: ModelInfo[Any], shown: str, why: str) -> DefinitionError:
+    """The error for a ``load=`` that names no relationship of ``info``'s model: says why."""
+    declared = [f"{info.name}.{name}" for name in relationships_of(info)]
+    takes = (
+        f"takes a list of relationships of {info.name} ({', '.join(declared)}) or their "
+        f"options, such as load=[{declared[0]}]"
+        if declared
+        else f"takes relationships of {info.name}, which declares none"
+    )
+    return DefinitionError(f"{shown}: {why}; load= {takes}")
 
 
 Position = Literal["first", "last"]
@@ -774,6 +798,7 @@ def query_read(
             f"{pk.source!r}, which a Query addresses by equality; give {marked[0]} a value "
             "(conditions go on a sort key component)"
         )
+    info.check_key_types(components)
     pk_attr, sk_attr = info.table.key_attributes(index)
     if info.key_type(pk_attr) != "S":
         info.key_attribute(pk_attr, components)  # a number or binary given as such

@@ -468,6 +468,7 @@ class HasManyRelation(Relationship[C, Owner]):
         unknown = [name for name in where if name not in free]
         if unknown:
             raise not_key_fields(self.target_name, f"{self.qualname}.query() takes", unknown, free)
+        self.target_info.check_key_types(where)
         return where
 
     def check_child(self, parent: object, child: C) -> None:

@@ -18,12 +18,17 @@ hashing), which is what ``table.model`` applies at run time. ``dynorm.field(...)
 A table variable assigned in the same module is recognised from its assignment
 (``table = Table(...)``, or a call of a function annotated ``-> Table``); one whose type mypy
 cannot see yet needs an annotation, ``table: Table = ...``, and the plugin says so.
+
+Key arguments are typed too (``mypy_keys.py``): ``db.get(User, uid=123)`` and
+``db.query(User, uidd="x")`` are errors naming the field, as ``User(uid=123)`` is.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import Final
 
 from mypy.nodes import (
@@ -42,9 +47,17 @@ from mypy.nodes import (
     TypeInfo,
     Var,
 )
-from mypy.plugin import ClassDefContext, Plugin
+from mypy.plugin import (
+    ClassDefContext,
+    MethodContext,
+    MethodSigContext,
+    Plugin,
+    ReportConfigContext,
+)
 from mypy.plugins import attrs as attrs_plugin
-from mypy.types import CallableType, Instance, get_proper_type
+from mypy.types import CallableType, FunctionLike, Instance, Type, get_proper_type
+
+from .mypy_keys import KEY_DICT_CALLS, KEYED_CALLS, record_keys
 
 __all__ = ["plugin"]
 
@@ -62,8 +75,18 @@ _ATTRS_MAKERS: Final = (
 )
 
 
+# mypy keys its cache by the entry module (dynorm/mypy.py) alone: a changed hook here would
+# leave results of the old one cached, so every module reports the plugin's own source hash.
+_SOURCE_HASH: Final = hashlib.sha256(
+    b"".join(Path(__file__).with_name(n).read_bytes() for n in ("mypy_plugin.py", "mypy_keys.py"))
+).hexdigest()
+
+
 class DynormPlugin(Plugin):
     """Hooks ``@table.model(...)`` into mypy's attrs support."""
+
+    def report_config_data(self, ctx: ReportConfigContext) -> str:
+        return _SOURCE_HASH
 
     def get_customize_class_mro_hook(
         self, fullname: str
@@ -77,6 +100,16 @@ class DynormPlugin(Plugin):
 
     def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
         return _make_attrs_class if fullname == MODEL else None
+
+    def get_method_signature_hook(
+        self, fullname: str
+    ) -> Callable[[MethodSigContext], FunctionLike] | None:
+        # db.get(User, **key) and the like take the model's key fields, typed (mypy_keys.py).
+        return KEYED_CALLS.get(fullname)
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        # get_many and transact_get take keys as {field: value} dicts: checked field by field.
+        return KEY_DICT_CALLS.get(fullname)
 
 
 def plugin(version: str) -> type[Plugin]:
@@ -192,6 +225,8 @@ def _blocks(stmt: Statement) -> list[Block]:
 def _make_attrs_class(ctx: ClassDefContext) -> bool:
     """Apply attrs.define to the class, as Table.model does at run time (unless it is attrs)."""
     info = ctx.cls.info
+    if isinstance(ctx.reason, CallExpr):
+        record_keys(info, ctx.reason)
     for decorator in ctx.cls.decorators:
         target = decorator.callee if isinstance(decorator, CallExpr) else decorator
         if isinstance(target, RefExpr) and target.fullname in _ATTRS_MAKERS:

@@ -268,7 +268,7 @@ async def test_missing_or_unknown_components_fail_before_any_request(geo: Databa
         with pytest.raises(dynorm.DynormError, match="country"):
             geo.query(Location, state="WA")
         with pytest.raises(dynorm.DynormError, match="town"):
-            geo.query(Location, country="USA", town="SEATTLE")
+            geo.query(Location, country="USA", town="SEATTLE")  # type: ignore[call-arg]
         with pytest.raises(dynorm.DynormError, match="state"):
             geo.query(Location, country="USA", city="SEATTLE")  # a level skipped
         with pytest.raises(dynorm.DynormError, match="GSI9"):

@@ -449,10 +449,30 @@ def test_get_needs_the_whole_key() -> None:
 
 
 def test_load_takes_only_the_models_own_relationships() -> None:
-    with pytest.raises(
-        DefinitionError, match=r"load= takes relationships of Org such as Org\.users"
-    ):
+    with pytest.raises(DefinitionError) as raised:
         normalize_options(info_of(Org), [User.tickets])
+    assert str(raised.value) == (
+        "load=[User.tickets]: User.tickets is a relationship of User, not of Org; load= takes a "
+        "list of relationships of Org (Org.users) or their options, such as load=[Org.users]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("load", "message"),
+    [
+        (["users"], r"^load=\['users'\]: pass the relationship, load=\[Org\.users\];"),
+        ([42], r"^load=\[42\]: 42 is not a relationship; load= takes a list of relationships"),
+        (Org.users, r"^load=Org\.users: load= takes a list, load=\[Org\.users\];"),
+        (Org.users.limit(3), r"^load=Org\.users: load= takes a list, load=\[Org\.users\];"),
+        (
+            [User.tickets.limit(2)],
+            r"^load=\[User\.tickets\]: User\.tickets is a relationship of User",
+        ),
+    ],
+)
+def test_a_wrong_load_names_the_relationship_and_what_load_takes(load: Any, message: str) -> None:
+    with pytest.raises(DefinitionError, match=message):
+        normalize_options(info_of(Org), load)
 
 
 # -- writes --------------------------------------------------------------------------------------

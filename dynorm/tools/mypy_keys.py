@@ -1,0 +1,289 @@
+"""mypy plugin, key arguments: ``db.get(User, uid=123)`` is checked like ``User(uid=123)``.
+
+The model decorator's key templates (``pk="USER#{uid}"``, index keywords) are read while the
+class is analysed and kept in the class's metadata; then the ``**key`` of ``Database.get``,
+``delete(Model, ...)`` and ``query`` is replaced, for each call, by the model's key fields as
+keyword arguments typed as the fields are. mypy's own messages follow: an unknown name is an
+unexpected keyword argument (with "did you mean"), a value of another type an incompatible
+argument, a missing key field of ``get``/``delete`` a missing named argument. A ``query`` takes
+each field or a ``SortCondition`` (``between``, ``gt``, ...), each optional (the run time
+says which are needed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from mypy.errorcodes import ARG_TYPE, CALL_ARG, MISC
+from mypy.maptype import map_instance_to_supertype
+from mypy.messages import format_type
+from mypy.nodes import (
+    ARG_NAMED,
+    ARG_NAMED_OPT,
+    ARG_STAR2,
+    CallExpr,
+    DictExpr,
+    Expression,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+)
+from mypy.plugin import MethodContext, MethodSigContext
+from mypy.subtypes import is_subtype
+from mypy.types import (
+    CallableType,
+    FunctionLike,
+    Instance,
+    Type,
+    TypeType,
+    UnionType,
+    get_proper_type,
+)
+
+__all__ = ["KEYED_CALLS", "KEY_DICT_CALLS", "record_keys"]
+
+DATABASE: Final = "dynorm.io.database.Database"
+SORT_CONDITION: Final = "dynorm.core.ranges.SortCondition"
+META: Final = "dynorm_keys"
+#: The model decorator's keywords that are not index names.
+_OPTIONS: Final = frozenset(
+    {"entity", "version", "ttl", "created", "updated", "schema_version", "upgrades"}
+    | {"schema_attribute"}
+)
+_FIELD: Final = re.compile(r"\{(\w+)[^}]*\}")
+
+
+def _fields(template: str) -> list[str]:
+    return [f for f in _FIELD.findall(template) if f != "shard"]
+
+
+def record_keys(info: TypeInfo, decorator: CallExpr) -> None:
+    """Keep the key fields of ``@table.model(...)``'s templates in the class's metadata."""
+    primary: list[str] = []
+    indexes: dict[str, list[str]] = {}
+    for name, arg in zip(decorator.arg_names, decorator.args, strict=True):
+        if name in {"pk", "sk"} and isinstance(arg, StrExpr):
+            primary += [f for f in _fields(arg.value) if f not in primary]
+        elif name is not None and name not in _OPTIONS:
+            texts = arg.items if isinstance(arg, TupleExpr) else [arg]
+            fields = [f for t in texts if isinstance(t, StrExpr) for f in _fields(t.value)]
+            indexes[name] = list(dict.fromkeys(fields))
+    info.metadata[META] = {"primary": primary, "indexes": indexes}
+
+
+def _model_info(ctx: MethodSigContext, position: int) -> TypeInfo | None:
+    if position >= len(ctx.args) or len(ctx.args[position]) != 1:
+        return None
+    return _class_of(ctx, ctx.args[position][0])
+
+
+def _class_of(ctx: MethodSigContext | MethodContext, expr: Expression) -> TypeInfo | None:
+    """The model class ``expr`` names (``User``, or a ``type[User]`` value), if it is one."""
+    typ = get_proper_type(ctx.api.get_expression_type(expr))
+    if isinstance(typ, CallableType) and typ.is_type_obj():
+        return typ.type_object()
+    if isinstance(typ, TypeType) and isinstance(typ.item, Instance):
+        return typ.item.type
+    return None
+
+
+def _check_key_dict(ctx: MethodContext, call: str, info: TypeInfo, key: Expression) -> None:
+    """Report the names and value types of a ``{field: value}`` key that the model refuses."""
+    keys = info.metadata.get(META)
+    if keys is None or not isinstance(key, DictExpr):
+        return
+    fields: list[str] = keys["primary"]
+    for name_expr, value in key.items:
+        if not isinstance(name_expr, StrExpr):
+            continue
+        name = name_expr.value
+        node = info.names.get(name)
+        if name not in fields:
+            ctx.api.fail(
+                f'{call}: "{name}" is not a key field of {info.name}; its key fields are '
+                f"{', '.join(fields)}",
+                name_expr,
+                code=CALL_ARG,
+            )
+            continue
+        declared = getattr(node.node, "type", None) if node is not None else None
+        declared = _as_key(ctx, declared) if declared is not None else None
+        given = get_proper_type(ctx.api.get_expression_type(value))
+        if isinstance(given, Instance):  # 1, not Literal[1]?
+            given = given.copy_modified(last_known_value=None)
+        if declared is not None and not is_subtype(given, declared):
+            options = ctx.api.options
+            ctx.api.fail(
+                f'{call}: key field "{name}" of {info.name} is '
+                f"{format_type(declared, options)}, not {format_type(given, options)}",
+                value,
+                code=ARG_TYPE,
+            )
+
+
+def _get_many_keys(ctx: MethodContext) -> Type:
+    """``get_many(Model, [{...}, ...])`` and ``get_many([(Model, {...}), ...])``: dict keys."""
+    first = ctx.args[0] if ctx.args else []
+    if len(first) != 1:
+        return ctx.default_return_type
+    info = _class_of(ctx, first[0])
+    if info is not None:
+        keys = ctx.args[1] if len(ctx.args) > 1 else []
+        if len(keys) == 1 and isinstance(keys[0], ListExpr | TupleExpr):
+            for key in keys[0].items:
+                _check_key_dict(ctx, f"db.get_many({info.name})", info, key)
+    elif isinstance(first[0], ListExpr | TupleExpr):
+        _check_pairs(ctx, "db.get_many", first[0].items)
+    return ctx.default_return_type
+
+
+def _transact_get_keys(ctx: MethodContext) -> Type:
+    """``transact_get((Model, {...}), ...)``: each pair's dict key."""
+    _check_pairs(ctx, "db.transact_get", [e for group in ctx.args for e in group])
+    return ctx.default_return_type
+
+
+def _check_pairs(ctx: MethodContext, call: str, pairs: list[Expression]) -> None:
+    for pair in pairs:
+        if isinstance(pair, TupleExpr) and len(pair.items) == 2:
+            info = _class_of(ctx, pair.items[0])
+            if info is not None:
+                _check_key_dict(ctx, call, info, pair.items[1])
+
+
+def _sort_condition(ctx: MethodSigContext) -> Instance | None:
+    # named_generic_type looks a name up through the package's attributes, which need not
+    # hold dynorm.core; the module table holds every module the program imports.
+    modules = getattr(ctx.api, "modules", {})
+    module = modules.get(SORT_CONDITION.rpartition(".")[0])
+    sym = module.names.get("SortCondition") if module is not None else None
+    return Instance(sym.node, []) if sym is not None and isinstance(sym.node, TypeInfo) else None
+
+
+def _as_key(ctx: MethodSigContext | MethodContext, field_type: Type) -> Type:
+    """What a key argument for a field of ``field_type`` takes: an int for a Decimal too.
+
+    As at run time: a number key is compared as a number, ``part=1`` for ``Decimal("1")``.
+    """
+    proper = get_proper_type(field_type)
+    if isinstance(proper, Instance) and proper.type.fullname == "decimal.Decimal":
+        return UnionType.make_union([field_type, ctx.api.named_generic_type("builtins.int", [])])
+    return field_type
+
+
+def _keyed(
+    ctx: MethodSigContext, fields: list[str], info: TypeInfo, *, ranges: bool
+) -> FunctionLike:
+    """The signature with ``**key`` replaced by ``fields`` typed as ``info``'s attributes."""
+    sig = ctx.default_signature
+    if ARG_STAR2 not in sig.arg_kinds:
+        return sig
+    types: list[Type] = []
+    for name in fields:
+        node = info.names.get(name)
+        field_type = getattr(node.node, "type", None) if node is not None else None
+        if field_type is None:
+            return sig  # not inferred yet (or no such field): leave the call as declared
+        types.append(_as_key(ctx, field_type))
+    if ranges:
+        condition = _sort_condition(ctx)
+        if condition is None:
+            return sig
+        types = [UnionType.make_union([t, condition]) for t in types]
+    star = sig.arg_kinds.index(ARG_STAR2)
+    kind = ARG_NAMED_OPT if ranges else ARG_NAMED
+    return sig.copy_modified(
+        arg_types=[*sig.arg_types[:star], *types, *sig.arg_types[star + 1 :]],
+        arg_kinds=[*sig.arg_kinds[:star], *[kind] * len(fields), *sig.arg_kinds[star + 1 :]],
+        arg_names=[*sig.arg_names[:star], *fields, *sig.arg_names[star + 1 :]],
+    )
+
+
+def _primary_key_call(ctx: MethodSigContext) -> FunctionLike:
+    """``get(Model, **key)`` and ``delete(Model, **key)``: the model's primary key fields."""
+    info = _model_info(ctx, 0)
+    keys = info.metadata.get(META) if info is not None else None
+    if info is None or keys is None:
+        return ctx.default_signature
+    return _keyed(ctx, keys["primary"], info, ranges=False)
+
+
+def _query_call(ctx: MethodSigContext) -> FunctionLike:
+    """``query(Model, index, **components)``: the fields of that index's (or the table's) keys."""
+    info = _model_info(ctx, 0)
+    keys = info.metadata.get(META) if info is not None else None
+    if info is None or keys is None:
+        return ctx.default_signature
+    index_args = ctx.args[1] if len(ctx.args) > 1 else []
+    if not index_args:
+        return _keyed(ctx, keys["primary"], info, ranges=True)
+    if isinstance(index_args[0], StrExpr) and index_args[0].value in keys["indexes"]:
+        return _keyed(ctx, keys["indexes"][index_args[0].value], info, ranges=True)
+    return ctx.default_signature  # an index not named by a literal: checked at run time
+
+
+#: Method full name -> its signature hook.
+KEYED_CALLS: Final[dict[str, Callable[[MethodSigContext], FunctionLike]]] = {
+    f"{DATABASE}.get": _primary_key_call,
+    f"{DATABASE}.delete": _primary_key_call,
+    f"{DATABASE}.query": _query_call,
+}
+
+RELATIONSHIP: Final = "dynorm.mapping.relations.Relationship"
+LOAD_OPTION: Final = "dynorm.mapping.relations.LoadOption"
+
+
+def _owner(typ: Type) -> TypeInfo | None:
+    """The owner model of a relationship or load option type, when it is known."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance):
+        return None
+    for base, position in ((RELATIONSHIP, 1), (LOAD_OPTION, 0)):
+        if proper.type.has_base(base):
+            base_info = next(b for b in proper.type.mro if b.fullname == base)
+            args = map_instance_to_supertype(proper, base_info).args
+            owner = get_proper_type(args[position]) if len(args) > position else None
+            return owner.type if isinstance(owner, Instance) else None
+    return None
+
+
+def _named(expr: Expression) -> str:
+    if isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr):
+        return _named(expr.callee.expr)  # Org.users.limit(5): Org.users
+    if isinstance(expr, MemberExpr):
+        return f"{_named(expr.expr)}.{expr.name}"
+    return expr.name if isinstance(expr, NameExpr) else "it"
+
+
+def _load_owners(ctx: MethodContext) -> Type:
+    """``load=[Other.rel]`` on a read of ``Model``: an error naming the relationship."""
+    info = _class_of(ctx, ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
+    names = ctx.callee_arg_names
+    at = names.index("load") if "load" in names else None
+    if info is None or at is None or len(ctx.args[at]) != 1:
+        return ctx.default_return_type
+    given = ctx.args[at][0]
+    for entry in given.items if isinstance(given, ListExpr | TupleExpr) else []:
+        owner = _owner(ctx.api.get_expression_type(entry))
+        if owner is not None and owner is not info:
+            ctx.api.fail(
+                f"load=[{_named(entry)}]: a relationship of {owner.name}, not of {info.name}; "
+                f"load= takes relationships of {info.name} or their options",
+                entry,
+                code=MISC,  # the code of mypy's own "Cannot infer" error on the same call
+            )
+    return ctx.default_return_type
+
+
+#: Method full name -> its hook checking ``{field: value}`` keys or ``load=``.
+KEY_DICT_CALLS: Final[dict[str, Callable[[MethodContext], Type]]] = {
+    f"{DATABASE}.get_many": _get_many_keys,
+    f"{DATABASE}.transact_get": _transact_get_keys,
+    f"{DATABASE}.get": _load_owners,
+    f"{DATABASE}.query": _load_owners,
+}
