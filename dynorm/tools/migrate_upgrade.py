@@ -28,6 +28,7 @@ from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, render_update
 from dynorm.core.requests import Request, update_item
+from dynorm.core.unchanged import Unchanged
 from dynorm.io.database import Database
 from dynorm.mapping.model import ModelInfo
 from dynorm.mapping.oldlayout import ItemMove
@@ -35,7 +36,7 @@ from dynorm.mapping.relations import HasManyRelation, relationships_of
 from dynorm.mapping.table import Table
 from dynorm.wire.retry import same_value
 
-from .migrate_kinds import Expected, MigrationKind, PagePlan, Reach, Unchanged, Unit
+from .migrate_kinds import Expected, MigrationKind, PagePlan, Reach, Unit
 
 __all__ = ["Upgrade"]
 

@@ -9,7 +9,8 @@ from dynorm.core.chunks import key_id
 from dynorm.core.codec.converter import Item
 from dynorm.core.expressions import ExpressionBuilder
 from dynorm.core.limits import MAX_ITEM_BYTES
-from dynorm.tools.migrate_kinds import MAX_EXPRESSION, Embed, Move, PagePlan, Unchanged, Unit
+from dynorm.core.unchanged import MAX_EXPRESSION, Unchanged
+from dynorm.tools.migrate_kinds import Embed, Move, PagePlan, Unit
 
 table = Table("kinds", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
