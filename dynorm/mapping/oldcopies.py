@@ -48,6 +48,7 @@ from dynorm.core.expressions import ExpressionBuilder, equal_to
 from dynorm.core.keys import KeyTemplate, shard_number, typed_key_text
 from dynorm.core.requests import Request, consistent_get, get_item, transact_write, update_item
 from dynorm.core.steps import Plan, Send, Unread, WriteBatch, together
+from dynorm.core.unchanged import unchanged
 
 from .oldlayout import EmbeddedItems, ItemMove
 from .relations import HasManyRelation, relationships_of
@@ -73,15 +74,6 @@ def _delete_if(table_name: str, key: Item, condition: str, params: Mapping[str, 
         "DeleteItem",
         {"TableName": table_name, "Key": key, "ConditionExpression": condition, **params},
     )
-
-
-def _same_as(read: Mapping[str, AttributeValue]) -> tuple[str, dict[str, Any]]:
-    """A condition that the stored item is still ``read`` (every attribute equal)."""
-    builder = ExpressionBuilder()
-    parts = [f"attribute_exists({builder.attribute(next(iter(read)))})"]
-    for name, value in read.items():
-        parts += equal_to(builder, builder.attribute(name), value)
-    return " AND ".join(parts), builder.params()
 
 
 class _Moved:
@@ -185,7 +177,9 @@ class _Moved:
             new = self.move.moved_item(dict(raw)) if raw is not None else None
             if raw is None or new is None:
                 continue
-            delete = _delete_if(table_name, key, *_same_as(raw))
+            builder = ExpressionBuilder()
+            while_read = unchanged(raw).render(builder)
+            delete = _delete_if(table_name, key, while_read, builder.params())
             return [plan_put(self.child, None, table_name, item=new, overwrite=False), delete]
         return []
 

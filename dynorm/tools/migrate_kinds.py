@@ -30,7 +30,6 @@ from dynorm.core.chunks import BATCH_GET_MAX, TRANSACT_MAX, KeyId, chunked, key_
 from dynorm.core.codec.converter import AttributeValue, Item
 from dynorm.core.errors import CodecError, ItemNotFoundError, LimitExceededError
 from dynorm.core.expressions import ExpressionBuilder, render_update
-from dynorm.core.keys import key_text
 from dynorm.core.limits import MAX_ITEM_BYTES, item_size
 from dynorm.core.requests import CollectionRead, Request, update_item
 from dynorm.core.unchanged import Unchanged, unchanged
@@ -208,12 +207,6 @@ class Kind(Protocol):
 
 
 # -- shared helpers -------------------------------------------------------------------------------
-
-
-def _text(item: Mapping[str, AttributeValue], attr: str | None) -> str | None:
-    if attr is None:
-        return None
-    return key_text(item.get(attr))
 
 
 def _primary(table: ModelTable, item: Mapping[str, AttributeValue]) -> Item:
