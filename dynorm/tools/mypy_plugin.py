@@ -58,6 +58,7 @@ from mypy.plugins import attrs as attrs_plugin
 from mypy.types import CallableType, FunctionLike, Instance, Type, get_proper_type
 
 from .mypy_keys import KEY_DICT_CALLS, KEYED_CALLS, record_keys
+from .mypy_updates import UPDATE_CALLS
 
 __all__ = ["plugin"]
 
@@ -78,7 +79,10 @@ _ATTRS_MAKERS: Final = (
 # mypy keys its cache by the entry module (dynorm/mypy.py) alone: a changed hook here would
 # leave results of the old one cached, so every module reports the plugin's own source hash.
 _SOURCE_HASH: Final = hashlib.sha256(
-    b"".join(Path(__file__).with_name(n).read_bytes() for n in ("mypy_plugin.py", "mypy_keys.py"))
+    b"".join(
+        Path(__file__).with_name(n).read_bytes()
+        for n in ("mypy_plugin.py", "mypy_keys.py", "mypy_updates.py")
+    )
 ).hexdigest()
 
 
@@ -104,8 +108,9 @@ class DynormPlugin(Plugin):
     def get_method_signature_hook(
         self, fullname: str
     ) -> Callable[[MethodSigContext], FunctionLike] | None:
-        # db.get(User, **key) and the like take the model's key fields, typed (mypy_keys.py).
-        return KEYED_CALLS.get(fullname)
+        # db.get(User, **key) and the like take the model's key fields, typed (mypy_keys.py);
+        # update's paths and values are checked against the model (mypy_updates.py).
+        return KEYED_CALLS.get(fullname) or UPDATE_CALLS.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         # get_many and transact_get take keys as {field: value} dicts: checked field by field.

@@ -80,7 +80,7 @@ async def test_update_moving_a_child_refuses_a_bad_value_before_reading_the_new_
 ) -> None:
     item = await db.put(Item("north", "moved", price=decimal.Decimal(2)))
     with count_requests(db) as log, pytest.raises(CodecError, match=r"Item\.price"):
-        await db.update(item, set={"shop": "south", "price": 2.5})
+        await db.update(item, set={"shop": "south", "price": 2.5})  # type: ignore[arg-type]
     assert log.operations == []
     assert await stored_items(db) == [Item("north", "moved", decimal.Decimal(2), "Oslo")]
 
@@ -96,7 +96,7 @@ async def test_add_and_transactions_refuse_a_bad_value_before_any_request(db: Da
         item = Item("north", "tx")
         with pytest.raises(CodecError, match=r"Item\.price"):
             async with db.transaction() as tx:
-                tx.update(item, set={"shop": "south", "price": 2.5})
+                tx.update(item, set={"shop": "south", "price": 2.5})  # type: ignore[arg-type]
     assert log.operations == []
     assert await stored_items(db) == []
 

@@ -42,11 +42,11 @@ async def _query_index(db: Database) -> Any:
 
 
 async def _query_gt(db: Database) -> Any:
-    return await db.query(User, org_name="M", username=gt(WRONG)).all()
+    return await db.query(User, org_name="M", username=gt(WRONG)).all()  # type: ignore[arg-type]
 
 
 async def _query_between(db: Database) -> Any:
-    return await db.query(User, org_name="M", username=between("A", WRONG)).count()
+    return await db.query(User, org_name="M", username=between("A", WRONG)).count()  # type: ignore[arg-type]
 
 
 async def _delete(db: Database) -> Any:
@@ -75,11 +75,11 @@ async def _loader_query(db: Database) -> Any:
 
 
 async def _update_set(db: Database) -> Any:
-    return await db.update(Org(name="M"), set={"plan_type": WRONG})
+    return await db.update(Org(name="M"), set={"plan_type": WRONG})  # type: ignore[arg-type]
 
 
 async def _update_add(db: Database) -> Any:
-    return await db.update(Org(name="M"), add={"plan_type": WRONG})
+    return await db.update(Org(name="M"), add={"plan_type": WRONG})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -146,25 +146,25 @@ async def test_bad_update_input_is_refused_before_sending(db: Database) -> None:
     cart = Cart(cart_id="c")
     with count_requests(db) as log:
         with pytest.raises(ExpressionError, match="not a list field"):
-            await db.update(cart, append={"tags": ["a"]})
+            await db.update(cart, append={"tags": ["a"]})  # type: ignore[arg-type]
         with pytest.raises(ExpressionError, match="non-empty list"):
             await db.update(cart, append={"lines": []})
         with pytest.raises(CodecError, match=r"Cart\.lines"):
-            await db.update(cart, append={"lines": ["not a line"]})
+            await db.update(cart, append={"lines": ["not a line"]})  # type: ignore[arg-type]
         with pytest.raises(ExpressionError, match="non-empty set"):
             await db.update(cart, discard={"tags": set()})
         with pytest.raises(ExpressionError, match="not a set field"):
-            await db.update(cart, discard={"views": {1}})
+            await db.update(cart, discard={"views": {1}})  # type: ignore[arg-type]
         with pytest.raises(ExpressionError, match="overlap"):
             await db.update(cart, set={"lines": []}, append={"lines": [Line("a", 1)]})
         with pytest.raises(ExpressionError, match="written by dynorm"):
-            await db.update(cart, set={"version": 7})
+            await db.update(cart, set={"version": 7})  # type: ignore[misc]
         with pytest.raises(ExpressionError, match="returns="):
             await db.update(cart, set={"owner": "x"}, returns="all")  # type: ignore[call-overload]
         with pytest.raises(ExpressionError, match="a path inside"):
             await db.update(cart, set={"lines[0].qty": 1}, upsert=True)
         with pytest.raises(KeyTemplateError, match="primary key"):
-            await db.update(cart, if_not_exists={"cart_id": "x"})
+            await db.update(cart, if_not_exists={"cart_id": "x"})  # type: ignore[misc]
         with pytest.raises(TypeError, match="returns"):
             async with db.transaction() as tx:
                 tx.update(cart, set={"owner": "x"}, returns="new")  # type: ignore[call-arg]

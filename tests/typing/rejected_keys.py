@@ -8,7 +8,7 @@ lines (docs/mapping.md, "Type checkers"), and this file does not ask it to repor
 
 from __future__ import annotations
 
-from dynorm import GSI, Database, Table, between
+from dynorm import GSI, Database, Table, begins_with, between, gt
 
 table = Table("keys", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 
@@ -70,3 +70,16 @@ async def transact_get_with_a_key_value_of_another_type(db: Database) -> None:
 async def accepted_dict_keys(db: Database) -> None:
     await db.get_many(User, [{"org_name": "A", "username": "B"}])
     await db.transact_get((User, {"org_name": "A", "username": "B"}))
+
+
+async def query_with_a_bound_of_another_type(db: Database) -> None:
+    await db.query(User, "GSI1", username="B", age=between(1, "9")).all()  # type: ignore[arg-type]
+
+
+async def query_with_a_gt_bound_of_another_type(db: Database) -> None:
+    await db.query(User, org_name="A", username=gt(5)).all()  # type: ignore[arg-type]
+
+
+async def accepted_bounds(db: Database) -> None:
+    await db.query(User, org_name="A", username=gt("B")).all()
+    await db.query(User, org_name="A", username=begins_with("B")).all()

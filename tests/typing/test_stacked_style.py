@@ -32,6 +32,10 @@ table = Table("typing", pk="pk", sk="sk")
 @attrs.define
 class Org:
     name: str
+    plan: str = "free"
+    n: int = 0
+    tags: list[int] = attrs.Factory(list)
+    s: set[str] = attrs.Factory(set)
     users: ClassVar[HasMany[User]] = HasMany("User", via=Partition())
 
 
@@ -74,10 +78,10 @@ def test_models_declare_with_typed_relationships() -> None:
 
 
 async def _typed_updates(db: Database, org: Org) -> None:
-    assert_type(await db.update(org, set={"name": "A"}), Org)
+    assert_type(await db.update(org, set={"plan": "A"}), Org)
     assert_type(await db.update(org, append={"tags": [1]}, upsert=True, returns="new"), Org)
-    assert_type(await db.update(org, remove=["x"], returns="old"), Org | None)
+    assert_type(await db.update(org, remove=["plan"], returns="old"), Org | None)
     assert_type(await db.update(org, add={"n": 1}, returns="updated_new"), dict[str, object])
     assert_type(await db.update(org, discard={"s": {"a"}}, returns=None), None)
     async with db.transaction() as tx:
-        assert_type(tx.update(org, if_not_exists={"name": "A"}, upsert=True), None)
+        assert_type(tx.update(org, if_not_exists={"plan": "A"}, upsert=True), None)

@@ -1,4 +1,6 @@
-"""The mypy plugin's messages on key arguments and ``load=`` (dynorm/tools/mypy_keys.py).
+"""The mypy plugin's messages on key arguments, ``load=`` and update operations.
+
+The hooks are dynorm/tools/mypy_keys.py and mypy_updates.py.
 
 ``tests/typing/rejected_keys.py`` proves under `make typecheck` that each line is rejected;
 this runs mypy once on a small file to check what the messages say.
@@ -11,7 +13,7 @@ from pathlib import Path
 from mypy import api
 
 SOURCE = """
-from dynorm import BelongsTo, Database, HasMany, Partition, Table
+from dynorm import BelongsTo, Database, HasMany, Partition, Table, gt
 
 table = Table("t", pk="pk", sk="sk")
 
@@ -19,6 +21,7 @@ table = Table("t", pk="pk", sk="sk")
 @table.model(pk="ORG#{name}", sk="ORG")
 class Org:
     name: str
+    plan: str = "free"
     users = HasMany["User"](via=Partition())
 
 
@@ -36,27 +39,42 @@ async def calls(db: Database) -> None:
     await db.transact_get((User, {"org_name": "A", "username": 3}))
     await db.get(User, org_name="A", username="B", load=[Org.users])
     await db.query(User, org_name="A", load=[Org.users.limit(3)]).all()
+    await db.query(User, org_name="A", username=gt(3)).all()
+    user = User(org_name="A", username="B")
+    await db.update(user, set={"usrname": "C"}, append={"org_name": ["x"]})
+    async with db.transaction() as tx:
+        tx.update(Org(name="A"), add={"plan": 1})
 """
 
 EXPECTED = [
     (
-        ':21: error: Unexpected keyword argument "usrname" for "get" of "Database"; did you mean '
+        ':22: error: Unexpected keyword argument "usrname" for "get" of "Database"; did you mean '
         '"username"?'
     ),
     (
-        ':22: error: Argument "org_name" to "get" of "Database" has incompatible type "int"; '
+        ':23: error: Argument "org_name" to "get" of "Database" has incompatible type "int"; '
         'expected "str"'
     ),
     (
-        ':23: error: db.get_many(User): "nme" is not a key field of User; its key fields are '
+        ':24: error: db.get_many(User): "nme" is not a key field of User; its key fields are '
         "org_name, username"
     ),
-    ':24: error: db.transact_get: key field "username" of User is "str", not "int"',
+    ':25: error: db.transact_get: key field "username" of User is "str", not "int"',
     (
-        ":25: error: load=[Org.users]: a relationship of Org, not of User; load= takes "
+        ":26: error: load=[Org.users]: a relationship of Org, not of User; load= takes "
         "relationships of User or their options"
     ),
-    ":26: error: load=[Org.users]: a relationship of Org, not of User;",
+    ":27: error: load=[Org.users]: a relationship of Org, not of User;",
+    ':28: error: db.query(User): gt(...) on key field "username", which is "str", not "int"',
+    (
+        ':30: error: db.update(User): User has no field "usrname" (did you mean "username"?); '
+        "update paths name fields: org_name, username"
+    ),
+    ':30: error: db.update(User): "org_name" is part of User\'s primary key; to change it,',
+    (
+        ':32: error: tx.update(Org): add= "plan" is "str"; add= adds numbers to numbers and '
+        "sets to sets"
+    ),
 ]
 
 
