@@ -22,6 +22,7 @@ from mypy.messages import format_type
 from mypy.nodes import (
     ARG_NAMED,
     ARG_NAMED_OPT,
+    ARG_POS,
     ARG_STAR2,
     CallExpr,
     DictExpr,
@@ -46,7 +47,15 @@ from mypy.types import (
     get_proper_type,
 )
 
-__all__ = ["KEYED_CALLS", "KEY_DICT_CALLS", "META", "as_key", "class_of", "record_keys"]
+__all__ = [
+    "KEYED_CALLS",
+    "KEY_DICT_CALLS",
+    "META",
+    "as_key",
+    "class_of",
+    "mismatch",
+    "record_keys",
+]
 
 DATABASE: Final = "dynorm.io.database.Database"
 SORT_CONDITION: Final = "dynorm.core.ranges.SortCondition"
@@ -132,18 +141,46 @@ def given_type(ctx: MethodContext | MethodSigContext, expr: Expression) -> Type:
     return given.copy_modified(last_known_value=None) if isinstance(given, Instance) else given
 
 
+def mismatch(
+    ctx: MethodContext | MethodSigContext, expected: Type, value: Expression
+) -> Type | None:
+    """The type of ``value`` when it cannot be a value of ``expected`` type (None: it can be).
+
+    ``value`` is inferred in the context of ``expected``, as mypy infers an argument: ``"a"``
+    for a ``Literal["a", "b"]`` field, ``{"a": 1}`` for a ``dict[str, float]`` one. The
+    inference's own errors are held back: an expression that is wrong in itself (``len(1)``) is
+    mypy's to report when it checks the call, so the plugin stays silent on it.
+    """
+    with ctx.api.msg.filter_errors() as alone:
+        given = given_type(ctx, value)
+    if alone.has_new_errors():
+        return None
+    with ctx.api.msg.filter_errors() as fitted:
+        typed = ctx.api.get_expression_type(value, expected)
+    return given if fitted.has_new_errors() or not is_subtype(typed, expected) else None
+
+
 def check_value(
-    ctx: MethodContext | MethodSigContext, what: str, declared: Type | None, value: Expression
+    ctx: MethodContext | MethodSigContext,
+    what: str,
+    declared: Type | None,
+    value: Expression,
+    *,
+    takes: Type | None = None,
 ) -> None:
-    """Report ``value`` unless it suits a key of ``declared`` type: ``<what> is X, not Y``."""
+    """Report ``value`` unless it suits a key of ``declared`` type: ``<what> is X, not Y``.
+
+    ``takes``: what the value may be when it is more than a key of ``declared`` type takes.
+    """
     if declared is None:
         return
-    expected = as_key(ctx, declared)
-    given = given_type(ctx, value)
-    if not is_subtype(given, expected):
+    expected = takes if takes is not None else as_key(ctx, declared)
+    given = mismatch(ctx, expected, value)
+    if given is not None:
         options = ctx.api.options
+        shown = declared if takes is not None else expected
         ctx.api.fail(
-            f"{what} is {format_type(expected, options)}, not {format_type(given, options)}",
+            f"{what} is {format_type(shown, options)}, not {format_type(given, options)}",
             value,
             code=ARG_TYPE,
         )
@@ -325,20 +362,26 @@ def _check_bounds(ctx: MethodContext) -> None:
         if arg.callee.fullname in _BOUNDS:
             marker = arg.callee.fullname.rpartition(".")[2]
             what = f'db.query({info.name}): {marker}(...) on key field "{name}", which'
-            for bound in arg.args:
-                check_value(ctx, what, _bound_type(ctx, field_type(info, name)), bound)
+            declared = field_type(info, name)
+            takes = _bound_type(ctx, declared)
+            for bound, kind in zip(arg.args, arg.arg_kinds, strict=True):
+                if kind in (ARG_POS, ARG_NAMED):  # between(*window): left to the run time
+                    check_value(ctx, what, declared, bound, takes=takes)
 
 
 def _bound_type(ctx: MethodContext, declared: Type | None) -> Type | None:
-    """What a bound on a field of ``declared`` type takes: any number for a number field.
+    """What a bound on a number field takes: any number (None: what the field's key takes).
 
-    Numbers are compared as numbers, so ``score=le(100.5)`` on an int field is a sound range.
+    On a number key attribute (``key_types={"sk": "N"}``) numbers compare as numbers, so
+    ``score=le(100.5)`` bounds an int field soundly; inside a text template the run time wants
+    the field's own type. The plugin does not see the table's key types, so it leaves numbers
+    to the run time.
     """
     proper = get_proper_type(declared) if declared is not None else None
     if isinstance(proper, Instance) and proper.type.fullname in _NUMBERS:
         numbers = ("builtins.float", "decimal.Decimal")  # an int is a float to mypy
         return UnionType.make_union([ctx.api.named_generic_type(n, []) for n in numbers])
-    return declared
+    return None
 
 
 def _query_values(ctx: MethodContext) -> Type:

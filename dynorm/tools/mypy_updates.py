@@ -34,10 +34,17 @@ from mypy.nodes import (
     TypeInfo,
 )
 from mypy.plugin import MethodSigContext
-from mypy.subtypes import is_subtype
-from mypy.types import FunctionLike, Instance, NoneType, Type, UnionType, get_proper_type
+from mypy.types import (
+    FunctionLike,
+    Instance,
+    NoneType,
+    TupleType,
+    Type,
+    UnionType,
+    get_proper_type,
+)
 
-from .mypy_keys import DATABASE, META, as_key, field_type, given_type
+from .mypy_keys import DATABASE, META, as_key, field_type, mismatch
 
 __all__ = ["UPDATE_CALLS"]
 
@@ -206,8 +213,8 @@ def _check_option(
             code=ARG_TYPE,
         )
         return
-    given = given_type(ctx, value)
-    if not is_subtype(given, expected):
+    given = mismatch(ctx, expected, value)
+    if given is not None:
         ctx.api.fail(
             f"{what} takes {format_type(expected, options)}, not {format_type(given, options)}",
             value,
@@ -243,23 +250,34 @@ def _whole_value(ctx: MethodSigContext, declared: Type) -> Type:
     """What ``set=`` takes for a field of ``declared`` type: what the field's codec encodes.
 
     Any set for a set field (``frozenset[str]`` takes ``{"a"}``), any sequence for a list or
-    a ``tuple[X, ...]`` field, an int for a Decimal field; other types as declared.
+    a tuple field, any mapping for a dict field, an int for a Decimal (also inside those:
+    ``{1}`` for a ``set[Decimal]`` field); other types as declared.
     """
     proper = get_proper_type(declared)
     if isinstance(proper, UnionType):
         return UnionType.make_union([_whole_value(ctx, item) for item in proper.items])
-    if isinstance(proper, Instance) and proper.type.fullname in _SETS:
-        return (
-            _generic(ctx, "typing.AbstractSet", _element(ctx, proper, "typing.AbstractSet"))
-            or proper
-        )
-    if isinstance(proper, Instance) and proper.type.fullname in _SEQUENCES:
+    if isinstance(proper, TupleType):  # tuple[int, str]: a list of those is encoded the same
+        items = [_whole_value(ctx, item) for item in proper.items]
+        return ctx.api.named_generic_type("typing.Sequence", [UnionType.make_union(items)])
+    if not isinstance(proper, Instance):
+        return declared
+    kind = proper.type.fullname
+    if kind in _SETS:
+        members = _element(ctx, proper, "typing.AbstractSet")
+        return _generic(ctx, "typing.AbstractSet", members) or proper
+    if kind in _SEQUENCES:
         return _generic(ctx, "typing.Sequence", _element(ctx, proper, "typing.Sequence")) or proper
+    if kind == "builtins.dict" and len(proper.args) == 2:
+        value = _whole_value(ctx, proper.args[1])
+        return ctx.api.named_generic_type("typing.Mapping", [proper.args[0], value])
     return as_key(ctx, declared)
 
 
 def _generic(ctx: MethodSigContext, name: str, element: Type | None) -> Type | None:
-    return ctx.api.named_generic_type(name, [element]) if element is not None else None
+    """``name[element]``, the element as ``set=`` takes it (None: no element type)."""
+    if element is None:
+        return None
+    return ctx.api.named_generic_type(name, [_whole_value(ctx, element)])
 
 
 #: Method full name -> its hook checking update operations.

@@ -80,6 +80,7 @@ async def query_with_a_gt_bound_of_another_type(db: Database) -> None:
     await db.query(User, org_name="A", username=gt(5)).all()  # type: ignore[arg-type]
 
 
-async def accepted_bounds(db: Database) -> None:
+async def accepted_bounds(db: Database, window: tuple[int, int]) -> None:
     await db.query(User, org_name="A", username=gt("B")).all()
+    await db.query(User, "GSI1", username="B", age=between(*window)).all()
     await db.query(User, org_name="A", username=begins_with("B")).all()

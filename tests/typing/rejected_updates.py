@@ -9,6 +9,7 @@ before sending (``tests/unit/test_plans.py``, ``tests/integration/test_key_types
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 import attrs
 
@@ -33,6 +34,11 @@ class User:
     visits: list[int] = attrs.field(factory=list)
     address: Address | None = None
     prefs: dict[str, int] = attrs.field(factory=dict)
+    kind: Literal["a", "b"] = "a"
+    ratios: dict[str, float] = attrs.field(factory=dict)
+    prices: set[Decimal] = attrs.field(factory=set)
+    amounts: list[Decimal] = attrs.field(factory=list)
+    pair: tuple[int, str] = (0, "")
     version: int = 0
 
 
@@ -44,6 +50,15 @@ async def accepted(db: Database, user: User) -> None:
     await db.update(user, discard={"tags": {"old"}}, if_not_exists={"visits[0]": 0})
     async with db.transaction() as tx:
         tx.update(user, set={"age": 4})
+
+
+async def accepted_as_a_constructor_takes_them(db: Database, user: User) -> None:
+    # Each value is inferred as the field's type, as in User(kind="b"): a literal of a Literal
+    # field, ints in a dict of floats, ints for Decimals inside sets and lists.
+    await db.update(user, set={"kind": "b", "ratios": {"a": 1}, "prices": {1}, "amounts": [1]})
+    await db.update(user, if_not_exists={"kind": "a"}, append={"amounts": [2]})
+    await db.update(user, add={"prices": {2}}, discard={"prices": {Decimal(1)}})
+    await db.update(user, set={"pair": [1, "a"], "ratios.b": 2})
 
 
 async def set_a_misspelled_field(db: Database, user: User) -> None:
@@ -88,6 +103,18 @@ async def discard_from_a_list(db: Database, user: User) -> None:
 
 async def set_a_misspelled_nested_field(db: Database, user: User) -> None:
     await db.update(user, set={"address.cty": "Oslo"})  # type: ignore[call-arg]
+
+
+async def set_a_value_outside_a_literal(db: Database, user: User) -> None:
+    await db.update(user, set={"kind": "c"})  # type: ignore[arg-type]
+
+
+async def set_a_dict_of_values_of_another_type(db: Database, user: User) -> None:
+    await db.update(user, set={"ratios": {"a": "x"}})  # type: ignore[arg-type]
+
+
+async def add_a_set_of_values_of_another_type(db: Database, user: User) -> None:
+    await db.update(user, add={"prices": {"x"}})  # type: ignore[arg-type]
 
 
 async def set_a_nested_value_of_another_type(db: Database, user: User) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from mypy import api
 
 SOURCE = """
-from dynorm import BelongsTo, Database, HasMany, Partition, Table, gt
+from dynorm import BelongsTo, Database, HasMany, Partition, Table, between, gt
 
 table = Table("t", pk="pk", sk="sk")
 
@@ -44,6 +44,17 @@ async def calls(db: Database) -> None:
     await db.update(user, set={"usrname": "C"}, append={"org_name": ["x"]})
     async with db.transaction() as tx:
         tx.update(Org(name="A"), add={"plan": 1})
+
+
+@table.model(pk="S#{name}", sk="S#{points}")
+class Score:
+    name: str
+    points: int
+
+
+async def bounds(db: Database, window: tuple[int, int]) -> None:
+    await db.query(Score, name="A", points=gt("1")).all()
+    await db.query(Score, name="A", points=between(*window)).all()
 """
 
 EXPECTED = [
@@ -75,6 +86,8 @@ EXPECTED = [
         ':32: error: tx.update(Org): add= "plan" is "str"; add= adds numbers to numbers and '
         "sets to sets"
     ),
+    # The field's own type, not the numbers a bound on it may be:
+    ':42: error: db.query(Score): gt(...) on key field "points", which is "int", not "str"',
 ]
 
 
@@ -93,3 +106,4 @@ def test_the_plugin_names_the_fields_and_the_relationship(tmp_path: Path) -> Non
     )
     for message in EXPECTED:
         assert message in out, out
+    assert ":43:" not in out, out  # between(*window): the bounds are the run time's to check

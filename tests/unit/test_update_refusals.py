@@ -7,6 +7,7 @@ at run time gets the refusal before any request.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -25,6 +26,10 @@ ACCEPTED: list[dict[str, Any]] = [
     {"append": {"visits": [1]}, "remove": ["nick"]},
     {"prepend": {"visits": (0,)}, "set": {"prefs.dark": 1}},
     {"discard": {"tags": {"old"}}, "if_not_exists": {"visits[0]": 0}},
+    {"set": {"kind": "b", "ratios": {"a": 1}, "prices": {1}, "amounts": [1]}},
+    {"if_not_exists": {"kind": "a"}, "append": {"amounts": [2]}},
+    {"add": {"prices": {2}}, "discard": {"prices": {Decimal(1)}}},
+    {"set": {"pair": [1, "a"], "ratios.b": 2}},
 ]
 
 REJECTED: list[dict[str, Any]] = [
@@ -41,6 +46,9 @@ REJECTED: list[dict[str, Any]] = [
     {"set": {"address.cty": "Oslo"}},
     {"set": {"prefs.dark": "yes"}},
     {"if_not_exists": {"age": "3"}},
+    {"set": {"kind": "c"}},
+    {"set": {"ratios": {"a": "x"}}},
+    {"add": {"prices": {"x"}}},
 ]
 
 
