@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Final
 
 from mypy.errorcodes import ARG_TYPE, CALL_ARG, MISC
+from mypy.expandtype import expand_type_by_instance
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import (
@@ -34,6 +35,7 @@ from mypy.nodes import (
     StrExpr,
     TupleExpr,
     TypeInfo,
+    Var,
 )
 from mypy.plugin import MethodContext, MethodSigContext
 from mypy.subtypes import is_subtype
@@ -46,6 +48,7 @@ from mypy.types import (
     UnionType,
     get_proper_type,
 )
+from mypy.typevars import fill_typevars
 
 __all__ = [
     "KEYED_CALLS",
@@ -129,10 +132,20 @@ def _check_key_dict(ctx: MethodContext, call: str, info: TypeInfo, key: Expressi
         )
 
 
-def field_type(info: TypeInfo, name: str) -> Type | None:
-    """The declared type of ``info``'s attribute ``name`` (None: no such one, or not inferred)."""
-    node = info.names.get(name)
-    return getattr(node.node, "type", None) if node is not None else None
+def field_type(info: TypeInfo, name: str, seen_as: Instance | None = None) -> Type | None:
+    """The declared type of ``info``'s field ``name`` (None: no such one, or not inferred).
+
+    A field inherited from a base class counts, and a type variable is read as ``seen_as``
+    (default: ``info`` itself) binds it: ``value`` of a ``Box[int]`` is an ``int``.
+    """
+    node = info.get(name)
+    var = node.node if node is not None else None
+    if not isinstance(var, Var) or var.type is None:
+        return None
+    instance = seen_as if seen_as is not None else fill_typevars(info)
+    if not isinstance(instance, Instance) or not instance.type.has_base(var.info.fullname):
+        return None
+    return expand_type_by_instance(var.type, map_instance_to_supertype(instance, var.info))
 
 
 def given_type(ctx: MethodContext | MethodSigContext, expr: Expression) -> Type:

@@ -175,7 +175,7 @@ def _at_path(
                     code=CALL_ARG,
                 )
                 return None
-            current = field_type(proper.type, name)
+            current = field_type(proper.type, name, proper)
         else:
             return None
     return current

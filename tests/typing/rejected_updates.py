@@ -24,6 +24,11 @@ class Address:
     zip: int = 0
 
 
+@attrs.define
+class Office(Address):
+    floor: int = 0
+
+
 @table.model(pk="U#{uid}", sk="U", version="version")
 class User:
     uid: str
@@ -39,6 +44,7 @@ class User:
     prices: set[Decimal] = attrs.field(factory=set)
     amounts: list[Decimal] = attrs.field(factory=list)
     pair: tuple[int, str] = (0, "")
+    office: Office | None = None
     version: int = 0
 
 
@@ -59,6 +65,7 @@ async def accepted_as_a_constructor_takes_them(db: Database, user: User) -> None
     await db.update(user, if_not_exists={"kind": "a"}, append={"amounts": [2]})
     await db.update(user, add={"prices": {2}}, discard={"prices": {Decimal(1)}})
     await db.update(user, set={"pair": [1, "a"], "ratios.b": 2})
+    await db.update(user, set={"office.city": "Oslo", "office.floor": 2})
 
 
 async def set_a_misspelled_field(db: Database, user: User) -> None:
@@ -119,6 +126,10 @@ async def add_a_set_of_values_of_another_type(db: Database, user: User) -> None:
 
 async def set_a_nested_value_of_another_type(db: Database, user: User) -> None:
     await db.update(user, set={"prefs.dark": "yes"})  # type: ignore[arg-type]
+
+
+async def set_an_inherited_nested_value_of_another_type(db: Database, user: User) -> None:
+    await db.update(user, set={"office.city": 5})  # type: ignore[arg-type]
 
 
 async def set_in_a_transaction(db: Database, user: User) -> None:

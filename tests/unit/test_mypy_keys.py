@@ -55,6 +55,29 @@ class Score:
 async def bounds(db: Database, window: tuple[int, int]) -> None:
     await db.query(Score, name="A", points=gt("1")).all()
     await db.query(Score, name="A", points=between(*window)).all()
+
+
+from typing import Generic, TypeVar
+
+import attrs
+
+V = TypeVar("V")
+
+
+@attrs.define
+class Box(Generic[V]):
+    value: V
+
+
+@table.model(pk="H#{name}", sk="H")
+class Holder:
+    name: str
+    box: Box[int]
+
+
+async def generic(db: Database, holder: Holder) -> None:
+    await db.update(holder, set={"box.value": 1})
+    await db.update(holder, set={"box.value": "x"})
 """
 
 EXPECTED = [
@@ -88,6 +111,8 @@ EXPECTED = [
     ),
     # The field's own type, not the numbers a bound on it may be:
     ':42: error: db.query(Score): gt(...) on key field "points", which is "int", not "str"',
+    # A type variable of a nested attrs class is read as the field's type binds it:
+    ':66: error: db.update(Holder): set= "box.value" takes "int", not "str"',
 ]
 
 
@@ -107,3 +132,4 @@ def test_the_plugin_names_the_fields_and_the_relationship(tmp_path: Path) -> Non
     for message in EXPECTED:
         assert message in out, out
     assert ":43:" not in out, out  # between(*window): the bounds are the run time's to check
+    assert ":65:" not in out, out

@@ -30,6 +30,7 @@ ACCEPTED: list[dict[str, Any]] = [
     {"if_not_exists": {"kind": "a"}, "append": {"amounts": [2]}},
     {"add": {"prices": {2}}, "discard": {"prices": {Decimal(1)}}},
     {"set": {"pair": [1, "a"], "ratios.b": 2}},
+    {"set": {"office.city": "Oslo", "office.floor": 2}},
 ]
 
 REJECTED: list[dict[str, Any]] = [
@@ -49,6 +50,7 @@ REJECTED: list[dict[str, Any]] = [
     {"set": {"kind": "c"}},
     {"set": {"ratios": {"a": "x"}}},
     {"add": {"prices": {"x"}}},
+    {"set": {"office.city": 5}},
 ]
 
 
