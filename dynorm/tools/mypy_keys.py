@@ -43,6 +43,7 @@ from mypy.types import (
     CallableType,
     FunctionLike,
     Instance,
+    NoneType,
     Type,
     TypeType,
     UnionType,
@@ -391,6 +392,10 @@ def _bound_type(ctx: MethodContext, declared: Type | None) -> Type | None:
     to the run time.
     """
     proper = get_proper_type(declared) if declared is not None else None
+    if isinstance(proper, UnionType):  # a sparse index's key field: int | None
+        kinds = [get_proper_type(t) for t in proper.items]
+        numbers_only = [t for t in kinds if not isinstance(t, NoneType)]
+        proper = numbers_only[0] if len(numbers_only) == 1 else None
     if isinstance(proper, Instance) and proper.type.fullname in _NUMBERS:
         numbers = ("builtins.float", "decimal.Decimal")  # an int is a float to mypy
         return UnionType.make_union([ctx.api.named_generic_type(n, []) for n in numbers])

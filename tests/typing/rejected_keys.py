@@ -10,14 +10,26 @@ from __future__ import annotations
 
 from dynorm import GSI, Database, Table, begins_with, between, gt
 
-table = Table("keys", pk="pk", sk="sk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+table = Table(
+    "keys",
+    pk="pk",
+    sk="sk",
+    indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK"), GSI("Ranked", pk="RankPK", sk="Rank")],
+    key_types={"Rank": "N"},
+)
 
 
-@table.model(pk="ORG#{org_name}", sk="USER#{username}", GSI1=("U#{username}", "AGE#{age:03d}"))
+@table.model(
+    pk="ORG#{org_name}",
+    sk="USER#{username}",
+    GSI1=("U#{username}", "AGE#{age:03d}"),
+    Ranked=("R#{org_name}", "{rank}"),
+)
 class User:
     org_name: str
     username: str
     age: int = 0
+    rank: int | None = None  # a sparse index's key: a number key attribute
 
 
 async def accepted(db: Database) -> None:
@@ -83,4 +95,5 @@ async def query_with_a_gt_bound_of_another_type(db: Database) -> None:
 async def accepted_bounds(db: Database, window: tuple[int, int]) -> None:
     await db.query(User, org_name="A", username=gt("B")).all()
     await db.query(User, "GSI1", username="B", age=between(*window)).all()
+    await db.query(User, "Ranked", org_name="A", rank=gt(2.5)).all()
     await db.query(User, org_name="A", username=begins_with("B")).all()
