@@ -116,7 +116,14 @@ def _check_path(
     top = segments[0][0] if segments else ""
     fields = _fields(info)
     keys = info.metadata[META]
-    if top not in fields:
+    if not top:  # "" or "[0]": no field named at all
+        ctx.api.fail(
+            f'{where}: "{path}" is not an update path; a path starts with a field of '
+            f"{info.name} (map members as a.b, list elements as a[0])",
+            path_expr,
+            code=CALL_ARG,
+        )
+    elif top not in fields:
         hint = _did_you_mean(top, fields)
         ctx.api.fail(
             f'{where}: {info.name} has no field "{top}"{hint}; update paths name fields: '

@@ -84,6 +84,10 @@ async def set_the_version_dynorm_writes(db: Database, user: User) -> None:
     await db.update(user, set={"version": 7})  # type: ignore[misc]
 
 
+async def set_a_path_without_a_field(db: Database, user: User) -> None:
+    await db.update(user, set={"[0]": 3})  # type: ignore[call-arg]
+
+
 async def remove_a_misspelled_field(db: Database, user: User) -> None:
     await db.update(user, remove=["nik"])  # type: ignore[call-arg]
 

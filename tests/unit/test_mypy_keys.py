@@ -78,6 +78,7 @@ class Holder:
 async def generic(db: Database, holder: Holder) -> None:
     await db.update(holder, set={"box.value": 1})
     await db.update(holder, set={"box.value": "x"})
+    await db.update(holder, remove=["[0]"])
 """
 
 EXPECTED = [
@@ -113,6 +114,10 @@ EXPECTED = [
     ':42: error: db.query(Score): gt(...) on key field "points", which is "int", not "str"',
     # A type variable of a nested attrs class is read as the field's type binds it:
     ':66: error: db.update(Holder): set= "box.value" takes "int", not "str"',
+    (
+        ':67: error: db.update(Holder): "[0]" is not an update path; a path starts with a field '
+        "of Holder (map members as a.b, list elements as a[0])"
+    ),
 ]
 
 

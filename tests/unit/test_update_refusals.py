@@ -51,6 +51,7 @@ REJECTED: list[dict[str, Any]] = [
     {"set": {"ratios": {"a": "x"}}},
     {"add": {"prices": {"x"}}},
     {"set": {"office.city": 5}},
+    {"set": {"[0]": 3}},
 ]
 
 
