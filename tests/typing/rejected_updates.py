@@ -63,7 +63,8 @@ async def accepted_as_a_constructor_takes_them(db: Database, user: User) -> None
     # field, ints in a dict of floats, ints for Decimals inside sets and lists.
     await db.update(user, set={"kind": "b", "ratios": {"a": 1}, "prices": {1}, "amounts": [1]})
     await db.update(user, if_not_exists={"kind": "a"}, append={"amounts": [2]})
-    await db.update(user, add={"prices": {2}}, discard={"prices": {Decimal(1)}})
+    await db.update(user, add={"prices": {2}}, discard={"tags": {"old"}})
+    await db.update(user, discard={"prices": {Decimal(1)}})
     await db.update(user, set={"pair": [1, "a"], "ratios.b": 2})
     await db.update(user, set={"office.city": "Oslo", "office.floor": 2})
 

@@ -28,7 +28,8 @@ ACCEPTED: list[dict[str, Any]] = [
     {"discard": {"tags": {"old"}}, "if_not_exists": {"visits[0]": 0}},
     {"set": {"kind": "b", "ratios": {"a": 1}, "prices": {1}, "amounts": [1]}},
     {"if_not_exists": {"kind": "a"}, "append": {"amounts": [2]}},
-    {"add": {"prices": {2}}, "discard": {"prices": {Decimal(1)}}},
+    {"add": {"prices": {2}}, "discard": {"tags": {"old"}}},
+    {"discard": {"prices": {Decimal(1)}}},
     {"set": {"pair": [1, "a"], "ratios.b": 2}},
     {"set": {"office.city": "Oslo", "office.floor": 2}},
 ]
