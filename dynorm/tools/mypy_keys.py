@@ -139,14 +139,14 @@ def field_type(info: TypeInfo, name: str, seen_as: Instance | None = None) -> Ty
     A field inherited from a base class counts, and a type variable is read as ``seen_as``
     (default: ``info`` itself) binds it: ``value`` of a ``Box[int]`` is an ``int``.
     """
-    node = info.get(name)
-    var = node.node if node is not None else None
-    if not isinstance(var, Var) or var.type is None:
+    owner = next((base for base in info.mro if name in base.names), None)
+    var = owner.names[name].node if owner is not None else None
+    if owner is None or not isinstance(var, Var) or var.type is None:
         return None
     instance = seen_as if seen_as is not None else fill_typevars(info)
-    if not isinstance(instance, Instance) or not instance.type.has_base(var.info.fullname):
+    if not isinstance(instance, Instance) or not instance.type.has_base(owner.fullname):
         return None
-    return expand_type_by_instance(var.type, map_instance_to_supertype(instance, var.info))
+    return expand_type_by_instance(var.type, map_instance_to_supertype(instance, owner))
 
 
 def given_type(ctx: MethodContext | MethodSigContext, expr: Expression) -> Type:
