@@ -40,6 +40,7 @@ from mypy.types import (
     NoneType,
     TupleType,
     Type,
+    TypeAliasType,
     UnionType,
     get_proper_type,
 )
@@ -260,6 +261,8 @@ def _whole_value(ctx: MethodSigContext, declared: Type) -> Type:
     a tuple field, any mapping for a dict field, an int for a Decimal (also inside those:
     ``{1}`` for a ``set[Decimal]`` field); other types as declared.
     """
+    if isinstance(declared, TypeAliasType) and declared.is_recursive:
+        return declared  # Json = dict[str, Json] | ...: taken apart, it would never end
     proper = get_proper_type(declared)
     if isinstance(proper, UnionType):
         return UnionType.make_union([_whole_value(ctx, item) for item in proper.items])

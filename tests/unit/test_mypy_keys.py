@@ -57,7 +57,7 @@ async def bounds(db: Database, window: tuple[int, int]) -> None:
     await db.query(Score, name="A", points=between(*window)).all()
 
 
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, Union
 
 import attrs
 
@@ -79,6 +79,20 @@ async def generic(db: Database, holder: Holder) -> None:
     await db.update(holder, set={"box.value": 1})
     await db.update(holder, set={"box.value": "x"})
     await db.update(holder, remove=["[0]"])
+
+
+Json = Union[str, int, None, list["Json"], dict[str, "Json"]]  # stored through a hook
+
+
+@table.model(pk="J#{name}", sk="J")
+class Doc:
+    name: str
+    data: Json = None
+    items: list[Json] = attrs.field(factory=list)
+
+
+async def recursive(db: Database, doc: Doc) -> None:
+    await db.update(doc, set={"data": {"a": [1, "x"]}, "items": [{"a": 1}]})
 """
 
 EXPECTED = [
@@ -138,3 +152,4 @@ def test_the_plugin_names_the_fields_and_the_relationship(tmp_path: Path) -> Non
         assert message in out, out
     assert ":43:" not in out, out  # between(*window): the bounds are the run time's to check
     assert ":65:" not in out, out
+    assert ":81:" not in out, out  # a recursive alias, not taken apart forever (no crash)
