@@ -78,11 +78,11 @@ def _check_update(ctx: MethodSigContext) -> FunctionLike:
         if option in _VALUED and isinstance(arg, DictExpr):
             for path, value in arg.items:
                 if isinstance(path, StrExpr):
-                    _check_path(ctx, where, info, option, path, value=value)
+                    _check_path(ctx, where, model, option, path, value=value)
         elif option == "remove" and isinstance(arg, ListExpr | TupleExpr | SetExpr):
             for path in arg.items:
                 if isinstance(path, StrExpr):
-                    _check_path(ctx, where, info, "remove", path, value=None)
+                    _check_path(ctx, where, model, "remove", path, value=None)
     return ctx.default_signature
 
 
@@ -106,13 +106,13 @@ def _fields(info: TypeInfo) -> list[str]:
 def _check_path(
     ctx: MethodSigContext,
     where: str,
-    info: TypeInfo,
+    model: Instance,
     option: str,
     path_expr: StrExpr,
     *,
     value: Expression | None,
 ) -> None:
-    path = path_expr.value
+    info, path = model.type, path_expr.value
     segments = [(name, index) for name, index in _SEGMENT.findall(path)]
     top = segments[0][0] if segments else ""
     fields = _fields(info)
@@ -147,7 +147,7 @@ def _check_path(
             code=MISC,
         )
     else:
-        declared = _at_path(ctx, where, info, segments, path_expr)
+        declared = _at_path(ctx, where, model, segments, path_expr)
         if declared is not None and value is not None:
             _check_option(ctx, f'{where}: {option}= "{path}"', option, declared, value)
 
@@ -160,12 +160,12 @@ def _did_you_mean(name: str, names: Iterable[str]) -> str:
 def _at_path(
     ctx: MethodSigContext,
     where: str,
-    info: TypeInfo,
+    model: Instance,
     segments: list[tuple[str, str]],
     path_expr: StrExpr,
 ) -> Type | None:
     """The type at a path (None: not known to the checker, so left to the run time)."""
-    current = field_type(info, segments[0][0])
+    current = field_type(model.type, segments[0][0], model)
     for name, index in segments[1:]:
         proper = _without_none(current) if current is not None else None
         if not isinstance(proper, Instance):

@@ -93,6 +93,16 @@ class Doc:
 
 async def recursive(db: Database, doc: Doc) -> None:
     await db.update(doc, set={"data": {"a": [1, "x"]}, "items": [{"a": 1}]})
+
+
+@table.model(pk="M#{name}", sk="M")
+class Boxed(Generic[V]):
+    name: str
+    value: V
+
+
+async def generic_model(db: Database, boxed: Boxed[int]) -> None:
+    await db.update(boxed, set={"value": 1})
 """
 
 EXPECTED = [
@@ -153,3 +163,4 @@ def test_the_plugin_names_the_fields_and_the_relationship(tmp_path: Path) -> Non
     assert ":43:" not in out, out  # between(*window): the bounds are the run time's to check
     assert ":65:" not in out, out
     assert ":81:" not in out, out  # a recursive alias, not taken apart forever (no crash)
+    assert ":91:" not in out, out  # the value of a Boxed[int] is an int
