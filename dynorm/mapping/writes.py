@@ -270,9 +270,14 @@ class UpdateOps:
         named |= {"discard": self.discard, "if_not_exists": self.if_not_exists}
         return {path: option for option, values in named.items() for path in values}
 
+    def relative_paths(self) -> list[str]:
+        """The paths of ``by_amount``, once per option naming them (so a path twice shows)."""
+        named = (self.add, self.append, self.prepend, self.discard, self.if_not_exists)
+        return [path for values in named for path in values]
+
     def paths(self) -> list[str]:
         """Every path the update names (the caller's, before any are added)."""
-        return [*self.set, *self.remove, *self.by_amount]
+        return [*self.set, *self.remove, *self.relative_paths()]
 
 
 def _check_ops(info: ModelInfo[Any], ops: UpdateOps) -> None:
@@ -316,7 +321,12 @@ def _check_overlaps(info: ModelInfo[Any], paths: Iterable[str]) -> None:
     for path in paths:
         for other in seen:
             longer, shorter = (path, other) if len(path) >= len(other) else (other, path)
-            if longer == shorter or longer.startswith((f"{shorter}.", f"{shorter}[")):
+            if longer == shorter:
+                raise ExpressionError(
+                    f"update of {info.name} changes {path!r} twice; DynamoDB takes one change "
+                    "per path: combine them, or send two updates"
+                )
+            if longer.startswith((f"{shorter}.", f"{shorter}[")):
                 raise ExpressionError(
                     f"update of {info.name} changes {other!r} and {path!r}, which overlap; "
                     "DynamoDB takes one change per path: combine them"
@@ -448,7 +458,7 @@ def plan_update(
         del set_values[name]
     removals = [*ops.remove, *emptied]
     ops = attrs.evolve(ops, set=set_values, remove=tuple(removals))
-    changed = [*set_values, *removals, *ops.by_amount]
+    changed = [*set_values, *removals, *ops.relative_paths()]
     _check_paths(info, ops, changed)
     raw_set, raw_remove = _key_changes(info, current, ops, changed)
     own = dict(stamped or {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -183,6 +184,27 @@ def test_an_index_cannot_take_a_model_option_name() -> None:
 def test_update_operations_refuse_managed_fields() -> None:
     with pytest.raises(ExpressionError, match="written by dynorm"):
         plan_update(INFO, KEY, "t", UpdateOps(if_not_exists={"born": None}))
+
+
+@pytest.mark.parametrize(
+    ("ops", "message"),
+    [
+        ({"add": {"tags": {"a"}}, "discard": {"tags": {"b"}}}, "changes 'tags' twice"),
+        ({"append": {"notes": [1]}, "prepend": {"notes": [0]}}, "changes 'notes' twice"),
+        ({"set": {"notes": [1]}, "remove": ["notes"]}, "changes 'notes' twice"),
+        (
+            {"set": {"notes[0]": 1}, "append": {"notes": [2]}},
+            "'notes[0]' and 'notes', which overlap",
+        ),
+    ],
+)
+def test_two_changes_of_one_path_are_refused_before_sending(
+    ops: dict[str, Any], message: str
+) -> None:
+    # Two options naming one path once collapsed into one, and DynamoDB answered with a
+    # ValidationError ("Two document paths overlap") instead of dynorm refusing first.
+    with pytest.raises(ExpressionError, match=re.escape(message)):
+        plan_update(INFO, KEY, "t", UpdateOps(**ops))
 
 
 # -- one UpdateOps value -------------------------------------------------------------------------
