@@ -14,7 +14,7 @@ import datetime
 import decimal
 import enum
 import uuid
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import attrs
 import orjson
@@ -83,6 +83,17 @@ class Node:
     kids: list[Node] = attrs.Factory(list)
 
 
+V = TypeVar("V")
+
+
+@attrs.define
+class Box(Generic[V]):
+    """A generic attrs class: a field of it is typed by its argument (``Box[int]``)."""
+
+    value: V
+    more: list[V] = attrs.Factory(list)
+
+
 NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=datetime.UTC)
 
 #: (type, values of it): every value is written and read back on every path.
@@ -128,6 +139,9 @@ CASES: list[tuple[Any, list[Any]]] = [
     (Inner | None, [None, Inner(Answer.NO, [Blob.B])]),
     (list[Inner], [[Inner(Answer.NO, [Blob.A])]]),
     (Node, [Node("a", [Node("b", [Node("c")])])]),
+    (Box[int], [Box(3, [4, 5])]),
+    (Box[Answer] | None, [None, Box(Answer.YES)]),
+    (list[Box[str]], [[Box("a"), Box("b", ["c"])]]),
 ]
 
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import decimal
 import enum
+import typing
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, cast
-
-import attrs
 
 from dynorm.core.errors import CodecError, DefinitionError
 from dynorm.core.fields import stored_name
@@ -216,7 +215,7 @@ def _structure_fn(c: cattrs.Converter, cls: type) -> Callable[[Any, Any], object
 
 def _locate_field(c: HookSource, cls: type, obj: object, exc: CodecError) -> _RefusedError:
     """The slow path after a failure: which field of ``obj`` holds the refused value."""
-    for f in attrs.fields(cls):
+    for f in resolved_fields(cls):
         try:
             unstructure_hook(c, f.type)(getattr(obj, f.name))
         except CodecError as inner:
@@ -316,10 +315,11 @@ def _map_unstructure(c: HookSource, tp: object) -> Callable[[Any], AttributeValu
 
 def _nested_unstructure(c: cattrs.Converter, tp: type) -> Callable[[Any], AttributeValue]:
     build = _unstructure_fn(c, tp)
+    cls = typing.get_origin(tp) or tp  # Box[int]: an instance is a Box
 
     def unstructure_nested(v: Any) -> AttributeValue:
-        if type(v) is not tp and not isinstance(v, tp):
-            raise _mismatch(v, _a(tp.__name__))
+        if type(v) is not cls and not isinstance(v, cls):
+            raise _mismatch(v, _a(cls.__name__))
         try:
             return {"M": build(v)}
         except CodecError as exc:

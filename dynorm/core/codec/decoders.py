@@ -15,7 +15,6 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
 import msgspec
 
 from dynorm.core.fields import stored_name
@@ -24,6 +23,7 @@ from dynorm.core.keys import unescape as keys_unescape
 
 from .generate import FieldValue, Namespace, instance_call
 from .hooks import HookSource
+from .typeforms import resolved_fields
 
 __all__ = [
     "LIST_HOOK_MARK",
@@ -163,7 +163,7 @@ def generate_decoder(
     builder.namespace["__cls"] = cls
     lines, keys = key_texts(builder, from_keys or {})
     values = []
-    for f in attrs.fields(cls):
+    for f in resolved_fields(cls):  # Box[int]: value is an int, not V
         if not f.init:
             continue
         stored = stored_name(f)

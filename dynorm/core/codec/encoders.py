@@ -24,6 +24,7 @@ import msgspec
 from dynorm.core.fields import stored_name
 
 from .generate import Namespace
+from .typeforms import resolved_fields
 
 __all__ = [
     "ENCODE_LIST_MARK",
@@ -146,7 +147,7 @@ class _Field(msgspec.Struct, frozen=True):
 
 def _stored_fields(cls: type) -> list[attrs.Attribute[Any]]:
     # As cattrs does: a field the class does not take (init=False) is not stored.
-    return [f for f in attrs.fields(cls) if f.init]
+    return [f for f in resolved_fields(cls) if f.init]  # Box[int]: value is an int
 
 
 def _inline_form(inline: InlineEncode, tp: object) -> tuple[object, str, str] | None:

@@ -120,9 +120,26 @@ def _is_literal(tp: object) -> bool:
 
 
 def resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
-    """An attrs class's fields, their string annotations (PEP 563) resolved."""
+    """An attrs class's fields, their string annotations (PEP 563) resolved.
+
+    ``cls`` may be a generic alias (``Box[int]``): its class's annotations are resolved (since
+    ``typing.get_type_hints`` takes classes only), and its type variables are bound as the alias
+    binds them (``value: V`` of a ``Box[int]`` is an ``int``), as cattrs binds them.
+    """
     fields = attrs.fields(cls)
+    origin = typing.get_origin(cls)
     if any(isinstance(f.type, str) for f in fields):
-        attrs.resolve_types(cls)  # what cattrs does for PEP 563 annotations
+        attrs.resolve_types(origin or cls)  # what cattrs does for PEP 563 annotations
         fields = attrs.fields(cls)
-    return tuple(fields)
+    if origin is None:
+        return tuple(fields)
+    bound = dict(zip(getattr(origin, "__parameters__", ()), typing.get_args(cls), strict=False))
+    return tuple(f.evolve(type=_bind(f.type, bound)) for f in fields)
+
+
+def _bind(tp: Any, bound: collections.abc.Mapping[Any, Any]) -> Any:
+    """``tp`` with its type variables replaced as ``bound`` says (``list[V]`` -> ``list[int]``)."""
+    if isinstance(tp, typing.TypeVar):
+        return bound.get(tp, tp)
+    params = getattr(tp, "__parameters__", ())
+    return tp[tuple(bound.get(p, p) for p in params)] if params else tp
