@@ -451,14 +451,16 @@ class Table:
         relationships = {
             name: value for name, value in vars(cls).items() if isinstance(value, Relationship)
         }
-        if not attrs.has(cls):
+        # attrs.has is true of a subclass of an attrs class too; only a class attrs built
+        # itself has its own __attrs_attrs__ (the subclass's own fields are not in the base's).
+        if "__attrs_attrs__" not in vars(cls):
             # Relationship attributes are descriptors, not data: keep them out of the fields.
             annotations = vars(cls).get("__annotations__", {})
             for name in relationships:
                 annotations.pop(name, None)
             cls = attrs.define(cls)
         return self._register(
-            cast("type[T]", cls),
+            cls,
             templates,
             relationships,
             scope,

@@ -228,7 +228,11 @@ def _blocks(stmt: Statement) -> list[Block]:
 
 
 def _make_attrs_class(ctx: ClassDefContext) -> bool:
-    """Apply attrs.define to the class, as Table.model does at run time (unless it is attrs)."""
+    """Apply attrs.define to the class, as Table.model does at run time.
+
+    Unless a stacked attrs decorator builds it; a subclass of an attrs class is built again
+    (with its own fields), as at run time.
+    """
     info = ctx.cls.info
     if isinstance(ctx.reason, CallExpr):
         record_keys(info, ctx.reason)
@@ -236,8 +240,6 @@ def _make_attrs_class(ctx: ClassDefContext) -> bool:
         target = decorator.callee if isinstance(decorator, CallExpr) else decorator
         if isinstance(target, RefExpr) and target.fullname in _ATTRS_MAKERS:
             return True  # stacked @attrs.define: that decorator's hook builds the class
-    if any("attrs_tag" in base.metadata for base in info.mro[1:-1]):
-        return True  # attrs.has() is true of a subclass of an attrs class: left as it is
     # attrs.define with its defaults: the decorator's own keywords (pk=, sk=, index names) are
     # not attrs options, so the attrs plugin is shown a call without arguments.
     callee = ctx.reason.callee if isinstance(ctx.reason, CallExpr) else ctx.reason
