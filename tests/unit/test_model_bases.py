@@ -61,3 +61,25 @@ def test_a_generic_attrs_field_reads_back_under_postponed_annotations() -> None:
 def test_a_generic_attrs_field_has_no_json_form_yet_and_says_so() -> None:
     with pytest.raises(DefinitionError, match=r"no JSON form for values of type .*Box\[int\]"):
         jsonable(Holder("1", Box(3)))
+
+
+@app.model(pk="U#{uid}", sk="U")
+class Member:
+    uid: str
+    name: str = ""
+
+
+@app.model(pk="A#{uid}", sk="A")
+class Admin(Member):
+    """A model on another model: its own field and template, the base's fields."""
+
+    level: int = 0
+
+
+def test_a_model_on_another_model_keeps_its_own_fields_and_keys() -> None:
+    admin = Admin("1", "ann", 3)
+    item = info_of(Admin).encode(admin)
+    assert item["level"] == {"N": "3"}
+    assert item["pk"] == {"S": "A#1"}
+    assert info_of(Admin).decode(item) == admin
+    assert info_of(Member).encode(Member("2"))["pk"] == {"S": "U#2"}
