@@ -56,7 +56,7 @@ from typing import Any, Final, TypeVar, cast
 
 import attrs
 
-from dynorm.core.codec.typeforms import type_text
+from dynorm.core.codec.typeforms import resolved_fields, type_text
 from dynorm.core.errors import DefinitionError, InvalidDataError, did_you_mean
 from dynorm.core.requests import Page
 
@@ -504,7 +504,7 @@ def codec_for(tp: object) -> tuple[Encode, Decode]:
 
 
 def _names_a_class(tp: object) -> bool:
-    if isinstance(tp, type) and attrs.has(tp):
+    if (isinstance(tp, type) and attrs.has(tp)) or is_generic_attrs(tp):
         return True
     return any(_names_a_class(a) for a in typing.get_args(tp))
 
@@ -521,8 +521,8 @@ def _build(tp: object) -> tuple[Encode, Decode]:
         return _literal_codec(tp)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return _enum_codec(tp)
-    if isinstance(tp, type) and attrs.has(tp):
-        holder = _class_codec(tp)
+    if (isinstance(tp, type) and attrs.has(tp)) or is_generic_attrs(tp):
+        holder = _class_codec(cast("type", tp))
         return holder.encode_value, holder.decode
     container = origin if origin is not None else tp
     if container in (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence):
@@ -582,10 +582,11 @@ class _ClassCodec:
 
     def _build(self) -> None:
         cls = self.cls
-        if any(isinstance(f.type, str) for f in attrs.fields(cls)):
-            resolve_field_types(cls)
+        base = typing.get_origin(cls) or cls  # Box[int]: Box's annotations, bound to int
+        if any(isinstance(f.type, str) for f in attrs.fields(base)):
+            resolve_field_types(base)
         table = []
-        for f in attrs.fields(cls):
+        for f in resolved_fields(cls):
             encode, decode = codec_for(f.type if f.type is not None else Any)
             table.append(
                 _Field(
@@ -711,6 +712,12 @@ class _ClassCodec:
 _CLASSES: weakref.WeakKeyDictionary[type, _ClassCodec] = weakref.WeakKeyDictionary()
 
 
+def is_generic_attrs(tp: object) -> bool:
+    """Whether ``tp`` is a generic attrs class given its arguments (``Box[int]``)."""
+    origin = typing.get_origin(tp)
+    return isinstance(origin, type) and attrs.has(origin)
+
+
 def _class_codec(cls: type) -> _ClassCodec:
     found = _CLASSES.get(cls)
     if found is None:
@@ -764,7 +771,7 @@ def class_shape(
     has none or it is made by a factory; each relationship as (name, target class, many).
     """
     codec = _class_codec(cls)
-    declared = {f.name: f for f in attrs.fields(cls)}
+    declared = {f.name: f for f in resolved_fields(cls)}
     fields: list[tuple[str, object, bool, object]] = []
     for f in codec.fields:
         tp: object = declared[f.name].type

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 import attrs
+import pydantic
 import pytest
 
-from dynorm import DefinitionError, Table, jsonable
+from dynorm import InvalidDataError, Table, from_jsonable, jsonable
 from dynorm.mapping.model import info_of
 
 app = Table("bases", pk="pk", sk="sk")
@@ -58,9 +59,16 @@ def test_a_generic_attrs_field_reads_back_under_postponed_annotations() -> None:
     assert info_of(Holder).decode(info_of(Holder).encode(holder)) == holder
 
 
-def test_a_generic_attrs_field_has_no_json_form_yet_and_says_so() -> None:
-    with pytest.raises(DefinitionError, match=r"no JSON form for values of type .*Box\[int\]"):
-        jsonable(Holder("1", Box(3)))
+def test_a_generic_attrs_field_has_a_json_form_and_schema_bound_to_its_arguments() -> None:
+    holder = Holder("1", Box(3))
+    data = jsonable(holder)
+    assert data == {"hid": "1", "box": {"value": 3}}
+    assert from_jsonable(Holder, data) == holder
+    with pytest.raises(InvalidDataError, match=r"box\.value: 'x' is a string, not an integer"):
+        from_jsonable(Holder, {"hid": "1", "box": {"value": "x"}})
+    schema = pydantic.TypeAdapter(Holder).json_schema()
+    box = schema["$defs"][schema["properties"]["box"]["$ref"].rpartition("/")[2]]
+    assert box["properties"]["value"]["type"] == "integer"
 
 
 @app.model(pk="U#{uid}", sk="U")
