@@ -55,10 +55,12 @@ __all__ = [
     "KEYED_CALLS",
     "KEY_DICT_CALLS",
     "META",
+    "NUMBERS",
     "as_key",
     "class_of",
     "mismatch",
     "record_keys",
+    "without_none",
 ]
 
 DATABASE: Final = "dynorm.io.database.Database"
@@ -69,6 +71,8 @@ _OPTIONS: Final = frozenset(
     {"entity", "version", "ttl", "created", "updated", "schema_version", "upgrades"}
     | {"schema_attribute"}
 )
+#: The number types of fields: a number key or value takes any of them at run time.
+NUMBERS: Final = frozenset({"builtins.int", "builtins.float", "decimal.Decimal"})
 _MANAGED: Final = frozenset({"version", "created", "updated"})
 _FIELD: Final = re.compile(r"\{(\w+)[^}]*\}")
 
@@ -94,7 +98,8 @@ def record_keys(info: TypeInfo, decorator: CallExpr) -> None:
     info.metadata[META] = {"primary": primary, "indexes": indexes, "managed": managed}
 
 
-def _model_info(ctx: MethodSigContext, position: int) -> TypeInfo | None:
+def _model_info(ctx: MethodSigContext | MethodContext, position: int) -> TypeInfo | None:
+    """The model class named by the argument at ``position``, when it is one expression."""
     if position >= len(ctx.args) or len(ctx.args[position]) != 1:
         return None
     return class_of(ctx, ctx.args[position][0])
@@ -147,6 +152,15 @@ def field_type(info: TypeInfo, name: str, seen_as: Instance | None = None) -> Ty
     if not isinstance(instance, Instance) or not instance.type.has_base(owner.fullname):
         return None
     return expand_type_by_instance(var.type, map_instance_to_supertype(instance, owner))
+
+
+def without_none(typ: Type) -> Type:
+    """``X | None`` as ``X`` (a proper type): what a value is when there is one."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        items = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
+        return get_proper_type(UnionType.make_union(items))
+    return proper
 
 
 def given_type(ctx: MethodContext | MethodSigContext, expr: Expression) -> Type:
@@ -337,7 +351,7 @@ def _named(expr: Expression) -> str:
 
 def _load_owners(ctx: MethodContext) -> Type:
     """``load=[Other.rel]`` on a read of ``Model``: an error naming the relationship."""
-    info = class_of(ctx, ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
+    info = _model_info(ctx, 0)
     names = ctx.callee_arg_names
     at = names.index("load") if "load" in names else None
     if info is None or at is None or len(ctx.args[at]) != 1:
@@ -355,7 +369,6 @@ def _load_owners(ctx: MethodContext) -> Type:
     return ctx.default_return_type
 
 
-_NUMBERS: Final = frozenset({"builtins.int", "builtins.float", "decimal.Decimal"})
 _BOUNDS: Final = frozenset(f"dynorm.core.ranges.{n}" for n in ("between", "gt", "ge", "lt", "le"))
 
 
@@ -366,7 +379,7 @@ def _check_bounds(ctx: MethodContext) -> None:
     name for it); the plugin checks the markers written out in the call. ``begins_with`` takes
     the text a component starts with whatever the field's type, so it is not checked here.
     """
-    info = class_of(ctx, ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
+    info = _model_info(ctx, 0)
     call = ctx.context
     if info is None or META not in info.metadata or not isinstance(call, CallExpr):
         return
@@ -391,12 +404,8 @@ def _bound_type(ctx: MethodContext, declared: Type | None) -> Type | None:
     the field's own type. The plugin does not see the table's key types, so it leaves numbers
     to the run time.
     """
-    proper = get_proper_type(declared) if declared is not None else None
-    if isinstance(proper, UnionType):  # a sparse index's key field: int | None
-        kinds = [get_proper_type(t) for t in proper.items]
-        numbers_only = [t for t in kinds if not isinstance(t, NoneType)]
-        proper = numbers_only[0] if len(numbers_only) == 1 else None
-    if isinstance(proper, Instance) and proper.type.fullname in _NUMBERS:
+    proper = without_none(declared) if declared is not None else None  # a sparse index: int | None
+    if isinstance(proper, Instance) and proper.type.fullname in NUMBERS:
         numbers = ("builtins.float", "decimal.Decimal")  # an int is a float to mypy
         return UnionType.make_union([ctx.api.named_generic_type(n, []) for n in numbers])
     return None

@@ -37,7 +37,6 @@ from mypy.plugin import MethodSigContext
 from mypy.types import (
     FunctionLike,
     Instance,
-    NoneType,
     TupleType,
     Type,
     TypeAliasType,
@@ -45,14 +44,13 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .mypy_keys import DATABASE, META, as_key, field_type, mismatch
+from .mypy_keys import DATABASE, META, NUMBERS, as_key, field_type, mismatch, without_none
 
 __all__ = ["UPDATE_CALLS"]
 
 _SEGMENT: Final = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 #: The options whose values are written per path (remove= names paths only).
 _VALUED: Final = ("set", "if_not_exists", "add", "append", "prepend", "discard")
-_NUMBERS: Final = frozenset({"builtins.int", "builtins.float", "decimal.Decimal"})
 _SETS: Final = frozenset({"builtins.set", "builtins.frozenset"})
 _SEQUENCES: Final = frozenset({"builtins.list", "builtins.tuple"})
 _TEXTS: Final = frozenset({"builtins.str", "builtins.bytes"})  # sequences, not lists
@@ -167,16 +165,18 @@ def _at_path(
     """The type at a path (None: not known to the checker, so left to the run time)."""
     current = field_type(model.type, segments[0][0], model)
     for name, index in segments[1:]:
-        proper = _without_none(current) if current is not None else None
+        proper = without_none(current) if current is not None else None
         if not isinstance(proper, Instance):
             return None
+        members = _element(ctx, proper, "typing.Mapping")
         if index:
             current = _element(ctx, proper, "typing.Sequence")
-        elif _element(ctx, proper, "typing.Mapping") is not None:
-            current = _element(ctx, proper, "typing.Mapping")
+        elif members is not None:
+            current = members
         elif "attrs" in proper.type.metadata:
-            if name not in _fields(proper.type):
-                hint = _did_you_mean(name, _fields(proper.type))
+            fields = _fields(proper.type)
+            if name not in fields:
+                hint = _did_you_mean(name, fields)
                 ctx.api.fail(
                     f'{where}: "{path_expr.value}": {proper.type.name} has no field "{name}"{hint}',
                     path_expr,
@@ -195,15 +195,6 @@ def _element(ctx: MethodSigContext, typ: Instance, base: str) -> Type | None:
     if typ.type.fullname in _TEXTS or not typ.type.has_base(base_info.fullname):
         return None
     return map_instance_to_supertype(typ, base_info).args[-1]
-
-
-def _without_none(typ: Type) -> Type:
-    """``X | None`` as ``X``: an update's path leads into the value when there is one."""
-    proper = get_proper_type(typ)
-    if isinstance(proper, UnionType):
-        items = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
-        return get_proper_type(UnionType.make_union(items))
-    return proper
 
 
 def _check_option(
@@ -237,13 +228,13 @@ def _expected(ctx: MethodSigContext, option: str, declared: Type) -> Type | str 
     """
     if option in ("set", "if_not_exists"):
         return _whole_value(ctx, declared)
-    field = _without_none(declared)  # a list or set not stored yet counts as empty
+    field = without_none(declared)  # a list or set not stored yet counts as empty
     if not isinstance(field, Instance):
         return None
     kind = field.type.fullname
     members = _element(ctx, field, "typing.AbstractSet") if kind in _SETS else None
     if option == "add":
-        if kind in _NUMBERS:
+        if kind in NUMBERS:
             return as_key(ctx, field)
         return _generic(ctx, "typing.AbstractSet", members) or (
             "adds numbers to numbers and sets to sets"
