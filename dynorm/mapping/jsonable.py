@@ -56,7 +56,7 @@ from typing import Any, Final, TypeVar, cast
 
 import attrs
 
-from dynorm.core.codec.typeforms import resolved_fields, type_text
+from dynorm.core.codec.typeforms import is_attrs_type, resolved_fields, type_text
 from dynorm.core.errors import DefinitionError, InvalidDataError, did_you_mean
 from dynorm.core.requests import Page
 
@@ -504,7 +504,7 @@ def codec_for(tp: object) -> tuple[Encode, Decode]:
 
 
 def _names_a_class(tp: object) -> bool:
-    if (isinstance(tp, type) and attrs.has(tp)) or is_generic_attrs(tp):
+    if is_attrs_type(tp):
         return True
     return any(_names_a_class(a) for a in typing.get_args(tp))
 
@@ -521,7 +521,7 @@ def _build(tp: object) -> tuple[Encode, Decode]:
         return _literal_codec(tp)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return _enum_codec(tp)
-    if (isinstance(tp, type) and attrs.has(tp)) or is_generic_attrs(tp):
+    if is_attrs_type(tp):
         holder = _class_codec(cast("type", tp))
         return holder.encode_value, holder.decode
     container = origin if origin is not None else tp
@@ -710,12 +710,6 @@ class _ClassCodec:
 
 
 _CLASSES: weakref.WeakKeyDictionary[type, _ClassCodec] = weakref.WeakKeyDictionary()
-
-
-def is_generic_attrs(tp: object) -> bool:
-    """Whether ``tp`` is a generic attrs class given its arguments (``Box[int]``)."""
-    origin = typing.get_origin(tp)
-    return isinstance(origin, type) and attrs.has(origin)
 
 
 def _class_codec(cls: type) -> _ClassCodec:

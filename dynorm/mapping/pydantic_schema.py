@@ -24,11 +24,10 @@ import types
 import typing
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
-
+from dynorm.core.codec.typeforms import is_attrs_type
 from dynorm.core.errors import InvalidDataError
 
-from .jsonable import class_shape, from_jsonable, is_generic_attrs, jsonable
+from .jsonable import class_shape, from_jsonable, jsonable
 from .model import is_model
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ _DEFINITIONS: list[dict[str, CoreSchema]] = []
 
 
 def _ref(cls: type) -> str:
-    if is_generic_attrs(cls):  # Box[int]: its repr names the class and its arguments
+    if typing.get_origin(cls) is not None:  # Box[int]: its repr names the class and its arguments
         return f"{cls!r}:{id(cls)}"
     return f"{cls.__module__}.{cls.__qualname__}:{id(cls)}"
 
@@ -160,7 +159,7 @@ def _type_schema(tp: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
     """A field type's schema (pydantic's); attrs classes in it described by their fields."""
     from pydantic_core import core_schema  # noqa: PLC0415 - on demand
 
-    if (isinstance(tp, type) and attrs.has(tp)) or is_generic_attrs(tp):
+    if is_attrs_type(tp):
         if tp in _BUILDING:
             return core_schema.definition_reference_schema(_ref(tp))
         if is_model(tp):
@@ -208,7 +207,7 @@ _BASE64: dict[str, str] = {"type": "string", "contentEncoding": "base64", "forma
 
 def _mentions_attrs(tp: object) -> bool:
     """Whether the type has parts pydantic would describe otherwise than dynorm's JSON has them."""
-    if tp is bytes or (isinstance(tp, type) and attrs.has(tp)) or is_generic_attrs(tp):
+    if tp is bytes or is_attrs_type(tp):
         return True
     return any(_mentions_attrs(a) for a in typing.get_args(tp))
 

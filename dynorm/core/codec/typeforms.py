@@ -18,6 +18,7 @@ __all__ = [
     "LIST_ORIGINS",
     "MAP_ORIGINS",
     "SET_ORIGINS",
+    "is_attrs_type",
     "resolved_fields",
     "type_text",
     "without_none",
@@ -117,6 +118,12 @@ def _is_fixed(tp: object) -> bool:
 
 def _is_literal(tp: object) -> bool:
     return typing.get_origin(tp) is typing.Literal
+
+
+def is_attrs_type(tp: object) -> bool:
+    """Whether ``tp`` is an attrs class, or a generic one given its arguments (``Box[int]``)."""
+    cls = typing.get_origin(tp) or tp
+    return isinstance(cls, type) and attrs.has(cls)
 
 
 def resolved_fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
